@@ -1,0 +1,244 @@
+//! What the machine's timers and wake-ups cost, measured at build and tracked while running.
+//!
+//! Invariant: the estimates only steer where a precise sleeper wakes before its deadline and
+//! which precise path it takes; correctness never depends on them (every precise sleeper
+//! spins to its exact deadline, so a wrong estimate costs CPU or lateness, never an early
+//! return). Pinned calibrations (from the config) are never updated.
+//!
+//! Machines differ tenfold: a slack-1 timer was 4-5 us late on a 16-core VM and 40-53 us on a
+//! 2-core one; a futex wake took 2.4-12 us. So nothing here is a constant.
+
+use crate::park::Parker;
+use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use crate::sync::{Arc, Mutex};
+use crate::sys;
+
+/// Which precise path a precise sleeper takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PrecisePath {
+    /// Its own slack-1 OS timer to the deadline minus the timer's lateness, then a spin.
+    #[default]
+    OwnTimer,
+    /// The reactor spins for it and wakes it early by the wake latency; it spins the rest.
+    Reactor,
+}
+
+/// The measured (or pinned) figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Calibration {
+    /// How late a slack-1 OS timer fires (a high quantile, so most wakes come early).
+    pub timer_lateness_ns: u64,
+    /// How long a parked thread takes to run after its unpark (a high quantile).
+    pub wake_latency_ns: u64,
+    /// The cheaper precise path for the sleeper.
+    pub precise: PrecisePath,
+    /// Sleeper CPU a precise sleep on its own timer, as measured (0 when pinned).
+    pub own_cpu_ns: u64,
+    /// Sleeper CPU a precise sleep through the reactor, as measured (0 when pinned).
+    pub reactor_cpu_ns: u64,
+}
+
+/// Live estimates, shared by the reactor and every sleeper.
+#[derive(Debug)]
+pub struct Tracker {
+    timer_lateness_ns: AtomicU64,
+    wake_latency_ns: AtomicU64,
+    precise: AtomicU8,
+    /// Sleeper CPU of the own and reactor paths, as measured at boot.
+    measured: Mutex<(u64, u64)>,
+    pinned: AtomicBool,
+}
+
+/// Upper bound of any estimate: past it the timer is not "high resolution" any more.
+const MAX_ESTIMATE_NS: u64 = 2_000_000;
+
+impl Tracker {
+    /// Starts from `c`; a pinned tracker never moves.
+    pub fn new(c: Calibration, pinned: bool) -> Self {
+        Tracker {
+            timer_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
+            wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
+            precise: AtomicU8::new(c.precise as u8),
+            measured: Mutex::new((c.own_cpu_ns, c.reactor_cpu_ns)),
+            pinned: AtomicBool::new(pinned),
+        }
+    }
+
+    /// Replaces every estimate (the boot measurement).
+    pub fn reset(&self, c: Calibration) {
+        // Relaxed: published to other threads by the reactor's start handshake.
+        self.timer_lateness_ns
+            .store(c.timer_lateness_ns, Ordering::Relaxed);
+        self.wake_latency_ns
+            .store(c.wake_latency_ns, Ordering::Relaxed);
+        self.precise.store(c.precise as u8, Ordering::Relaxed);
+        *self.measured.lock().unwrap_or_else(|e| e.into_inner()) = (c.own_cpu_ns, c.reactor_cpu_ns);
+    }
+
+    /// The figures now.
+    pub fn get(&self) -> Calibration {
+        // Relaxed: each estimate is an independent hint (module invariant).
+        let (own_cpu_ns, reactor_cpu_ns) = *self.measured.lock().unwrap_or_else(|e| e.into_inner());
+        Calibration {
+            timer_lateness_ns: self.timer_lateness_ns.load(Ordering::Relaxed),
+            wake_latency_ns: self.wake_latency_ns.load(Ordering::Relaxed),
+            precise: self.precise(),
+            own_cpu_ns,
+            reactor_cpu_ns,
+        }
+    }
+
+    /// The timer's lateness estimate.
+    #[inline]
+    pub fn timer_lateness_ns(&self) -> u64 {
+        self.timer_lateness_ns.load(Ordering::Relaxed)
+    }
+
+    /// The wake latency estimate.
+    #[inline]
+    pub fn wake_latency_ns(&self) -> u64 {
+        self.wake_latency_ns.load(Ordering::Relaxed)
+    }
+
+    /// The precise path in force.
+    #[inline]
+    pub fn precise(&self) -> PrecisePath {
+        if self.precise.load(Ordering::Relaxed) == PrecisePath::Reactor as u8 {
+            PrecisePath::Reactor
+        } else {
+            PrecisePath::OwnTimer
+        }
+    }
+
+    /// Feeds one observed timer lateness.
+    pub fn observe_timer(&self, late_ns: u64) {
+        self.observe(&self.timer_lateness_ns, late_ns);
+    }
+
+    /// Feeds one observed wake latency.
+    pub fn observe_wake(&self, latency_ns: u64) {
+        self.observe(&self.wake_latency_ns, latency_ns);
+    }
+
+    /// An asymmetric moving estimate that settles near the 90th percentile: it rises by an
+    /// eighth of the gap to a larger sample and falls by a 64th toward a smaller one.
+    fn observe(&self, est: &AtomicU64, sample: u64) {
+        if self.pinned.load(Ordering::Relaxed) {
+            return;
+        }
+        let sample = sample.min(MAX_ESTIMATE_NS);
+        let old = est.load(Ordering::Relaxed);
+        let new = if sample > old {
+            old + (sample - old) / 8
+        } else {
+            old - (old - sample) / 64
+        };
+        // Relaxed store: a lost update between two observers only drops one sample.
+        est.store(new, Ordering::Relaxed);
+    }
+}
+
+fn quantile(mut v: Vec<u64>, q: f64) -> u64 {
+    v.sort_unstable();
+    let i = ((v.len() as f64 - 1.0) * q).round() as usize;
+    v.get(i).copied().unwrap_or(0).min(MAX_ESTIMATE_NS)
+}
+
+/// Spins until `deadline` (a `sys::now()` value).
+#[inline]
+pub fn spin_until(deadline: u64) {
+    while sys::now() < deadline {
+        crate::sync::spin_hint();
+    }
+}
+
+const SAMPLES: usize = 24;
+const PROBE_NS: u64 = 50_000;
+
+/// Measures the machine, in a few tens of milliseconds. Call it on a thread with timer slack
+/// 1 ns (the reactor thread does); it starts one short-lived helper thread.
+pub fn measure() -> Calibration {
+    // 1. The OS timer's lateness at 1 ns of slack.
+    let lateness: Vec<u64> = (0..SAMPLES)
+        .map(|_| {
+            let d = sys::now() + PROBE_NS;
+            sys::sleep_until(d);
+            sys::now() - d
+        })
+        .collect();
+    let timer_lateness_ns = quantile(lateness, 0.9);
+
+    // 2. Wake latency, and 3. the sleeper's CPU on each precise path, on a helper thread.
+    let parker = Arc::new(Parker::new());
+    let woke = Arc::new(AtomicU64::new(0));
+    let ready = Arc::new(AtomicBool::new(false));
+    let (p2, w2, r2) = (parker.clone(), woke.clone(), ready.clone());
+    let lat = timer_lateness_ns;
+    let helper = std::thread::spawn(move || {
+        sys::set_timer_slack_ns(1);
+        // Wake latency: park, note when we ran.
+        for _ in 0..SAMPLES {
+            p2.park(None);
+            w2.store(sys::now(), Ordering::Release);
+        }
+        // Own path: a precise own-timer sleep of PROBE_NS, SAMPLES times.
+        let before = sys::thread_cpu();
+        for _ in 0..SAMPLES {
+            let d = sys::now() + PROBE_NS;
+            sys::sleep_until(d.saturating_sub(lat));
+            spin_until(d);
+        }
+        let own = sys::thread_cpu().since(&before).total();
+        // Release: the calibrating thread starts the reactor probe after this.
+        r2.store(true, Ordering::Release);
+        // Reactor path: park until unparked early, then spin to the deadline the waker set.
+        let before = sys::thread_cpu();
+        for _ in 0..SAMPLES {
+            p2.park(None);
+            spin_until(w2.load(Ordering::Acquire));
+        }
+        let reactor = sys::thread_cpu().since(&before).total();
+        (own, reactor)
+    });
+    let mut wake = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        woke.store(0, Ordering::Relaxed);
+        sys::sleep_until(sys::now() + PROBE_NS);
+        let t0 = sys::now();
+        parker.unpark();
+        // Acquire: pairs with the helper's Release store of when it ran.
+        while woke.load(Ordering::Acquire) == 0 {
+            sys::yield_now();
+        }
+        wake.push(woke.load(Ordering::Relaxed).saturating_sub(t0));
+    }
+    let wake_latency_ns = quantile(wake, 0.9);
+    // Let the helper run its own-path probe, then act as its reactor.
+    while !ready.load(Ordering::Acquire) {
+        sys::sleep_until(sys::now() + PROBE_NS);
+    }
+    for _ in 0..SAMPLES {
+        let d = sys::now() + PROBE_NS;
+        let fire = d.saturating_sub(wake_latency_ns);
+        sys::sleep_until(fire.saturating_sub(timer_lateness_ns));
+        spin_until(fire);
+        woke.store(d, Ordering::Release);
+        parker.unpark();
+        spin_until(d);
+    }
+    let (own, reactor) = helper.join().unwrap_or_default();
+    let own_cpu_ns = own.as_nanos() as u64 / SAMPLES as u64;
+    let reactor_cpu_ns = reactor.as_nanos() as u64 / SAMPLES as u64;
+    Calibration {
+        timer_lateness_ns,
+        wake_latency_ns,
+        // Where the OS cannot say (fallback: 0 CPU both ways), the own timer needs no reactor.
+        precise: if reactor_cpu_ns < own_cpu_ns {
+            PrecisePath::Reactor
+        } else {
+            PrecisePath::OwnTimer
+        },
+        own_cpu_ns,
+        reactor_cpu_ns,
+    }
+}

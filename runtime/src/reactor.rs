@@ -1,0 +1,360 @@
+//! The reactor thread: owns every deadline, sleeps on the OS timer, spins the last stretch,
+//! wakes exactly the due waiters.
+//!
+//! Ground rules:
+//! - Only the reactor thread touches the wheels. Other threads reach it through a lock-free
+//!   queue of operations (add, cancel) and, when a new deadline is earlier than the one it
+//!   sleeps to, a nudge (a futex word whose generation changes).
+//! - A [`Timer`] is shared between its waiter and the reactor. Its state moves once from
+//!   WAITING to FIRED (reactor) or to CANCELLED (waiter's drop); whoever moves it owns the end.
+//! - Wakers are collected while the reactor holds its state and woken after, in a batch.
+//!
+//! Two wheels: precise deadlines (the reactor sleeps to the earliest minus the timer's measured
+//! lateness, then spins to it exactly) and relaxed ones (the OS timer alone, no spin). No
+//! deadline fires early: the wheel never returns an entry before its tick, and ticks are the
+//! clock's own nanoseconds.
+
+use crate::calibration::Tracker;
+use crate::stats::Stats;
+use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use crate::sync::{Arc, Mutex};
+use crate::sys;
+use crate::wheel::{Key, Wheel};
+use atomic_waker::AtomicWaker;
+use crossbeam_queue::SegQueue;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+const WAITING: u8 = 0;
+const FIRED: u8 = 1;
+const CANCELLED: u8 = 2;
+
+/// Whether a deadline is served precisely (reactor spin) or relaxed (OS timer alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Sleep to the deadline minus the timer's lateness, spin to it, wake.
+    Precise,
+    /// Sleep to the deadline on the OS timer, wake; no spin.
+    Relaxed,
+}
+
+#[derive(Debug)]
+struct TimerShared {
+    deadline: u64,
+    class: Class,
+    state: AtomicU8,
+    waker: AtomicWaker,
+    /// When the reactor fired it (`sys::now()`), for wake-latency tracking.
+    fired_at: AtomicU64,
+    /// The wheel key. # Invariant: only the reactor thread locks it.
+    key: Mutex<Option<Key>>,
+}
+
+enum Op {
+    Add(Arc<TimerShared>),
+    Cancel(Arc<TimerShared>),
+}
+
+#[derive(Debug)]
+struct Shared {
+    ops: SegQueue<OpBox>,
+    /// The time the reactor sleeps to (`u64::MAX`: no deadline, `0`: awake).
+    armed: AtomicU64,
+    /// Bumped to wake the reactor early.
+    nudge: AtomicU32,
+    stop: AtomicBool,
+    tracker: Arc<Tracker>,
+    stats: Arc<Stats>,
+}
+
+/// `Op` behind a debug-printable wrapper.
+struct OpBox(Op);
+
+impl std::fmt::Debug for OpBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            Op::Add(_) => "Add",
+            Op::Cancel(_) => "Cancel",
+        })
+    }
+}
+
+impl Shared {
+    fn push(&self, op: Op, deadline: Option<u64>) {
+        self.ops.push(OpBox(op));
+        // SeqCst fence: pairs with the reactor's fence between storing `armed` and checking
+        // the queue, so either it sees this op or we see the deadline it sleeps to.
+        fence(Ordering::SeqCst);
+        if let Some(d) = deadline {
+            if d < self.armed.load(Ordering::Relaxed) {
+                self.wake();
+            }
+        }
+    }
+
+    fn wake(&self) {
+        // Release: orders the queued op before the generation the reactor re-reads.
+        self.nudge.fetch_add(1, Ordering::Release);
+        sys::futex_wake(&self.nudge);
+    }
+}
+
+/// The handle threads use to reach the reactor; dropping the last one does not stop it
+/// (call [`Reactor::shutdown`]).
+#[derive(Debug)]
+pub struct Reactor {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Reactor {
+    /// Starts the reactor thread. With `measure`, it first calibrates (a few tens of ms) and
+    /// stores the result in `tracker` before it serves any deadline.
+    pub fn start(tracker: Arc<Tracker>, stats: Arc<Stats>, measure: bool) -> Self {
+        let shared = Arc::new(Shared {
+            ops: SegQueue::new(),
+            armed: AtomicU64::new(0),
+            nudge: AtomicU32::new(0),
+            stop: AtomicBool::new(false),
+            tracker,
+            stats,
+        });
+        let s = shared.clone();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("hos-reactor".into())
+            .spawn(move || {
+                sys::set_timer_slack_ns(1);
+                if measure {
+                    s.tracker.reset(crate::calibration::measure());
+                }
+                let _ = ready_tx.send(());
+                run(&s);
+            })
+            .expect("the reactor thread must start");
+        let _ = ready_rx.recv();
+        Reactor {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        }
+    }
+
+    /// A timer that completes at `deadline` (a `sys::now()` value), served as `class`.
+    pub fn timer(&self, deadline: u64, class: Class) -> Timer {
+        Timer {
+            shared: Arc::new(TimerShared {
+                deadline,
+                class,
+                state: AtomicU8::new(WAITING),
+                waker: AtomicWaker::new(),
+                fired_at: AtomicU64::new(0),
+                key: Mutex::new(None),
+            }),
+            reactor: self.shared.clone(),
+            registered: false,
+        }
+    }
+
+    /// Stops the reactor: every pending timer fires, later ones complete at once.
+    pub fn shutdown(&self) {
+        // Release: a thread that sees `stop` sees everything before it.
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.wake();
+        let t = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(t) = t {
+            let _ = t.join();
+        }
+    }
+
+    /// Whether the reactor was stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Acquire)
+    }
+}
+
+/// A deadline registered with the reactor; a future that completes when it fires.
+///
+/// Dropping a timer that has not fired cancels it (the reactor removes it from its wheel).
+#[derive(Debug)]
+pub struct Timer {
+    shared: Arc<TimerShared>,
+    reactor: Arc<Shared>,
+    registered: bool,
+}
+
+impl Timer {
+    /// The deadline.
+    pub fn deadline(&self) -> u64 {
+        self.shared.deadline
+    }
+
+    /// Whether it fired.
+    pub fn is_fired(&self) -> bool {
+        self.shared.state.load(Ordering::Acquire) == FIRED
+    }
+
+    /// When the reactor thread fired it; `None` if it has not fired or completed without the
+    /// reactor (its deadline had passed at registration, or the reactor had stopped).
+    pub fn fired_at(&self) -> Option<u64> {
+        let at = self.shared.fired_at.load(Ordering::Relaxed);
+        (self.is_fired() && at != 0).then_some(at)
+    }
+
+    /// Registers with the reactor and sets the waker to wake when it fires. Later calls only
+    /// replace the waker. A timer whose reactor has stopped fires at once.
+    pub fn register(&mut self, waker: &Waker) {
+        self.shared.waker.register(waker);
+        if self.registered {
+            return;
+        }
+        self.registered = true;
+        if self.reactor.stop.load(Ordering::Acquire) || self.shared.deadline <= sys::now() {
+            self.fire_here();
+            return;
+        }
+        self.reactor
+            .push(Op::Add(self.shared.clone()), Some(self.shared.deadline));
+    }
+
+    fn fire_here(&self) {
+        if self
+            .shared
+            .state
+            .compare_exchange(WAITING, FIRED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.shared.waker.wake();
+        }
+    }
+}
+
+impl Future for Timer {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.is_fired() {
+            return Poll::Ready(());
+        }
+        self.register(cx.waker());
+        // Acquire: pairs with the reactor's AcqRel move to FIRED.
+        if self.is_fired() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        let was = self.shared.state.compare_exchange(
+            WAITING,
+            CANCELLED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if was.is_ok() && self.registered {
+            self.reactor.push(Op::Cancel(self.shared.clone()), None);
+        }
+    }
+}
+
+/// The reactor thread's loop.
+fn run(s: &Shared) {
+    let mut precise: Wheel<Arc<TimerShared>> = Wheel::new();
+    let mut relaxed: Wheel<Arc<TimerShared>> = Wheel::new();
+    let mut due = Vec::new();
+    let mut wakers: Vec<Waker> = Vec::new();
+    loop {
+        // 1. Registrations and cancels.
+        while let Some(OpBox(op)) = s.ops.pop() {
+            match op {
+                Op::Add(t) => {
+                    if t.state.load(Ordering::Acquire) != WAITING {
+                        continue;
+                    }
+                    let wheel = match t.class {
+                        Class::Precise => &mut precise,
+                        Class::Relaxed => &mut relaxed,
+                    };
+                    let key = wheel.insert(t.deadline, t.clone());
+                    *t.key.lock().unwrap_or_else(|e| e.into_inner()) = Some(key);
+                }
+                Op::Cancel(t) => {
+                    let key = t.key.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    if let Some(key) = key {
+                        match t.class {
+                            Class::Precise => precise.remove(key),
+                            Class::Relaxed => relaxed.remove(key),
+                        };
+                    }
+                }
+            }
+        }
+        let stopping = s.stop.load(Ordering::Acquire);
+        // 2. Fire what is due (everything when stopping).
+        let now = if stopping { u64::MAX } else { sys::now() };
+        precise.poll(now, &mut due);
+        relaxed.poll(now, &mut due);
+        if !due.is_empty() {
+            let at = sys::now();
+            for t in due.drain(..) {
+                t.key.lock().unwrap_or_else(|e| e.into_inner()).take();
+                // AcqRel: publishes `fired_at` with FIRED; loses to a racing cancel cleanly.
+                t.fired_at.store(at, Ordering::Relaxed);
+                if t.state
+                    .compare_exchange(WAITING, FIRED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    if let Some(w) = t.waker.take() {
+                        wakers.push(w);
+                    }
+                }
+            }
+            s.stats
+                .reactor_fired
+                .fetch_add(wakers.len() as u64, Ordering::Relaxed);
+            // 3. Wake in a batch, holding nothing.
+            for w in wakers.drain(..) {
+                w.wake();
+            }
+        }
+        if stopping {
+            return;
+        }
+        // 4. Sleep to the next deadline: precise ones minus the timer's lateness, then spin.
+        let lateness = s.tracker.timer_lateness_ns();
+        let next_precise = precise.next_deadline();
+        let wake_at = match (next_precise, relaxed.next_deadline()) {
+            (Some(p), Some(r)) => p.saturating_sub(lateness).min(r),
+            (Some(p), None) => p.saturating_sub(lateness),
+            (None, Some(r)) => r,
+            (None, None) => u64::MAX,
+        };
+        let gen = s.nudge.load(Ordering::Acquire);
+        s.armed.store(wake_at, Ordering::Relaxed);
+        // SeqCst fence: pairs with the one in `Shared::push` (no registration is missed).
+        fence(Ordering::SeqCst);
+        if s.ops.is_empty() && !s.stop.load(Ordering::Acquire) {
+            let now = sys::now();
+            if wake_at > now {
+                s.stats.reactor_wakeups.fetch_add(1, Ordering::Relaxed);
+                sys::futex_wait(&s.nudge, gen, (wake_at != u64::MAX).then_some(wake_at));
+                let woke = sys::now();
+                if woke >= wake_at && s.nudge.load(Ordering::Relaxed) == gen {
+                    s.tracker.observe_timer(woke - wake_at);
+                }
+            }
+            // The last stretch to a precise deadline: spin, unless new work arrives.
+            if let Some(p) = next_precise {
+                if sys::now() >= p.saturating_sub(lateness) {
+                    while sys::now() < p && s.ops.is_empty() && !s.stop.load(Ordering::Relaxed) {
+                        crate::sync::spin_hint();
+                    }
+                }
+            }
+        }
+        s.armed.store(0, Ordering::Relaxed);
+    }
+}

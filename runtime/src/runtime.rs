@@ -1,0 +1,226 @@
+//! The runtime handle: config, policy, calibration, reactor, virtual cores, counters, threads.
+//!
+//! Invariant: a `Runtime` is a cheap clone of one shared state; the reactor thread runs from
+//! `start` until `shutdown`, and after `shutdown` every wait ends (Cancelled) and no new
+//! deadline is served.
+
+use crate::calibration::{Calibration, Tracker};
+use crate::config::{Builder, Config};
+use crate::context;
+use crate::policy::Policy;
+use crate::reactor::Reactor;
+use crate::stats::{Stats, StatsSnapshot, ThreadSnapshot};
+use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::{Arc, Mutex};
+use crate::sys;
+use crate::thread::{ThreadRecord, ThreadSpec};
+use crate::vcore::Vcores;
+use std::sync::Weak;
+use std::time::Duration;
+
+struct Inner {
+    config: Config,
+    policy: Policy,
+    stats: Arc<Stats>,
+    tracker: Arc<Tracker>,
+    reactor: Reactor,
+    vcores: Vcores,
+    threads: Mutex<Vec<Weak<ThreadRecord>>>,
+    next_id: AtomicU64,
+    shut_down: AtomicBool,
+}
+
+/// A running hos runtime. Clone it freely: every clone is the same runtime.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.inner.config)
+            .field("calibration", &self.inner.tracker.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// A builder with every switch at its default.
+    pub fn builder() -> Builder<Runtime> {
+        Builder::new()
+    }
+
+    /// Starts a runtime from a validated config: counts the processors, calibrates (unless
+    /// pinned) and starts the reactor thread. Becomes the default runtime of host threads.
+    pub(crate) fn start(config: Config) -> Runtime {
+        let processors = config
+            .logical_processors
+            .unwrap_or_else(sys::logical_processors);
+        let policy = Policy::new(&config, processors);
+        let stats = Arc::new(Stats::default());
+        let tracker = Arc::new(Tracker::new(
+            config.calibration.unwrap_or_default(),
+            config.calibration.is_some(),
+        ));
+        let reactor = Reactor::start(tracker.clone(), stats.clone(), config.calibration.is_none());
+        let vcores = Vcores::new(&config, stats.clone());
+        let c = tracker.get();
+        tracing::info!(
+            os = sys::KIND,
+            processors = ?processors,
+            timer_lateness_ns = c.timer_lateness_ns,
+            wake_latency_ns = c.wake_latency_ns,
+            precise = ?c.precise,
+            "hos runtime started"
+        );
+        let rt = Runtime {
+            inner: Arc::new(Inner {
+                config,
+                policy,
+                stats,
+                tracker,
+                reactor,
+                vcores,
+                threads: Mutex::new(Vec::new()),
+                next_id: AtomicU64::new(1),
+                shut_down: AtomicBool::new(false),
+            }),
+        };
+        context::set_default(Some(rt.clone()));
+        rt
+    }
+
+    /// Whether two handles are the same runtime.
+    pub fn same(&self, other: &Runtime) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// The configuration it was built with.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// The decisions made from it.
+    pub fn policy(&self) -> &Policy {
+        &self.inner.policy
+    }
+
+    /// Live calibration estimates.
+    pub fn tracker(&self) -> &Tracker {
+        &self.inner.tracker
+    }
+
+    /// The calibration in force now.
+    pub fn calibration(&self) -> Calibration {
+        self.inner.tracker.get()
+    }
+
+    /// The reactor.
+    pub fn reactor(&self) -> &Reactor {
+        &self.inner.reactor
+    }
+
+    /// The virtual cores.
+    pub fn vcores(&self) -> &Vcores {
+        &self.inner.vcores
+    }
+
+    /// The live counters (for the runtime's own parts; hosts read [`Runtime::stats`]).
+    pub fn counters(&self) -> &Stats {
+        &self.inner.stats
+    }
+
+    /// Sleeps the calling host thread for `d`, always precisely (frame limiter, audio).
+    ///
+    /// # Blocking
+    /// Returns at the deadline, or at once once the runtime has shut down.
+    pub fn host_sleep(&self, d: Duration) {
+        let ns = d.as_nanos().min(u64::MAX as u128) as u64;
+        let ctx = context::current_host(self);
+        crate::sleep::sleep(self, &ctx, ns);
+    }
+
+    /// Sleeps the calling thread for `ns` nanoseconds as what it is (a guest thread by its
+    /// role, any other thread as a host thread). This is svcSleepThread past its yields.
+    pub fn sleep(&self, ns: u64) {
+        let ctx = context::current();
+        crate::sleep::sleep(self, &ctx, ns);
+    }
+
+    /// Registers a guest thread; `serial` and `first` come from its name and the config.
+    pub fn register_thread(&self, spec: &ThreadSpec) -> Arc<ThreadRecord> {
+        // Relaxed: a unique id, no ordering.
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (serial, first) = self.roles_of(&spec.name);
+        let rec = Arc::new(ThreadRecord::new(id, spec, serial, first));
+        let mut threads = self.inner.threads.lock().unwrap_or_else(|e| e.into_inner());
+        threads.retain(|w| w.strong_count() > 0);
+        threads.push(Arc::downgrade(&rec));
+        rec
+    }
+
+    /// Renames a guest thread and recomputes its role flags.
+    pub fn rename_thread(&self, rec: &ThreadRecord, name: &str) {
+        rec.set_name_raw(name);
+        let (serial, first) = self.roles_of(name);
+        rec.set_roles(serial, first);
+    }
+
+    /// Whether `name` makes a thread serial, and whether it ranks first on the virtual cores.
+    pub fn roles_of(&self, name: &str) -> (bool, bool) {
+        let c = &self.inner.config;
+        let has = |parts: &[String]| {
+            parts
+                .iter()
+                .any(|p| !p.is_empty() && name.contains(p.as_str()))
+        };
+        (has(&c.serial), has(&c.vcore_first))
+    }
+
+    /// Every live guest thread.
+    pub fn threads(&self) -> Vec<Arc<ThreadRecord>> {
+        let threads = self.inner.threads.lock().unwrap_or_else(|e| e.into_inner());
+        threads.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Counters, calibration, process and per-thread CPU.
+    pub fn stats(&self) -> StatsSnapshot {
+        let mut s = self.inner.stats.snapshot();
+        s.calibration = self.calibration();
+        s.process_cpu = sys::process_cpu();
+        s.threads = self
+            .threads()
+            .iter()
+            .map(|t| ThreadSnapshot {
+                name: t.name().to_string(),
+                priority: t.priority(),
+                serial: t.is_serial(),
+                cpu: t.cpu(),
+                sleeps: t.sleeps.load(Ordering::Relaxed),
+                vcore_wait: Duration::from_nanos(t.vcore_wait_ns.load(Ordering::Relaxed)),
+            })
+            .collect();
+        s
+    }
+
+    /// Whether `shutdown` was called.
+    pub fn is_shut_down(&self) -> bool {
+        // Acquire: pairs with shutdown's Release, so a waiter that sees it sees the rest.
+        self.inner.shut_down.load(Ordering::Acquire)
+    }
+
+    /// Shuts down: every wait ends (Cancelled), the reactor stops. Idempotent. Guest threads
+    /// are joined by their owners (the `hos` crate's `Runtime::shutdown` joins them).
+    pub fn shutdown(&self) {
+        if self.inner.shut_down.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.inner.reactor.shutdown();
+        self.inner.vcores.shutdown();
+        for t in self.threads() {
+            t.unpark();
+        }
+        context::clear_default(self);
+    }
+}

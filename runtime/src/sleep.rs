@@ -1,0 +1,142 @@
+//! Sleeps: the short-sleep modes, the poller cap, and the precise and relaxed classes.
+//!
+//! Invariant: no sleep returns before its deadline unless the runtime is shutting down (every
+//! path ends on a clock check or a timer that never fires early), and a guest thread holds no
+//! virtual core while it sleeps.
+//!
+//! | sleep | path |
+//! | --- | --- |
+//! | 1 ms or more, host or serial thread | precise |
+//! | 1 ms or more, other guest thread | relaxed (reactor, OS timer alone) |
+//! | under 1 ms | by the policy's short path for the role: yield (capped), timer, or precise (capped; past the cap: the sleeper's own timer) |
+//!
+//! Precise: the calibrated cheaper of (own slack-1 timer to the deadline minus its lateness,
+//! then spin) and (the reactor wakes the sleeper early by the wake latency, then spin). Guest
+//! sleeps of 1 ms or more always go through the reactor, so shutdown can end them.
+
+use crate::calibration::{spin_until, PrecisePath};
+use crate::context::Current;
+use crate::park::{block_on, Wait};
+use crate::policy::{Role, ShortPath};
+use crate::reactor::Class;
+use crate::runtime::Runtime;
+use crate::stats::SleepPath;
+use crate::sys;
+
+/// Sleeps at or past this length are long: no short-sleep mode applies.
+pub const SHORT_NS: u64 = 1_000_000;
+
+/// Past this, an OS timer is not a high-resolution timer and timer sleeps yield instead.
+const POOR_TIMER_NS: u64 = 1_000_000;
+
+/// Sleeps the calling thread for `ns` as `ctx` says it is (guest or host, serial or not).
+pub(crate) fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
+    let role = ctx.role();
+    let deadline = sys::now().saturating_add(ns);
+    let held = ctx.release_vcore();
+    let path = serve(rt, role, ns, deadline);
+    let late = sys::now().saturating_sub(deadline);
+    rt.counters().sleep(path, late);
+    if rt.config().sleep_log && role != Role::Host {
+        let name = ctx.thread().map(|t| t.name());
+        tracing::trace!(thread = ?name, asked_ns = ns, path = path.name(), late_ns = late, "guest sleep");
+    }
+    if held {
+        ctx.acquire_vcore();
+    }
+    path
+}
+
+fn serve(rt: &Runtime, role: Role, ns: u64, deadline: u64) -> SleepPath {
+    let policy = rt.policy();
+    if ns >= SHORT_NS {
+        return match role {
+            Role::Host => precise(rt, deadline, false),
+            Role::Serial => precise(rt, deadline, true),
+            Role::Other => relaxed_reactor(rt, deadline),
+        };
+    }
+    match policy.short_path(role) {
+        ShortPath::Yield => match policy.poller_slot(role) {
+            Some(_slot) => yield_until(rt, deadline),
+            None => timer(rt, deadline),
+        },
+        ShortPath::Timer => timer(rt, deadline),
+        ShortPath::Precise => match policy.poller_slot(role) {
+            Some(_slot) => precise(rt, deadline, false),
+            None => timer(rt, deadline),
+        },
+    }
+}
+
+/// Yields until the deadline: exact on an idle machine, a core busy per sleeper.
+fn yield_until(rt: &Runtime, deadline: u64) -> SleepPath {
+    while sys::now() < deadline && !rt.is_shut_down() {
+        sys::yield_now();
+    }
+    SleepPath::Yield
+}
+
+/// The sleeper's own OS timer, no spin; yields where the timer is not high resolution.
+fn timer(rt: &Runtime, deadline: u64) -> SleepPath {
+    if rt.tracker().timer_lateness_ns() >= POOR_TIMER_NS {
+        return yield_until(rt, deadline);
+    }
+    sys::sleep_until(deadline);
+    rt.tracker()
+        .observe_timer(sys::now().saturating_sub(deadline));
+    SleepPath::Timer
+}
+
+/// The precise class. `cancellable` sends it through the reactor whatever the calibration
+/// says, so that shutdown can end it.
+fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
+    let tracker = rt.tracker();
+    let reactor_path = cancellable || tracker.precise() == PrecisePath::Reactor;
+    if reactor_path {
+        let fire = deadline.saturating_sub(tracker.wake_latency_ns());
+        if fire > sys::now() {
+            let t = rt.reactor().timer(fire, Class::Precise);
+            let fired = block_on(OwnedTimer(t), Wait::sleep());
+            if let Some(at) = fired {
+                tracker.observe_wake(sys::now().saturating_sub(at));
+            }
+        }
+        if !rt.is_shut_down() {
+            spin_until(deadline);
+        }
+        SleepPath::PreciseReactor
+    } else {
+        let target = deadline.saturating_sub(tracker.timer_lateness_ns());
+        if target > sys::now() {
+            sys::sleep_until(target);
+            tracker.observe_timer(sys::now().saturating_sub(target));
+        }
+        spin_until(deadline);
+        SleepPath::PreciseOwn
+    }
+}
+
+/// The relaxed class through the reactor: OS timer alone, no spin, cancellable.
+fn relaxed_reactor(rt: &Runtime, deadline: u64) -> SleepPath {
+    let t = rt.reactor().timer(deadline, Class::Relaxed);
+    block_on(OwnedTimer(t), Wait::sleep());
+    SleepPath::Relaxed
+}
+
+/// A timer future that yields when the reactor fired it (`None` if it completed without the
+/// reactor: its deadline had passed or the reactor stopped).
+struct OwnedTimer(crate::reactor::Timer);
+
+impl std::future::Future for OwnedTimer {
+    type Output = Option<u64>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<u64>> {
+        std::pin::Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|()| self.0.fired_at())
+    }
+}

@@ -1,0 +1,293 @@
+//! Counters the runtime keeps, and the snapshot a host reads.
+//!
+//! Invariant: every counter is a relaxed atomic that only grows (gauges excepted, named as
+//! such); a snapshot is a set of independent reads, not a consistent cut, which is all a
+//! rate over a window needs.
+
+use crate::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// How a sleep was served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SleepPath {
+    /// Yield loop to the deadline.
+    Yield,
+    /// The sleeper's own OS timer, no spin.
+    Timer,
+    /// Precise: own slack-1 timer to the deadline minus its lateness, then a spin.
+    PreciseOwn,
+    /// Precise: the reactor woke the sleeper early by the wake latency, then a spin.
+    PreciseReactor,
+    /// Relaxed: a reactor deadline, OS timer alone, no spin.
+    Relaxed,
+}
+
+impl SleepPath {
+    /// Every path, in report order.
+    pub const ALL: [SleepPath; 5] = [
+        SleepPath::Yield,
+        SleepPath::Timer,
+        SleepPath::PreciseOwn,
+        SleepPath::PreciseReactor,
+        SleepPath::Relaxed,
+    ];
+
+    /// A short lower-case name for tables and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            SleepPath::Yield => "yield",
+            SleepPath::Timer => "timer",
+            SleepPath::PreciseOwn => "precise-own",
+            SleepPath::PreciseReactor => "precise-reactor",
+            SleepPath::Relaxed => "relaxed",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Lateness buckets: bucket `i` counts lateness in `[2^(i-1), 2^i)` ns (bucket 0: exactly 0).
+pub const LATE_BUCKETS: usize = 40;
+
+/// Lateness of one sleep path: count, sum and a log2 histogram.
+#[derive(Debug)]
+pub struct Lateness {
+    count: AtomicU64,
+    sum_ns: AtomicU64,
+    buckets: [AtomicU64; LATE_BUCKETS],
+}
+
+impl Default for Lateness {
+    fn default() -> Self {
+        Lateness {
+            count: AtomicU64::new(0),
+            sum_ns: AtomicU64::new(0),
+            buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+impl Lateness {
+    /// Records one sleep that ended `late_ns` after its deadline.
+    pub fn record(&self, late_ns: u64) {
+        // Clamped so the sum cannot wrap: no sleep is 18 minutes late in a run worth reading.
+        let late_ns = late_ns.min(1 << 40);
+        let b = (u64::BITS - late_ns.leading_zeros()) as usize;
+        // Relaxed: independent counters (module invariant).
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.sum_ns.fetch_add(late_ns, Ordering::Relaxed);
+        self.buckets[b.min(LATE_BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> LatenessSnapshot {
+        LatenessSnapshot {
+            count: self.count.load(Ordering::Relaxed),
+            sum_ns: self.sum_ns.load(Ordering::Relaxed),
+            buckets: self
+                .buckets
+                .iter()
+                .map(|b| b.load(Ordering::Relaxed))
+                .collect(),
+        }
+    }
+}
+
+/// A read of one path's lateness.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LatenessSnapshot {
+    /// Sleeps served.
+    pub count: u64,
+    /// Sum of their lateness.
+    pub sum_ns: u64,
+    /// The log2 histogram (see [`LATE_BUCKETS`]).
+    pub buckets: Vec<u64>,
+}
+
+impl LatenessSnapshot {
+    /// Mean lateness.
+    pub fn mean(&self) -> Duration {
+        Duration::from_nanos(self.sum_ns.checked_div(self.count).unwrap_or(0))
+    }
+
+    /// An upper bound of the `q` quantile (0.0..=1.0): the top of the bucket that holds it.
+    pub fn quantile_upper(&self, q: f64) -> Duration {
+        let want = (self.count as f64 * q.clamp(0.0, 1.0)).ceil() as u64;
+        let mut seen = 0;
+        for (i, n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= want.max(1) {
+                return Duration::from_nanos(if i == 0 { 0 } else { 1u64 << i });
+            }
+        }
+        Duration::ZERO
+    }
+}
+
+/// Why a virtual core was kicked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KickReason {
+    /// A waiter strictly better by rank.
+    Priority,
+    /// The holder's time slice ran out and an equal waiter asked for a turn.
+    Slice,
+    /// A HOS_VCORE_FIRST waiter.
+    First,
+}
+
+/// The runtime's counters.
+#[derive(Debug, Default)]
+pub struct Stats {
+    sleeps: [Lateness; 5],
+    /// Sleeps of a negative, non-yield length (bad input; they return at once).
+    pub bad_sleeps: AtomicU64,
+    /// Yields (sleep_thread 0, -1, -2).
+    pub yields: AtomicU64,
+    /// Waits that were woken while spinning.
+    pub spins_caught: AtomicU64,
+    /// Spins that ran their whole length and parked.
+    pub spins_missed: AtomicU64,
+    /// Waits whose spin the object's miss counter skipped.
+    pub spins_skipped: AtomicU64,
+    /// Parks (a wait that reached the futex).
+    pub parks: AtomicU64,
+    /// Virtual-core acquisitions that had to wait.
+    pub vcore_waits: AtomicU64,
+    /// Kicks, by reason.
+    pub vcore_kicks: [AtomicU64; 3],
+    /// Waiters that took a core by escape.
+    pub vcore_escapes: AtomicU64,
+    /// Deadlines the reactor fired.
+    pub reactor_fired: AtomicU64,
+    /// Times the reactor thread woke up.
+    pub reactor_wakeups: AtomicU64,
+}
+
+impl Stats {
+    /// Records one sleep served by `path`, `late_ns` after its deadline.
+    pub fn sleep(&self, path: SleepPath, late_ns: u64) {
+        self.sleeps[path.index()].record(late_ns);
+    }
+
+    /// Adds one to a counter (relaxed: independent counters).
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records a kick.
+    pub fn kick(&self, reason: KickReason) {
+        Self::bump(&self.vcore_kicks[reason as usize]);
+    }
+
+    /// Reads every counter.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        StatsSnapshot {
+            sleeps: SleepPath::ALL
+                .iter()
+                .map(|p| (*p, self.sleeps[p.index()].snapshot()))
+                .collect(),
+            bad_sleeps: r(&self.bad_sleeps),
+            yields: r(&self.yields),
+            spins_caught: r(&self.spins_caught),
+            spins_missed: r(&self.spins_missed),
+            spins_skipped: r(&self.spins_skipped),
+            parks: r(&self.parks),
+            vcore_waits: r(&self.vcore_waits),
+            vcore_kicks_priority: r(&self.vcore_kicks[KickReason::Priority as usize]),
+            vcore_kicks_slice: r(&self.vcore_kicks[KickReason::Slice as usize]),
+            vcore_kicks_first: r(&self.vcore_kicks[KickReason::First as usize]),
+            vcore_escapes: r(&self.vcore_escapes),
+            reactor_fired: r(&self.reactor_fired),
+            reactor_wakeups: r(&self.reactor_wakeups),
+            ..StatsSnapshot::default()
+        }
+    }
+}
+
+/// One thread's figures in a snapshot.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadSnapshot {
+    /// The thread's name now.
+    pub name: String,
+    /// Horizon priority.
+    pub priority: u8,
+    /// Whether it is serial.
+    pub serial: bool,
+    /// CPU time since it started.
+    pub cpu: crate::sys::CpuTime,
+    /// Guest sleeps it made.
+    pub sleeps: u64,
+    /// Time it spent waiting for a virtual core.
+    pub vcore_wait: Duration,
+}
+
+/// A read of the runtime's counters, threads and calibration.
+#[derive(Clone, Debug, Default)]
+pub struct StatsSnapshot {
+    /// Sleeps and their lateness, by path.
+    pub sleeps: Vec<(SleepPath, LatenessSnapshot)>,
+    /// See [`Stats::bad_sleeps`].
+    pub bad_sleeps: u64,
+    /// See [`Stats::yields`].
+    pub yields: u64,
+    /// See [`Stats::spins_caught`].
+    pub spins_caught: u64,
+    /// See [`Stats::spins_missed`].
+    pub spins_missed: u64,
+    /// See [`Stats::spins_skipped`].
+    pub spins_skipped: u64,
+    /// See [`Stats::parks`].
+    pub parks: u64,
+    /// See [`Stats::vcore_waits`].
+    pub vcore_waits: u64,
+    /// Kicks by a strictly better waiter.
+    pub vcore_kicks_priority: u64,
+    /// Kicks at the end of a time slice.
+    pub vcore_kicks_slice: u64,
+    /// Kicks by a HOS_VCORE_FIRST waiter.
+    pub vcore_kicks_first: u64,
+    /// See [`Stats::vcore_escapes`].
+    pub vcore_escapes: u64,
+    /// See [`Stats::reactor_fired`].
+    pub reactor_fired: u64,
+    /// See [`Stats::reactor_wakeups`].
+    pub reactor_wakeups: u64,
+    /// The calibration in force when the snapshot was taken.
+    pub calibration: crate::calibration::Calibration,
+    /// The process's CPU time.
+    pub process_cpu: crate::sys::CpuTime,
+    /// Every live guest thread.
+    pub threads: Vec<ThreadSnapshot>,
+}
+
+impl StatsSnapshot {
+    /// The lateness of one path.
+    pub fn path(&self, path: SleepPath) -> &LatenessSnapshot {
+        &self.sleeps[path.index()].1
+    }
+
+    /// Sleeps over every path.
+    pub fn total_sleeps(&self) -> u64 {
+        self.sleeps.iter().map(|(_, l)| l.count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_buckets_bound_the_quantiles() {
+        let l = Lateness::default();
+        for ns in [0, 1, 900, 1_000, 5_000, 1_000_000, u64::MAX] {
+            l.record(ns);
+        }
+        let s = l.snapshot();
+        assert_eq!(s.count, 7);
+        assert_eq!(s.quantile_upper(0.0), Duration::ZERO);
+        assert!(s.quantile_upper(0.5) >= Duration::from_nanos(1_000));
+        assert!(s.quantile_upper(1.0) >= Duration::from_millis(1));
+    }
+}

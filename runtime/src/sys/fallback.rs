@@ -1,0 +1,155 @@
+//! The std-only fallback: compiles on any platform, and under loom.
+//!
+//! Invariant: `futex_wait` checks the word under its bucket's lock and `futex_wake` takes the
+//! same lock before notifying, so a wake that follows a store is never lost. Under loom the
+//! futex is a yield (a futex may always return spuriously; callers recheck), so models explore
+//! the callers' state machines without a global table.
+
+use super::CpuTime;
+use crate::sync::atomic::AtomicU32;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// Which implementation this is, for logs and stats.
+pub const KIND: &str = "fallback";
+
+static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+/// Monotonic nanoseconds since the first call in this process.
+#[inline]
+pub fn now() -> u64 {
+    ORIGIN.elapsed().as_nanos().min(u64::MAX as u128) as u64
+}
+
+fn until(deadline: u64) -> Duration {
+    Duration::from_nanos(deadline.saturating_sub(now()))
+}
+
+#[cfg(not(loom))]
+mod table {
+    use std::sync::{Condvar, Mutex};
+
+    pub(super) struct Bucket {
+        pub lock: Mutex<()>,
+        pub cond: Condvar,
+    }
+
+    const BUCKETS: usize = 64;
+    static TABLE: [Bucket; BUCKETS] = [const {
+        Bucket {
+            lock: Mutex::new(()),
+            cond: Condvar::new(),
+        }
+    }; BUCKETS];
+
+    pub(super) fn bucket(addr: usize) -> &'static Bucket {
+        &TABLE[(addr >> 2) % BUCKETS]
+    }
+}
+
+/// Sleeps while `*word == expected`, until woken, until the absolute `deadline`, or spuriously.
+#[cfg(not(loom))]
+pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
+    use crate::sync::atomic::Ordering;
+    let b = table::bucket(word as *const _ as usize);
+    let guard = b.lock.lock().unwrap_or_else(|e| e.into_inner());
+    // Relaxed: the bucket lock orders this load after any store that precedes a wake.
+    if word.load(Ordering::Relaxed) != expected {
+        return;
+    }
+    let _ = match deadline {
+        None => b.cond.wait(guard).map(drop),
+        Some(d) => b.cond.wait_timeout(guard, until(d)).map(drop),
+    };
+}
+
+/// Wakes every thread waiting on `word`.
+#[cfg(not(loom))]
+pub fn futex_wake(word: &AtomicU32) {
+    let b = table::bucket(word as *const _ as usize);
+    drop(b.lock.lock().unwrap_or_else(|e| e.into_inner()));
+    b.cond.notify_all();
+}
+
+/// Under loom: a spurious return, which lets another thread run.
+#[cfg(loom)]
+pub fn futex_wait(_word: &AtomicU32, _expected: u32, _deadline: Option<u64>) {
+    loom::thread::yield_now();
+}
+
+/// Under loom: nothing to do, waiters recheck the word.
+#[cfg(loom)]
+pub fn futex_wake(_word: &AtomicU32) {}
+
+/// `std::thread::sleep` to `deadline`, repeated until it has passed.
+pub fn sleep_until(deadline: u64) {
+    loop {
+        let left = until(deadline);
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left);
+    }
+}
+
+/// No timer slack control in std.
+pub fn set_timer_slack_ns(_ns: u64) -> bool {
+    false
+}
+
+/// std cannot read CPU time; the fallback reports zero.
+pub fn thread_cpu() -> CpuTime {
+    CpuTime::default()
+}
+
+/// std cannot read CPU time; the fallback reports zero.
+pub fn process_cpu() -> CpuTime {
+    CpuTime::default()
+}
+
+/// A thread's CPU clock; the fallback reports zero.
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadClock {
+    id: u64,
+}
+
+impl ThreadClock {
+    /// The calling thread's clock.
+    pub fn current() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        std::thread_local!(static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed));
+        ThreadClock {
+            id: ID.with(|id| *id),
+        }
+    }
+
+    /// A process-unique thread number (not an OS id).
+    pub fn tid(&self) -> u64 {
+        self.id
+    }
+
+    /// Zero: std has no per-thread CPU clock.
+    pub fn read(&self) -> CpuTime {
+        CpuTime::default()
+    }
+}
+
+/// `std::thread::available_parallelism`, where it knows.
+pub fn logical_processors() -> Option<usize> {
+    std::thread::available_parallelism().ok().map(|n| n.get())
+}
+
+/// std cannot change affinity.
+pub fn set_affinity_first(_n: usize) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "processor affinity needs the Linux OS layer",
+    ))
+}
+
+/// `std::thread::yield_now`.
+#[inline]
+pub fn yield_now() {
+    std::thread::yield_now();
+}

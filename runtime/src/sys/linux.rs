@@ -1,0 +1,238 @@
+//! Linux: futex, `clock_nanosleep(TIMER_ABSTIME)`, `PR_SET_TIMERSLACK`, `getrusage(RUSAGE_THREAD)`.
+//!
+//! Invariant: every clock here is `CLOCK_MONOTONIC`, so a `now()` value is a valid absolute
+//! deadline for the futex and for `clock_nanosleep` without conversion.
+
+use super::CpuTime;
+use crate::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+/// Which implementation this is, for logs and stats.
+pub const KIND: &str = "linux";
+
+const NANOS: u64 = 1_000_000_000;
+
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / NANOS).min(libc::time_t::MAX as u64) as libc::time_t,
+        tv_nsec: (ns % NANOS) as libc::c_long,
+    }
+}
+
+fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * NANOS + ts.tv_nsec as u64)
+}
+
+/// Monotonic nanoseconds (`CLOCK_MONOTONIC`, served by the vDSO).
+#[inline]
+pub fn now() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC is always available on Linux")
+}
+
+/// Sleeps while `*word == expected`, until woken, until the absolute `deadline`, or spuriously.
+pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
+    let ts = deadline.map(timespec);
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, aligned u32 for the call; FUTEX_WAIT_BITSET with
+    // FUTEX_CLOCK_REALTIME unset takes an absolute CLOCK_MONOTONIC timeout or null.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            ts_ptr,
+            std::ptr::null::<u32>(),
+            u32::MAX,
+        );
+    }
+}
+
+/// Wakes every thread waiting on `word`.
+pub fn futex_wake(word: &AtomicU32) {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE reads no other argument.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
+/// One `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` to `deadline`, repeated on EINTR.
+pub fn sleep_until(deadline: u64) {
+    let ts = timespec(deadline);
+    loop {
+        // SAFETY: `ts` is a valid timespec; with TIMER_ABSTIME the remainder pointer is unused.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != libc::EINTR {
+            return;
+        }
+    }
+}
+
+/// `PR_SET_TIMERSLACK` for the calling thread.
+pub fn set_timer_slack_ns(ns: u64) -> bool {
+    // SAFETY: PR_SET_TIMERSLACK takes one unsigned long and touches no memory.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns.max(1) as libc::c_ulong, 0, 0, 0) == 0 }
+}
+
+fn rusage(who: libc::c_int) -> CpuTime {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid and writable for the call.
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+        return CpuTime::default();
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    CpuTime {
+        user: tv(ru.ru_utime),
+        kernel: tv(ru.ru_stime),
+        voluntary_switches: ru.ru_nvcsw as u64,
+    }
+}
+
+/// This thread's CPU time: one `getrusage(RUSAGE_THREAD)`.
+pub fn thread_cpu() -> CpuTime {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+/// The process's CPU time: one `getrusage(RUSAGE_SELF)`.
+pub fn process_cpu() -> CpuTime {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// Reads one thread's CPU time from any thread.
+///
+/// The total comes from the thread's own CPU clock (nanoseconds, one `clock_gettime`); the
+/// user/kernel split and voluntary switches from `/proc/self/task/<tid>/stat` and `status`
+/// (the split is in clock ticks, so it is coarse). Reading a thread that has ended gives the
+/// zero time.
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadClock {
+    tid: libc::pid_t,
+}
+
+impl ThreadClock {
+    /// The calling thread's clock; make it once per thread and keep it.
+    pub fn current() -> Self {
+        // SAFETY: gettid has no arguments and cannot fail.
+        let tid = unsafe { libc::gettid() };
+        ThreadClock { tid }
+    }
+
+    /// The OS thread id.
+    pub fn tid(&self) -> u64 {
+        self.tid as u64
+    }
+
+    /// The thread's CPU time.
+    pub fn read(&self) -> CpuTime {
+        // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the kernel's encoding of a thread's clock.
+        let clock = ((!self.tid) << 3) | 6;
+        let Some(total) = clock_ns(clock as libc::clockid_t) else {
+            return CpuTime::default();
+        };
+        let total = Duration::from_nanos(total);
+        let path = format!("/proc/self/task/{}/stat", self.tid);
+        let kernel = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| {
+                // Fields after the parenthesised name: state is field 3, stime is field 15.
+                let rest = &s[s.rfind(')')? + 2..];
+                let stime: u64 = rest.split(' ').nth(12)?.parse().ok()?;
+                // SAFETY: sysconf takes a constant and touches no memory.
+                let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+                Some(Duration::from_nanos(stime.saturating_mul(NANOS / hz)))
+            })
+            .unwrap_or_default()
+            .min(total);
+        let status = format!("/proc/self/task/{}/status", self.tid);
+        let voluntary_switches = std::fs::read_to_string(status)
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .unwrap_or(0);
+        CpuTime {
+            user: total - kernel,
+            kernel,
+            voluntary_switches,
+        }
+    }
+}
+
+fn affinity() -> Option<libc::cpu_set_t> {
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is valid and writable, and its size is passed.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    (rc == 0).then_some(set)
+}
+
+/// The processors in this process's affinity mask.
+pub fn logical_processors() -> Option<usize> {
+    // SAFETY: CPU_COUNT reads the set it is given.
+    affinity().map(|set| unsafe { libc::CPU_COUNT(&set) } as usize)
+}
+
+/// Restricts every thread of the process to the first `n` processors it may use now.
+pub fn set_affinity_first(n: usize) -> std::io::Result<()> {
+    let set = affinity().ok_or_else(std::io::Error::last_os_error)?;
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut keep: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut kept = 0;
+    for cpu in 0..libc::CPU_SETSIZE as usize {
+        // SAFETY: `cpu` is below CPU_SETSIZE, the bound of both sets.
+        if kept < n && unsafe { libc::CPU_ISSET(cpu, &set) } {
+            // SAFETY: as above.
+            unsafe { libc::CPU_SET(cpu, &mut keep) };
+            kept += 1;
+        }
+    }
+    if kept < n {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("asked for {n} processors, the process may use {kept}"),
+        ));
+    }
+    let tasks = std::fs::read_dir("/proc/self/task")?;
+    for task in tasks.flatten() {
+        let Ok(tid) = task.file_name().to_string_lossy().parse::<libc::pid_t>() else {
+            continue;
+        };
+        // SAFETY: `keep` is a valid set and its size is passed.
+        if unsafe { libc::sched_setaffinity(tid, std::mem::size_of_val(&keep), &keep) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// `sched_yield`.
+#[inline]
+pub fn yield_now() {
+    // SAFETY: sched_yield has no arguments.
+    unsafe {
+        libc::sched_yield();
+    }
+}

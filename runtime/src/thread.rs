@@ -1,0 +1,144 @@
+//! The runtime's record of one guest thread: name, role, priority, cores, parker, counters.
+//!
+//! Invariant: every field another thread reads is atomic or behind its own short lock, so a
+//! name, a role or a priority is always read whole; only the thread itself changes its
+//! parker and its CPU clock, once, when it enters the runtime.
+
+use crate::park::Parker;
+use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
+use crate::sync::{Arc, Mutex};
+use crate::sys::{CpuTime, ThreadClock};
+use std::sync::OnceLock;
+
+/// What a guest thread is, as the runtime sees it.
+#[derive(Debug)]
+pub struct ThreadRecord {
+    id: u64,
+    name: Mutex<Arc<str>>,
+    serial: AtomicBool,
+    first: AtomicBool,
+    priority: AtomicU8,
+    core_mask: AtomicU64,
+    ideal_core: AtomicI32,
+    parker: OnceLock<Arc<Parker>>,
+    clock: OnceLock<ThreadClock>,
+    /// Guest sleeps made (relaxed counter).
+    pub sleeps: AtomicU64,
+    /// Nanoseconds spent waiting for a virtual core (relaxed counter).
+    pub vcore_wait_ns: AtomicU64,
+    /// The thread's virtual-core state, owned by [`crate::vcore`].
+    pub vcore: crate::vcore::Seat,
+}
+
+/// What a thread is made with.
+#[derive(Clone, Debug)]
+pub struct ThreadSpec {
+    /// Its name.
+    pub name: String,
+    /// Horizon priority, 0 (best) ..= 63.
+    pub priority: u8,
+    /// Allowed virtual cores, a bit per core.
+    pub core_mask: u64,
+    /// Preferred virtual core.
+    pub ideal_core: i32,
+}
+
+impl ThreadRecord {
+    pub(crate) fn new(id: u64, spec: &ThreadSpec, serial: bool, first: bool) -> Self {
+        ThreadRecord {
+            id,
+            name: Mutex::new(Arc::from(spec.name.as_str())),
+            serial: AtomicBool::new(serial),
+            first: AtomicBool::new(first),
+            priority: AtomicU8::new(spec.priority),
+            core_mask: AtomicU64::new(spec.core_mask),
+            ideal_core: AtomicI32::new(spec.ideal_core),
+            parker: OnceLock::new(),
+            clock: OnceLock::new(),
+            sleeps: AtomicU64::new(0),
+            vcore_wait_ns: AtomicU64::new(0),
+            vcore: crate::vcore::Seat::default(),
+        }
+    }
+
+    /// A runtime-unique id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The name now, read whole.
+    pub fn name(&self) -> Arc<str> {
+        self.name.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Renames; the caller recomputes the role flags (`set_roles`).
+    pub(crate) fn set_name_raw(&self, name: &str) {
+        *self.name.lock().unwrap_or_else(|e| e.into_inner()) = Arc::from(name);
+    }
+
+    /// Sets the name-derived flags.
+    pub(crate) fn set_roles(&self, serial: bool, first: bool) {
+        // Relaxed: flags read independently; a racing reader sees the old or the new role.
+        self.serial.store(serial, Ordering::Relaxed);
+        self.first.store(first, Ordering::Relaxed);
+    }
+
+    /// Whether the thread is serial (on the frame's critical chain).
+    pub fn is_serial(&self) -> bool {
+        self.serial.load(Ordering::Relaxed)
+    }
+
+    /// Whether a HOS_VCORE_FIRST part names it.
+    pub fn is_first(&self) -> bool {
+        self.first.load(Ordering::Relaxed)
+    }
+
+    /// Horizon priority now.
+    pub fn priority(&self) -> u8 {
+        self.priority.load(Ordering::Relaxed)
+    }
+
+    /// Sets the priority (validated by the caller).
+    pub fn set_priority(&self, p: u8) {
+        self.priority.store(p, Ordering::Relaxed);
+    }
+
+    /// Allowed virtual cores.
+    pub fn core_mask(&self) -> u64 {
+        self.core_mask.load(Ordering::Relaxed)
+    }
+
+    /// Preferred virtual core.
+    pub fn ideal_core(&self) -> i32 {
+        self.ideal_core.load(Ordering::Relaxed)
+    }
+
+    /// Sets mask and ideal core (validated by the caller).
+    pub fn set_affinity(&self, ideal_core: i32, core_mask: u64) {
+        self.core_mask.store(core_mask, Ordering::Relaxed);
+        self.ideal_core.store(ideal_core, Ordering::Relaxed);
+    }
+
+    /// Binds the record to the calling OS thread: its parker and CPU clock.
+    pub(crate) fn bind(&self, parker: Arc<Parker>) {
+        let _ = self.parker.set(parker);
+        let _ = self.clock.set(ThreadClock::current());
+    }
+
+    /// Wakes the thread if it is parked (shutdown, kicks).
+    pub fn unpark(&self) {
+        if let Some(p) = self.parker.get() {
+            p.unpark();
+        }
+    }
+
+    /// The thread's CPU time since it started (zero before it started).
+    pub fn cpu(&self) -> CpuTime {
+        self.clock.get().map(|c| c.read()).unwrap_or_default()
+    }
+
+    /// The OS thread id, once started.
+    pub fn os_id(&self) -> Option<u64> {
+        self.clock.get().map(|c| c.tid())
+    }
+}

@@ -1,0 +1,73 @@
+//! hos: a guest thread executor for hosts that run Horizon OS (Switch) game code natively.
+//!
+//! Guest threads are OS threads; every wait they make is a future blocked on through one
+//! policy-driven `block_on`; one reactor thread owns every deadline; six virtual cores rank
+//! guest threads by Horizon priority. See the README for the whole picture.
+
+#![warn(missing_docs)]
+
+mod result;
+pub mod svc;
+pub mod thread;
+
+pub use hos_runtime::{
+    Calibration, ConfigError, PrecisePath, ShortSleep, SleepPath, StatsSnapshot as Stats,
+};
+pub use result::ResultCode;
+
+use std::time::Duration;
+
+/// Builds a [`Runtime`]: every switch has a method; `.env()` reads the HOS_* switches.
+pub type RuntimeBuilder = hos_runtime::Builder<Runtime>;
+
+/// A running hos runtime: a cheap `Clone` handle.
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    inner: hos_runtime::Runtime,
+    joins: std::sync::Arc<std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>>,
+}
+
+impl From<hos_runtime::Runtime> for Runtime {
+    fn from(inner: hos_runtime::Runtime) -> Self {
+        Runtime {
+            inner,
+            joins: Default::default(),
+        }
+    }
+}
+
+impl Runtime {
+    /// A builder with every switch at its default.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::new()
+    }
+
+    /// A guest thread builder bound to this runtime.
+    pub fn thread(&self) -> thread::Builder {
+        thread::Builder::new(self.clone())
+    }
+
+    /// Sleeps the calling host thread, always precisely.
+    pub fn host_sleep(&self, d: Duration) {
+        self.inner.host_sleep(d);
+    }
+
+    /// Counters, calibration, and per-thread CPU.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// The reactor-level runtime, for hosts that drive it directly.
+    pub fn raw(&self) -> &hos_runtime::Runtime {
+        &self.inner
+    }
+
+    /// Shuts down: every waiter returns Cancelled, the reactor stops, guest threads are joined.
+    pub fn shutdown(&self) {
+        self.inner.shutdown();
+        let joins = std::mem::take(&mut *self.joins.lock().unwrap_or_else(|e| e.into_inner()));
+        for j in joins {
+            let _ = j.join();
+        }
+    }
+}
