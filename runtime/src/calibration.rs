@@ -28,7 +28,7 @@ pub enum PrecisePath {
 pub struct Calibration {
     /// How late a slack-1 OS timer fires (a high quantile, so most wakes come early).
     pub timer_lateness_ns: u64,
-    /// How long a parked thread takes to run after its unpark (a high quantile).
+    /// How long a parked thread takes to run after its unpark (the median).
     pub wake_latency_ns: u64,
     /// The cheaper precise path for the sleeper.
     pub precise: PrecisePath,
@@ -110,28 +110,31 @@ impl Tracker {
         }
     }
 
-    /// Feeds one observed timer lateness.
+    /// Feeds one observed timer lateness. The estimate settles near the 90th percentile
+    /// (rises by 1/8 of the gap, falls by 1/64): the reactor wakes before the deadline in most
+    /// cases and spins the rest, which costs the reactor, not the sleeper.
     pub fn observe_timer(&self, late_ns: u64) {
-        self.observe(&self.timer_lateness_ns, late_ns);
+        self.observe(&self.timer_lateness_ns, late_ns, 8, 64);
     }
 
-    /// Feeds one observed wake latency.
+    /// Feeds one observed wake latency. The estimate settles near the median (rises and
+    /// falls by 1/16): a sleeper woken early spins the gap on its own CPU, so erring early
+    /// costs the sleeper as much as erring late costs its lateness.
     pub fn observe_wake(&self, latency_ns: u64) {
-        self.observe(&self.wake_latency_ns, latency_ns);
+        self.observe(&self.wake_latency_ns, latency_ns, 16, 16);
     }
 
-    /// An asymmetric moving estimate that settles near the 90th percentile: it rises by an
-    /// eighth of the gap to a larger sample and falls by a 64th toward a smaller one.
-    fn observe(&self, est: &AtomicU64, sample: u64) {
+    /// Moves `est` toward `sample` by 1/`up` of the gap above it or 1/`down` below it.
+    fn observe(&self, est: &AtomicU64, sample: u64, up: u64, down: u64) {
         if self.pinned.load(Ordering::Relaxed) {
             return;
         }
         let sample = sample.min(MAX_ESTIMATE_NS);
         let old = est.load(Ordering::Relaxed);
         let new = if sample > old {
-            old + (sample - old) / 8
+            old + (sample - old) / up
         } else {
-            old - (old - sample) / 64
+            old - (old - sample) / down
         };
         // Relaxed store: a lost update between two observers only drops one sample.
         est.store(new, Ordering::Relaxed);
@@ -154,6 +157,37 @@ pub fn spin_until(deadline: u64) {
 
 const SAMPLES: usize = 24;
 const PROBE_NS: u64 = 50_000;
+/// The longest one probe round may take before the calibration moves on.
+const ROUND_LIMIT_NS: u64 = 50_000_000;
+
+/// What the calibrating thread and its helper share.
+#[derive(Default)]
+struct Probe {
+    parker: Parker,
+    /// A time handed across: when the helper ran, or the deadline it must spin to.
+    /// Relaxed: published by the parker's Release/Acquire or by `acks`.
+    at: AtomicU64,
+    acks: AtomicU64,
+}
+
+impl Probe {
+    fn ack(&self) {
+        // Release: `at` written before the ack is seen by the waiter's Acquire.
+        self.acks.fetch_add(1, Ordering::Release);
+    }
+
+    /// Waits (bounded) until `n` rounds are acknowledged; `false` if the bound passed.
+    fn wait_ack(&self, n: u64) -> bool {
+        let limit = sys::now() + ROUND_LIMIT_NS;
+        while self.acks.load(Ordering::Acquire) < n {
+            if sys::now() > limit {
+                return false;
+            }
+            sys::yield_now();
+        }
+        true
+    }
+}
 
 /// Measures the machine, in a few tens of milliseconds. Call it on a thread with timer slack
 /// 1 ns (the reactor thread does); it starts one short-lived helper thread.
@@ -169,17 +203,18 @@ pub fn measure() -> Calibration {
     let timer_lateness_ns = quantile(lateness, 0.9);
 
     // 2. Wake latency, and 3. the sleeper's CPU on each precise path, on a helper thread.
-    let parker = Arc::new(Parker::new());
-    let woke = Arc::new(AtomicU64::new(0));
-    let ready = Arc::new(AtomicBool::new(false));
-    let (p2, w2, r2) = (parker.clone(), woke.clone(), ready.clone());
+    // Each round is acknowledged (`acks`), so no two unparks ever fold into one token; every
+    // wait is bounded, so a machine that stalls a thread for long only spoils a sample.
+    let probe = Arc::new(Probe::default());
+    let p = probe.clone();
     let lat = timer_lateness_ns;
     let helper = std::thread::spawn(move || {
         sys::set_timer_slack_ns(1);
         // Wake latency: park, note when we ran.
         for _ in 0..SAMPLES {
-            p2.park(None);
-            w2.store(sys::now(), Ordering::Release);
+            p.parker.park(Some(sys::now() + ROUND_LIMIT_NS));
+            p.at.store(sys::now(), Ordering::Relaxed);
+            p.ack();
         }
         // Own path: a precise own-timer sleep of PROBE_NS, SAMPLES times.
         let before = sys::thread_cpu();
@@ -189,42 +224,40 @@ pub fn measure() -> Calibration {
             spin_until(d);
         }
         let own = sys::thread_cpu().since(&before).total();
-        // Release: the calibrating thread starts the reactor probe after this.
-        r2.store(true, Ordering::Release);
+        p.ack();
         // Reactor path: park until unparked early, then spin to the deadline the waker set.
         let before = sys::thread_cpu();
         for _ in 0..SAMPLES {
-            p2.park(None);
-            spin_until(w2.load(Ordering::Acquire));
+            p.parker.park(Some(sys::now() + ROUND_LIMIT_NS));
+            spin_until(p.at.load(Ordering::Relaxed));
+            p.ack();
         }
         let reactor = sys::thread_cpu().since(&before).total();
         (own, reactor)
     });
     let mut wake = Vec::with_capacity(SAMPLES);
+    let mut round = 0;
     for _ in 0..SAMPLES {
-        woke.store(0, Ordering::Relaxed);
         sys::sleep_until(sys::now() + PROBE_NS);
         let t0 = sys::now();
-        parker.unpark();
-        // Acquire: pairs with the helper's Release store of when it ran.
-        while woke.load(Ordering::Acquire) == 0 {
-            sys::yield_now();
-        }
-        wake.push(woke.load(Ordering::Relaxed).saturating_sub(t0));
+        probe.parker.unpark();
+        round += 1;
+        probe.wait_ack(round);
+        wake.push(probe.at.load(Ordering::Relaxed).saturating_sub(t0));
     }
-    let wake_latency_ns = quantile(wake, 0.9);
+    let wake_latency_ns = quantile(wake, 0.5);
     // Let the helper run its own-path probe, then act as its reactor.
-    while !ready.load(Ordering::Acquire) {
-        sys::sleep_until(sys::now() + PROBE_NS);
-    }
+    round += 1;
+    let _ = (0..4).any(|_| probe.wait_ack(round));
     for _ in 0..SAMPLES {
         let d = sys::now() + PROBE_NS;
         let fire = d.saturating_sub(wake_latency_ns);
         sys::sleep_until(fire.saturating_sub(timer_lateness_ns));
         spin_until(fire);
-        woke.store(d, Ordering::Release);
-        parker.unpark();
-        spin_until(d);
+        probe.at.store(d, Ordering::Relaxed);
+        probe.parker.unpark();
+        round += 1;
+        probe.wait_ack(round);
     }
     let (own, reactor) = helper.join().unwrap_or_default();
     let own_cpu_ns = own.as_nanos() as u64 / SAMPLES as u64;

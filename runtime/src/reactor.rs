@@ -106,6 +106,7 @@ impl Shared {
 pub struct Reactor {
     shared: Arc<Shared>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    clock: sys::ThreadClock,
 }
 
 impl Reactor {
@@ -129,14 +130,17 @@ impl Reactor {
                 if measure {
                     s.tracker.reset(crate::calibration::measure());
                 }
-                let _ = ready_tx.send(());
+                let _ = ready_tx.send(sys::ThreadClock::current());
                 run(&s);
             })
             .expect("the reactor thread must start");
-        let _ = ready_rx.recv();
+        let clock = ready_rx
+            .recv()
+            .expect("the reactor thread reports its clock before it serves");
         Reactor {
             shared,
             thread: Mutex::new(Some(thread)),
+            clock,
         }
     }
 
@@ -165,6 +169,11 @@ impl Reactor {
         if let Some(t) = t {
             let _ = t.join();
         }
+    }
+
+    /// The reactor thread's CPU time (it spins the last stretch of precise deadlines).
+    pub fn cpu(&self) -> sys::CpuTime {
+        self.clock.read()
     }
 
     /// Whether the reactor was stopped.

@@ -189,6 +189,7 @@ impl Runtime {
         let mut s = self.inner.stats.snapshot();
         s.calibration = self.calibration();
         s.process_cpu = sys::process_cpu();
+        s.reactor_cpu = self.inner.reactor.cpu();
         s.threads = self
             .threads()
             .iter()

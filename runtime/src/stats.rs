@@ -258,6 +258,8 @@ pub struct StatsSnapshot {
     pub calibration: crate::calibration::Calibration,
     /// The process's CPU time.
     pub process_cpu: crate::sys::CpuTime,
+    /// The reactor thread's CPU time.
+    pub reactor_cpu: crate::sys::CpuTime,
     /// Every live guest thread.
     pub threads: Vec<ThreadSnapshot>,
 }

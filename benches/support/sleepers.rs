@@ -1,0 +1,242 @@
+//! The sleepers a host could use, measured the same way: hos in each short-sleep mode,
+//! `std::thread::sleep`, `spin_sleep`, `tokio::time::sleep`, and a yield loop.
+//! Shared by `benches/sleep.rs` and `examples/sleep_compare.rs`.
+
+use hdrhistogram::Histogram;
+use hos::ShortSleep;
+use hos_runtime::sys;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One contender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sleeper {
+    /// hos, a non-serial guest thread, in this short-sleep mode.
+    Hos(ShortSleep),
+    /// `std::thread::sleep`.
+    Std,
+    /// `spin_sleep::sleep` (native sleep minus its accuracy, then spin).
+    SpinSleep,
+    /// `tokio::time::sleep` on a current-thread runtime.
+    Tokio,
+    /// `std::thread::yield_now` until the deadline.
+    YieldLoop,
+}
+
+impl Sleeper {
+    /// Every contender, in table order.
+    pub const ALL: [Sleeper; 8] = [
+        Sleeper::Hos(ShortSleep::Reactor),
+        Sleeper::Hos(ShortSleep::Timer),
+        Sleeper::Hos(ShortSleep::Yield),
+        Sleeper::Hos(ShortSleep::Auto),
+        Sleeper::Std,
+        Sleeper::SpinSleep,
+        Sleeper::Tokio,
+        Sleeper::YieldLoop,
+    ];
+
+    /// A short name for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sleeper::Hos(ShortSleep::Reactor) => "hos reactor",
+            Sleeper::Hos(ShortSleep::Timer) => "hos timer",
+            Sleeper::Hos(ShortSleep::Yield) => "hos yield",
+            Sleeper::Hos(ShortSleep::Auto) => "hos auto",
+            Sleeper::Std => "std::thread::sleep",
+            Sleeper::SpinSleep => "spin_sleep",
+            Sleeper::Tokio => "tokio::time::sleep",
+            Sleeper::YieldLoop => "yield loop",
+        }
+    }
+}
+
+/// The sleep lengths compared.
+pub const ALL_TARGETS: [Duration; 3] = [
+    Duration::from_micros(20),
+    Duration::from_micros(100),
+    Duration::from_millis(1),
+];
+
+/// This thread's CPU clock, in ns (one clock_gettime).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is valid and writable for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The process's CPU time, in ns.
+pub fn process_cpu_ns() -> u64 {
+    sys::process_cpu().total().as_nanos() as u64
+}
+
+/// What one cell measured.
+pub struct Cell {
+    /// Overshoot of each sleep past its deadline, ns.
+    pub overshoot: Histogram<u64>,
+    /// The sleeper's own CPU a sleep, ns.
+    pub sleeper_cpu_ns: f64,
+    /// The whole process's CPU a sleep (reactor included), ns.
+    pub process_cpu_ns: f64,
+}
+
+fn yield_until(deadline: u64) {
+    while sys::now() < deadline {
+        std::thread::yield_now();
+    }
+}
+
+/// A runtime for `mode` (pinned to the processors it has; calibrated at build).
+pub fn runtime(mode: ShortSleep) -> hos::Runtime {
+    hos::Runtime::builder()
+        .short_sleep(mode)
+        .build()
+        .expect("default switches build")
+}
+
+/// Runs `f` on a fresh thread of the contender's kind: a guest thread for hos, else a plain one.
+fn on_thread<T: Send + 'static>(
+    rt: Option<&hos::Runtime>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    match rt {
+        Some(rt) => rt
+            .thread()
+            .name(name)
+            .priority(44)
+            .spawn(f)
+            .expect("valid thread")
+            .join()
+            .expect("sleeper ran"),
+        None => std::thread::Builder::new()
+            .name(name.into())
+            .spawn(f)
+            .expect("thread starts")
+            .join()
+            .expect("sleeper ran"),
+    }
+}
+
+/// One sleep of `d` by `who` (on the current thread).
+fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runtime>) {
+    match who {
+        Sleeper::Hos(_) => hos::svc::sleep_thread(d.as_nanos() as i64),
+        Sleeper::Std => std::thread::sleep(d),
+        Sleeper::SpinSleep => spin_sleep::sleep(d),
+        Sleeper::Tokio => tokio
+            .expect("tokio runtime")
+            .block_on(async { tokio::time::sleep(d).await }),
+        Sleeper::YieldLoop => yield_until(sys::now() + d.as_nanos() as u64),
+    }
+}
+
+/// `n` sleeps of `d` by `who`, measured.
+pub fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
+    let rt = match who {
+        Sleeper::Hos(mode) => Some(runtime(mode)),
+        _ => None,
+    };
+    let p0 = process_cpu_ns();
+    let (overshoot, cpu) = on_thread(rt.as_ref(), "SleepBenchWorker", move || {
+        let tokio = (who == Sleeper::Tokio).then(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .expect("tokio runtime")
+        });
+        let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
+        let c0 = thread_cpu_ns();
+        for _ in 0..n {
+            let deadline = sys::now() + d.as_nanos() as u64;
+            sleep_once(who, d, tokio.as_ref());
+            let late = sys::now().saturating_sub(deadline);
+            h.saturating_record(late.max(1));
+        }
+        (h, thread_cpu_ns() - c0)
+    });
+    let process = process_cpu_ns() - p0;
+    if let Some(rt) = rt {
+        rt.shutdown();
+    }
+    Cell {
+        overshoot,
+        sleeper_cpu_ns: cpu as f64 / n as f64,
+        process_cpu_ns: process as f64 / n as f64,
+    }
+}
+
+/// What a poller run measured.
+pub struct Pollers {
+    /// Process CPU seconds a wall second.
+    pub cpu_per_s: f64,
+    /// Polls a second, per poller.
+    pub polls_per_s: f64,
+}
+
+/// `pollers` idle pollers (loop: sleep 20 us, check an atomic) for `run`, by `who`.
+pub fn pollers(who: Sleeper, pollers: usize, run: Duration) -> Pollers {
+    let rt = match who {
+        Sleeper::Hos(mode) => Some(runtime(mode)),
+        _ => None,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let polls = Arc::new(AtomicU64::new(0));
+    let mut joins = Vec::new();
+    for i in 0..pollers {
+        let (stop, polls) = (stop.clone(), polls.clone());
+        let body = move || {
+            let tokio = (who == Sleeper::Tokio).then(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build()
+                    .expect("tokio runtime")
+            });
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                sleep_once(who, Duration::from_micros(20), tokio.as_ref());
+                n += 1;
+            }
+            polls.fetch_add(n, Ordering::Relaxed);
+        };
+        let name = format!("ModuleSystemWorker{i}");
+        match rt.as_ref() {
+            Some(rt) => {
+                let h = rt
+                    .thread()
+                    .name(name)
+                    .priority(44)
+                    .spawn(body)
+                    .expect("valid");
+                joins.push(Box::new(move || drop(h.join())) as Box<dyn FnOnce()>);
+            }
+            None => {
+                let h = std::thread::Builder::new()
+                    .name(name)
+                    .spawn(body)
+                    .expect("starts");
+                joins.push(Box::new(move || drop(h.join())) as Box<dyn FnOnce()>);
+            }
+        }
+    }
+    let (t0, p0) = (sys::now(), process_cpu_ns());
+    std::thread::sleep(run);
+    let (t1, p1) = (sys::now(), process_cpu_ns());
+    stop.store(true, Ordering::Relaxed);
+    for j in joins {
+        j();
+    }
+    if let Some(rt) = rt {
+        rt.shutdown();
+    }
+    let wall = (t1 - t0) as f64 / 1e9;
+    Pollers {
+        cpu_per_s: (p1 - p0) as f64 / 1e9 / wall,
+        polls_per_s: polls.load(Ordering::Relaxed) as f64 / wall / pollers as f64,
+    }
+}
