@@ -10,7 +10,8 @@
 
 use crate::park::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use crate::sync::{Arc, Mutex};
+use crate::sync::Mutex;
+use std::sync::Arc;
 use crate::sys;
 
 /// Which precise path a precise sleeper takes.

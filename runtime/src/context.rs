@@ -7,7 +7,7 @@
 use crate::policy::Role;
 use crate::runtime::Runtime;
 use crate::stats::Stats;
-use crate::sync::Arc;
+use std::sync::Arc;
 use crate::thread::ThreadRecord;
 use std::cell::RefCell;
 use std::sync::RwLock;

@@ -13,7 +13,7 @@ use crate::context;
 use crate::policy::SpinGate;
 use crate::stats::Stats;
 use crate::sync::atomic::{AtomicU32, Ordering};
-use crate::sync::Arc;
+use std::sync::Arc;
 use crate::sys;
 use std::future::Future;
 use std::pin::pin;
@@ -183,25 +183,34 @@ pub fn with_parker<R>(f: impl FnOnce(&Arc<Parker>, &Waker) -> R) -> R {
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
 /// one again before returning (unless `wait.what` is [`WaitFor::Vcore`]).
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    with_parker(|parker, waker| block_on_with(parker, waker, fut, wait))
+}
+
+/// [`block_on`] with a given parker and the waker that unparks it (the calling thread must
+/// own the parker). For hosts that keep their own parker, and for loom models.
+pub fn block_on_with<F: Future>(
+    parker: &Parker,
+    waker: &Waker,
+    fut: F,
+    wait: Wait<'_>,
+) -> F::Output {
     let mut fut = pin!(fut);
-    with_parker(|parker, waker| {
-        let mut cx = Context::from_waker(waker);
+    let mut cx = Context::from_waker(waker);
+    if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+        return v;
+    }
+    let ctx = context::current();
+    let held = wait.what != WaitFor::Vcore && ctx.release_vcore();
+    let out = loop {
+        spin_then_park(parker, &ctx, wait);
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
-            return v;
+            break v;
         }
-        let ctx = context::current();
-        let held = wait.what != WaitFor::Vcore && ctx.release_vcore();
-        let out = loop {
-            spin_then_park(parker, &ctx, wait);
-            if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
-                break v;
-            }
-        };
-        if held {
-            ctx.acquire_vcore();
-        }
-        out
-    })
+    };
+    if held {
+        ctx.acquire_vcore();
+    }
+    out
 }
 
 /// The policy part of a wait: spin for the role's length unless the gate is closed, then park.

@@ -17,7 +17,8 @@
 use crate::calibration::Tracker;
 use crate::stats::Stats;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
-use crate::sync::{Arc, Mutex};
+use crate::sync::Mutex;
+use std::sync::Arc;
 use crate::sys;
 use crate::wheel::{Key, Wheel};
 use atomic_waker::AtomicWaker;
@@ -25,6 +26,9 @@ use crossbeam_queue::SegQueue;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+
+/// Queued operations that make the reactor drain its queue even when no deadline is due.
+const DRAIN_EVERY: usize = 64;
 
 const WAITING: u8 = 0;
 const FIRED: u8 = 1;
@@ -64,6 +68,8 @@ struct Shared {
     /// Bumped to wake the reactor early.
     nudge: AtomicU32,
     stop: AtomicBool,
+    /// Gauge: entries in the wheels after the reactor's last pass.
+    pending: AtomicU64,
     tracker: Arc<Tracker>,
     stats: Arc<Stats>,
 }
@@ -81,15 +87,17 @@ impl std::fmt::Debug for OpBox {
 }
 
 impl Shared {
+    /// Queues `op`; nudges the reactor if `deadline` is no later than the time it sleeps to,
+    /// or if the queue has grown by another [`DRAIN_EVERY`] ops (so cancels of long waits
+    /// cannot pile up while the reactor sleeps for hours).
     fn push(&self, op: Op, deadline: Option<u64>) {
         self.ops.push(OpBox(op));
         // SeqCst fence: pairs with the reactor's fence between storing `armed` and checking
         // the queue, so either it sees this op or we see the deadline it sleeps to.
         fence(Ordering::SeqCst);
-        if let Some(d) = deadline {
-            if d < self.armed.load(Ordering::Relaxed) {
-                self.wake();
-            }
+        let due = deadline.is_some_and(|d| d <= self.armed.load(Ordering::Relaxed));
+        if due || self.ops.len() % DRAIN_EVERY == 0 {
+            self.wake();
         }
     }
 
@@ -118,6 +126,7 @@ impl Reactor {
             armed: AtomicU64::new(0),
             nudge: AtomicU32::new(0),
             stop: AtomicBool::new(false),
+            pending: AtomicU64::new(0),
             tracker,
             stats,
         });
@@ -174,6 +183,12 @@ impl Reactor {
     /// The reactor thread's CPU time (it spins the last stretch of precise deadlines).
     pub fn cpu(&self) -> sys::CpuTime {
         self.clock.read()
+    }
+
+    /// Deadlines in the wheels after the reactor's last pass (a gauge: cancelled and fired
+    /// timers leave it; it reads 0 once every waiter is gone and the reactor has run).
+    pub fn pending(&self) -> u64 {
+        self.shared.pending.load(Ordering::Relaxed)
     }
 
     /// Whether the reactor was stopped.
@@ -329,6 +344,9 @@ fn run(s: &Shared) {
                 w.wake();
             }
         }
+        // Relaxed: a gauge for stats and tests.
+        s.pending
+            .store((precise.len() + relaxed.len()) as u64, Ordering::Relaxed);
         if stopping {
             return;
         }

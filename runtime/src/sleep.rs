@@ -11,8 +11,9 @@
 //! | under 1 ms | by the policy's short path for the role: yield (capped), timer, or precise (capped; past the cap: the sleeper's own timer) |
 //!
 //! Precise: the calibrated cheaper of (own slack-1 timer to the deadline minus its lateness,
-//! then spin) and (the reactor wakes the sleeper early by the wake latency, then spin). Guest
-//! sleeps of 1 ms or more always go through the reactor, so shutdown can end them.
+//! then spin) and (the reactor wakes the sleeper early by the wake latency, then spin). Sleeps
+//! of 1 ms or more always go through the reactor, so shutdown can end them (a frame limiter's
+//! `host_sleep(Duration::MAX)` included).
 
 use crate::calibration::{spin_until, PrecisePath};
 use crate::context::Current;
@@ -67,8 +68,7 @@ fn serve(rt: &Runtime, role: Role, ns: u64, deadline: u64) -> SleepPath {
     let policy = rt.policy();
     if ns >= SHORT_NS {
         return match role {
-            Role::Host => precise(rt, deadline, false),
-            Role::Serial => precise(rt, deadline, true),
+            Role::Host | Role::Serial => precise(rt, deadline, true),
             Role::Other => relaxed_reactor(rt, deadline),
         };
     }

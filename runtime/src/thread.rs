@@ -6,7 +6,8 @@
 
 use crate::park::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
-use crate::sync::{Arc, Mutex};
+use crate::sync::Mutex;
+use std::sync::Arc;
 use crate::sys::{CpuTime, ThreadClock};
 use std::sync::OnceLock;
 

@@ -2,7 +2,7 @@
 
 use crate::config::Config;
 use crate::stats::Stats;
-use crate::sync::Arc;
+use std::sync::Arc;
 use crate::thread::ThreadRecord;
 
 /// A thread's virtual-core state.

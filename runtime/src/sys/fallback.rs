@@ -7,18 +7,39 @@
 
 use super::CpuTime;
 use crate::sync::atomic::AtomicU32;
+#[cfg(not(loom))]
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+#[cfg(not(loom))]
+use std::time::Instant;
+use std::time::Duration;
 
 /// Which implementation this is, for logs and stats.
 pub const KIND: &str = "fallback";
 
+#[cfg(not(loom))]
 static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
 
 /// Monotonic nanoseconds since the first call in this process.
+#[cfg(not(loom))]
 #[inline]
 pub fn now() -> u64 {
     ORIGIN.elapsed().as_nanos().min(u64::MAX as u128) as u64
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    static LOOM_CLOCK: std::cell::Cell<u64> = std::cell::Cell::new(0);
+}
+
+/// Under loom: a per-model-thread clock that advances 5 us a reading, so that every spin and
+/// timeout ends after a few steps and each execution is deterministic.
+#[cfg(loom)]
+pub fn now() -> u64 {
+    LOOM_CLOCK.with(|c| {
+        let t = c.get() + 5_000;
+        c.set(t);
+        t
+    })
 }
 
 fn until(deadline: u64) -> Duration {
@@ -57,10 +78,11 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
     if word.load(Ordering::Relaxed) != expected {
         return;
     }
-    let _ = match deadline {
-        None => b.cond.wait(guard).map(drop),
-        Some(d) => b.cond.wait_timeout(guard, until(d)).map(drop),
-    };
+    // A poisoned bucket only means another waiter panicked; the wait itself is still sound.
+    match deadline {
+        None => drop(b.cond.wait(guard)),
+        Some(d) => drop(b.cond.wait_timeout(guard, until(d))),
+    }
 }
 
 /// Wakes every thread waiting on `word`.

@@ -114,6 +114,10 @@ mod tests {
 
     #[test]
     fn cpu_time_grows_with_work() {
+        if KIND == "fallback" {
+            assert_eq!(thread_cpu(), CpuTime::default(), "std cannot read CPU time");
+            return;
+        }
         let before = thread_cpu();
         let start = std::time::Instant::now();
         let mut x = 0u64;
@@ -145,7 +149,9 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         });
         let clock = rx.recv().unwrap();
-        assert!(clock.read().total() >= Duration::from_millis(5));
+        if KIND != "fallback" {
+            assert!(clock.read().total() >= Duration::from_millis(5));
+        }
         t.join().unwrap();
     }
 

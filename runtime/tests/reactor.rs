@@ -1,0 +1,93 @@
+//! The reactor: no deadline fires early, cancels leave nothing behind, shutdown ends all.
+
+use hos_runtime::reactor::Class;
+use hos_runtime::{block_on, sys, Calibration, Config, PrecisePath, Runtime, Wait};
+use std::time::Duration;
+
+fn pinned(precise: PrecisePath) -> Runtime {
+    Runtime::builder()
+        .config(Config {
+            calibration: Some(Calibration {
+                timer_lateness_ns: 50_000,
+                wake_latency_ns: 5_000,
+                precise,
+                ..Calibration::default()
+            }),
+            vcores: false,
+            ..Config::default()
+        })
+        .build()
+        .expect("valid config")
+}
+
+fn wait_until(f: impl Fn() -> bool) {
+    let limit = sys::now() + 5_000_000_000;
+    while !f() {
+        assert!(sys::now() < limit, "condition not reached in 5 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn timers_never_fire_early() {
+    let rt = pinned(PrecisePath::Reactor);
+    let seed = 0x9E37_79B9_7F4A_7C15u64;
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let rt = rt.clone();
+            std::thread::spawn(move || {
+                let mut x = seed ^ t;
+                for i in 0..200 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let d = sys::now() + x % 300_000;
+                    let class = if i % 2 == 0 { Class::Precise } else { Class::Relaxed };
+                    block_on(rt.reactor().timer(d, class), Wait::sleep());
+                    let now = sys::now();
+                    assert!(now >= d, "timer fired {} ns early", d - now);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    wait_until(|| rt.reactor().pending() == 0);
+    rt.shutdown();
+}
+
+#[test]
+fn dropped_timers_are_removed() {
+    let rt = pinned(PrecisePath::OwnTimer);
+    let waker = std::task::Waker::noop();
+    let mut timers: Vec<_> = (0..1000)
+        .map(|i| rt.reactor().timer(sys::now() + 3_600_000_000_000 + i, Class::Relaxed))
+        .collect();
+    for t in &mut timers {
+        t.register(waker);
+    }
+    // Later deadlines do not wake the reactor; a due one makes it drain its queue.
+    let drain = || block_on(rt.reactor().timer(sys::now() + 100_000, Class::Relaxed), Wait::sleep());
+    drain();
+    wait_until(|| rt.reactor().pending() == 1000);
+    drop(timers);
+    drain();
+    wait_until(|| rt.reactor().pending() == 0);
+    assert_eq!(rt.stats().reactor_fired, 2);
+    rt.shutdown();
+}
+
+#[test]
+fn shutdown_fires_everything_and_later_timers_complete_at_once() {
+    let rt = pinned(PrecisePath::Reactor);
+    let r2 = rt.clone();
+    let waiter = std::thread::spawn(move || {
+        block_on(r2.reactor().timer(u64::MAX, Class::Relaxed), Wait::sleep());
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    rt.shutdown();
+    waiter.join().unwrap();
+    block_on(rt.reactor().timer(u64::MAX, Class::Precise), Wait::sleep());
+    assert!(rt.reactor().is_stopped());
+}

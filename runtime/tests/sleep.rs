@@ -1,0 +1,128 @@
+//! Sleeps: never early in any mode, bad lengths do not hang, shutdown ends long sleeps,
+//! poller slots come back.
+
+use hos_runtime::thread::ThreadSpec;
+use hos_runtime::{context, sys, Config, Runtime, ShortSleep, SleepPath};
+use std::time::Duration;
+
+fn runtime(mode: ShortSleep) -> Runtime {
+    Runtime::builder()
+        .config(Config {
+            short_sleep: mode,
+            vcores: false,
+            ..Config::default()
+        })
+        .build()
+        .expect("valid config")
+}
+
+/// Runs `f` as a guest thread named `name` of `rt`.
+fn guest<T: Send + 'static>(rt: &Runtime, name: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let rec = rt.register_thread(&ThreadSpec {
+        name: name.into(),
+        priority: 44,
+        core_mask: 0b11_1111,
+        ideal_core: 0,
+    });
+    let rt = rt.clone();
+    std::thread::spawn(move || {
+        let _ctx = context::enter(&rt, rec);
+        f()
+    })
+    .join()
+    .expect("guest thread")
+}
+
+const LENGTHS: [u64; 7] = [1, 1_000, 20_000, 100_000, 999_999, 1_000_000, 2_000_000];
+
+#[test]
+fn no_sleep_is_early_in_any_mode_or_role() {
+    for mode in [ShortSleep::Yield, ShortSleep::Timer, ShortSleep::Reactor, ShortSleep::Auto] {
+        let rt = runtime(mode);
+        for name in ["ModuleSystemWorker0", "MainThread"] {
+            let r = rt.clone();
+            guest(&rt, name, move || {
+                for ns in LENGTHS {
+                    let d = sys::now() + ns;
+                    r.sleep(ns);
+                    let now = sys::now();
+                    assert!(now >= d, "{mode:?} {ns} ns sleep {} ns early", d - now);
+                }
+            });
+        }
+        for ns in LENGTHS {
+            let d = sys::now() + ns;
+            rt.host_sleep(Duration::from_nanos(ns));
+            assert!(sys::now() >= d, "{mode:?} host sleep of {ns} ns early");
+        }
+        let s = rt.stats();
+        assert_eq!(s.total_sleeps(), 3 * LENGTHS.len() as u64);
+        assert_eq!(rt.policy().pollers(), 0, "poller slots leaked");
+        rt.shutdown();
+    }
+}
+
+#[test]
+fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
+    let rt = runtime(ShortSleep::Reactor);
+    let r = rt.clone();
+    guest(&rt, "Worker", move || {
+        r.sleep(2_000_000);
+        r.sleep(10_000);
+    });
+    let s = rt.stats();
+    assert_eq!(s.path(SleepPath::Relaxed).count, 1, "a long guest sleep is relaxed");
+    let precise = s.path(SleepPath::PreciseOwn).count + s.path(SleepPath::PreciseReactor).count;
+    assert_eq!(precise, 1, "a short guest sleep within the cap is precise");
+    rt.host_sleep(Duration::from_millis(2));
+    assert_eq!(rt.stats().path(SleepPath::PreciseReactor).count, 1 + s.path(SleepPath::PreciseReactor).count);
+    rt.shutdown();
+
+    let rt = runtime(ShortSleep::Yield);
+    let r = rt.clone();
+    guest(&rt, "MainThread", move || r.sleep(10_000));
+    assert_eq!(rt.stats().path(SleepPath::Yield).count, 1);
+    rt.shutdown();
+}
+
+#[test]
+fn shutdown_ends_endless_sleeps() {
+    for mode in [ShortSleep::Reactor, ShortSleep::Timer, ShortSleep::Yield] {
+        let rt = runtime(mode);
+        let r = rt.clone();
+        let rec = rt.register_thread(&ThreadSpec {
+            name: "MainThread".into(),
+            priority: 44,
+            core_mask: 1,
+            ideal_core: 0,
+        });
+        let sleeper = std::thread::spawn(move || {
+            let _ctx = context::enter(&r, rec);
+            r.sleep(i64::MAX as u64);
+            r.sleep(u64::MAX);
+        });
+        let host = {
+            let r = rt.clone();
+            std::thread::spawn(move || r.host_sleep(Duration::MAX))
+        };
+        // Whether or not the sleeps have begun, shutdown must end them.
+        std::thread::sleep(Duration::from_millis(20));
+        rt.shutdown();
+        sleeper.join().unwrap();
+        host.join().unwrap();
+    }
+}
+
+#[test]
+fn pinned_calibration_is_kept() {
+    let c = hos_runtime::Calibration {
+        timer_lateness_ns: 12_345,
+        wake_latency_ns: 2_345,
+        precise: hos_runtime::PrecisePath::OwnTimer,
+        ..Default::default()
+    };
+    let rt = Runtime::builder().calibration(c).build().unwrap();
+    rt.host_sleep(Duration::from_micros(50));
+    assert_eq!(rt.stats().calibration.timer_lateness_ns, 12_345);
+    rt.shutdown();
+}
