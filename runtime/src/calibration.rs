@@ -29,9 +29,11 @@ pub enum PrecisePath {
 pub struct Calibration {
     /// How late a slack-1 OS timer fires (a high quantile, so most wakes come early).
     pub timer_lateness_ns: u64,
-    /// How long a parked thread takes to run after its unpark (the median).
+    /// How long a parked thread takes to run after its unpark (a high quantile).
     pub wake_latency_ns: u64,
-    /// The cheaper precise path for the sleeper.
+    /// The precise path that costs the process less, for sleeps longer than the timer's
+    /// lateness (a shorter one always goes through the reactor: on its own timer it would be
+    /// all spin).
     pub precise: PrecisePath,
     /// Sleeper CPU a precise sleep on its own timer, as measured (0 when pinned).
     pub own_cpu_ns: u64,
@@ -118,11 +120,10 @@ impl Tracker {
         self.observe(&self.timer_lateness_ns, late_ns, 8, 64);
     }
 
-    /// Feeds one observed wake latency. The estimate settles near the median (rises and
-    /// falls by 1/16): a sleeper woken early spins the gap on its own CPU, so erring early
-    /// costs the sleeper as much as erring late costs its lateness.
+    /// Feeds one observed wake latency. The estimate settles near the 90th percentile too:
+    /// a sleeper woken early spins a few microseconds, one woken late is late.
     pub fn observe_wake(&self, latency_ns: u64) {
-        self.observe(&self.wake_latency_ns, latency_ns, 16, 16);
+        self.observe(&self.wake_latency_ns, latency_ns, 8, 64);
     }
 
     /// Moves `est` toward `sample` by 1/`up` of the gap above it or 1/`down` below it.
@@ -246,7 +247,7 @@ pub fn measure() -> Calibration {
         probe.wait_ack(round);
         wake.push(probe.at.load(Ordering::Relaxed).saturating_sub(t0));
     }
-    let wake_latency_ns = quantile(wake, 0.5);
+    let wake_latency_ns = quantile(wake, 0.9);
     // Let the helper run its own-path probe, then act as its reactor.
     round += 1;
     let _ = (0..4).any(|_| probe.wait_ack(round));
@@ -266,8 +267,10 @@ pub fn measure() -> Calibration {
     Calibration {
         timer_lateness_ns,
         wake_latency_ns,
+        // Compare what the process pays: through the reactor, the sleeper's park and wake plus
+        // the reactor's spin over the timer's lateness; on its own timer, the sleeper alone.
         // Where the OS cannot say (fallback: 0 CPU both ways), the own timer needs no reactor.
-        precise: if reactor_cpu_ns < own_cpu_ns {
+        precise: if reactor_cpu_ns + timer_lateness_ns < own_cpu_ns {
             PrecisePath::Reactor
         } else {
             PrecisePath::OwnTimer

@@ -11,7 +11,9 @@
 //! | under 1 ms | by the policy's short path for the role: yield (capped), timer, or precise (capped; past the cap: the sleeper's own timer) |
 //!
 //! Precise: the calibrated cheaper of (own slack-1 timer to the deadline minus its lateness,
-//! then spin) and (the reactor wakes the sleeper early by the wake latency, then spin). Sleeps
+//! then spin) and (the reactor wakes the sleeper early by the wake latency, then spin); a
+//! sleep no longer than the timer's lateness always takes the reactor (on its own timer it
+//! would be all spin). Sleeps
 //! of 1 ms or more always go through the reactor, so shutdown can end them (a frame limiter's
 //! `host_sleep(Duration::MAX)` included).
 
@@ -26,6 +28,9 @@ use crate::sys;
 
 /// Sleeps at or past this length are long: no short-sleep mode applies.
 pub const SHORT_NS: u64 = 1_000_000;
+
+/// The shortest OS timer sleep worth its system call on the own-timer precise path.
+const MIN_OWN_SLEEP_NS: u64 = 2_000;
 
 /// Past this, an OS timer is not a high-resolution timer and timer sleeps yield instead.
 const POOR_TIMER_NS: u64 = 1_000_000;
@@ -108,7 +113,10 @@ fn timer(rt: &Runtime, deadline: u64) -> SleepPath {
 /// says, so that shutdown can end it.
 fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
     let tracker = rt.tracker();
-    let reactor_path = cancellable || tracker.precise() == PrecisePath::Reactor;
+    let own_timer_useless =
+        deadline.saturating_sub(sys::now()) <= tracker.timer_lateness_ns() + MIN_OWN_SLEEP_NS;
+    let reactor_path =
+        cancellable || own_timer_useless || tracker.precise() == PrecisePath::Reactor;
     if reactor_path {
         let fire = deadline.saturating_sub(tracker.wake_latency_ns());
         if fire > sys::now() {
