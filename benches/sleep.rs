@@ -13,12 +13,15 @@ use std::time::Duration;
 fn sleep(c: &mut Criterion) {
     for d in ALL_TARGETS {
         let mut g = c.benchmark_group(format!("sleep_{}us", d.as_micros()));
-        g.sample_size(10).measurement_time(Duration::from_secs(1)).warm_up_time(Duration::from_millis(200));
+        g.sample_size(10)
+            .measurement_time(Duration::from_secs(1))
+            .warm_up_time(Duration::from_millis(200));
         for who in Sleeper::ALL {
             g.bench_with_input(BenchmarkId::from_parameter(who.name()), &who, |b, &who| {
                 b.iter_custom(|iters| {
                     let cell = sleepers::cell(who, d, iters as usize);
-                    d * iters as u32 + Duration::from_nanos((cell.overshoot.mean() * iters as f64) as u64)
+                    d * iters as u32
+                        + Duration::from_nanos((cell.overshoot.mean() * iters as f64) as u64)
                 })
             });
         }

@@ -49,16 +49,18 @@ fn main() {
     let run = Duration::from_millis(if quick { 500 } else { 2000 });
     println!("5 idle pollers (sleep 20 us, check an atomic) for {run:?}:");
     println!(
-        "{:<20} {:>12} {:>16}",
-        "sleeper", "CPU s/s", "polls/s/poller"
+        "{:<20} {:>9} {:>15} {:>12}  sleeps by path",
+        "sleeper", "CPU s/s", "polls/s/poller", "reactor s/s"
     );
     for who in Sleeper::ALL {
         let p = sleepers::pollers(who, 5, run);
         println!(
-            "{:<20} {:>12.3} {:>16.0}",
+            "{:<20} {:>9.3} {:>15.0} {:>12.3}  {}",
             who.name(),
             p.cpu_per_s,
-            p.polls_per_s
+            p.polls_per_s,
+            p.reactor_cpu_per_s,
+            p.paths
         );
     }
 }

@@ -177,6 +177,10 @@ pub struct Pollers {
     pub cpu_per_s: f64,
     /// Polls a second, per poller.
     pub polls_per_s: f64,
+    /// The reactor thread's CPU seconds a wall second (hos only).
+    pub reactor_cpu_per_s: f64,
+    /// Sleeps by path, as hos counted them (hos only).
+    pub paths: String,
 }
 
 /// `pollers` idle pollers (loop: sleep 20 us, check an atomic) for `run`, by `who`.
@@ -224,19 +228,31 @@ pub fn pollers(who: Sleeper, pollers: usize, run: Duration) -> Pollers {
             }
         }
     }
-    let (t0, p0) = (sys::now(), process_cpu_ns());
+    let reactor_ns = |rt: &Option<hos::Runtime>| {
+        rt.as_ref()
+            .map_or(0, |rt| rt.stats().reactor_cpu.total().as_nanos() as u64)
+    };
+    let (t0, p0, r0) = (sys::now(), process_cpu_ns(), reactor_ns(&rt));
     std::thread::sleep(run);
-    let (t1, p1) = (sys::now(), process_cpu_ns());
+    let (t1, p1, r1) = (sys::now(), process_cpu_ns(), reactor_ns(&rt));
     stop.store(true, Ordering::Relaxed);
     for j in joins {
         j();
     }
+    let mut paths = String::new();
     if let Some(rt) = rt {
+        for (path, l) in rt.stats().sleeps {
+            if l.count > 0 {
+                paths += &format!("{}={} ", path.name(), l.count);
+            }
+        }
         rt.shutdown();
     }
     let wall = (t1 - t0) as f64 / 1e9;
     Pollers {
         cpu_per_s: (p1 - p0) as f64 / 1e9 / wall,
         polls_per_s: polls.load(Ordering::Relaxed) as f64 / wall / pollers as f64,
+        reactor_cpu_per_s: (r1 - r0) as f64 / 1e9 / wall,
+        paths,
     }
 }

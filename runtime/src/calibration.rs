@@ -11,8 +11,8 @@
 use crate::park::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use crate::sync::Mutex;
-use std::sync::Arc;
 use crate::sys;
+use std::sync::Arc;
 
 /// Which precise path a precise sleeper takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

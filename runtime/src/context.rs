@@ -7,9 +7,9 @@
 use crate::policy::Role;
 use crate::runtime::Runtime;
 use crate::stats::Stats;
-use std::sync::Arc;
 use crate::thread::ThreadRecord;
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::sync::RwLock;
 
 std::thread_local! {

@@ -13,10 +13,10 @@ use crate::context;
 use crate::policy::SpinGate;
 use crate::stats::Stats;
 use crate::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 use crate::sys;
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 const EMPTY: u32 = 0;

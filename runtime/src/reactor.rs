@@ -18,13 +18,13 @@ use crate::calibration::Tracker;
 use crate::stats::Stats;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::Mutex;
-use std::sync::Arc;
 use crate::sys;
 use crate::wheel::{Key, Wheel};
 use atomic_waker::AtomicWaker;
 use crossbeam_queue::SegQueue;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 /// Queued operations that make the reactor drain its queue even when no deadline is due.

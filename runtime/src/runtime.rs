@@ -12,10 +12,10 @@ use crate::reactor::Reactor;
 use crate::stats::{Stats, StatsSnapshot, ThreadSnapshot};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::Mutex;
-use std::sync::Arc;
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::vcore::Vcores;
+use std::sync::Arc;
 use std::sync::Weak;
 use std::time::Duration;
 

@@ -7,8 +7,8 @@
 use crate::park::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::Mutex;
-use std::sync::Arc;
 use crate::sys::{CpuTime, ThreadClock};
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 /// What a guest thread is, as the runtime sees it.

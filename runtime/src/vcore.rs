@@ -2,8 +2,8 @@
 
 use crate::config::Config;
 use crate::stats::Stats;
-use std::sync::Arc;
 use crate::thread::ThreadRecord;
+use std::sync::Arc;
 
 /// A thread's virtual-core state.
 #[derive(Debug, Default)]

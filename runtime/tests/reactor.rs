@@ -42,7 +42,11 @@ fn timers_never_fire_early() {
                     x ^= x >> 7;
                     x ^= x << 17;
                     let d = sys::now() + x % 300_000;
-                    let class = if i % 2 == 0 { Class::Precise } else { Class::Relaxed };
+                    let class = if i % 2 == 0 {
+                        Class::Precise
+                    } else {
+                        Class::Relaxed
+                    };
                     block_on(rt.reactor().timer(d, class), Wait::sleep());
                     let now = sys::now();
                     assert!(now >= d, "timer fired {} ns early", d - now);
@@ -62,13 +66,21 @@ fn dropped_timers_are_removed() {
     let rt = pinned(PrecisePath::OwnTimer);
     let waker = std::task::Waker::noop();
     let mut timers: Vec<_> = (0..1000)
-        .map(|i| rt.reactor().timer(sys::now() + 3_600_000_000_000 + i, Class::Relaxed))
+        .map(|i| {
+            rt.reactor()
+                .timer(sys::now() + 3_600_000_000_000 + i, Class::Relaxed)
+        })
         .collect();
     for t in &mut timers {
         t.register(waker);
     }
     // Later deadlines do not wake the reactor; a due one makes it drain its queue.
-    let drain = || block_on(rt.reactor().timer(sys::now() + 100_000, Class::Relaxed), Wait::sleep());
+    let drain = || {
+        block_on(
+            rt.reactor().timer(sys::now() + 100_000, Class::Relaxed),
+            Wait::sleep(),
+        )
+    };
     drain();
     wait_until(|| rt.reactor().pending() == 1000);
     drop(timers);

@@ -37,7 +37,12 @@ const LENGTHS: [u64; 7] = [1, 1_000, 20_000, 100_000, 999_999, 1_000_000, 2_000_
 
 #[test]
 fn no_sleep_is_early_in_any_mode_or_role() {
-    for mode in [ShortSleep::Yield, ShortSleep::Timer, ShortSleep::Reactor, ShortSleep::Auto] {
+    for mode in [
+        ShortSleep::Yield,
+        ShortSleep::Timer,
+        ShortSleep::Reactor,
+        ShortSleep::Auto,
+    ] {
         let rt = runtime(mode);
         for name in ["ModuleSystemWorker0", "MainThread"] {
             let r = rt.clone();
@@ -71,11 +76,18 @@ fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
         r.sleep(10_000);
     });
     let s = rt.stats();
-    assert_eq!(s.path(SleepPath::Relaxed).count, 1, "a long guest sleep is relaxed");
+    assert_eq!(
+        s.path(SleepPath::Relaxed).count,
+        1,
+        "a long guest sleep is relaxed"
+    );
     let precise = s.path(SleepPath::PreciseOwn).count + s.path(SleepPath::PreciseReactor).count;
     assert_eq!(precise, 1, "a short guest sleep within the cap is precise");
     rt.host_sleep(Duration::from_millis(2));
-    assert_eq!(rt.stats().path(SleepPath::PreciseReactor).count, 1 + s.path(SleepPath::PreciseReactor).count);
+    assert_eq!(
+        rt.stats().path(SleepPath::PreciseReactor).count,
+        1 + s.path(SleepPath::PreciseReactor).count
+    );
     rt.shutdown();
 
     let rt = runtime(ShortSleep::Yield);

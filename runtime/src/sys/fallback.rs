@@ -9,9 +9,9 @@ use super::CpuTime;
 use crate::sync::atomic::AtomicU32;
 #[cfg(not(loom))]
 use std::sync::LazyLock;
+use std::time::Duration;
 #[cfg(not(loom))]
 use std::time::Instant;
-use std::time::Duration;
 
 /// Which implementation this is, for logs and stats.
 pub const KIND: &str = "fallback";
