@@ -1,0 +1,167 @@
+//! The arms, and one run of one arm: a fresh runtime, the load, a warm-up, the measured
+//! window, the shutdown.
+//!
+//! Invariant: a run owns its runtime from build to shutdown; nothing of one run (threads,
+//! counters, calibration) outlives it into the next, so runs differ only by the arm's config
+//! and by the machine's noise, which alternating the arms spreads over all of them. The
+//! window's two snapshots are taken right after presents `warmup` and `warmup + frames`.
+
+use crate::args::Options;
+use crate::load::{self, Mark};
+use crate::progress::Progress;
+use hos_runtime::{Config, ShortSleep};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+/// One runtime configuration under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arm {
+    /// The reference host's old design: every short sleep yields, every thread spins 20 us
+    /// before a wait, no poller cap.
+    Seeds,
+    /// The reference host today: ShortSleep::Auto with its defaults (the count rule, the
+    /// poller cap, spin by role).
+    Auto,
+    /// hos's default: every switch at its default (the calibrated reactor).
+    Reactor,
+}
+
+impl Arm {
+    /// Every arm, in the default order.
+    pub const ALL: [Arm; 3] = [Arm::Seeds, Arm::Auto, Arm::Reactor];
+
+    /// Its name on the command line and in every output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arm::Seeds => "seeds",
+            Arm::Auto => "auto",
+            Arm::Reactor => "reactor",
+        }
+    }
+
+    /// The arm named `s`.
+    pub fn parse(s: &str) -> Option<Arm> {
+        Arm::ALL.into_iter().find(|a| a.name() == s)
+    }
+
+    /// The runtime configuration of the arm. Built in code, the environment is not read:
+    /// an arm is the same config on every machine.
+    pub fn config(self) -> Config {
+        match self {
+            Arm::Seeds => Config {
+                short_sleep: ShortSleep::Yield,
+                spin_us: 20,
+                spin_other_us: Some(20),
+                short_sleep_pollers: Some(0),
+                ..Config::default()
+            },
+            Arm::Auto => Config {
+                short_sleep: ShortSleep::Auto,
+                ..Config::default()
+            },
+            Arm::Reactor => Config::default(),
+        }
+    }
+}
+
+/// What one run measured, raw: the figures are computed from it (`figures.rs`).
+#[derive(Debug)]
+pub struct Run {
+    /// The arm.
+    pub arm: Arm,
+    /// The pair (round), from 1.
+    pub pair: usize,
+    /// Frame times of the measured frames, ms: each present minus the one before it (the
+    /// first from the last warm-up present).
+    pub frame_ms: Vec<f64>,
+    /// Snapshot at the window's start.
+    pub before: hos::Stats,
+    /// Snapshot at the window's end.
+    pub after: hos::Stats,
+    /// Wall time between the two snapshots.
+    pub window: Duration,
+    /// Frames presented between the two snapshots.
+    pub window_frames: u64,
+}
+
+/// How long without a present before a run is called stalled.
+fn stall_limit(o: &Options) -> Duration {
+    Duration::from_secs(10).max(o.load.cpu_per_frame() * 20)
+}
+
+/// Runs `arm` once.
+///
+/// # Errors
+/// The runtime would not build, a thread would not spawn or panicked, or no frame was
+/// presented for the stall limit (a hang: the message says after which frame).
+pub fn run(arm: Arm, pair: usize, o: &Options, progress: &mut Progress) -> Result<Run, String> {
+    let rt = hos::Runtime::builder()
+        .config(arm.config())
+        .build()
+        .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
+    let running = match load::spawn(&rt, o.load, o.warmup, o.frames) {
+        Ok(r) => r,
+        Err(e) => {
+            rt.shutdown();
+            return Err(e);
+        }
+    };
+    let stall = stall_limit(o);
+    let wait = |want: Mark, progress: &mut Progress| -> Result<(), String> {
+        let mut seen = running.presented();
+        let mut since = Instant::now();
+        loop {
+            match running.marks.recv_timeout(Duration::from_millis(100)) {
+                Ok(m) if m == want => return Ok(()),
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    let n = running.presented();
+                    progress.frame(n as usize);
+                    if n != seen {
+                        (seen, since) = (n, Instant::now());
+                    } else if since.elapsed() > stall {
+                        return Err(format!(
+                            "stalled: no frame presented for {stall:?} (after frame {n})"
+                        ));
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err("the Presentation Thread ended early".into())
+                }
+            }
+        }
+    };
+    let window = wait(Mark::WindowStart, progress).and_then(|()| {
+        let before = rt.stats();
+        let (t0, n0) = (Instant::now(), running.presented());
+        wait(Mark::WindowEnd, progress)?;
+        let after = rt.stats();
+        let (t1, n1) = (Instant::now(), running.presented());
+        Ok((before, after, t1 - t0, n1.saturating_sub(n0).max(1)))
+    });
+    let times = running.stop(&rt);
+    let (before, after, window, window_frames) =
+        window.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
+    let times = times.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
+    if times.len() != o.warmup + o.frames {
+        return Err(format!(
+            "{} pair {pair}: {} present times kept, {} expected",
+            arm.name(),
+            times.len(),
+            o.warmup + o.frames
+        ));
+    }
+    let frame_ms = times[o.warmup - 1..]
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e3)
+        .collect();
+    Ok(Run {
+        arm,
+        pair,
+        frame_ms,
+        before,
+        after,
+        window,
+        window_frames,
+    })
+}

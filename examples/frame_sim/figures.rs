@@ -1,0 +1,390 @@
+//! The figures a run reports (SPEC.md section 8), and the medians and ratios over pairs.
+//!
+//! Invariant: every figure of a run comes from that run's window alone (present times of
+//! its measured frames, deltas between its two snapshots); a median is over pairs of one
+//! arm, and a ratio is taken pair by pair against the baseline arm's run of the same pair
+//! before its median is taken, so a slow stretch of the machine divides out.
+
+use crate::arms::{Arm, Run};
+use hos::CpuTime;
+
+/// Whose CPU and sleeps a row counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `MainThread`.
+    Main,
+    /// `Presentation Thread`.
+    Presentation,
+    /// `BaseProcExecutor*`.
+    Executors,
+    /// `ModuleSystemWorker*`.
+    Workers,
+    /// The runtime's reactor thread (not a guest thread).
+    Reactor,
+}
+
+impl Role {
+    /// Every role, in report order.
+    pub const ALL: [Role; 5] = [
+        Role::Main,
+        Role::Presentation,
+        Role::Executors,
+        Role::Workers,
+        Role::Reactor,
+    ];
+
+    /// A short name for tables and keys.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Main => "main",
+            Role::Presentation => "presentation",
+            Role::Executors => "executors",
+            Role::Workers => "workers",
+            Role::Reactor => "reactor",
+        }
+    }
+
+    /// The role of a guest thread by its name.
+    fn of(name: &str) -> Option<Role> {
+        [
+            ("MainThread", Role::Main),
+            ("Presentation", Role::Presentation),
+            ("BaseProcExecutor", Role::Executors),
+            ("ModuleSystemWorker", Role::Workers),
+        ]
+        .into_iter()
+        .find(|(part, _)| name.contains(part))
+        .map(|(_, r)| r)
+    }
+}
+
+/// One role's figures over the window, summed over its threads, per second of wall time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoleFigures {
+    /// Threads counted.
+    pub threads: usize,
+    /// User + kernel CPU seconds a second.
+    pub cpu_s: f64,
+    /// Kernel CPU seconds a second.
+    pub kernel_s: f64,
+    /// Guest sleeps a second.
+    pub sleeps_s: f64,
+    /// Voluntary context switches a second.
+    pub switches_s: f64,
+}
+
+/// The figures of one run.
+#[derive(Clone, Debug)]
+pub struct Figures {
+    /// Measured frames.
+    pub frames: usize,
+    /// The window, seconds of wall time.
+    pub window_s: f64,
+    /// Frames a second over the measured frames.
+    pub fps: f64,
+    /// Process user + kernel CPU over the window, ms a frame.
+    pub cpu_ms_frame: f64,
+    /// Frame time quantiles and the worst, ms.
+    pub p50: f64,
+    /// See `p50`.
+    pub p95: f64,
+    /// See `p50`.
+    pub p99: f64,
+    /// See `p50`.
+    pub worst: f64,
+    /// Frames over 50, 100 and 250 ms.
+    pub over: [u64; 3],
+    /// Virtual-core acquisitions that waited, a frame.
+    pub vcore_waits: f64,
+    /// Kicks a frame: by priority, slice and first.
+    pub kicks: [f64; 3],
+    /// Escapes a frame.
+    pub escapes: f64,
+    /// Escapes in the window.
+    pub escapes_total: u64,
+    /// By role, in [`Role::ALL`] order.
+    pub roles: [RoleFigures; 5],
+    /// The runtime's calibration at the window's end: its OS timer's lateness, us.
+    pub timer_late_us: f64,
+    /// The same: the latency of waking a parked thread, us.
+    pub wake_us: f64,
+}
+
+/// Frame-time thresholds of `Figures::over`, ms.
+pub const OVER_MS: [f64; 3] = [50.0, 100.0, 250.0];
+
+/// The nearest-rank quantile `q` of sorted values.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The median (the mean of the middle two for an even count); NaN for none.
+pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.into_iter().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+impl Figures {
+    /// The figures of `run`.
+    pub fn of(run: &Run) -> Figures {
+        let mut sorted = run.frame_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let frames = sorted.len();
+        let total_ms: f64 = run.frame_ms.iter().sum();
+        let (b, a) = (&run.before, &run.after);
+        let per_frame = |after: u64, before: u64| {
+            after.saturating_sub(before) as f64 / run.window_frames as f64
+        };
+        let secs = run.window.as_secs_f64().max(1e-9);
+        let mut roles = [RoleFigures::default(); 5];
+        let mut add = |role: Role, cpu: CpuTime, sleeps: u64| {
+            let r = &mut roles[role as usize];
+            r.threads += 1;
+            r.cpu_s += cpu.total().as_secs_f64() / secs;
+            r.kernel_s += cpu.kernel.as_secs_f64() / secs;
+            r.sleeps_s += sleeps as f64 / secs;
+            r.switches_s += cpu.voluntary_switches as f64 / secs;
+        };
+        for t in &a.threads {
+            let Some(role) = Role::of(&t.name) else {
+                continue;
+            };
+            // Matched by name (unique in the load); a thread missing before counts from 0.
+            let old = b.threads.iter().find(|o| o.name == t.name);
+            let cpu = old.map_or(t.cpu, |o| t.cpu.since(&o.cpu));
+            let sleeps = t.sleeps.saturating_sub(old.map_or(0, |o| o.sleeps));
+            add(role, cpu, sleeps);
+        }
+        add(Role::Reactor, a.reactor_cpu.since(&b.reactor_cpu), 0);
+        Figures {
+            frames,
+            window_s: run.window.as_secs_f64(),
+            fps: frames as f64 / (total_ms / 1e3),
+            cpu_ms_frame: a.process_cpu.since(&b.process_cpu).total().as_secs_f64() * 1e3
+                / run.window_frames as f64,
+            p50: quantile(&sorted, 0.50),
+            p95: quantile(&sorted, 0.95),
+            p99: quantile(&sorted, 0.99),
+            worst: sorted.last().copied().unwrap_or(f64::NAN),
+            over: OVER_MS.map(|ms| sorted.iter().filter(|&&x| x > ms).count() as u64),
+            vcore_waits: per_frame(a.vcore_waits, b.vcore_waits),
+            kicks: [
+                per_frame(a.vcore_kicks_priority, b.vcore_kicks_priority),
+                per_frame(a.vcore_kicks_slice, b.vcore_kicks_slice),
+                per_frame(a.vcore_kicks_first, b.vcore_kicks_first),
+            ],
+            escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
+            escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
+            roles,
+            timer_late_us: a.calibration.timer_lateness_ns as f64 / 1e3,
+            wake_us: a.calibration.wake_latency_ns as f64 / 1e3,
+        }
+    }
+}
+
+/// One row of the report: a key for scripts, a label for people, a reader.
+pub struct Metric {
+    /// JSON key (snake case).
+    pub key: String,
+    /// Table label.
+    pub label: String,
+    /// Decimals in the table.
+    pub digits: usize,
+    /// Reads the figure of a run.
+    pub get: Box<dyn Fn(&Figures) -> f64>,
+}
+
+fn metric(
+    key: &str,
+    label: &str,
+    digits: usize,
+    get: impl Fn(&Figures) -> f64 + 'static,
+) -> Metric {
+    Metric {
+        key: key.into(),
+        label: label.into(),
+        digits,
+        get: Box::new(get),
+    }
+}
+
+/// Every row, in report order.
+pub fn metrics() -> Vec<Metric> {
+    let mut m = vec![
+        metric("fps", "fps", 2, |f| f.fps),
+        metric("cpu_ms_per_frame", "CPU ms/frame", 2, |f| f.cpu_ms_frame),
+        metric("p50_ms", "frame p50 ms", 2, |f| f.p50),
+        metric("p95_ms", "frame p95 ms", 2, |f| f.p95),
+        metric("p99_ms", "frame p99 ms", 2, |f| f.p99),
+        metric("worst_ms", "frame worst ms", 2, |f| f.worst),
+    ];
+    for (i, ms) in OVER_MS.iter().enumerate() {
+        m.push(metric(
+            &format!("frames_over_{ms}_ms"),
+            &format!("frames > {ms} ms"),
+            1,
+            move |f| f.over[i] as f64,
+        ));
+    }
+    m.extend([
+        metric("vcore_waits_per_frame", "vcore waits/frame", 2, |f| {
+            f.vcore_waits
+        }),
+        metric("vcore_kicks_per_frame", "vcore kicks/frame", 3, |f| {
+            f.kicks.iter().sum()
+        }),
+        metric("vcore_kicks_priority_per_frame", "  by priority", 3, |f| {
+            f.kicks[0]
+        }),
+        metric("vcore_kicks_slice_per_frame", "  by slice", 3, |f| {
+            f.kicks[1]
+        }),
+        metric("vcore_kicks_first_per_frame", "  by first", 3, |f| {
+            f.kicks[2]
+        }),
+        metric("vcore_escapes_per_frame", "vcore escapes/frame", 4, |f| {
+            f.escapes
+        }),
+        metric("vcore_escapes", "vcore escapes", 0, |f| {
+            f.escapes_total as f64
+        }),
+    ]);
+    for role in Role::ALL {
+        let i = role as usize;
+        let n = role.name();
+        m.push(metric(
+            &format!("{n}_cpu_s_per_s"),
+            &format!("{n} CPU s/s"),
+            3,
+            move |f| f.roles[i].cpu_s,
+        ));
+        m.push(metric(
+            &format!("{n}_kernel_s_per_s"),
+            &format!("{n} kernel s/s"),
+            3,
+            move |f| f.roles[i].kernel_s,
+        ));
+        if role != Role::Reactor {
+            m.push(metric(
+                &format!("{n}_sleeps_per_s"),
+                &format!("{n} sleeps/s"),
+                0,
+                move |f| f.roles[i].sleeps_s,
+            ));
+        }
+        m.push(metric(
+            &format!("{n}_switches_per_s"),
+            &format!("{n} vol. switches/s"),
+            0,
+            move |f| f.roles[i].switches_s,
+        ));
+    }
+    m.push(metric("timer_late_us", "calib. timer late us", 1, |f| {
+        f.timer_late_us
+    }));
+    m.push(metric("wake_us", "calib. wake us", 1, |f| f.wake_us));
+    m.push(metric("frames", "measured frames", 0, |f| f.frames as f64));
+    m.push(metric("window_s", "window s", 2, |f| f.window_s));
+    m
+}
+
+/// The rows whose per-pair ratio to the baseline is reported.
+pub const RATIO_KEYS: [&str; 3] = ["fps", "cpu_ms_per_frame", "p99_ms"];
+
+/// One arm over its pairs.
+pub struct ArmSummary {
+    /// The arm.
+    pub arm: Arm,
+    /// Its runs' figures, by pair.
+    pub runs: Vec<Figures>,
+    /// The median over pairs of each metric, in `metrics()` order.
+    pub median: Vec<f64>,
+    /// The median over pairs of the ratio to the baseline, in `RATIO_KEYS` order.
+    pub ratio: [f64; 3],
+}
+
+/// Every arm over its pairs, against a baseline.
+pub struct Summary {
+    /// `seeds` when it ran, else the first arm.
+    pub baseline: Arm,
+    /// The rows.
+    pub metrics: Vec<Metric>,
+    /// By arm, in run order.
+    pub arms: Vec<ArmSummary>,
+}
+
+impl Summary {
+    /// Summarizes runs of `arms`, each holding its runs' figures by pair.
+    pub fn new(arms: Vec<(Arm, Vec<Figures>)>) -> Summary {
+        let metrics = metrics();
+        let baseline = arms
+            .iter()
+            .map(|(a, _)| *a)
+            .find(|a| *a == Arm::Seeds)
+            .unwrap_or(arms[0].0);
+        let base_runs = arms
+            .iter()
+            .find(|(a, _)| *a == baseline)
+            .map(|(_, r)| r.clone())
+            .unwrap_or_default();
+        let ratio_of = |key: &str, runs: &[Figures]| {
+            let m = metrics
+                .iter()
+                .find(|m| m.key == key)
+                .unwrap_or_else(|| panic!("no metric {key}"));
+            median(
+                runs.iter()
+                    .zip(&base_runs)
+                    .map(|(r, b)| (m.get)(r) / (m.get)(b))
+                    .filter(|x| x.is_finite()),
+            )
+        };
+        let arms = arms
+            .into_iter()
+            .map(|(arm, runs)| ArmSummary {
+                arm,
+                median: metrics
+                    .iter()
+                    .map(|m| median(runs.iter().map(|f| (m.get)(f))))
+                    .collect(),
+                ratio: RATIO_KEYS.map(|k| ratio_of(k, &runs)),
+                runs,
+            })
+            .collect();
+        Summary {
+            baseline,
+            metrics,
+            arms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_and_medians() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.5), 50.0);
+        assert_eq!(quantile(&v, 0.99), 99.0);
+        assert_eq!(quantile(&v, 1.0), 100.0);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(median([3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median([4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median([]).is_nan());
+    }
+}
