@@ -18,7 +18,7 @@ pub fn sleep_thread(ns: i64) {
     };
     match ns {
         1.. => rt.sleep(ns as u64),
-        0 | -1 | -2 => {
+        -2..=0 => {
             hos_runtime::stats::Stats::bump(&rt.counters().yields);
             hos_runtime::sys::yield_now();
         }
