@@ -130,36 +130,15 @@ impl Policy {
     /// Decides everything from `config` and the process's logical processor count (`None`:
     /// unknown), and logs each decision once with the count.
     pub fn new(config: &Config, processors: Option<usize>) -> Self {
-        let few = processors.is_none_or(|n| n <= FEW_PROCESSORS);
-        let (guest, host) = match (config.short_sleep_timer, config.short_sleep) {
-            (Some(true), _) | (None, ShortSleep::Timer) => (ShortPath::Timer, ShortPath::Precise),
-            (Some(false), _) | (None, ShortSleep::Yield) => (ShortPath::Yield, ShortPath::Yield),
-            (None, ShortSleep::Reactor) => (ShortPath::Precise, ShortPath::Precise),
-            (None, ShortSleep::Auto) if few && processors.is_some() => {
-                (ShortPath::Timer, ShortPath::Yield)
-            }
-            (None, ShortSleep::Auto) => (ShortPath::Yield, ShortPath::Yield),
-        };
-        let cap = if config.short_sleep_timer.is_some() || guest == ShortPath::Timer {
-            0
-        } else {
-            config
-                .short_sleep_pollers
-                .unwrap_or_else(|| processors.map_or(1, |n| (n / PROCESSORS_A_POLLER).max(1)))
-        };
-        let other_us = match config.spin_other_us {
-            Some(us) => us,
-            None if few => config.spin_us,
-            None => SPIN_OTHER_US,
-        };
+        let (guest, host) = short_paths(config, processors);
         let policy = Policy {
             processors,
             guest,
             host,
-            cap,
+            cap: poller_cap(config, processors, guest),
             pollers: AtomicUsize::new(0),
             spin_serial_ns: config.spin_us.saturating_mul(US),
-            spin_other_ns: other_us.min(config.spin_us).saturating_mul(US),
+            spin_other_ns: spin_other_us(config, processors).saturating_mul(US),
         };
         policy.log(config);
         policy
@@ -252,6 +231,46 @@ impl Policy {
     pub fn is_full_spin(&self, ns: u64) -> bool {
         ns >= self.spin_serial_ns
     }
+}
+
+/// Whether `processors` is a small machine, or an unknown one, for the spin rule.
+fn few(processors: Option<usize>) -> bool {
+    processors.is_none_or(|n| n <= FEW_PROCESSORS)
+}
+
+/// The short paths of guest and host sleeps (the table in the module doc).
+fn short_paths(config: &Config, processors: Option<usize>) -> (ShortPath, ShortPath) {
+    match (config.short_sleep_timer, config.short_sleep) {
+        (Some(true), _) | (None, ShortSleep::Timer) => (ShortPath::Timer, ShortPath::Precise),
+        (Some(false), _) | (None, ShortSleep::Yield) => (ShortPath::Yield, ShortPath::Yield),
+        (None, ShortSleep::Reactor) => (ShortPath::Precise, ShortPath::Precise),
+        (None, ShortSleep::Auto) => match processors {
+            Some(n) if n <= FEW_PROCESSORS => (ShortPath::Timer, ShortPath::Yield),
+            _ => (ShortPath::Yield, ShortPath::Yield),
+        },
+    }
+}
+
+/// The poller cap: 0 where the timer switch decides for all or no guest sleep yields or takes
+/// the precise path; else the switch, or a quarter of the processors, at least 1.
+fn poller_cap(config: &Config, processors: Option<usize>, guest: ShortPath) -> usize {
+    if config.short_sleep_timer.is_some() || guest == ShortPath::Timer {
+        return 0;
+    }
+    config
+        .short_sleep_pollers
+        .unwrap_or_else(|| processors.map_or(1, |n| (n / PROCESSORS_A_POLLER).max(1)))
+}
+
+/// The spin of other guest threads, in us: the switch, else 5 or, on few or unknown
+/// processors, the serial spin; never more than the serial spin (the one clamp).
+fn spin_other_us(config: &Config, processors: Option<usize>) -> u64 {
+    let us = match config.spin_other_us {
+        Some(us) => us,
+        None if few(processors) => config.spin_us,
+        None => SPIN_OTHER_US,
+    };
+    us.min(config.spin_us)
 }
 
 /// "4 logical processors", "1 logical processor", "logical processors unknown".
