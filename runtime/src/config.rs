@@ -400,7 +400,7 @@ impl<R: From<Runtime>> Builder<R> {
     /// Replaces the whole configuration; every switch counts as set in code.
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
-        self.in_code = Switch::ALL.iter().fold(0, |m, s| m | s.bit());
+        self.in_code = !0;
         self
     }
 

@@ -457,16 +457,22 @@ fn a_catch_reopens_the_gate() {
 
 #[test]
 fn build_counts_once_and_starts() {
-    assert!(Builder::<Runtime>::new().vcores(9).build().is_err());
-    let rt = Builder::<Runtime>::new()
-        .logical_processors(Some(4))
-        .short_sleep(ShortSleep::Auto)
-        .calibration(Calibration::default())
-        .build()
-        .unwrap();
+    // Pinned calibrations: nothing here measures, so a mutant that lets a bad value through
+    // fails at once instead of calibrating.
+    let pinned = || Builder::<Runtime>::new().calibration(Calibration::default());
+    assert!(pinned().vcores(9).build().is_err());
+    let auto_on_four = || {
+        pinned()
+            .logical_processors(Some(4))
+            .short_sleep(ShortSleep::Auto)
+    };
+    let config = auto_on_four().resolve().unwrap();
+    assert_eq!(config.logical_processors, Some(Some(4)));
+    assert_eq!(config.calibration, Some(Calibration::default()));
+    let rt = auto_on_four().build().unwrap();
     assert_eq!(rt.policy().processors(), Some(4));
     assert_eq!(rt.policy().short_path(Role::Other), Timer);
-    assert_eq!(rt.config().cores, 6);
+    assert_eq!(rt.config(), &config);
     rt.shutdown();
 }
 
