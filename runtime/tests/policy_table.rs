@@ -460,6 +460,7 @@ fn build_counts_once_and_starts() {
     // Pinned calibrations: nothing here measures, so a mutant that lets a bad value through
     // fails at once instead of calibrating.
     let pinned = || Builder::<Runtime>::new().calibration(Calibration::default());
+    assert!(pinned().vcores(9).resolve().is_err());
     assert!(pinned().vcores(9).build().is_err());
     let auto_on_four = || {
         pinned()
