@@ -212,6 +212,20 @@ fn every_builder_method_sets_its_switch() {
     );
 }
 
+#[test]
+fn defaults_are_the_documented_ones() {
+    let d = Config::default();
+    assert_eq!(d.short_sleep, ShortSleep::Reactor);
+    assert_eq!((d.short_sleep_timer, d.short_sleep_pollers), (None, None));
+    assert_eq!((d.spin_us, d.spin_other_us), (20, None));
+    assert_eq!(d.serial, ["MainThread", "Presentation"]);
+    assert_eq!((d.cores, d.vcores), (6, true));
+    assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
+    assert!(d.vcore_first.is_empty());
+    assert_eq!((d.sleep_log, d.tls_trace), (false, false));
+    assert_eq!((d.calibration, d.logical_processors), (None, None));
+}
+
 /// Every switch with a value unlike its default, and a builder that sets each in code to a
 /// third value.
 fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
