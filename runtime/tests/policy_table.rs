@@ -508,6 +508,23 @@ impl tracing::Subscriber for Messages {
 
 #[test]
 fn each_decision_is_logged_once_with_the_count() {
+    // Alone in a child process: a scoped subscriber misses events of a callsite that another
+    // test thread registers while it is being set up (tracing caches "nobody listens").
+    const CHILD: &str = "HOS_POLICY_TABLE_CHILD";
+    if std::env::var_os(CHILD).is_none() {
+        let test = "each_decision_is_logged_once_with_the_count";
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", test, "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}"
+        );
+        return;
+    }
     let log = std::sync::Arc::new(Messages(Default::default()));
     let config = resolve(&[("HOS_SHORT_SLEEP", "auto")]).unwrap();
     tracing::subscriber::with_default(log.clone(), || {
