@@ -64,8 +64,17 @@ pub(crate) fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
         t.sleeps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     if rt.config().sleep_log && role != Role::Host {
+        // HOS_SLEEP_LOG is the filter: every guest sleep, at info, under its own target.
         let name = ctx.thread().map(|t| t.name());
-        tracing::trace!(thread = ?name, asked_ns = ns, path = path.name(), late_ns = late, "guest sleep");
+        tracing::info!(
+            target: "hos::sleep",
+            thread = ?name,
+            asked_ns = ns,
+            mode = ?rt.config().short_sleep,
+            path = path.name(),
+            late_ns = late,
+            "guest sleep"
+        );
     }
     if held {
         ctx.acquire_vcore();
