@@ -124,7 +124,7 @@ pub fn get_thread_priority(h: Handle) -> Result<u8, ResultCode> {
 /// InvalidHandle for a handle that names no thread; InvalidPriority outside 0..=63.
 ///
 /// ```
-/// # let rt = hos::Runtime::builder().build()?;
+/// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
 /// use hos::svc::{self, Handle};
 /// let t = rt.thread().spawn(|| {
 ///     assert_eq!(svc::set_thread_priority(Handle::CURRENT_THREAD, 64), Err(hos::ResultCode::INVALID_PRIORITY));

@@ -34,7 +34,7 @@ pub(crate) type JoinSlot = Mutex<Option<std::thread::JoinHandle<()>>>;
 /// Builds a guest thread. Made by [`Runtime::thread`].
 ///
 /// ```
-/// let rt = hos::Runtime::builder().build()?;
+/// let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
 /// let worker = rt
 ///     .thread()
 ///     .name("ModuleSystemWorker0")

@@ -24,7 +24,7 @@ use std::time::Duration;
 /// let (m, cv) = (Mutex::new(false), ConditionVariable::new());
 /// let g = m.lock().map_err(|e| e.code())?;
 /// cv.signal(); // nobody waits: nothing happens
-/// # let rt = hos::Runtime::builder().build().unwrap();
+/// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build().unwrap();
 /// let (g, waited) = cv.wait_timeout(g, std::time::Duration::from_micros(50));
 /// assert_eq!(waited, Err(hos::ResultCode::TIMED_OUT));
 /// assert!(m.is_locked_by_current_thread(), "the mutex is held again");
@@ -74,7 +74,7 @@ impl ConditionVariable {
     /// # Caveats
     /// If the mutex was abandoned while this thread waited, it stays marked for the next
     /// locker after this one.
-    pub fn wait<'a>(&'a self, guard: MutexGuard<'a>) -> (MutexGuard<'a>, Result<(), ResultCode>) {
+    pub fn wait<'g>(&self, guard: MutexGuard<'g>) -> (MutexGuard<'g>, Result<(), ResultCode>) {
         self.run(guard, Timeout::Never)
     }
 
@@ -82,19 +82,19 @@ impl ConditionVariable {
     ///
     /// # Blocking
     /// As [`ConditionVariable::wait`]; the mutex is taken back after the timeout too.
-    pub fn wait_timeout<'a>(
-        &'a self,
-        guard: MutexGuard<'a>,
+    pub fn wait_timeout<'g>(
+        &self,
+        guard: MutexGuard<'g>,
         d: Duration,
-    ) -> (MutexGuard<'a>, Result<(), ResultCode>) {
+    ) -> (MutexGuard<'g>, Result<(), ResultCode>) {
         self.run(guard, Timeout::from(Some(d)))
     }
 
-    fn run<'a>(
-        &'a self,
-        guard: MutexGuard<'a>,
+    fn run<'g>(
+        &self,
+        guard: MutexGuard<'g>,
         timeout: Timeout,
-    ) -> (MutexGuard<'a>, Result<(), ResultCode>) {
+    ) -> (MutexGuard<'g>, Result<(), ResultCode>) {
         crate::svc::checkpoint();
         let fut = self.wait_async(guard).limit(timeout);
         block_on(fut, Wait::object(&self.obj.gate))
@@ -102,7 +102,7 @@ impl ConditionVariable {
 
     /// The wait as a future, for async host tasks. Dropping it before it completes drops the
     /// guard (the mutex is released), so nothing is left half-done.
-    pub fn wait_async<'a>(&'a self, guard: MutexGuard<'a>) -> CondvarWait<'a> {
+    pub fn wait_async<'g>(&self, guard: MutexGuard<'g>) -> CondvarWait<'_, 'g> {
         CondvarWait {
             cv: self,
             mutex: guard.mutex(),
@@ -115,26 +115,26 @@ impl ConditionVariable {
 /// The future of [`ConditionVariable::wait_async`]: gives the guard back with the result.
 #[derive(Debug)]
 #[must_use = "a wait does nothing unless polled"]
-pub struct CondvarWait<'a> {
-    cv: &'a ConditionVariable,
-    mutex: &'a Mutex,
+pub struct CondvarWait<'c, 'g> {
+    cv: &'c ConditionVariable,
+    mutex: &'g Mutex,
     timeout: Timeout,
-    phase: Phase<'a>,
+    phase: Phase<'c, 'g>,
 }
 
 #[derive(Debug)]
-enum Phase<'a> {
+enum Phase<'c, 'g> {
     /// Holding the mutex, not yet registered.
-    Start(Option<MutexGuard<'a>>),
+    Start(Option<MutexGuard<'g>>),
     /// Registered, mutex released: (owner token, levels) to restore.
-    Signal(Waiting<'a, Notified>, (u64, u32)),
+    Signal(Waiting<'c, Notified>, (u64, u32)),
     /// Taking the mutex back.
-    Relock(Waiting<'a, Lock<'a>>, Result<(), ResultCode>),
+    Relock(Waiting<'g, Lock<'g>>, Result<(), ResultCode>),
     /// Returned.
     Done,
 }
 
-impl CondvarWait<'_> {
+impl CondvarWait<'_, '_> {
     fn limit(mut self, timeout: Timeout) -> Self {
         self.timeout = timeout;
         self
@@ -147,8 +147,8 @@ impl CondvarWait<'_> {
     }
 }
 
-impl<'a> Future for CondvarWait<'a> {
-    type Output = (MutexGuard<'a>, Result<(), ResultCode>);
+impl<'g> Future for CondvarWait<'_, 'g> {
+    type Output = (MutexGuard<'g>, Result<(), ResultCode>);
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();

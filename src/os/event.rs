@@ -137,7 +137,7 @@ impl Event {
     /// As [`Event::wait`], at most `d` (the deadline is on the runtime's reactor).
     ///
     /// ```
-    /// # let rt = hos::Runtime::builder().build()?;
+    /// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
     /// let ev = hos::os::Event::new(hos::os::ClearMode::Manual);
     /// assert!(!ev.wait_timeout(std::time::Duration::from_micros(50)));
     /// # rt.shutdown();

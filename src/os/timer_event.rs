@@ -26,7 +26,7 @@ use std::time::Duration;
 /// Timer events are host deadlines: served precisely by the reactor.
 ///
 /// ```
-/// # let rt = hos::Runtime::builder().build()?;
+/// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
 /// use hos::os::{ClearMode, TimerEvent};
 /// use std::time::Duration;
 /// let t = TimerEvent::new(ClearMode::Auto);

@@ -267,7 +267,7 @@ impl Drop for Limits {
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use std::time::Duration;
-/// let rt = hos::Runtime::builder().build()?;
+/// let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
 /// let ev = hos::os::Event::new(hos::os::ClearMode::Auto);
 /// let waited = ev.wait_async().timeout(Duration::from_millis(1)).await;
 /// assert_eq!(waited, Err(hos::ResultCode::TIMED_OUT));
