@@ -57,7 +57,7 @@ fn hundred_thousand_handoffs_among_32_threads() {
                             return;
                         }
                         {
-                            let _g = lock.lock().ok().expect("never abandoned");
+                            let _g = lock.lock().map_err(|e| e.code()).expect("never abandoned");
                             let v = guarded.load(Ordering::Relaxed);
                             guarded.store(v + 1, Ordering::Relaxed);
                         }
