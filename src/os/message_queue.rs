@@ -265,7 +265,10 @@ impl<T> Op for Send<T> {
         if s.items.len() >= s.capacity {
             return None;
         }
-        let item = self.item.take()?;
+        // No message left means it was sent already: the wait is complete.
+        let Some(item) = self.item.take() else {
+            return Some(Ok(()));
+        };
         if self.front {
             s.items.push_front(item);
         } else {
