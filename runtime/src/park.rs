@@ -164,7 +164,14 @@ impl<'a> Wait<'a> {
     }
 }
 
-std::thread_local! {
+// Under loom the parker is per model thread (loom runs its threads on one OS thread), so
+// that models of objects that call `block_on` see one parker a thread.
+#[cfg(loom)]
+use loom::thread_local;
+#[cfg(not(loom))]
+use std::thread_local;
+
+thread_local! {
     static LOCAL: (Arc<Parker>, Waker) = {
         let p = Arc::new(Parker::new());
         let w = Waker::from(p.clone());
