@@ -446,10 +446,13 @@ fn guest_threads_names_roles_priorities_cores_and_cpu() {
             }
         })
         .unwrap();
+    // The record is bound to its OS thread (id and clock) once the thread runs.
+    while busy.thread().os_id().is_none() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     while OS_CPU_CLOCK && busy.thread().cpu_time().total() == Duration::ZERO {
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert!(busy.thread().os_id().is_some());
     stop.signal();
     busy.join().unwrap();
 }
