@@ -6,15 +6,19 @@
 
 #![warn(missing_docs)]
 
+pub mod os;
 mod result;
 pub mod svc;
+mod sync;
 pub mod thread;
 
+pub use hos_runtime::sys::CpuTime;
 pub use hos_runtime::{
     Calibration, ConfigError, PrecisePath, ShortSleep, SleepPath, StatsSnapshot as Stats,
 };
 pub use result::ResultCode;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Builds a [`Runtime`]: every switch has a method; `.env()` reads the HOS_* switches.
@@ -24,7 +28,9 @@ pub type RuntimeBuilder = hos_runtime::Builder<Runtime>;
 #[derive(Clone, Debug)]
 pub struct Runtime {
     inner: hos_runtime::Runtime,
-    joins: std::sync::Arc<std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>>,
+    /// The OS threads of guest threads not yet joined. # Invariant: each slot is shared with
+    /// one `JoinHandle`; whoever takes the handle out of it joins, so nobody joins twice.
+    joins: Arc<Mutex<Vec<Arc<thread::JoinSlot>>>>,
 }
 
 impl From<hos_runtime::Runtime> for Runtime {
@@ -62,12 +68,32 @@ impl Runtime {
         &self.inner
     }
 
-    /// Shuts down: every waiter returns Cancelled, the reactor stops, guest threads are joined.
+    /// Keeps a guest thread's join slot for [`Runtime::shutdown`], forgetting joined ones.
+    pub(crate) fn track(&self, slot: Arc<thread::JoinSlot>) {
+        let mut joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
+        joins.retain(|s| s.lock().unwrap_or_else(|e| e.into_inner()).is_some());
+        joins.push(slot);
+    }
+
+    /// Shuts down: every waiter returns Cancelled, the reactor stops, guest threads are
+    /// joined (those their handles have not joined; never the calling thread itself).
+    ///
+    /// # Blocking
+    /// Until every guest thread has returned: a thread that never reaches a wait or a
+    /// checkpoint is waited for.
     pub fn shutdown(&self) {
         self.inner.shutdown();
-        let joins = std::mem::take(&mut *self.joins.lock().unwrap_or_else(|e| e.into_inner()));
-        for j in joins {
-            let _ = j.join();
+        let slots = std::mem::take(&mut *self.joins.lock().unwrap_or_else(|e| e.into_inner()));
+        let me = std::thread::current().id();
+        for slot in slots {
+            let os = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            match os {
+                Some(os) if os.thread().id() == me => {}
+                Some(os) => {
+                    let _ = os.join();
+                }
+                None => {}
+            }
         }
     }
 }

@@ -14,6 +14,8 @@ impl ResultCode {
     pub const SUCCESS: ResultCode = ResultCode(0);
     /// 0x7601: the thread is being terminated.
     pub const TERMINATION_REQUESTED: ResultCode = ResultCode::kernel(59);
+    /// 0xD201: the handle table is full.
+    pub const OUT_OF_HANDLES: ResultCode = ResultCode::kernel(105);
     /// 0xE001: a priority outside 0..=63.
     pub const INVALID_PRIORITY: ResultCode = ResultCode::kernel(112);
     /// 0xE201: a core id or mask the process may not use.
@@ -50,6 +52,7 @@ impl ResultCode {
         Some(match self {
             ResultCode::SUCCESS => "Success",
             ResultCode::TERMINATION_REQUESTED => "TerminationRequested",
+            ResultCode::OUT_OF_HANDLES => "OutOfHandles",
             ResultCode::INVALID_PRIORITY => "InvalidPriority",
             ResultCode::INVALID_CORE_ID => "InvalidCoreId",
             ResultCode::INVALID_HANDLE => "InvalidHandle",
@@ -86,6 +89,7 @@ mod tests {
 
     #[test]
     fn codes_are_horizons() {
+        assert_eq!(ResultCode::OUT_OF_HANDLES.0, 0xD201);
         assert_eq!(ResultCode::INVALID_PRIORITY.0, 0xE001);
         assert_eq!(ResultCode::INVALID_CORE_ID.0, 0xE201);
         assert_eq!(ResultCode::INVALID_HANDLE.0, 0xE401);

@@ -1,38 +1,187 @@
-//! Supervisor calls a guest thread makes: sleeps and yields, checkpoints.
+//! Supervisor calls a guest thread makes: sleeps and yields, thread priority and cores,
+//! waits on handles, checkpoints.
 //!
-//! Invariant: no call here panics on any argument; bad input is counted and traced, or
-//! answered with a Horizon result code where the call returns one.
+//! Invariant: no call here panics on any argument; bad input is answered with a Horizon
+//! result code, or, where the svc returns nothing (svcSleepThread), counted and traced. Every
+//! call is a checkpoint of the virtual cores first.
 
-use hos_runtime::context;
+mod handles;
 
-/// svcSleepThread (0x0B): sleeps `ns` nanoseconds; `0`, `-1` and `-2` are yields; any other
-/// negative value returns at once and is counted as bad input.
+pub use handles::{HandleObject, MAX_HANDLES};
+
+use crate::os::{wait_any, MAX_WAIT_OBJECTS};
+use crate::thread::Thread;
+use crate::ResultCode;
+use hos_runtime::stats::Stats;
+use hos_runtime::vcore::YieldKind;
+use hos_runtime::{context, sys};
+use std::time::Duration;
+
+/// A Horizon handle: a process-wide name for a waitable object or a guest thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Handle(pub u32);
+
+impl Handle {
+    /// The pseudo-handle of the calling thread (CUR_THREAD_HANDLE).
+    pub const CURRENT_THREAD: Handle = Handle(0xFFFF_8000);
+}
+
+/// Names `object` with a new handle.
+///
+/// # Errors
+/// OutOfHandles once [`MAX_HANDLES`] are open.
+///
+/// ```
+/// use hos::os::{ClearMode, Event};
+/// use hos::svc::{self, Handle};
+/// use std::sync::Arc;
+/// let ev = Arc::new(Event::new(ClearMode::Auto));
+/// let h = svc::create_handle(ev.clone())?;
+/// ev.signal();
+/// assert_eq!(svc::wait_synchronization(&[h], 0), Ok(0));
+/// svc::close_handle(h)?;
+/// assert_eq!(svc::wait_synchronization(&[h], 0), Err(hos::ResultCode::INVALID_HANDLE));
+/// # Ok::<(), hos::ResultCode>(())
+/// ```
+pub fn create_handle(object: impl Into<HandleObject>) -> Result<Handle, ResultCode> {
+    checkpoint();
+    handles::insert(object.into())
+}
+
+/// svcCloseHandle (0x16).
+///
+/// # Errors
+/// InvalidHandle for a handle that is not open.
+pub fn close_handle(h: Handle) -> Result<(), ResultCode> {
+    checkpoint();
+    handles::close(h)
+}
+
+/// svcSleepThread (0x0B): sleeps `ns` nanoseconds. `0`, `-1` and `-2` are yields (to the same
+/// priority; with migration; to any thread), served on the virtual cores for a guest thread;
+/// any other negative value returns at once and is counted as bad input.
+///
+/// # Blocking
+/// Through the runtime's sleep paths; a guest thread holds no virtual core while it sleeps.
 pub fn sleep_thread(ns: i64) {
+    checkpoint();
     let Some(rt) = context::runtime() else {
-        if ns > 0 {
-            std::thread::sleep(std::time::Duration::from_nanos(ns as u64));
-        } else {
-            std::thread::yield_now();
+        match ns {
+            1.. => std::thread::sleep(Duration::from_nanos(ns as u64)),
+            _ => std::thread::yield_now(),
         }
         return;
     };
-    match ns {
-        1.. => rt.sleep(ns as u64),
-        0 | -1 | -2 => {
-            hos_runtime::stats::Stats::bump(&rt.counters().yields);
-            hos_runtime::sys::yield_now();
-        }
+    let kind = match ns {
+        1.. => return rt.sleep(ns as u64),
+        0 => YieldKind::SamePriority,
+        -1 => YieldKind::Migrate,
+        -2 => YieldKind::Any,
         _ => {
-            hos_runtime::stats::Stats::bump(&rt.counters().bad_sleeps);
+            Stats::bump(&rt.counters().bad_sleeps);
             tracing::debug!(ns, "svcSleepThread with a negative length: returns at once");
+            return;
         }
+    };
+    Stats::bump(&rt.counters().yields);
+    let on_vcores = context::with_guest(|rt, t| {
+        let on = rt.config().vcores;
+        if on {
+            rt.vcores().yield_core(t, kind);
+        }
+        on
+    });
+    if on_vcores != Some(true) {
+        sys::yield_now();
     }
 }
 
 /// A point where a kicked guest thread gives its virtual core up (svc entry, nn::os calls,
-/// polled loop headers).
+/// polled loop headers). Nothing on other threads.
 pub fn checkpoint() {
-    if let (Some(rt), Some(t)) = (context::runtime(), context::thread()) {
-        rt.vcores().checkpoint(&t);
+    context::with_guest(|rt, t| rt.vcores().checkpoint(t));
+}
+
+fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
+    match handles::get(h)? {
+        HandleObject::Thread(t) => Ok(t),
+        HandleObject::Waitable(_) => Err(ResultCode::INVALID_HANDLE),
     }
+}
+
+/// svcGetThreadPriority (0x0C).
+///
+/// # Errors
+/// InvalidHandle for a handle that names no thread.
+pub fn get_thread_priority(h: Handle) -> Result<u8, ResultCode> {
+    checkpoint();
+    Ok(thread_of(h)?.priority())
+}
+
+/// svcSetThreadPriority (0x0D).
+///
+/// # Errors
+/// InvalidHandle for a handle that names no thread; InvalidPriority outside 0..=63.
+///
+/// ```
+/// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
+/// use hos::svc::{self, Handle};
+/// let t = rt.thread().spawn(|| {
+///     assert_eq!(svc::set_thread_priority(Handle::CURRENT_THREAD, 64), Err(hos::ResultCode::INVALID_PRIORITY));
+///     svc::set_thread_priority(Handle::CURRENT_THREAD, 10)?;
+///     svc::get_thread_priority(Handle::CURRENT_THREAD)
+/// })?;
+/// assert_eq!(t.join().ok(), Some(Ok(10)));
+/// # rt.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn set_thread_priority(h: Handle, priority: i32) -> Result<(), ResultCode> {
+    checkpoint();
+    thread_of(h)?.set_priority(priority)
+}
+
+/// svcGetThreadCoreMask (0x0E): (ideal core, core mask).
+///
+/// # Errors
+/// InvalidHandle for a handle that names no thread.
+pub fn get_thread_core_mask(h: Handle) -> Result<(i32, u64), ResultCode> {
+    checkpoint();
+    let t = thread_of(h)?;
+    Ok((t.ideal_core(), t.core_mask()))
+}
+
+/// svcSetThreadCoreMask (0x0F): `ideal` -3 keeps the current ideal core, -2 takes the
+/// process's default, -1 keeps it if the mask allows it.
+///
+/// # Errors
+/// InvalidHandle for a handle that names no thread; InvalidCoreId for a mask of 0, a core
+/// past the runtime's cores or an ideal core that is no core; InvalidCombination for an
+/// ideal core outside the mask.
+pub fn set_thread_core_mask(h: Handle, ideal: i32, mask: u64) -> Result<(), ResultCode> {
+    checkpoint();
+    thread_of(h)?.set_core_mask(ideal, mask)
+}
+
+/// svcWaitSynchronization (0x18): waits until one of `handles` is ready and returns its
+/// index. `timeout_ns`: negative waits without limit, 0 polls. No handles: waits for the
+/// timeout or a cancel.
+///
+/// # Errors
+/// OutOfRange for more than 64 handles; InvalidHandle for one that is not open; TimedOut;
+/// Cancelled once the runtime shuts down.
+///
+/// # Blocking
+/// As [`crate::os::wait_any`].
+pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize, ResultCode> {
+    checkpoint();
+    if handles.len() > MAX_WAIT_OBJECTS {
+        return Err(ResultCode::OUT_OF_RANGE);
+    }
+    let objects = handles
+        .iter()
+        .map(|h| handles::get(*h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let waitables: Vec<_> = objects.iter().map(HandleObject::as_waitable).collect();
+    let timeout = u64::try_from(timeout_ns).ok().map(Duration::from_nanos);
+    wait_any(&waitables, timeout)
 }

@@ -1,21 +1,52 @@
 //! Guest threads: OS threads that run guest code under the runtime.
 //!
 //! Invariant: a guest thread holds a virtual core only while it runs guest code; when it
-//! ends, by return or by panic, its core is given back and its context is cleared (guards).
+//! ends, by return or by panic, everything it held is given back before its result is
+//! published: its core (guard), the mutex levels it held (guards unwind as abandoned; levels
+//! held without a guard are released as abandoned), its context (guard). Then its exit event
+//! is signalled. Its OS thread is joined exactly once: by [`JoinHandle::join`] or by
+//! `Runtime::shutdown`, whichever takes the handle out of its shared slot first.
 
+use crate::os::wait_any::{sealed, Waitable};
+use crate::os::waiters::WaitSlot;
+use crate::os::{ClearMode, Event};
 use crate::{ResultCode, Runtime};
 use hos_runtime::context;
+use hos_runtime::sys::{self, CpuTime};
 use hos_runtime::thread::{ThreadRecord, ThreadSpec};
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
 
 /// Highest (worst) Horizon priority.
 pub const PRIORITY_MAX: u8 = 63;
-/// Ideal core -2: the process's default core.
+/// Ideal core -1 (in a core-mask change): keep the ideal core if the new mask allows it,
+/// else take the mask's first core.
+pub const IDEAL_CORE_DONT_CARE: i32 = -1;
+/// Ideal core -2: the process's default core (here: the mask's first core).
 pub const IDEAL_CORE_DEFAULT: i32 = -2;
 /// Ideal core -3 (in a core-mask change): keep the current ideal core.
 pub const IDEAL_CORE_KEEP: i32 = -3;
 
+/// The OS thread of a guest thread, in a slot shared by its handle and the runtime.
+pub(crate) type JoinSlot = Mutex<Option<std::thread::JoinHandle<()>>>;
+
 /// Builds a guest thread. Made by [`Runtime::thread`].
+///
+/// ```
+/// let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
+/// let worker = rt
+///     .thread()
+///     .name("ModuleSystemWorker0")
+///     .priority(44)
+///     .core_mask(0b11_1111)
+///     .ideal_core(0)
+///     .spawn(|| hos::thread::current().map(|t| t.priority()))?;
+/// assert_eq!(worker.join().ok().flatten(), Some(44));
+/// assert_eq!(rt.thread().priority(64).spawn(|| ()).err(), Some(hos::ResultCode::INVALID_PRIORITY));
+/// rt.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Builder {
     rt: Runtime,
@@ -32,30 +63,32 @@ impl Builder {
             rt,
             name: String::from("GuestThread"),
             priority: 0x2C,
-            core_mask: (1u64 << cores) - 1,
+            core_mask: all_cores(cores),
             ideal_core: IDEAL_CORE_DEFAULT,
         }
     }
 
-    /// The thread's name (it decides the serial role and HOS_VCORE_FIRST).
+    /// The thread's name: it decides the serial role (HOS_SERIAL parts, default `MainThread`
+    /// and `Presentation`) and HOS_VCORE_FIRST.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self
     }
 
-    /// Horizon priority, 0 (best) ..= 63; anything else fails at spawn with InvalidPriority.
+    /// Horizon priority, 0 (best) ..= 63 (default 0x2C); anything else fails at spawn with
+    /// InvalidPriority.
     pub fn priority(mut self, p: i32) -> Self {
         self.priority = p;
         self
     }
 
-    /// Allowed virtual cores, a bit per core; 0 or a bit past the cores fails with InvalidCoreId.
+    /// Allowed virtual cores, a bit per core (default: all).
     pub fn core_mask(mut self, mask: u64) -> Self {
         self.core_mask = mask;
         self
     }
 
-    /// Preferred virtual core; -2 is the process's default core.
+    /// Preferred virtual core; -2 (the default) is the process's default core.
     pub fn ideal_core(mut self, core: i32) -> Self {
         self.ideal_core = core;
         self
@@ -65,107 +98,316 @@ impl Builder {
     ///
     /// # Errors
     /// InvalidPriority for a priority outside 0..=63; InvalidCoreId for an empty mask, a mask
-    /// with a core past the runtime's cores, or an ideal core outside the mask.
+    /// with a core past the runtime's cores, or an ideal core that is no core;
+    /// InvalidCombination for an ideal core outside the mask; InvalidState if the OS refuses
+    /// the thread.
     pub fn spawn<T, F>(self, f: F) -> Result<JoinHandle<T>, ResultCode>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let priority = validate_priority(self.priority)?;
-        let cores = self.rt.raw().config().cores;
-        let ideal = validate_affinity(cores, self.ideal_core, self.core_mask)?;
+        let priority = check_priority(self.priority)?;
+        let config = self.rt.raw().config();
+        let ideal_core = check_affinity(config.cores, self.ideal_core, self.core_mask, None)?;
+        let trace = config.tls_trace;
         let spec = ThreadSpec {
             name: self.name.clone(),
             priority,
             core_mask: self.core_mask,
-            ideal_core: ideal,
+            ideal_core,
         };
-        let record = self.rt.raw().register_thread(&spec);
-        let rt = self.rt.clone();
-        let rec = record.clone();
+        let thread = Thread {
+            record: self.rt.raw().register_thread(&spec),
+            rt: self.rt,
+            exit: Arc::new(Event::new(ClearMode::Manual)),
+        };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let handle = std::thread::Builder::new()
+        let t = thread.clone();
+        let os = std::thread::Builder::new()
             .name(self.name)
             .spawn(move || {
-                let _ctx = context::enter(rt.raw(), rec.clone());
-                let _core = CoreGuard::take(&rt, &rec);
-                let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+                let _ctx = context::enter(t.rt.raw(), t.record.clone());
+                let _current = CurrentGuard::enter(t.clone());
+                if trace {
+                    tracing::info!(
+                        name = %t.name(),
+                        priority,
+                        ideal_core,
+                        core_mask = format_args!("{:#x}", t.core_mask()),
+                        "guest thread starts"
+                    );
+                }
+                let out = {
+                    let _core = CoreGuard::take(&t);
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+                };
+                if out.is_err() {
+                    tracing::warn!(name = %t.name(), "guest thread panicked");
+                }
+                crate::os::mutex::abandon_held();
                 let _ = tx.send(out);
+                t.exit.signal();
             })
             .map_err(|_| ResultCode::INVALID_STATE)?;
-        Ok(JoinHandle {
-            record,
-            rx,
-            handle: Some(handle),
-        })
+        let slot = Arc::new(Mutex::new(Some(os)));
+        thread.rt.track(slot.clone());
+        Ok(JoinHandle { thread, rx, slot })
+    }
+}
+
+fn all_cores(cores: usize) -> u64 {
+    match cores {
+        64.. => u64::MAX,
+        n => (1u64 << n) - 1,
     }
 }
 
 /// Checks a Horizon priority.
-pub fn validate_priority(p: i32) -> Result<u8, ResultCode> {
+fn check_priority(p: i32) -> Result<u8, ResultCode> {
     u8::try_from(p)
         .ok()
         .filter(|p| *p <= PRIORITY_MAX)
         .ok_or(ResultCode::INVALID_PRIORITY)
 }
 
-/// Checks an ideal core and mask against `cores`; resolves -2 to the first core of the mask.
-pub fn validate_affinity(cores: usize, ideal: i32, mask: u64) -> Result<i32, ResultCode> {
-    let all = if cores >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << cores) - 1
-    };
-    if mask == 0 || mask & !all != 0 {
+/// Checks an ideal core and mask against `cores` (svcCreateThread when `current` is `None`,
+/// svcSetThreadCoreMask with the current ideal core) and resolves the ideal core.
+fn check_affinity(
+    cores: usize,
+    ideal: i32,
+    mask: u64,
+    current: Option<i32>,
+) -> Result<i32, ResultCode> {
+    if mask == 0 || mask & !all_cores(cores) != 0 {
         return Err(ResultCode::INVALID_CORE_ID);
     }
-    match ideal {
-        IDEAL_CORE_DEFAULT => Ok(mask.trailing_zeros() as i32),
-        c if (0..cores as i32).contains(&c) && mask & (1 << c) != 0 => Ok(c),
-        _ => Err(ResultCode::INVALID_CORE_ID),
+    let in_mask = |c: i32| (0..64).contains(&c) && mask & (1u64 << c) != 0;
+    let first = mask.trailing_zeros() as i32;
+    let ideal = match (ideal, current) {
+        (IDEAL_CORE_DEFAULT, _) => first,
+        (IDEAL_CORE_DONT_CARE, Some(c)) if in_mask(c) => c,
+        (IDEAL_CORE_DONT_CARE, Some(_)) => first,
+        (IDEAL_CORE_KEEP, Some(c)) => c,
+        (c, _) if (0..cores as i64).contains(&(c as i64)) => c,
+        _ => return Err(ResultCode::INVALID_CORE_ID),
+    };
+    if in_mask(ideal) {
+        Ok(ideal)
+    } else {
+        Err(ResultCode::INVALID_COMBINATION)
     }
 }
 
 /// Holds the thread's virtual core for its guest code; gives it back on any exit.
-struct CoreGuard<'a> {
-    rt: &'a Runtime,
-    rec: &'a Arc<ThreadRecord>,
-}
+struct CoreGuard<'a>(&'a Thread);
 
 impl<'a> CoreGuard<'a> {
-    fn take(rt: &'a Runtime, rec: &'a Arc<ThreadRecord>) -> Self {
-        rt.raw().vcores().acquire(rec);
-        CoreGuard { rt, rec }
+    fn take(t: &'a Thread) -> Self {
+        t.rt.raw().vcores().acquire(&t.record);
+        CoreGuard(t)
     }
 }
 
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
-        self.rt.raw().vcores().release(self.rec);
+        self.0.rt.raw().vcores().release(&self.0.record);
+    }
+}
+
+std::thread_local! {
+    static CURRENT: RefCell<Option<Thread>> = const { RefCell::new(None) };
+}
+
+/// Makes a thread the calling OS thread's [`current`] until dropped.
+struct CurrentGuard;
+
+impl CurrentGuard {
+    fn enter(t: Thread) -> Self {
+        CURRENT.with(|c| *c.borrow_mut() = Some(t));
+        CurrentGuard
+    }
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.borrow_mut().take());
+    }
+}
+
+/// The calling guest thread; `None` on any other thread.
+pub fn current() -> Option<Thread> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// The calling thread's own CPU time, user and kernel: one system call
+/// (`getrusage(RUSAGE_THREAD)` on Linux), no handle to make or release.
+pub fn cpu_time() -> CpuTime {
+    sys::thread_cpu()
+}
+
+/// A guest thread: its name, priority, cores and CPU time. A cheap clone; waitable (ready
+/// once the thread has ended), so `svc` can name it by handle.
+#[derive(Clone, Debug)]
+pub struct Thread {
+    rt: Runtime,
+    record: Arc<ThreadRecord>,
+    exit: Arc<Event>,
+}
+
+impl Thread {
+    /// A runtime-unique id.
+    pub fn id(&self) -> u64 {
+        self.record.id()
+    }
+
+    /// The name now (read whole).
+    pub fn name(&self) -> Arc<str> {
+        self.record.name()
+    }
+
+    /// Renames the thread; its serial role and HOS_VCORE_FIRST rank follow the new name.
+    pub fn set_name(&self, name: &str) {
+        self.rt.raw().rename_thread(&self.record, name);
+    }
+
+    /// Whether it is serial (on the frame's critical chain).
+    pub fn is_serial(&self) -> bool {
+        self.record.is_serial()
+    }
+
+    /// Horizon priority now.
+    pub fn priority(&self) -> u8 {
+        self.record.priority()
+    }
+
+    /// Sets the priority (svcSetThreadPriority).
+    ///
+    /// # Errors
+    /// InvalidPriority outside 0..=63.
+    pub fn set_priority(&self, p: i32) -> Result<(), ResultCode> {
+        self.record.set_priority(check_priority(p)?);
+        Ok(())
+    }
+
+    /// Allowed virtual cores.
+    pub fn core_mask(&self) -> u64 {
+        self.record.core_mask()
+    }
+
+    /// Preferred virtual core.
+    pub fn ideal_core(&self) -> i32 {
+        self.record.ideal_core()
+    }
+
+    /// Sets the ideal core and mask (svcSetThreadCoreMask): `ideal` -3 keeps the current one,
+    /// -2 takes the process's default, -1 keeps it if the mask allows it.
+    ///
+    /// # Errors
+    /// InvalidCoreId for an empty mask, a core past the runtime's cores, or an ideal core
+    /// that is no core; InvalidCombination for an ideal core outside the mask.
+    pub fn set_core_mask(&self, ideal: i32, mask: u64) -> Result<(), ResultCode> {
+        let cores = self.rt.raw().config().cores;
+        let ideal = check_affinity(cores, ideal, mask, Some(self.ideal_core()))?;
+        self.record.set_affinity(ideal, mask);
+        Ok(())
+    }
+
+    /// Its CPU time, user and kernel. For the calling thread itself: one system call
+    /// ([`cpu_time`]); for another thread: through the clock it made once when it started.
+    pub fn cpu_time(&self) -> CpuTime {
+        let me = context::with_guest(|_, r| Arc::ptr_eq(r, &self.record));
+        if me == Some(true) {
+            cpu_time()
+        } else {
+            self.record.cpu()
+        }
+    }
+
+    /// The OS thread id, once started.
+    pub fn os_id(&self) -> Option<u64> {
+        self.record.os_id()
+    }
+
+    /// Whether it has ended (its result is ready for `join`).
+    pub fn is_finished(&self) -> bool {
+        self.exit.is_signalled()
+    }
+
+    /// The runtime's record of it.
+    pub fn record(&self) -> &Arc<ThreadRecord> {
+        &self.record
+    }
+}
+
+impl sealed::Sealed for Thread {}
+
+impl Waitable for Thread {
+    fn poll_wait(&self, slot: &mut WaitSlot, waker: Option<&Waker>) -> Poll<()> {
+        self.exit.poll_wait(slot, waker)
+    }
+
+    fn leave_wait(&self, slot: &mut WaitSlot) {
+        self.exit.leave_wait(slot);
     }
 }
 
 /// The handle of a guest thread; `join` returns its value or its panic.
 #[derive(Debug)]
 pub struct JoinHandle<T> {
-    record: Arc<ThreadRecord>,
+    thread: Thread,
     rx: std::sync::mpsc::Receiver<std::thread::Result<T>>,
-    handle: Option<std::thread::JoinHandle<()>>,
+    slot: Arc<JoinSlot>,
 }
 
 impl<T> JoinHandle<T> {
-    /// Waits for the thread; `Err` carries its panic.
-    pub fn join(mut self) -> std::thread::Result<T> {
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
+    /// Waits for the thread to end; `Err` carries its panic (everything it held was given
+    /// back first, see the module's invariant).
+    ///
+    /// # Blocking
+    /// Blocks the calling OS thread until the guest thread ends (a plain OS join, not a
+    /// runtime wait: it is not cancelled by shutdown).
+    pub fn join(self) -> std::thread::Result<T> {
+        let os = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(os) = os {
+            let _ = os.join();
         }
         self.rx
             .recv()
             .unwrap_or_else(|_| Err(Box::new("guest thread ended without a result")))
     }
 
-    /// The runtime's record of the thread.
-    pub fn record(&self) -> &Arc<ThreadRecord> {
-        &self.record
+    /// The thread.
+    pub fn thread(&self) -> &Thread {
+        &self.thread
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affinity_rules() {
+        let c = ResultCode::INVALID_CORE_ID;
+        assert_eq!(check_affinity(6, -2, 0b110, None), Ok(1));
+        assert_eq!(check_affinity(6, 0, 0, None), Err(c));
+        assert_eq!(check_affinity(6, 0, 1 << 6, None), Err(c));
+        assert_eq!(check_affinity(6, 6, 0b1, None), Err(c));
+        assert_eq!(check_affinity(6, -3, 0b1, None), Err(c));
+        assert_eq!(check_affinity(6, i32::MIN, 0b1, None), Err(c));
+        assert_eq!(
+            check_affinity(6, 2, 0b1, None),
+            Err(ResultCode::INVALID_COMBINATION)
+        );
+        assert_eq!(check_affinity(6, -3, 0b100, Some(2)), Ok(2));
+        assert_eq!(
+            check_affinity(6, -3, 0b1, Some(2)),
+            Err(ResultCode::INVALID_COMBINATION)
+        );
+        assert_eq!(check_affinity(6, -1, 0b110, Some(0)), Ok(1));
+        assert_eq!(check_affinity(64, -2, u64::MAX, None), Ok(0));
+        assert_eq!(check_priority(64), Err(ResultCode::INVALID_PRIORITY));
+        assert_eq!(check_priority(-1), Err(ResultCode::INVALID_PRIORITY));
+        assert_eq!(check_priority(63), Ok(63));
     }
 }

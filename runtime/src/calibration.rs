@@ -9,7 +9,7 @@
 //! 2-core one; a futex wake took 2.4-12 us. So nothing here is a constant.
 
 use crate::park::Parker;
-use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::Mutex;
 use crate::sys;
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub struct Tracker {
     precise: AtomicU8,
     /// Sleeper CPU of the own and reactor paths, as measured at boot.
     measured: Mutex<(u64, u64)>,
-    pinned: AtomicBool,
+    pinned: bool,
 }
 
 /// Upper bound of any estimate: past it the timer is not "high resolution" any more.
@@ -63,7 +63,7 @@ impl Tracker {
             wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
             precise: AtomicU8::new(c.precise as u8),
             measured: Mutex::new((c.own_cpu_ns, c.reactor_cpu_ns)),
-            pinned: AtomicBool::new(pinned),
+            pinned,
         }
     }
 
@@ -128,7 +128,7 @@ impl Tracker {
 
     /// Moves `est` toward `sample` by 1/`up` of the gap above it or 1/`down` below it.
     fn observe(&self, est: &AtomicU64, sample: u64, up: u64, down: u64) {
-        if self.pinned.load(Ordering::Relaxed) {
+        if self.pinned {
             return;
         }
         let sample = sample.min(MAX_ESTIMATE_NS);

@@ -1,7 +1,28 @@
-//! The typed configuration and the builder that makes a runtime from it.
+//! The typed configuration, the builder that makes a runtime from it, and the environment
+//! switches (SPEC.md section 9; docs/switches.md lists every one).
 //!
-//! Invariant: a `Config` that `Builder::build` accepted is valid; nothing downstream re-checks
-//! or clamps it, except the one documented clamp (`spin_other_us <= spin_us`), applied in policy.
+//! Invariant: a `Config` that [`Builder::resolve`] (and so [`Builder::build`]) returned is valid:
+//! every number lies in its switch's range, every name part is trimmed and non-empty, and a
+//! pinned processor count is at least 1. Nothing downstream re-checks or clamps it, except the
+//! one documented clamp (`spin_other_us <= spin_us`), applied in [`crate::policy`].
+//!
+//! # Where a value comes from
+//!
+//! Each switch starts at its default ([`Config::default`]). A builder method sets it in code.
+//! [`Builder::env`] (or [`Builder::env_from`]) reads every `HOS_*` switch once, in `resolve`,
+//! never later; an environment value applies only to switches the code did not set, unless the
+//! host called [`Builder::env_overrides`], in which case it applies to every switch. An
+//! environment value that the code's value wins over is still checked (a bad value is an error
+//! either way) and logged as ignored.
+//!
+//! # The rules, the same for every switch and for code
+//!
+//! | kind | rule |
+//! | --- | --- |
+//! | boolean | unset: the default; `0`, `false`, `off`, `no` or empty (trimmed, any case): off; anything else: on |
+//! | number | trimmed, a decimal integer inside the switch's range, else an error: no silent default, no silent clamp |
+//! | mode | `HOS_SHORT_SLEEP`: one of `yield`, `timer`, `reactor`, `auto` (trimmed, any case), else an error |
+//! | name parts | comma separated; each part trimmed; empty parts ignored |
 
 use crate::calibration::Calibration;
 use crate::runtime::Runtime;
@@ -11,7 +32,8 @@ use std::marker::PhantomData;
 /// How guest sleeps under 1 ms are served (SPEC.md section 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShortSleep {
-    /// The sleeper yields in a loop until its deadline.
+    /// The sleeper yields in a loop until its deadline (at most the poller cap of non-serial
+    /// guest threads at once; the rest take the timer).
     Yield,
     /// The sleeper sleeps on its own OS timer.
     Timer,
@@ -22,38 +44,48 @@ pub enum ShortSleep {
 }
 
 /// Every switch of the runtime, typed. `Default` is the documented default of each.
+///
+/// A `Config` made by hand is checked when it goes through [`Builder::config`] and
+/// [`Builder::resolve`]; only a resolved one is promised valid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    /// HOS_SHORT_SLEEP.
+    /// HOS_SHORT_SLEEP (default `Reactor`).
     pub short_sleep: ShortSleep,
     /// HOS_SHORT_SLEEP_TIMER: `None` follows `short_sleep`; `Some(true)` every short sleep on
-    /// the timer; `Some(false)` every short sleep yields.
+    /// the timer; `Some(false)` every short sleep yields. Either `Some` turns the poller cap off.
     pub short_sleep_timer: Option<bool>,
-    /// HOS_SHORT_SLEEP_POLLERS: `None` is a quarter of the logical processors; `Some(0)` no cap.
+    /// HOS_SHORT_SLEEP_POLLERS, 0..=1024: `None` is a quarter of the logical processors, at
+    /// least 1 (1 when the count is unknown); `Some(0)` no cap.
     pub short_sleep_pollers: Option<usize>,
-    /// HOS_SPIN_US: the spin of serial threads (and of everyone with 6 processors or fewer).
+    /// HOS_SPIN_US, 0..=1_000_000: the spin of serial and host threads (and of everyone with 6
+    /// processors or fewer), in microseconds (default 20).
     pub spin_us: u64,
-    /// HOS_SPIN_OTHER_US: the spin of other threads; `None` is the default (5 us).
+    /// HOS_SPIN_OTHER_US, 0..=1_000_000: the spin of other guest threads; `None` is the default
+    /// (5 us with more than 6 processors, else `spin_us`). Never more than `spin_us`.
     pub spin_other_us: Option<u64>,
-    /// HOS_SERIAL: name parts that make a thread serial (case-sensitive substrings).
+    /// HOS_SERIAL: name parts that make a thread serial (case-sensitive substrings; default
+    /// `MainThread`, `Presentation`).
     pub serial: Vec<String>,
-    /// HOS_CORES: virtual cores the game sees, 1..=8.
+    /// HOS_CORES, 1..=8: virtual cores the game sees (default 6).
     pub cores: usize,
-    /// HOS_VCORES: `false` turns the virtual-core semaphore off.
+    /// HOS_VCORES: `false` turns the virtual-core semaphore off (default on).
     pub vcores: bool,
-    /// HOS_VCORE_SLICE_US: time slice before an equal waiter may take a turn.
+    /// HOS_VCORE_SLICE_US, 1..=1_000_000: time slice before an equal waiter may take a turn
+    /// (default 2000).
     pub vcore_slice_us: u64,
-    /// HOS_VCORE_ESCAPE_MS: a waiter past this takes a core anyway.
+    /// HOS_VCORE_ESCAPE_MS, 1..=3_600_000: a waiter past this takes a core anyway (default 2000).
     pub vcore_escape_ms: u64,
-    /// HOS_VCORE_FIRST: name parts of threads that rank first.
+    /// HOS_VCORE_FIRST: name parts of threads that rank first (default none).
     pub vcore_first: Vec<String>,
-    /// HOS_SLEEP_LOG: trace every guest sleep.
+    /// HOS_SLEEP_LOG: trace every guest sleep (default off).
     pub sleep_log: bool,
-    /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts.
+    /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
+    /// (default off).
     pub tls_trace: bool,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
-    /// Pinned logical processor count (`Some(None)`: unknown); `None` reads the affinity mask.
+    /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
+    /// counts the affinity mask at build.
     pub logical_processors: Option<Option<usize>>,
 }
 
@@ -82,7 +114,8 @@ impl Default for Config {
 /// A switch or builder value that is not accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    /// The switch (`HOS_SPIN_US`) or builder method (`spin_us`) that holds the value.
+    /// The switch (`HOS_SPIN_US`) when the value came from the environment, else the builder
+    /// method (`spin_us`) that set it.
     pub switch: &'static str,
     /// The value as given.
     pub value: String,
@@ -102,10 +135,242 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The switches of SPEC.md section 9, each with its environment name and builder method.
+#[derive(Clone, Copy, Debug)]
+enum Switch {
+    ShortSleep,
+    ShortSleepTimer,
+    ShortSleepPollers,
+    SpinUs,
+    SpinOtherUs,
+    Serial,
+    Cores,
+    Vcores,
+    VcoreSliceUs,
+    VcoreEscapeMs,
+    VcoreFirst,
+    SleepLog,
+    TlsTrace,
+}
+
+impl Switch {
+    /// Every switch, in the order they are read.
+    const ALL: [Switch; 13] = [
+        Switch::ShortSleep,
+        Switch::ShortSleepTimer,
+        Switch::ShortSleepPollers,
+        Switch::SpinUs,
+        Switch::SpinOtherUs,
+        Switch::Serial,
+        Switch::Cores,
+        Switch::Vcores,
+        Switch::VcoreSliceUs,
+        Switch::VcoreEscapeMs,
+        Switch::VcoreFirst,
+        Switch::SleepLog,
+        Switch::TlsTrace,
+    ];
+
+    /// The environment variable.
+    fn env(self) -> &'static str {
+        match self {
+            Switch::ShortSleep => "HOS_SHORT_SLEEP",
+            Switch::ShortSleepTimer => "HOS_SHORT_SLEEP_TIMER",
+            Switch::ShortSleepPollers => "HOS_SHORT_SLEEP_POLLERS",
+            Switch::SpinUs => "HOS_SPIN_US",
+            Switch::SpinOtherUs => "HOS_SPIN_OTHER_US",
+            Switch::Serial => "HOS_SERIAL",
+            Switch::Cores => "HOS_CORES",
+            Switch::Vcores => "HOS_VCORES",
+            Switch::VcoreSliceUs => "HOS_VCORE_SLICE_US",
+            Switch::VcoreEscapeMs => "HOS_VCORE_ESCAPE_MS",
+            Switch::VcoreFirst => "HOS_VCORE_FIRST",
+            Switch::SleepLog => "HOS_SLEEP_LOG",
+            Switch::TlsTrace => "HOS_TLS_TRACE",
+        }
+    }
+
+    /// This switch's bit in [`Builder`]'s set-in-code mask.
+    fn bit(self) -> u32 {
+        1 << self as u32
+    }
+
+    /// Parses `raw` by this switch's rule into `config`; the error names the variable.
+    fn apply(self, config: &mut Config, raw: &str) -> Result<(), ConfigError> {
+        let name = self.env();
+        match self {
+            Switch::ShortSleep => config.short_sleep = parse_mode(name, raw)?,
+            Switch::ShortSleepTimer => config.short_sleep_timer = Some(switch_on(raw)),
+            Switch::ShortSleepPollers => {
+                config.short_sleep_pollers = Some(POLLERS.parse(name, raw)? as usize);
+            }
+            Switch::SpinUs => config.spin_us = SPIN.parse(name, raw)?,
+            Switch::SpinOtherUs => config.spin_other_us = Some(SPIN.parse(name, raw)?),
+            Switch::Serial => config.serial = parts(raw.split(',')),
+            Switch::Cores => config.cores = CORES.parse(name, raw)? as usize,
+            Switch::Vcores => config.vcores = switch_on(raw),
+            Switch::VcoreSliceUs => config.vcore_slice_us = SLICE.parse(name, raw)?,
+            Switch::VcoreEscapeMs => config.vcore_escape_ms = ESCAPE.parse(name, raw)?,
+            Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
+            Switch::SleepLog => config.sleep_log = switch_on(raw),
+            Switch::TlsTrace => config.tls_trace = switch_on(raw),
+        }
+        Ok(())
+    }
+}
+
+/// The accepted values of a numeric switch, inclusive.
+struct Range {
+    min: u64,
+    max: u64,
+    accepted: &'static str,
+}
+
+const POLLERS: Range = Range {
+    min: 0,
+    max: 1024,
+    accepted: "an integer in 0..=1024 (0: no cap)",
+};
+const SPIN: Range = Range {
+    min: 0,
+    max: 1_000_000,
+    accepted: "microseconds, an integer in 0..=1000000",
+};
+const CORES: Range = Range {
+    min: 1,
+    max: 8,
+    accepted: "an integer in 1..=8",
+};
+const SLICE: Range = Range {
+    min: 1,
+    max: 1_000_000,
+    accepted: "microseconds, an integer in 1..=1000000",
+};
+const ESCAPE: Range = Range {
+    min: 1,
+    max: 3_600_000,
+    accepted: "milliseconds, an integer in 1..=3600000",
+};
+
+impl Range {
+    /// `value` if it lies in the range, else the error naming `switch`.
+    fn check(&self, switch: &'static str, value: u64) -> Result<u64, ConfigError> {
+        if value < self.min || value > self.max {
+            return Err(self.error(switch, value.to_string()));
+        }
+        Ok(value)
+    }
+
+    /// The trimmed decimal integer in `raw`, if it lies in the range.
+    fn parse(&self, switch: &'static str, raw: &str) -> Result<u64, ConfigError> {
+        let value = raw
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| self.error(switch, raw.to_string()))?;
+        self.check(switch, value)
+            .map_err(|_| self.error(switch, raw.to_string()))
+    }
+
+    fn error(&self, switch: &'static str, value: String) -> ConfigError {
+        ConfigError {
+            switch,
+            value,
+            accepted: self.accepted,
+        }
+    }
+}
+
+/// The boolean rule: `0`, `false`, `off`, `no` or empty (trimmed, any case) is off; anything
+/// else is on.
+fn switch_on(raw: &str) -> bool {
+    let v = raw.trim();
+    !(v.is_empty()
+        || ["0", "false", "off", "no"]
+            .iter()
+            .any(|off| v.eq_ignore_ascii_case(off)))
+}
+
+/// HOS_SHORT_SLEEP's rule: one of the four modes, trimmed, any case.
+fn parse_mode(switch: &'static str, raw: &str) -> Result<ShortSleep, ConfigError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "yield" => Ok(ShortSleep::Yield),
+        "timer" => Ok(ShortSleep::Timer),
+        "reactor" => Ok(ShortSleep::Reactor),
+        "auto" => Ok(ShortSleep::Auto),
+        _ => Err(ConfigError {
+            switch,
+            value: raw.to_string(),
+            accepted: "one of yield, timer, reactor, auto",
+        }),
+    }
+}
+
+/// The name-part rule: each part trimmed, empty parts dropped.
+fn parts<S: AsRef<str>>(raw: impl IntoIterator<Item = S>) -> Vec<String> {
+    raw.into_iter()
+        .map(|p| p.as_ref().trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// Checks every number of `config` against its range; errors name the builder method.
+fn check(config: &Config) -> Result<(), ConfigError> {
+    if let Some(n) = config.short_sleep_pollers {
+        POLLERS.check("short_sleep_pollers", n as u64)?;
+    }
+    SPIN.check("spin_us", config.spin_us)?;
+    if let Some(us) = config.spin_other_us {
+        SPIN.check("spin_other_us", us)?;
+    }
+    CORES.check("vcores", config.cores as u64)?;
+    SLICE.check("vcore_slice_us", config.vcore_slice_us)?;
+    ESCAPE.check("vcore_escape_ms", config.vcore_escape_ms)?;
+    if config.logical_processors == Some(Some(0)) {
+        return Err(ConfigError {
+            switch: "logical_processors",
+            value: "Some(0)".to_string(),
+            accepted: "None (unknown) or Some(n) with n >= 1",
+        });
+    }
+    Ok(())
+}
+
+/// Where the environment is read from: a variable's name to its value, `None` if unset.
+type EnvSource = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The process environment; a value that is not UTF-8 is read lossily (so a boolean is on and
+/// a number is an error naming it), never taken for unset.
+fn process_env(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
 /// Builds a runtime. `R` is what `build` returns: the runtime itself, or a host-facing
 /// wrapper made from it (the `hos` crate's `Runtime`).
+///
+/// Every switch has a method; a value set in code wins over the environment unless the host
+/// calls [`Builder::env_overrides`]. Values are checked in [`Builder::resolve`], which `build`
+/// calls: a bad one is a [`ConfigError`] naming the method (or the `HOS_*` variable).
+///
+/// ```
+/// use hos_runtime::{Builder, Runtime, ShortSleep};
+///
+/// let config = Builder::<Runtime>::new()
+///     .env_from(|name| (name == "HOS_CORES").then(|| "4".to_string()))
+///     .short_sleep(ShortSleep::Timer)
+///     .spin_us(30)
+///     .resolve()?;
+/// assert_eq!((config.cores, config.spin_us), (4, 30));
+///
+/// let err = Builder::<Runtime>::new().vcores(9).resolve().unwrap_err();
+/// assert_eq!((err.switch, err.value.as_str()), ("vcores", "9"));
+/// # Ok::<(), hos_runtime::ConfigError>(())
+/// ```
 pub struct Builder<R = Runtime> {
     config: Config,
+    /// Switches set in code, one [`Switch::bit`] each.
+    in_code: u32,
+    env: Option<EnvSource>,
+    env_overrides: bool,
     out: PhantomData<fn() -> R>,
 }
 
@@ -113,43 +378,229 @@ impl<R: From<Runtime>> Default for Builder<R> {
     fn default() -> Self {
         Builder {
             config: Config::default(),
+            in_code: 0,
+            env: None,
+            env_overrides: false,
             out: PhantomData,
         }
     }
 }
 
 impl<R: From<Runtime>> Builder<R> {
-    /// A builder with every switch at its default.
+    /// A builder with every switch at its default and the environment not read.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Replaces the whole configuration.
+    fn in_code(mut self, switch: Switch) -> Self {
+        self.in_code |= switch.bit();
+        self
+    }
+
+    /// Replaces the whole configuration; every switch counts as set in code.
     pub fn config(mut self, config: Config) -> Self {
         self.config = config;
+        self.in_code = !0;
         self
     }
 
-    /// Short-sleep mode.
+    /// Reads every `HOS_*` switch from the process environment when the runtime is built
+    /// (in [`Builder::resolve`]), never later. Values set in code win unless
+    /// [`Builder::env_overrides`] is called too. A bad value makes `build` fail.
+    pub fn env(mut self) -> Self {
+        self.env = Some(Box::new(process_env));
+        self
+    }
+
+    /// Like [`Builder::env`], from `source` (a variable's name to its value, `None` if unset)
+    /// instead of the process environment: for tests (setting process variables while tests
+    /// run in parallel is unsound) and for hosts that keep switches elsewhere. The last of
+    /// `env` and `env_from` chooses the source.
+    pub fn env_from(
+        mut self,
+        source: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.env = Some(Box::new(source));
+        self
+    }
+
+    /// Lets the environment override values set in code too (the user's switches win over the
+    /// host's). Reads the process environment unless `env_from` chose another source.
+    pub fn env_overrides(mut self) -> Self {
+        self.env_overrides = true;
+        if self.env.is_none() {
+            self.env = Some(Box::new(process_env));
+        }
+        self
+    }
+
+    /// HOS_SHORT_SLEEP: the short-sleep mode (default `Reactor`).
     pub fn short_sleep(mut self, mode: ShortSleep) -> Self {
         self.config.short_sleep = mode;
-        self
+        self.in_code(Switch::ShortSleep)
     }
 
-    /// Pins the calibration instead of measuring it at build.
+    /// HOS_SHORT_SLEEP_TIMER: `Some(true)` puts every short sleep on the timer, `Some(false)`
+    /// makes every short sleep yield, `None` follows the mode. Either `Some` turns the poller
+    /// cap off.
+    pub fn short_sleep_timer(mut self, all: Option<bool>) -> Self {
+        self.config.short_sleep_timer = all;
+        self.in_code(Switch::ShortSleepTimer)
+    }
+
+    /// HOS_SHORT_SLEEP_POLLERS: the poller cap, 0..=1024 (`Some(0)`: no cap; `None`: a
+    /// quarter of the logical processors, at least 1).
+    pub fn short_sleep_pollers(mut self, cap: Option<usize>) -> Self {
+        self.config.short_sleep_pollers = cap;
+        self.in_code(Switch::ShortSleepPollers)
+    }
+
+    /// HOS_SPIN_US: the spin of serial and host threads before a wait parks, 0..=1_000_000
+    /// microseconds (default 20).
+    pub fn spin_us(mut self, us: u64) -> Self {
+        self.config.spin_us = us;
+        self.in_code(Switch::SpinUs)
+    }
+
+    /// HOS_SPIN_OTHER_US: the spin of other guest threads, 0..=1_000_000 microseconds
+    /// (default 5 with more than 6 processors, else the serial spin). Setting it applies it on
+    /// every machine. Clamped to `spin_us`, the one documented clamp.
+    pub fn spin_other_us(mut self, us: u64) -> Self {
+        self.config.spin_other_us = Some(us);
+        self.in_code(Switch::SpinOtherUs)
+    }
+
+    /// HOS_SERIAL: the name parts of serial threads (case-sensitive substrings; trimmed, empty
+    /// parts dropped). Replaces the default `MainThread`, `Presentation`.
+    pub fn serial<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.config.serial = parts(names);
+        self.in_code(Switch::Serial)
+    }
+
+    /// HOS_CORES: the number of virtual cores the game sees, 1..=8 (default 6).
+    pub fn vcores(mut self, n: usize) -> Self {
+        self.config.cores = n;
+        self.in_code(Switch::Cores)
+    }
+
+    /// HOS_VCORES: `false` turns the virtual-core semaphore off (default on).
+    pub fn vcores_enabled(mut self, on: bool) -> Self {
+        self.config.vcores = on;
+        self.in_code(Switch::Vcores)
+    }
+
+    /// HOS_VCORE_SLICE_US: the time slice, 1..=1_000_000 microseconds (default 2000).
+    pub fn vcore_slice_us(mut self, us: u64) -> Self {
+        self.config.vcore_slice_us = us;
+        self.in_code(Switch::VcoreSliceUs)
+    }
+
+    /// HOS_VCORE_ESCAPE_MS: the wait after which a waiter takes a core anyway,
+    /// 1..=3_600_000 milliseconds (default 2000).
+    pub fn vcore_escape_ms(mut self, ms: u64) -> Self {
+        self.config.vcore_escape_ms = ms;
+        self.in_code(Switch::VcoreEscapeMs)
+    }
+
+    /// HOS_VCORE_FIRST: the name parts of threads that rank first on the virtual cores
+    /// (case-sensitive substrings; trimmed, empty parts dropped; default none).
+    pub fn vcore_first<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.config.vcore_first = parts(names);
+        self.in_code(Switch::VcoreFirst)
+    }
+
+    /// HOS_SLEEP_LOG: trace every guest sleep (default off).
+    pub fn sleep_log(mut self, on: bool) -> Self {
+        self.config.sleep_log = on;
+        self.in_code(Switch::SleepLog)
+    }
+
+    /// HOS_TLS_TRACE: trace each guest thread's name, priority, ideal core and mask when it
+    /// starts (default off).
+    pub fn tls_trace(mut self, on: bool) -> Self {
+        self.config.tls_trace = on;
+        self.in_code(Switch::TlsTrace)
+    }
+
+    /// Pins the calibration instead of measuring it at build (reproducible runs).
     pub fn calibration(mut self, calibration: Calibration) -> Self {
         self.config.calibration = Some(calibration);
         self
     }
 
-    /// Number of virtual cores.
-    pub fn vcores(mut self, n: usize) -> Self {
-        self.config.cores = n;
+    /// Pins the logical processor count the policy decides with (`None`: unknown) instead of
+    /// counting the affinity mask at build: for tests and reproducible runs. At least 1.
+    pub fn logical_processors(mut self, n: Option<usize>) -> Self {
+        self.config.logical_processors = Some(n);
         self
     }
 
-    /// Validates the configuration and starts the runtime (its reactor thread).
+    /// Reads the environment (if asked), applies it by the precedence above and checks every
+    /// value: the configuration `build` would start with.
+    ///
+    /// # Errors
+    /// The first value, in the order of SPEC.md section 9, that its switch does not accept.
+    pub fn resolve(self) -> Result<Config, ConfigError> {
+        let mut config = self.config;
+        if let Some(read) = &self.env {
+            for switch in Switch::ALL {
+                let Some(raw) = read(switch.env()) else {
+                    continue;
+                };
+                if self.in_code & switch.bit() != 0 && !self.env_overrides {
+                    switch.apply(&mut Config::default(), &raw)?;
+                    tracing::warn!(
+                        "{}={raw:?} ignored: the host set it in code (env_overrides() lets the environment win)",
+                        switch.env()
+                    );
+                } else {
+                    switch.apply(&mut config, &raw)?;
+                }
+            }
+        }
+        config.serial = parts(config.serial);
+        config.vcore_first = parts(config.vcore_first);
+        check(&config)?;
+        Ok(config)
+    }
+
+    /// Resolves the configuration and starts the runtime (its reactor thread).
+    ///
+    /// # Errors
+    /// As [`Builder::resolve`]; nothing is started then.
     pub fn build(self) -> Result<R, ConfigError> {
-        Ok(R::from(Runtime::start(self.config)))
+        let config = self.resolve()?;
+        Ok(R::from(Runtime::start(config)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_switch_has_its_own_bit_and_name() {
+        let mut bits = 0;
+        let mut names = std::collections::HashSet::new();
+        for s in Switch::ALL {
+            assert_eq!(bits & s.bit(), 0, "{s:?} shares a bit");
+            bits |= s.bit();
+            assert!(names.insert(s.env()), "{s:?} shares a name");
+            assert!(s.env().starts_with("HOS_"));
+        }
+        assert_eq!(bits.count_ones() as usize, Switch::ALL.len());
+    }
+
+    #[test]
+    fn ranges_take_their_bounds_and_refuse_past_them() {
+        for r in [&POLLERS, &SPIN, &CORES, &SLICE, &ESCAPE] {
+            assert_eq!(r.check("x", r.min), Ok(r.min));
+            assert_eq!(r.check("x", r.max), Ok(r.max));
+            assert!(r.check("x", r.max + 1).is_err());
+            if r.min > 0 {
+                assert!(r.check("x", r.min - 1).is_err());
+            }
+            assert_eq!(r.parse("x", &format!(" {} ", r.max)), Ok(r.max));
+        }
     }
 }

@@ -60,6 +60,12 @@ pub fn runtime() -> Option<Runtime> {
         .or_else(|| DEFAULT.read().unwrap_or_else(|e| e.into_inner()).clone())
 }
 
+/// Runs `f` with the calling guest thread's runtime and record, borrowed (no clone, no lock);
+/// `None`, without calling `f`, on any other thread. For hot paths such as checkpoints.
+pub fn with_guest<R>(f: impl FnOnce(&Runtime, &Arc<ThreadRecord>) -> R) -> Option<R> {
+    CURRENT.with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
+}
+
 /// Whether the calling thread's runtime is shutting down: its waits end with Cancelled.
 pub fn is_cancelled() -> bool {
     CURRENT.with(|c| c.borrow().as_ref().map(|(rt, _)| rt.is_shut_down())) == Some(true)

@@ -164,7 +164,14 @@ impl<'a> Wait<'a> {
     }
 }
 
-std::thread_local! {
+// Under loom the parker is per model thread (loom runs its threads on one OS thread), so
+// that models of objects that call `block_on` see one parker a thread.
+#[cfg(loom)]
+use loom::thread_local;
+#[cfg(not(loom))]
+use std::thread_local;
+
+thread_local! {
     static LOCAL: (Arc<Parker>, Waker) = {
         let p = Arc::new(Parker::new());
         let w = Waker::from(p.clone());
@@ -213,36 +220,65 @@ pub fn block_on_with<F: Future>(
     out
 }
 
+/// How the spin of one wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spin {
+    /// No spin for this wait (a sleep, or a zero spin length).
+    None,
+    /// The object's gate said spins miss; skipped.
+    Skipped,
+    /// Woken while spinning: no park.
+    Caught,
+    /// Ran its whole length, then parked.
+    Missed,
+}
+
 /// The policy part of a wait: spin for the role's length unless the gate is closed, then park.
 fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>) {
-    let stats: Option<&Stats> = ctx.stats();
-    let spin_ns = if wait.spin { ctx.spin_ns() } else { 0 };
-    if spin_ns > 0 {
-        let gated = wait.gate.is_some_and(|g| !g.should_spin());
-        if gated {
-            stats.map(|s| Stats::bump(&s.spins_skipped));
-        } else {
-            let full = ctx.is_full_spin(spin_ns);
-            let end = sys::now().saturating_add(spin_ns);
-            loop {
-                if parker.try_take() {
-                    if let Some(g) = wait.gate {
-                        g.record(true, full);
-                    }
-                    stats.map(|s| Stats::bump(&s.spins_caught));
-                    return;
-                }
-                if sys::now() >= end {
-                    break;
-                }
-                crate::sync::spin_hint();
-            }
-            if let Some(g) = wait.gate {
-                g.record(false, full);
-            }
-            stats.map(|s| Stats::bump(&s.spins_missed));
+    let spin = spin(parker, ctx, wait);
+    if let Some(stats) = ctx.stats() {
+        let counter = match spin {
+            Spin::None => None,
+            Spin::Skipped => Some(&stats.spins_skipped),
+            Spin::Caught => Some(&stats.spins_caught),
+            Spin::Missed => Some(&stats.spins_missed),
+        };
+        counter.into_iter().for_each(Stats::bump);
+        if spin != Spin::Caught {
+            Stats::bump(&stats.parks);
         }
     }
-    stats.map(|s| Stats::bump(&s.parks));
-    parker.park(None);
+    if spin != Spin::Caught {
+        parker.park(None);
+    }
+}
+
+/// Spins until the parker is notified or the role's spin length passes.
+fn spin(parker: &Parker, ctx: &context::Current, wait: Wait<'_>) -> Spin {
+    let spin_ns = if wait.spin { ctx.spin_ns() } else { 0 };
+    if spin_ns == 0 {
+        return Spin::None;
+    }
+    if wait.gate.is_some_and(|g| !g.should_spin()) {
+        return Spin::Skipped;
+    }
+    let full = ctx.is_full_spin(spin_ns);
+    let end = sys::now().saturating_add(spin_ns);
+    let caught = loop {
+        if parker.try_take() {
+            break true;
+        }
+        if sys::now() >= end {
+            break false;
+        }
+        crate::sync::spin_hint();
+    };
+    if let Some(g) = wait.gate {
+        g.record(caught, full);
+    }
+    if caught {
+        Spin::Caught
+    } else {
+        Spin::Missed
+    }
 }

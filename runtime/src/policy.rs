@@ -2,19 +2,58 @@
 //!
 //! Invariant: decisions are made once, at build, from a validated `Config` and the processor
 //! count; the hot path only reads them. A poller slot is an RAII guard, so the count of taken
-//! slots always comes back to zero, unwinding included.
+//! slots always comes back to zero, unwinding included. Serial threads and host sleeps never
+//! take a counted slot.
+//!
+//! # The decisions (SPEC.md sections 1 to 3)
+//!
+//! Short sleeps (under 1 ms), by mode; `n` is the logical processor count, "few" is n <= 6:
+//!
+//! | HOS_SHORT_SLEEP_TIMER | HOS_SHORT_SLEEP | guest (serial and other) | host | poller cap |
+//! | --- | --- | --- | --- | --- |
+//! | on | any | timer | precise | none |
+//! | off | any | yield | yield | none |
+//! | unset | `yield` | yield | yield | yes |
+//! | unset | `timer` | timer | precise | none (nothing yields) |
+//! | unset | `reactor` (default) | precise | precise | yes |
+//! | unset | `auto`, few | timer | yield | none (nothing yields) |
+//! | unset | `auto`, more or unknown | yield | yield | yes |
+//!
+//! Host sleeps are never on the plain timer: they yield wherever the reference host's design
+//! is asked for (`yield`, `auto`, timer switch off), else they are precise.
+//!
+//! The poller cap: at most that many *other* (non-serial) guest threads yield-poll, or take
+//! the precise path in `reactor` mode, at once; the rest take the timer. HOS_SHORT_SLEEP_POLLERS
+//! sets it (0: none); by default it is a quarter of `n`, at least 1, and 1 when `n` is unknown
+//! (an unknown machine may be a small one, where yielding pollers cost the frame the most).
+//!
+//! The spin before a wait parks: serial and host threads HOS_SPIN_US (20 us); other guest
+//! threads HOS_SPIN_OTHER_US (5 us) with more than 6 processors, HOS_SPIN_US with 6 or fewer or
+//! an unknown count unless HOS_SPIN_OTHER_US is set; never more than HOS_SPIN_US (the one
+//! documented clamp). Spin arithmetic saturates, so no length overflows.
+//!
+//! # Publication
+//!
+//! SPEC.md asks for the choice to be made once and published as one atomic word, so that no
+//! thread ever reads half a decision or races to make it. Here the decision is made eagerly by
+//! the thread that builds the runtime, before any guest thread exists, and never changes: the
+//! `Policy` is immutable (its one atomic is the poller count, which is not a decision) and
+//! reaches every thread inside the runtime's `Arc`, whose publication orders it. That gives
+//! the same guarantee with plain loads on the hot path, so no word is packed. The decision is
+//! logged once a runtime, one `info` line for each part, each with the processor count.
 
 use crate::config::{Config, ShortSleep};
 use crate::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::fmt;
 
 /// Who waits: the frame's critical chain, another guest thread, or a host thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// A serial guest thread (named by HOS_SERIAL parts).
+    /// A serial guest thread (named by HOS_SERIAL parts). Never capped.
     Serial,
-    /// Any other guest thread.
+    /// Any other guest thread: the only role the poller cap counts.
     Other,
-    /// A host thread: frame limiter, audio, timer events. Always precise, never capped.
+    /// A host thread: frame limiter, audio, timer events. Never on the plain timer, never capped.
     Host,
 }
 
@@ -30,13 +69,55 @@ pub enum ShortPath {
     Precise,
 }
 
+impl ShortPath {
+    /// The path's name in logs: `yield`, `timer` or `precise`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShortPath::Yield => "yield",
+            ShortPath::Timer => "timer",
+            ShortPath::Precise => "precise",
+        }
+    }
+}
+
+/// With this many logical processors or fewer, or an unknown count, `auto` puts guest short
+/// sleeps on the timer and every thread spins the full length (SPEC.md sections 1 and 3).
+const FEW_PROCESSORS: usize = 6;
+
+/// The default spin of non-serial guest threads with more than [`FEW_PROCESSORS`], in us.
+const SPIN_OTHER_US: u64 = 5;
+
+/// The default poller cap is the logical processors divided by this (at least 1).
+const PROCESSORS_A_POLLER: usize = 4;
+
 /// The decisions of one runtime.
+///
+/// ```
+/// use hos_runtime::policy::{Policy, Role, ShortPath};
+/// use hos_runtime::{Config, ShortSleep};
+///
+/// let config = Config { short_sleep: ShortSleep::Auto, ..Config::default() };
+/// let four = Policy::new(&config, Some(4));
+/// assert_eq!(four.short_path(Role::Other), ShortPath::Timer);
+/// assert_eq!(four.spin_ns(Role::Other), 20_000);
+///
+/// let sixteen = Policy::new(&config, Some(16));
+/// assert_eq!(sixteen.short_path(Role::Other), ShortPath::Yield);
+/// assert_eq!(sixteen.poller_cap(), 4);
+/// let slot = sixteen.poller_slot(Role::Other);
+/// assert!(slot.is_some());
+/// assert_eq!(sixteen.pollers(), 1);
+/// drop(slot);
+/// assert_eq!(sixteen.pollers(), 0);
+/// ```
 #[derive(Debug)]
 pub struct Policy {
     processors: Option<usize>,
     guest: ShortPath,
     host: ShortPath,
     cap: usize,
+    /// Counted slots taken now. # Invariant: at most `cap` when `cap > 0`, and 0 when no
+    /// [`PollerSlot`] of this policy is alive.
     pollers: AtomicUsize,
     spin_serial_ns: u64,
     spin_other_ns: u64,
@@ -46,43 +127,50 @@ pub struct Policy {
 const US: u64 = 1_000;
 
 impl Policy {
-    /// Decides everything from `config` and the process's logical processor count.
+    /// Decides everything from `config` and the process's logical processor count (`None`:
+    /// unknown), and logs each decision once with the count.
     pub fn new(config: &Config, processors: Option<usize>) -> Self {
-        let few = processors.is_none_or(|n| n <= 6);
-        let (guest, host) = match (config.short_sleep_timer, config.short_sleep) {
-            (Some(true), _) | (None, ShortSleep::Timer) => (ShortPath::Timer, ShortPath::Precise),
-            (Some(false), _) | (None, ShortSleep::Yield) => (ShortPath::Yield, ShortPath::Yield),
-            (None, ShortSleep::Reactor) => (ShortPath::Precise, ShortPath::Precise),
-            (None, ShortSleep::Auto) => match processors {
-                Some(n) if n <= 6 => (ShortPath::Timer, ShortPath::Yield),
-                _ => (ShortPath::Yield, ShortPath::Yield),
-            },
-        };
-        let cap = if config.short_sleep_timer.is_some() {
-            0
-        } else {
-            config
-                .short_sleep_pollers
-                .unwrap_or_else(|| processors.map_or(0, |n| n / 4))
-        };
-        let spin_serial_ns = config.spin_us.saturating_mul(US);
-        let spin_other_ns = match config.spin_other_us {
-            Some(us) => us.min(config.spin_us).saturating_mul(US),
-            None if few => spin_serial_ns,
-            None => 5u64.min(config.spin_us).saturating_mul(US),
-        };
-        Policy {
+        let (guest, host) = short_paths(config, processors);
+        let policy = Policy {
             processors,
             guest,
             host,
-            cap,
+            cap: poller_cap(config, processors, guest),
             pollers: AtomicUsize::new(0),
-            spin_serial_ns,
-            spin_other_ns,
-        }
+            spin_serial_ns: config.spin_us.saturating_mul(US),
+            spin_other_ns: spin_other_us(config, processors).saturating_mul(US),
+        };
+        policy.log(config);
+        policy
     }
 
-    /// The processor count the decisions were made with.
+    fn log(&self, config: &Config) {
+        let count = Count(self.processors);
+        let (mode, timer) = (config.short_sleep, config.short_sleep_timer);
+        tracing::info!(
+            ?mode,
+            ?timer,
+            "guest short sleeps: {}, {count}",
+            self.guest.name()
+        );
+        tracing::info!(
+            ?mode,
+            ?timer,
+            "host short sleeps: {}, {count}",
+            self.host.name()
+        );
+        match self.cap {
+            0 => tracing::info!("poller cap: none, {count}"),
+            cap => tracing::info!("poller cap: {cap}, {count}"),
+        }
+        tracing::info!(
+            "spin: serial and host {} ns, other {} ns, {count}",
+            self.spin_serial_ns,
+            self.spin_other_ns
+        );
+    }
+
+    /// The processor count the decisions were made with (`None`: unknown).
     pub fn processors(&self) -> Option<usize> {
         self.processors
     }
@@ -95,13 +183,15 @@ impl Policy {
         }
     }
 
-    /// The poller cap (0: none).
+    /// The poller cap (0: none, either because it is switched off or because no guest short
+    /// sleep yields or takes the precise path).
     pub fn poller_cap(&self) -> usize {
         self.cap
     }
 
-    /// A slot to yield-poll or to take the precise path; `None` when `role` is capped out.
-    /// Serial threads and host sleeps are never capped.
+    /// A slot to yield-poll or to take the precise path; `None` when `role` is capped out (the
+    /// sleep then takes the timer). Serial threads and host sleeps are never capped, and their
+    /// slots are not counted.
     pub fn poller_slot(&self, role: Role) -> Option<PollerSlot<'_>> {
         if role != Role::Other || self.cap == 0 {
             return Some(PollerSlot { policy: None });
@@ -112,6 +202,7 @@ impl Policy {
             if n >= self.cap {
                 return None;
             }
+            // Relaxed (both): as above; the compare-exchange alone keeps the count exact.
             match self
                 .pollers
                 .compare_exchange_weak(n, n + 1, Ordering::Relaxed, Ordering::Relaxed)
@@ -122,8 +213,9 @@ impl Policy {
         }
     }
 
-    /// Slots taken now (for stats and tests).
+    /// Counted slots taken now (for stats and tests).
     pub fn pollers(&self) -> usize {
+        // Relaxed: a reading for stats; it orders nothing.
         self.pollers.load(Ordering::Relaxed)
     }
 
@@ -135,38 +227,119 @@ impl Policy {
         }
     }
 
-    /// Whether a spin of `ns` is full length (only those count as misses).
+    /// Whether a spin of `ns` is full length (HOS_SPIN_US; only those count as misses).
     pub fn is_full_spin(&self, ns: u64) -> bool {
         ns >= self.spin_serial_ns
     }
 }
 
-/// A taken poller slot; dropping it gives the slot back.
+/// Whether `processors` is a small machine, or an unknown one, for the spin rule.
+fn few(processors: Option<usize>) -> bool {
+    processors.is_none_or(|n| n <= FEW_PROCESSORS)
+}
+
+/// The short paths of guest and host sleeps (the table in the module doc).
+fn short_paths(config: &Config, processors: Option<usize>) -> (ShortPath, ShortPath) {
+    match (config.short_sleep_timer, config.short_sleep) {
+        (Some(true), _) | (None, ShortSleep::Timer) => (ShortPath::Timer, ShortPath::Precise),
+        (Some(false), _) | (None, ShortSleep::Yield) => (ShortPath::Yield, ShortPath::Yield),
+        (None, ShortSleep::Reactor) => (ShortPath::Precise, ShortPath::Precise),
+        (None, ShortSleep::Auto) => match processors {
+            Some(n) if n <= FEW_PROCESSORS => (ShortPath::Timer, ShortPath::Yield),
+            _ => (ShortPath::Yield, ShortPath::Yield),
+        },
+    }
+}
+
+/// The poller cap: 0 where the timer switch decides for all or no guest sleep yields or takes
+/// the precise path; else the switch, or a quarter of the processors, at least 1.
+fn poller_cap(config: &Config, processors: Option<usize>, guest: ShortPath) -> usize {
+    if config.short_sleep_timer.is_some() || guest == ShortPath::Timer {
+        return 0;
+    }
+    config
+        .short_sleep_pollers
+        .unwrap_or_else(|| processors.map_or(1, |n| (n / PROCESSORS_A_POLLER).max(1)))
+}
+
+/// The spin of other guest threads, in us: the switch, else 5 or, on few or unknown
+/// processors, the serial spin; never more than the serial spin (the one clamp).
+fn spin_other_us(config: &Config, processors: Option<usize>) -> u64 {
+    let us = match config.spin_other_us {
+        Some(us) => us,
+        None if few(processors) => config.spin_us,
+        None => SPIN_OTHER_US,
+    };
+    us.min(config.spin_us)
+}
+
+/// "4 logical processors", "1 logical processor", "logical processors unknown".
+struct Count(Option<usize>);
+
+impl fmt::Display for Count {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(1) => f.write_str("1 logical processor"),
+            Some(n) => write!(f, "{n} logical processors"),
+            None => f.write_str("logical processors unknown"),
+        }
+    }
+}
+
+/// A taken poller slot; dropping it (unwinding included) gives the slot back.
 #[derive(Debug)]
+#[must_use = "the slot is given back when it drops"]
 pub struct PollerSlot<'a> {
+    /// The policy whose count this slot holds; `None` for an uncounted slot.
     policy: Option<&'a Policy>,
 }
 
 impl Drop for PollerSlot<'_> {
     fn drop(&mut self) {
         if let Some(p) = self.policy {
+            // Relaxed: as in `poller_slot`.
             p.pollers.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
 
-/// A sync object's spin miss counter: after 4 full-length spins in a row that missed, the
-/// spin is skipped 31 times in 32.
+/// A sync object's spin miss counter: after [`SpinGate::MISSES_TO_CLOSE`] full-length spins in
+/// a row that missed, the spin is skipped 31 times in 32 ([`SpinGate::OPEN_ONE_IN`]); a catch
+/// (of any length) reopens it. Spins shorter than HOS_SPIN_US neither count as misses nor
+/// break a run of them, so short spins of job workers cannot switch off the serial threads'
+/// spin on a shared object (SPEC.md section 3).
+///
+/// ```
+/// use hos_runtime::policy::SpinGate;
+///
+/// let gate = SpinGate::new();
+/// for _ in 0..SpinGate::MISSES_TO_CLOSE {
+///     assert!(gate.should_spin());
+///     gate.record(false, true);
+/// }
+/// let spins = (0..64).filter(|_| gate.should_spin()).count();
+/// assert_eq!(spins, 2);
+/// gate.record(true, false);
+/// assert!(gate.should_spin());
+/// ```
 #[derive(Debug, Default)]
 pub struct SpinGate {
-    /// Low byte: misses in a row (saturating at 255). High bits: waits since the gate closed.
+    /// Low byte: full-length misses in a row (saturating at 255). High bits: waits since the
+    /// gate closed (wrapping; 2^24 is a multiple of 32, so the 1-in-32 rhythm survives it).
     word: AtomicU32,
 }
 
-const MISSES_TO_CLOSE: u32 = 4;
-const OPEN_ONE_IN: u32 = 32;
+/// The low byte of [`SpinGate::word`].
+const MISSES: u32 = 0xff;
+/// One wait in the high bits of [`SpinGate::word`].
+const WAIT: u32 = 1 << 8;
 
 impl SpinGate {
+    /// Full-length misses in a row that close the gate.
+    pub const MISSES_TO_CLOSE: u32 = 4;
+    /// A closed gate lets one spin in this many through.
+    pub const OPEN_ONE_IN: u32 = 32;
+
     /// A gate that lets spins through (not `const`: loom's atomics are not).
     pub fn new() -> Self {
         SpinGate {
@@ -176,26 +349,60 @@ impl SpinGate {
 
     /// Whether the next wait should spin.
     pub fn should_spin(&self) -> bool {
-        // Relaxed: a heuristic; a stale read only moves one spin.
+        // Relaxed: a heuristic on one word; a stale read only moves one spin.
         let w = self.word.load(Ordering::Relaxed);
-        if w & 0xff < MISSES_TO_CLOSE {
+        if w & MISSES < Self::MISSES_TO_CLOSE {
             return true;
         }
-        let n = self.word.fetch_add(1 << 8, Ordering::Relaxed) >> 8;
-        n % OPEN_ONE_IN == OPEN_ONE_IN - 1
+        // Relaxed: as above.
+        let n = self.word.fetch_add(WAIT, Ordering::Relaxed) / WAIT;
+        n % Self::OPEN_ONE_IN == Self::OPEN_ONE_IN - 1
     }
 
     /// Records a spin's outcome. A catch reopens the gate; a miss counts only if `full`.
     pub fn record(&self, caught: bool, full: bool) {
         if caught {
+            // Relaxed (both): a heuristic; the load spares the common open case a store.
             if self.word.load(Ordering::Relaxed) != 0 {
                 self.word.store(0, Ordering::Relaxed);
             }
         } else if full {
-            let w = self.word.load(Ordering::Relaxed);
-            if w & 0xff < 0xff {
-                self.word.store(w + 1, Ordering::Relaxed);
-            }
+            // Relaxed (both): a heuristic. An update, not a store, so a concurrent
+            // `should_spin` never loses its count of waits.
+            let _ = self
+                .word
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                    (w & MISSES < MISSES).then_some(w + 1)
+                });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_as_english() {
+        assert_eq!(Count(Some(1)).to_string(), "1 logical processor");
+        assert_eq!(Count(Some(4)).to_string(), "4 logical processors");
+        assert_eq!(Count(None).to_string(), "logical processors unknown");
+    }
+
+    #[test]
+    fn paths_have_names() {
+        assert_eq!(ShortPath::Yield.name(), "yield");
+        assert_eq!(ShortPath::Timer.name(), "timer");
+        assert_eq!(ShortPath::Precise.name(), "precise");
+    }
+
+    #[test]
+    fn misses_saturate_without_reaching_the_wait_count() {
+        let gate = SpinGate::new();
+        for _ in 0..300 {
+            gate.record(false, true);
+        }
+        // Relaxed: a single-threaded test.
+        assert_eq!(gate.word.load(Ordering::Relaxed), MISSES);
     }
 }

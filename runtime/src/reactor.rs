@@ -8,6 +8,8 @@
 //! - A [`Timer`] is shared between its waiter and the reactor. Its state moves once from
 //!   WAITING to FIRED (reactor) or to CANCELLED (waiter's drop); whoever moves it owns the end.
 //! - Wakers are collected while the reactor holds its state and woken after, in a batch.
+//! - Stop watchers (waits of host threads that shutdown must end) sit in a slab under one
+//!   lock; none is added once `stop` is set, and `shutdown` wakes them all after the lock.
 //!
 //! Two wheels: precise deadlines (the reactor sleeps to the earliest minus the timer's measured
 //! lateness, then spins to it exactly) and relaxed ones (the OS timer alone, no spin). No
@@ -70,6 +72,9 @@ struct Shared {
     stop: AtomicBool,
     /// Gauge: entries in the wheels after the reactor's last pass.
     pending: AtomicU64,
+    /// Wakers to wake when the reactor stops. # Invariant: none is added after `stop` is set
+    /// (checked under this lock, which `shutdown` takes after setting it).
+    stop_watch: Mutex<slab::Slab<Waker>>,
     tracker: Arc<Tracker>,
     stats: Arc<Stats>,
 }
@@ -127,6 +132,7 @@ impl Reactor {
             nudge: AtomicU32::new(0),
             stop: AtomicBool::new(false),
             pending: AtomicU64::new(0),
+            stop_watch: Mutex::new(slab::Slab::new()),
             tracker,
             stats,
         });
@@ -174,6 +180,17 @@ impl Reactor {
         // Release: a thread that sees `stop` sees everything before it.
         self.shared.stop.store(true, Ordering::Release);
         self.shared.wake();
+        let watchers: Vec<Waker> = {
+            let mut w = self
+                .shared
+                .stop_watch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            w.drain().collect()
+        };
+        for w in watchers {
+            w.wake();
+        }
         let t = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(t) = t {
             let _ = t.join();
@@ -194,6 +211,41 @@ impl Reactor {
     /// Whether the reactor was stopped.
     pub fn is_stopped(&self) -> bool {
         self.shared.stop.load(Ordering::Acquire)
+    }
+
+    /// Arranges for `waker` to be woken when the reactor stops (a wait that shutdown must end,
+    /// on a thread that no guest record unparks). `key` holds the registration: `None` makes
+    /// one, `Some` refreshes its waker. Returns `false`, registering nothing, once stopped.
+    /// Undo with [`Reactor::unwatch_stop`].
+    pub fn watch_stop(&self, key: &mut Option<usize>, waker: &Waker) -> bool {
+        let mut w = self
+            .shared
+            .stop_watch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // Acquire under the lock: `shutdown` sets `stop` before it drains, so either it
+        // drains this entry or we see `stop` here.
+        if self.shared.stop.load(Ordering::Acquire) {
+            return false;
+        }
+        match key.and_then(|k| w.get_mut(k)) {
+            Some(old) if old.will_wake(waker) => {}
+            Some(old) => old.clone_from(waker),
+            None => *key = Some(w.insert(waker.clone())),
+        }
+        true
+    }
+
+    /// Takes a [`Reactor::watch_stop`] registration out (nothing if `key` is `None`).
+    pub fn unwatch_stop(&self, key: &mut Option<usize>) {
+        if let Some(k) = key.take() {
+            let mut w = self
+                .shared
+                .stop_watch
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            w.try_remove(k);
+        }
     }
 }
 

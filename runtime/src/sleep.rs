@@ -59,9 +59,22 @@ pub(crate) fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
     let path = serve(rt, role, ns, deadline);
     let late = sys::now().saturating_sub(deadline);
     rt.counters().sleep(path, late);
+    if let Some(t) = ctx.thread() {
+        // Relaxed: a counter (stats module invariant).
+        t.sleeps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     if rt.config().sleep_log && role != Role::Host {
+        // HOS_SLEEP_LOG is the filter: every guest sleep, at info, under its own target.
         let name = ctx.thread().map(|t| t.name());
-        tracing::trace!(thread = ?name, asked_ns = ns, path = path.name(), late_ns = late, "guest sleep");
+        tracing::info!(
+            target: "hos::sleep",
+            thread = ?name,
+            asked_ns = ns,
+            mode = ?rt.config().short_sleep,
+            path = path.name(),
+            late_ns = late,
+            "guest sleep"
+        );
     }
     if held {
         ctx.acquire_vcore();

@@ -1,0 +1,251 @@
+//! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
+//! park/unpark pair; MessageQueue throughput with 1 and 4 producers; reading the own
+//! thread's CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//!
+//! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
+//! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hdrhistogram::Histogram;
+use hos::os::{ClearMode, Event, MessageQueue};
+use hos::{Calibration, Runtime};
+use hos_runtime::Config;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A runtime whose waits spin `spin_us` before they park (0: park at once).
+fn runtime(spin_us: u64) -> Runtime {
+    Runtime::builder()
+        .config(Config {
+            spin_us,
+            spin_other_us: Some(spin_us),
+            ..Config::default()
+        })
+        .calibration(Calibration::default())
+        .build()
+        .expect("runtime")
+}
+
+/// One round trip: ping, then wait for the pong.
+trait PingPong {
+    fn round_trip(&self);
+}
+
+/// Two auto-clear events and a guest partner thread that answers each ping.
+struct Events {
+    ping: Arc<Event>,
+    pong: Arc<Event>,
+    stop: Arc<AtomicBool>,
+    partner: Option<hos::thread::JoinHandle<()>>,
+}
+
+impl Events {
+    fn start(rt: &Runtime) -> Self {
+        let (ping, pong) = (
+            Arc::new(Event::new(ClearMode::Auto)),
+            Arc::new(Event::new(ClearMode::Auto)),
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let (pi, po, st) = (ping.clone(), pong.clone(), stop.clone());
+        let partner = rt
+            .thread()
+            .name("PresentationPartner")
+            .spawn(move || {
+                while pi.wait().is_ok() && !st.load(Ordering::Relaxed) {
+                    po.signal();
+                }
+            })
+            .expect("partner");
+        Events {
+            ping,
+            pong,
+            stop,
+            partner: Some(partner),
+        }
+    }
+}
+
+impl PingPong for Events {
+    fn round_trip(&self) {
+        self.ping.signal();
+        let _ = self.pong.wait();
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.ping.signal();
+        if let Some(p) = self.partner.take() {
+            let _ = p.join();
+        }
+    }
+}
+
+/// The raw pair: flags and std park/unpark (a futex on Linux).
+struct StdPark {
+    ping: Arc<AtomicBool>,
+    pong: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    partner: Option<std::thread::JoinHandle<()>>,
+    me: std::thread::Thread,
+}
+
+impl StdPark {
+    fn start() -> Self {
+        let ping = Arc::new(AtomicBool::new(false));
+        let pong = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let me = std::thread::current();
+        let (pi, po, st, main) = (ping.clone(), pong.clone(), stop.clone(), me.clone());
+        let partner = std::thread::spawn(move || loop {
+            while !pi.swap(false, Ordering::Acquire) {
+                std::thread::park();
+            }
+            if st.load(Ordering::Relaxed) {
+                return;
+            }
+            po.store(true, Ordering::Release);
+            main.unpark();
+        });
+        StdPark {
+            ping,
+            pong,
+            stop,
+            partner: Some(partner),
+            me,
+        }
+    }
+}
+
+impl PingPong for StdPark {
+    fn round_trip(&self) {
+        self.ping.store(true, Ordering::Release);
+        if let Some(p) = &self.partner {
+            p.thread().unpark();
+        }
+        while !self.pong.swap(false, Ordering::Acquire) {
+            std::thread::park();
+        }
+        debug_assert_eq!(std::thread::current().id(), self.me.id());
+    }
+}
+
+impl Drop for StdPark {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.ping.store(true, Ordering::Release);
+        if let Some(p) = self.partner.take() {
+            p.thread().unpark();
+            let _ = p.join();
+        }
+    }
+}
+
+/// Prints the round trip's p50, p99 and p99.9 over `n` samples.
+fn tails(name: &str, pp: &dyn PingPong, n: usize) {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3).expect("histogram");
+    for _ in 0..n {
+        let t = Instant::now();
+        pp.round_trip();
+        let _ = h.record(t.elapsed().as_nanos() as u64);
+    }
+    eprintln!(
+        "{name:>24}: round trip p50 {:>7} ns, p99 {:>8} ns, p99.9 {:>9} ns ({n} samples)",
+        h.value_at_quantile(0.5),
+        h.value_at_quantile(0.99),
+        h.value_at_quantile(0.999)
+    );
+}
+
+fn handoff(c: &mut Criterion) {
+    let mut g = c.benchmark_group("handoff_round_trip");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    // One runtime at a time: the bench thread is a host thread, whose waits follow the
+    // newest running runtime's spin.
+    for (name, spin_us) in [("event_parked", 0), ("event_spinning", 20)] {
+        let rt = runtime(spin_us);
+        let pp = Events::start(&rt);
+        g.bench_function(name, |b| b.iter(|| pp.round_trip()));
+        tails(name, &pp, 20_000);
+        drop(pp);
+        rt.shutdown();
+    }
+    let pp = StdPark::start();
+    g.bench_function("std_park_unpark", |b| b.iter(|| pp.round_trip()));
+    tails("std_park_unpark", &pp, 20_000);
+    g.finish();
+}
+
+fn queue_throughput(c: &mut Criterion) {
+    const MESSAGES: u64 = 20_000;
+    let mut g = c.benchmark_group("message_queue");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(MESSAGES));
+    let rt = runtime(5);
+    for producers in [1u64, 4] {
+        g.bench_with_input(
+            BenchmarkId::new("producers", producers),
+            &producers,
+            |b, &producers| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let q = Arc::new(MessageQueue::<u64>::new(64));
+                        let start = Instant::now();
+                        let senders: Vec<_> = (0..producers)
+                            .map(|_| {
+                                let q = q.clone();
+                                rt.thread()
+                                    .spawn(move || {
+                                        for i in 0..MESSAGES / producers {
+                                            let _ = q.send(i);
+                                        }
+                                    })
+                                    .expect("producer")
+                            })
+                            .collect();
+                        for _ in 0..MESSAGES {
+                            let _ = q.receive();
+                        }
+                        total += start.elapsed();
+                        for s in senders {
+                            let _ = s.join();
+                        }
+                    }
+                    total
+                })
+            },
+        );
+    }
+    g.finish();
+    rt.shutdown();
+}
+
+fn raw_thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is valid and writable for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn cpu_time(c: &mut Criterion) {
+    let mut g = c.benchmark_group("own_cpu_time");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    g.bench_function("hos_thread_cpu_time", |b| b.iter(hos::thread::cpu_time));
+    g.bench_function("raw_clock_gettime", |b| b.iter(raw_thread_cpu));
+    g.finish();
+}
+
+criterion_group!(benches, handoff, queue_throughput, cpu_time);
+criterion_main!(benches);

@@ -1,0 +1,548 @@
+//! The policy table: every processor count of interest times every way a switch can be written,
+//! with the expected short-sleep path by role, poller cap and spin by role (SPEC.md sections
+//! 1 to 3 and 9); then the clamp, the spin gate, the poller slots and the decision log.
+//! `switches.rs` tests how switches are read: numbers, errors, precedence, the process
+//! environment.
+//!
+//! No test here sets a process variable (unsound while tests run in parallel): switches come
+//! through `Builder::env_from`.
+
+use hos_runtime::policy::{Policy, Role, ShortPath, SpinGate};
+use hos_runtime::{Builder, Calibration, Config, ConfigError, Runtime, ShortSleep};
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use ShortPath::{Precise, Timer, Yield};
+
+/// A builder that reads `vars` as its environment.
+fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
+    let map: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Builder::new().env_from(move |name| map.get(name).cloned())
+}
+
+fn resolve(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    with_env(vars).resolve()
+}
+
+fn policy(vars: &[(&str, &str)], processors: Option<usize>) -> Policy {
+    let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
+    Policy::new(&config, processors)
+}
+
+/// What one machine decides with default switches, written out from SPEC.md.
+struct Machine {
+    processors: Option<usize>,
+    /// `auto`'s guest and host paths.
+    auto: (ShortPath, ShortPath),
+    /// The default poller cap where a cap applies.
+    cap: usize,
+    /// The default spin of other guest threads, in us (serial and host: 20).
+    other_us: u64,
+}
+
+const fn m(
+    processors: Option<usize>,
+    auto: (ShortPath, ShortPath),
+    cap: usize,
+    other_us: u64,
+) -> Machine {
+    Machine {
+        processors,
+        auto,
+        cap,
+        other_us,
+    }
+}
+
+const MACHINES: [Machine; 10] = [
+    m(Some(1), (Timer, Yield), 1, 20),
+    m(Some(2), (Timer, Yield), 1, 20),
+    m(Some(4), (Timer, Yield), 1, 20),
+    m(Some(6), (Timer, Yield), 1, 20),
+    m(Some(7), (Yield, Yield), 1, 5),
+    m(Some(8), (Yield, Yield), 2, 5),
+    m(Some(12), (Yield, Yield), 3, 5),
+    m(Some(16), (Yield, Yield), 4, 5),
+    m(Some(24), (Yield, Yield), 6, 5),
+    m(None, (Yield, Yield), 1, 20),
+];
+
+/// What a boolean switch's value means.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bool {
+    Unset,
+    On,
+    Off,
+}
+
+/// Every way of writing a boolean switch that the table covers.
+const BOOLS: [(Option<&str>, Bool); 14] = [
+    (None, Bool::Unset),
+    (Some("0"), Bool::Off),
+    (Some("1"), Bool::On),
+    (Some("on"), Bool::On),
+    (Some("off"), Bool::Off),
+    (Some("true"), Bool::On),
+    (Some("no"), Bool::Off),
+    (Some(""), Bool::Off),
+    (Some(" Off "), Bool::Off),
+    (Some("garbage"), Bool::On),
+    (Some("FALSE"), Bool::Off),
+    (Some(" \t"), Bool::Off),
+    (Some("00"), Bool::On),
+    (Some("yes"), Bool::On),
+];
+
+/// HOS_SHORT_SLEEP as written, and the mode it means.
+const MODES: [(Option<&str>, ShortSleep); 5] = [
+    (None, ShortSleep::Reactor),
+    (Some("yield"), ShortSleep::Yield),
+    (Some(" Timer "), ShortSleep::Timer),
+    (Some("REACTOR"), ShortSleep::Reactor),
+    (Some("auto"), ShortSleep::Auto),
+];
+
+/// The decisions as observed through the policy's public surface.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    paths: [ShortPath; 3],
+    cap: usize,
+    spins_ns: [u64; 3],
+}
+
+const ROLES: [Role; 3] = [Role::Serial, Role::Other, Role::Host];
+
+fn seen(p: &Policy) -> Seen {
+    Seen {
+        paths: ROLES.map(|r| p.short_path(r)),
+        cap: p.poller_cap(),
+        spins_ns: ROLES.map(|r| p.spin_ns(r)),
+    }
+}
+
+/// More slots than any cap (1024 at most).
+const MANY: usize = 1100;
+
+/// Takes slots until refused (at most [`MANY`]) and checks that the cap counts only other guest
+/// threads, and that every slot comes back.
+fn check_slots(p: &Policy, what: &str) {
+    let mut held = Vec::new();
+    while held.len() < MANY {
+        match p.poller_slot(Role::Other) {
+            Some(s) => held.push(s),
+            None => break,
+        }
+    }
+    let (want, counted) = match p.poller_cap() {
+        0 => (MANY, 0),
+        cap => (cap, cap),
+    };
+    assert_eq!(held.len(), want, "{what}: slots granted");
+    assert_eq!(p.pollers(), counted, "{what}: counted");
+    let uncapped: Vec<_> = (0..8)
+        .flat_map(|_| [p.poller_slot(Role::Serial), p.poller_slot(Role::Host)])
+        .collect();
+    assert!(
+        uncapped.iter().all(Option::is_some),
+        "{what}: serial or host capped"
+    );
+    assert_eq!(p.pollers(), counted, "{what}: serial or host counted");
+    drop(uncapped);
+    drop(held);
+    assert_eq!(p.pollers(), 0, "{what}: slots leaked");
+}
+
+#[test]
+fn the_table() {
+    let mut rows = 0;
+    for machine in &MACHINES {
+        for (mode_raw, mode) in MODES {
+            for (timer_raw, timer) in BOOLS {
+                let mut vars = Vec::new();
+                if let Some(v) = mode_raw {
+                    vars.push(("HOS_SHORT_SLEEP", v));
+                }
+                if let Some(v) = timer_raw {
+                    vars.push(("HOS_SHORT_SLEEP_TIMER", v));
+                }
+                let (guest, host, capped) = match timer {
+                    Bool::On => (Timer, Precise, false),
+                    Bool::Off => (Yield, Yield, false),
+                    Bool::Unset => match mode {
+                        ShortSleep::Yield => (Yield, Yield, true),
+                        ShortSleep::Timer => (Timer, Precise, false),
+                        ShortSleep::Reactor => (Precise, Precise, true),
+                        ShortSleep::Auto => {
+                            (machine.auto.0, machine.auto.1, machine.auto.0 == Yield)
+                        }
+                    },
+                };
+                let want = Seen {
+                    paths: [guest, guest, host],
+                    cap: if capped { machine.cap } else { 0 },
+                    spins_ns: [20_000, machine.other_us * 1000, 20_000],
+                };
+                let what = format!("{:?} processors, {vars:?}", machine.processors);
+                let p = policy(&vars, machine.processors);
+                assert_eq!(seen(&p), want, "{what}");
+                assert_eq!(p.processors(), machine.processors, "{what}");
+                check_slots(&p, &what);
+                rows += 1;
+            }
+        }
+    }
+    assert_eq!(rows, 10 * 5 * 14);
+}
+
+#[test]
+fn the_poller_switch() {
+    let cases: [(Option<&str>, Option<usize>); 6] = [
+        (None, None),
+        (Some("0"), Some(0)),
+        (Some("1"), Some(1)),
+        (Some(" 3 "), Some(3)),
+        (Some("+5"), Some(5)),
+        (Some("1024"), Some(1024)),
+    ];
+    for machine in &MACHINES {
+        for mode in ["yield", "reactor", "auto"] {
+            for (raw, cap) in cases {
+                let mut vars = vec![("HOS_SHORT_SLEEP", mode)];
+                if let Some(v) = raw {
+                    vars.push(("HOS_SHORT_SLEEP_POLLERS", v));
+                }
+                let p = policy(&vars, machine.processors);
+                let applies = p.short_path(Role::Other) != Timer;
+                let want = match (applies, cap) {
+                    (false, _) => 0,
+                    (true, None) => machine.cap,
+                    (true, Some(n)) => n,
+                };
+                let what = format!("{:?} processors, {vars:?}", machine.processors);
+                assert_eq!(p.poller_cap(), want, "{what}");
+                check_slots(&p, &what);
+                // The timer switch, on or off, turns any cap off.
+                for timer in ["1", "0"] {
+                    vars.push(("HOS_SHORT_SLEEP_TIMER", timer));
+                    assert_eq!(
+                        policy(&vars, machine.processors).poller_cap(),
+                        0,
+                        "{what} {timer}"
+                    );
+                    vars.pop();
+                }
+            }
+        }
+    }
+}
+
+/// (HOS_SPIN_US, HOS_SPIN_OTHER_US) -> (serial and host, other with 6 processors or fewer or
+/// unknown, other with more), in us.
+type SpinRow = (Option<&'static str>, Option<&'static str>, u64, u64, u64);
+
+#[test]
+fn the_spin_table() {
+    let cases: [SpinRow; 9] = [
+        (None, None, 20, 20, 5),
+        (None, Some("8"), 20, 8, 8),
+        (None, Some("5"), 20, 5, 5),
+        (None, Some("50"), 20, 20, 20),
+        (None, Some("0"), 20, 0, 0),
+        (Some("3"), None, 3, 3, 3),
+        (Some("100"), None, 100, 100, 5),
+        (Some("0"), None, 0, 0, 0),
+        (
+            Some("1000000"),
+            Some("1000000"),
+            1_000_000,
+            1_000_000,
+            1_000_000,
+        ),
+    ];
+    for machine in &MACHINES {
+        for (spin, other, serial_us, few_us, more_us) in cases {
+            let mut vars = Vec::new();
+            if let Some(v) = spin {
+                vars.push(("HOS_SPIN_US", v));
+            }
+            if let Some(v) = other {
+                vars.push(("HOS_SPIN_OTHER_US", v));
+            }
+            let few = machine.processors.is_none_or(|n| n <= 6);
+            let other_us = if few { few_us } else { more_us };
+            let p = policy(&vars, machine.processors);
+            let what = format!("{:?} processors, {vars:?}", machine.processors);
+            assert_eq!(p.spin_ns(Role::Serial), serial_us * 1000, "{what}");
+            assert_eq!(p.spin_ns(Role::Host), serial_us * 1000, "{what}");
+            assert_eq!(p.spin_ns(Role::Other), other_us * 1000, "{what}");
+            assert!(p.is_full_spin(serial_us * 1000), "{what}");
+            assert_eq!(
+                p.is_full_spin(other_us * 1000),
+                other_us == serial_us,
+                "{what}"
+            );
+        }
+    }
+}
+
+#[test]
+fn spin_arithmetic_never_overflows() {
+    // Only a hand-made Config can hold these; the policy still saturates.
+    let config = Config {
+        spin_us: u64::MAX,
+        spin_other_us: Some(u64::MAX / 999),
+        ..Config::default()
+    };
+    let p = Policy::new(&config, Some(16));
+    assert_eq!(p.spin_ns(Role::Serial), u64::MAX);
+    assert_eq!(p.spin_ns(Role::Other), u64::MAX);
+    assert!(p.is_full_spin(u64::MAX));
+    assert!(!p.is_full_spin(u64::MAX - 1));
+}
+
+#[test]
+fn the_clamp_is_the_only_one() {
+    for machine in &MACHINES {
+        let p = policy(
+            &[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "11")],
+            machine.processors,
+        );
+        assert_eq!(p.spin_ns(Role::Other), 10_000);
+        let p = policy(
+            &[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "9")],
+            machine.processors,
+        );
+        assert_eq!(p.spin_ns(Role::Other), 9_000);
+    }
+    let c = resolve(&[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "11")]).unwrap();
+    assert_eq!(
+        (c.spin_us, c.spin_other_us),
+        (10, Some(11)),
+        "the config keeps what was asked"
+    );
+}
+
+#[test]
+fn boolean_switches_follow_one_rule() {
+    type Get = fn(&Config) -> bool;
+    let switches: [(&str, Get, bool); 3] = [
+        ("HOS_VCORES", |c| c.vcores, true),
+        ("HOS_SLEEP_LOG", |c| c.sleep_log, false),
+        ("HOS_TLS_TRACE", |c| c.tls_trace, false),
+    ];
+    for (name, get, default) in switches {
+        for (raw, want) in BOOLS {
+            let vars: Vec<_> = raw.map(|v| (name, v)).into_iter().collect();
+            let c = resolve(&vars).unwrap();
+            let want = match want {
+                Bool::Unset => default,
+                Bool::On => true,
+                Bool::Off => false,
+            };
+            assert_eq!(get(&c), want, "{name}={raw:?}");
+        }
+    }
+    for (raw, want) in BOOLS {
+        let vars: Vec<_> = raw
+            .map(|v| ("HOS_SHORT_SLEEP_TIMER", v))
+            .into_iter()
+            .collect();
+        let want = match want {
+            Bool::Unset => None,
+            Bool::On => Some(true),
+            Bool::Off => Some(false),
+        };
+        assert_eq!(resolve(&vars).unwrap().short_sleep_timer, want, "{raw:?}");
+    }
+}
+
+#[test]
+fn slots_come_back_on_unwinding() {
+    let p = policy(&[("HOS_SHORT_SLEEP_POLLERS", "2")], Some(16));
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let _a = p.poller_slot(Role::Other).unwrap();
+        let _b = p.poller_slot(Role::Other).unwrap();
+        assert!(p.poller_slot(Role::Other).is_none());
+        assert_eq!(p.pollers(), 2);
+        panic!("a guest thread unwinds while it polls");
+    }));
+    assert!(r.is_err());
+    assert_eq!(p.pollers(), 0);
+    assert!(p.poller_slot(Role::Other).is_some());
+}
+
+#[test]
+fn slots_never_exceed_the_cap_across_threads() {
+    let p = policy(&[("HOS_SHORT_SLEEP_POLLERS", "3")], Some(16));
+    std::thread::scope(|s| {
+        for _ in 0..6 {
+            s.spawn(|| {
+                for _ in 0..5_000 {
+                    if let Some(_slot) = p.poller_slot(Role::Other) {
+                        assert!(p.pollers() <= 3, "{} slots taken", p.pollers());
+                        std::hint::spin_loop();
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(p.pollers(), 0);
+}
+
+#[test]
+fn the_gate_closes_after_four_full_misses() {
+    let gate = SpinGate::new();
+    for i in 0..3 {
+        assert!(gate.should_spin(), "closed after {i} misses");
+        gate.record(false, true);
+    }
+    assert!(gate.should_spin(), "closed after 3 misses");
+    gate.record(false, true);
+    let spun: Vec<usize> = (0..320).filter(|_| gate.should_spin()).collect();
+    assert_eq!(spun, (0..10).map(|k| 32 * k + 31).collect::<Vec<_>>());
+}
+
+#[test]
+fn short_misses_neither_close_nor_break_a_run() {
+    let gate = SpinGate::new();
+    for _ in 0..100 {
+        gate.record(false, false);
+    }
+    assert!(
+        (0..64).all(|_| gate.should_spin()),
+        "short misses closed the gate"
+    );
+    for _ in 0..3 {
+        gate.record(false, true);
+        gate.record(false, false);
+    }
+    assert!(gate.should_spin());
+    gate.record(false, true);
+    assert!(
+        !gate.should_spin(),
+        "a short miss broke the run of full misses"
+    );
+}
+
+#[test]
+fn a_catch_reopens_the_gate() {
+    for full in [false, true] {
+        let gate = SpinGate::default();
+        for _ in 0..300 {
+            gate.record(false, true);
+        }
+        assert_eq!(
+            (0..64).filter(|_| gate.should_spin()).count(),
+            2,
+            "saturated misses"
+        );
+        gate.record(true, full);
+        assert!(
+            (0..64).all(|_| gate.should_spin()),
+            "a catch (full {full}) did not reopen"
+        );
+        // And a fresh run of four closes it again, with the rhythm from the start.
+        for _ in 0..4 {
+            gate.record(false, true);
+        }
+        let spun: Vec<usize> = (0..64).filter(|_| gate.should_spin()).collect();
+        assert_eq!(spun, [31, 63]);
+        gate.record(true, true);
+        gate.record(true, true);
+        assert!(gate.should_spin());
+    }
+}
+
+#[test]
+fn build_counts_once_and_starts() {
+    // Pinned calibrations: nothing here measures, so a mutant that lets a bad value through
+    // fails at once instead of calibrating.
+    let pinned = || Builder::<Runtime>::new().calibration(Calibration::default());
+    assert!(pinned().vcores(9).resolve().is_err());
+    assert!(pinned().vcores(9).build().is_err());
+    let auto_on_four = || {
+        pinned()
+            .logical_processors(Some(4))
+            .short_sleep(ShortSleep::Auto)
+    };
+    let config = auto_on_four().resolve().unwrap();
+    assert_eq!(config.logical_processors, Some(Some(4)));
+    assert_eq!(config.calibration, Some(Calibration::default()));
+    let rt = auto_on_four().build().unwrap();
+    assert_eq!(rt.policy().processors(), Some(4));
+    assert_eq!(rt.policy().short_path(Role::Other), Timer);
+    assert_eq!(rt.config(), &config);
+    rt.shutdown();
+}
+
+/// Collects the messages of `info` events.
+struct Messages(std::sync::Mutex<Vec<String>>);
+
+impl tracing::Subscriber for Messages {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Visit<'a>(&'a mut String);
+        impl tracing::field::Visit for Visit<'_> {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                if f.name() == "message" {
+                    *self.0 = format!("{v:?}");
+                }
+            }
+        }
+        let mut text = String::new();
+        event.record(&mut Visit(&mut text));
+        self.0.lock().unwrap().push(text);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn each_decision_is_logged_once_with_the_count() {
+    // Alone in a child process: a scoped subscriber misses events of a callsite that another
+    // test thread registers while it is being set up (tracing caches "nobody listens").
+    const CHILD: &str = "HOS_POLICY_TABLE_CHILD";
+    if std::env::var_os(CHILD).is_none() {
+        let test = "each_decision_is_logged_once_with_the_count";
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", test, "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}"
+        );
+        return;
+    }
+    let log = std::sync::Arc::new(Messages(Default::default()));
+    let config = resolve(&[("HOS_SHORT_SLEEP", "auto")]).unwrap();
+    tracing::subscriber::with_default(log.clone(), || {
+        Policy::new(&config, Some(4));
+        Policy::new(&config, None);
+    });
+    let lines = log.0.lock().unwrap().clone();
+    assert_eq!(
+        lines,
+        [
+            "guest short sleeps: timer, 4 logical processors",
+            "host short sleeps: yield, 4 logical processors",
+            "poller cap: none, 4 logical processors",
+            "spin: serial and host 20000 ns, other 20000 ns, 4 logical processors",
+            "guest short sleeps: yield, logical processors unknown",
+            "host short sleeps: yield, logical processors unknown",
+            "poller cap: 1, logical processors unknown",
+            "spin: serial and host 20000 ns, other 20000 ns, logical processors unknown",
+        ]
+    );
+}

@@ -1,0 +1,496 @@
+//! How switches are read (SPEC.md section 9): numbers, modes and name parts, the errors that
+//! name a switch and its value, the builder methods, code against the environment, and the
+//! process environment itself. `policy_table.rs` tests what the switches decide.
+//!
+//! No test here sets a process variable (unsound while tests run in parallel): switches come
+//! through `Builder::env_from`, and the tests of `Builder::env` run this binary again as a
+//! child with its own environment.
+
+use hos_runtime::{Builder, Calibration, Config, ConfigError, Runtime, ShortSleep};
+use std::collections::HashMap;
+
+/// A builder that reads `vars` as its environment.
+fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
+    let map: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Builder::new().env_from(move |name| map.get(name).cloned())
+}
+
+fn resolve(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    with_env(vars).resolve()
+}
+
+#[test]
+fn numbers_and_modes_are_read() {
+    let c = resolve(&[
+        ("HOS_SHORT_SLEEP", " Auto "),
+        ("HOS_SHORT_SLEEP_POLLERS", "7"),
+        ("HOS_SPIN_US", " 30"),
+        ("HOS_SPIN_OTHER_US", "2 "),
+        ("HOS_CORES", "4"),
+        ("HOS_VCORE_SLICE_US", "500"),
+        ("HOS_VCORE_ESCAPE_MS", "100"),
+    ])
+    .unwrap();
+    assert_eq!(c.short_sleep, ShortSleep::Auto);
+    assert_eq!(c.short_sleep_pollers, Some(7));
+    assert_eq!((c.spin_us, c.spin_other_us), (30, Some(2)));
+    assert_eq!(
+        (c.cores, c.vcore_slice_us, c.vcore_escape_ms),
+        (4, 500, 100)
+    );
+    for (raw, mode) in [
+        ("yield", ShortSleep::Yield),
+        ("TIMER", ShortSleep::Timer),
+        (" reactor\n", ShortSleep::Reactor),
+        ("aUtO", ShortSleep::Auto),
+    ] {
+        assert_eq!(
+            resolve(&[("HOS_SHORT_SLEEP", raw)]).unwrap().short_sleep,
+            mode
+        );
+    }
+}
+
+#[test]
+fn bounds_are_accepted() {
+    for (name, raw) in [
+        ("HOS_CORES", "1"),
+        ("HOS_CORES", "8"),
+        ("HOS_SPIN_US", "0"),
+        ("HOS_SPIN_US", "1000000"),
+        ("HOS_SPIN_OTHER_US", "0"),
+        ("HOS_SPIN_OTHER_US", "1000000"),
+        ("HOS_SHORT_SLEEP_POLLERS", "0"),
+        ("HOS_SHORT_SLEEP_POLLERS", "1024"),
+        ("HOS_VCORE_SLICE_US", "1"),
+        ("HOS_VCORE_SLICE_US", "1000000"),
+        ("HOS_VCORE_ESCAPE_MS", "1"),
+        ("HOS_VCORE_ESCAPE_MS", "3600000"),
+    ] {
+        assert!(resolve(&[(name, raw)]).is_ok(), "{name}={raw}");
+    }
+}
+
+#[test]
+fn bad_values_are_errors_naming_switch_and_value() {
+    let bad = [
+        ("HOS_CORES", "9"),
+        ("HOS_CORES", "0"),
+        ("HOS_CORES", "-1"),
+        ("HOS_CORES", "six"),
+        ("HOS_CORES", ""),
+        ("HOS_SPIN_US", "-5"),
+        ("HOS_SPIN_US", "1000001"),
+        ("HOS_SPIN_US", "18446744073709551616"),
+        ("HOS_SPIN_US", "20us"),
+        ("HOS_SPIN_US", "1e3"),
+        ("HOS_SPIN_OTHER_US", "-1"),
+        ("HOS_SPIN_OTHER_US", "2000000"),
+        ("HOS_SHORT_SLEEP_POLLERS", "1025"),
+        ("HOS_SHORT_SLEEP_POLLERS", "-1"),
+        ("HOS_SHORT_SLEEP_POLLERS", "3.0"),
+        ("HOS_SHORT_SLEEP", "fast"),
+        ("HOS_SHORT_SLEEP", ""),
+        ("HOS_SHORT_SLEEP", "yield,timer"),
+        ("HOS_VCORE_SLICE_US", "0"),
+        ("HOS_VCORE_SLICE_US", "1000001"),
+        ("HOS_VCORE_ESCAPE_MS", "0"),
+        ("HOS_VCORE_ESCAPE_MS", "3600001"),
+    ];
+    for (name, raw) in bad {
+        let err = resolve(&[(name, raw)]).expect_err(&format!("{name}={raw:?} accepted"));
+        assert_eq!((err.switch, err.value.as_str()), (name, raw));
+        assert!(!err.accepted.is_empty());
+        let text = err.to_string();
+        assert!(
+            text.contains(name) && text.contains(&format!("{raw:?}")),
+            "{text}"
+        );
+        // build() refuses it too, and starts nothing.
+        assert_eq!(with_env(&[(name, raw)]).build().err(), Some(err));
+    }
+    let err = resolve(&[("HOS_SPIN_US", "2000000")]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "HOS_SPIN_US=\"2000000\" is not accepted: expected microseconds, an integer in 0..=1000000"
+    );
+}
+
+#[test]
+fn bad_builder_values_are_errors_naming_the_method() {
+    type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
+    let bad: [(Set, &str, &str); 10] = [
+        (|b| b.vcores(0), "vcores", "0"),
+        (|b| b.vcores(9), "vcores", "9"),
+        (|b| b.spin_us(1_000_001), "spin_us", "1000001"),
+        (|b| b.spin_other_us(1_000_001), "spin_other_us", "1000001"),
+        (
+            |b| b.short_sleep_pollers(Some(1025)),
+            "short_sleep_pollers",
+            "1025",
+        ),
+        (|b| b.vcore_slice_us(0), "vcore_slice_us", "0"),
+        (|b| b.vcore_slice_us(1_000_001), "vcore_slice_us", "1000001"),
+        (|b| b.vcore_escape_ms(0), "vcore_escape_ms", "0"),
+        (
+            |b| b.vcore_escape_ms(3_600_001),
+            "vcore_escape_ms",
+            "3600001",
+        ),
+        (
+            |b| b.logical_processors(Some(0)),
+            "logical_processors",
+            "Some(0)",
+        ),
+    ];
+    for (set, method, value) in bad {
+        let err = set(Builder::new()).resolve().unwrap_err();
+        assert_eq!((err.switch, err.value.as_str()), (method, value));
+    }
+    let hand_made = Config {
+        cores: 9,
+        ..Config::default()
+    };
+    assert_eq!(
+        Builder::<Runtime>::new()
+            .config(hand_made)
+            .resolve()
+            .unwrap_err()
+            .switch,
+        "vcores"
+    );
+}
+
+#[test]
+fn every_builder_method_sets_its_switch() {
+    let c = Builder::<Runtime>::new()
+        .short_sleep(ShortSleep::Yield)
+        .short_sleep_timer(Some(false))
+        .short_sleep_pollers(Some(3))
+        .spin_us(40)
+        .spin_other_us(7)
+        .serial([" Render ", "", "Main"])
+        .vcores(8)
+        .vcores_enabled(false)
+        .vcore_slice_us(1500)
+        .vcore_escape_ms(100)
+        .vcore_first(["Presentation"])
+        .sleep_log(true)
+        .tls_trace(true)
+        .calibration(Calibration::default())
+        .logical_processors(None)
+        .resolve()
+        .unwrap();
+    let want = Config {
+        short_sleep: ShortSleep::Yield,
+        short_sleep_timer: Some(false),
+        short_sleep_pollers: Some(3),
+        spin_us: 40,
+        spin_other_us: Some(7),
+        serial: vec!["Render".into(), "Main".into()],
+        cores: 8,
+        vcores: false,
+        vcore_slice_us: 1500,
+        vcore_escape_ms: 100,
+        vcore_first: vec!["Presentation".into()],
+        sleep_log: true,
+        tls_trace: true,
+        calibration: Some(Calibration::default()),
+        logical_processors: Some(None),
+    };
+    assert_eq!(c, want);
+    assert_eq!(
+        Builder::<Runtime>::new().resolve().unwrap(),
+        Config::default()
+    );
+    assert_eq!(
+        Builder::<Runtime>::default().resolve().unwrap(),
+        Config::default()
+    );
+}
+
+#[test]
+fn defaults_are_the_documented_ones() {
+    let d = Config::default();
+    assert_eq!(d.short_sleep, ShortSleep::Reactor);
+    assert_eq!((d.short_sleep_timer, d.short_sleep_pollers), (None, None));
+    assert_eq!((d.spin_us, d.spin_other_us), (20, None));
+    assert_eq!(d.serial, ["MainThread", "Presentation"]);
+    assert_eq!((d.cores, d.vcores), (6, true));
+    assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
+    assert!(d.vcore_first.is_empty());
+    assert_eq!((d.sleep_log, d.tls_trace), (false, false));
+    assert_eq!((d.calibration, d.logical_processors), (None, None));
+}
+
+/// Every switch with a value unlike its default, and a builder that sets each in code to a
+/// third value.
+fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
+    let env = vec![
+        ("HOS_SHORT_SLEEP", "yield"),
+        ("HOS_SHORT_SLEEP_TIMER", "on"),
+        ("HOS_SHORT_SLEEP_POLLERS", "2"),
+        ("HOS_SPIN_US", "30"),
+        ("HOS_SPIN_OTHER_US", "3"),
+        ("HOS_SERIAL", "Game"),
+        ("HOS_CORES", "2"),
+        ("HOS_VCORES", "0"),
+        ("HOS_VCORE_SLICE_US", "700"),
+        ("HOS_VCORE_ESCAPE_MS", "70"),
+        ("HOS_VCORE_FIRST", "Audio"),
+        ("HOS_SLEEP_LOG", "1"),
+        ("HOS_TLS_TRACE", "1"),
+    ];
+    let code = Builder::new()
+        .short_sleep(ShortSleep::Timer)
+        .short_sleep_timer(Some(false))
+        .short_sleep_pollers(Some(9))
+        .spin_us(40)
+        .spin_other_us(4)
+        .serial(["Render"])
+        .vcores(3)
+        .vcores_enabled(true)
+        .vcore_slice_us(900)
+        .vcore_escape_ms(90)
+        .vcore_first(["Loader"])
+        .sleep_log(false)
+        .tls_trace(false);
+    (env, code)
+}
+
+#[test]
+fn code_wins_over_the_environment_unless_asked() {
+    let (env, code) = everything_set();
+    let from_code = code.resolve().unwrap();
+    let (_, code) = everything_set();
+    let map: HashMap<_, _> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let m2 = map.clone();
+    let code_won = code
+        .env_from(move |k| map.get(k).cloned())
+        .resolve()
+        .unwrap();
+    assert_eq!(code_won, from_code, "the environment overrode code");
+
+    let from_env = resolve(&env).unwrap();
+    let want_env = Config {
+        short_sleep: ShortSleep::Yield,
+        short_sleep_timer: Some(true),
+        short_sleep_pollers: Some(2),
+        spin_us: 30,
+        spin_other_us: Some(3),
+        serial: vec!["Game".into()],
+        cores: 2,
+        vcores: false,
+        vcore_slice_us: 700,
+        vcore_escape_ms: 70,
+        vcore_first: vec!["Audio".into()],
+        sleep_log: true,
+        tls_trace: true,
+        calibration: None,
+        logical_processors: None,
+    };
+    assert_eq!(from_env, want_env);
+    // env_overrides before or after the source: the environment wins everywhere.
+    let (_, code) = everything_set();
+    let m3 = m2.clone();
+    let env_won = code
+        .env_overrides()
+        .env_from(move |k| m2.get(k).cloned())
+        .resolve()
+        .unwrap();
+    assert_eq!(env_won, want_env);
+    let (_, code) = everything_set();
+    let env_won = code
+        .env_from(move |k| m3.get(k).cloned())
+        .env_overrides()
+        .resolve()
+        .unwrap();
+    assert_eq!(env_won, want_env);
+}
+
+#[test]
+fn precedence_details() {
+    // A bad environment value is an error even where code wins.
+    let err = with_env(&[("HOS_CORES", "9")])
+        .vcores(4)
+        .resolve()
+        .unwrap_err();
+    assert_eq!((err.switch, err.value.as_str()), ("HOS_CORES", "9"));
+    // With env_overrides, a good environment value replaces a bad one from code.
+    let c = with_env(&[("HOS_CORES", "2")])
+        .vcores(40)
+        .env_overrides()
+        .resolve()
+        .unwrap();
+    assert_eq!(c.cores, 2);
+    // A switch the environment leaves unset keeps the code's value even with env_overrides.
+    let c = with_env(&[]).vcores(3).env_overrides().resolve().unwrap();
+    assert_eq!(c.cores, 3);
+    // A whole Config counts as set in code.
+    let hand_made = Config {
+        cores: 3,
+        ..Config::default()
+    };
+    let c = with_env(&[("HOS_CORES", "2")])
+        .config(hand_made.clone())
+        .resolve()
+        .unwrap();
+    assert_eq!(c.cores, 3);
+    let c = with_env(&[("HOS_CORES", "2")])
+        .config(hand_made)
+        .env_overrides()
+        .resolve()
+        .unwrap();
+    assert_eq!(c.cores, 2);
+    // The last source wins.
+    let c = with_env(&[("HOS_CORES", "2")])
+        .env_from(|k| (k == "HOS_CORES").then(|| "5".into()))
+        .resolve()
+        .unwrap();
+    assert_eq!(c.cores, 5);
+    // Without env() or env_from(), nothing is read: see the child test for the process.
+    assert_eq!(
+        Builder::<Runtime>::new().vcores(4).resolve().unwrap().cores,
+        4
+    );
+}
+
+#[test]
+fn name_parts_are_trimmed_and_empty_ones_dropped() {
+    let c = resolve(&[
+        ("HOS_SERIAL", " Main , ,Render,, "),
+        ("HOS_VCORE_FIRST", ",Presentation Thread,"),
+    ])
+    .unwrap();
+    assert_eq!(c.serial, ["Main", "Render"]);
+    assert_eq!(c.vcore_first, ["Presentation Thread"]);
+    let c = resolve(&[("HOS_SERIAL", ""), ("HOS_VCORE_FIRST", " , ")]).unwrap();
+    assert!(c.serial.is_empty() && c.vcore_first.is_empty());
+    let c = Builder::<Runtime>::new()
+        .vcore_first([" A ", "", "B"])
+        .resolve()
+        .unwrap();
+    assert_eq!(c.vcore_first, ["A", "B"]);
+    let untidy = Config {
+        serial: vec![" X ".into(), String::new()],
+        ..Config::default()
+    };
+    assert_eq!(
+        Builder::<Runtime>::new()
+            .config(untidy)
+            .resolve()
+            .unwrap()
+            .serial,
+        ["X"]
+    );
+}
+
+/// Runs this test binary again, as `test` alone, with `vars` as extra environment.
+fn run_child(test: &str, vars: &[(&str, &std::ffi::OsStr)]) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--test-threads=1"]);
+    cmd.env("HOS_SWITCHES_TEST_CHILD", "1");
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "child {test} failed:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "child {test} did not run"
+    );
+}
+
+#[test]
+fn env_reads_the_process_environment() {
+    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+        return run_child(
+            "env_reads_the_process_environment",
+            &[
+                ("HOS_CORES", "3".as_ref()),
+                ("HOS_SLEEP_LOG", "off".as_ref()),
+            ],
+        );
+    }
+    assert_eq!(
+        Builder::<Runtime>::new().resolve().unwrap().cores,
+        6,
+        "read without env()"
+    );
+    let c = Builder::<Runtime>::new().env().resolve().unwrap();
+    assert_eq!((c.cores, c.sleep_log), (3, false));
+    assert_eq!(
+        Builder::<Runtime>::new()
+            .vcores(5)
+            .env()
+            .resolve()
+            .unwrap()
+            .cores,
+        5
+    );
+    assert_eq!(
+        Builder::<Runtime>::new()
+            .vcores(5)
+            .env_overrides()
+            .resolve()
+            .unwrap()
+            .cores,
+        3
+    );
+    // The process environment overrides env_from only if it comes last.
+    let c = Builder::<Runtime>::new()
+        .env_from(|_| None)
+        .env()
+        .resolve()
+        .unwrap();
+    assert_eq!(c.cores, 3);
+}
+
+#[cfg(unix)]
+fn not_utf8() -> &'static std::ffi::OsStr {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(b"\xff")
+}
+
+#[cfg(unix)]
+#[test]
+fn env_reads_values_that_are_not_utf8() {
+    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+        return run_child(
+            "env_reads_values_that_are_not_utf8",
+            &[
+                ("HOS_TLS_TRACE", not_utf8()),
+                ("HOS_VCORE_FIRST", not_utf8()),
+            ],
+        );
+    }
+    let c = Builder::<Runtime>::new().env().resolve().unwrap();
+    assert!(c.tls_trace, "a value that is not UTF-8 is set, so on");
+    assert_eq!(c.vcore_first, ["\u{fffd}"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn env_refuses_numbers_that_are_not_utf8() {
+    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+        return run_child(
+            "env_refuses_numbers_that_are_not_utf8",
+            &[("HOS_SPIN_US", not_utf8())],
+        );
+    }
+    let err = Builder::<Runtime>::new().env().resolve().unwrap_err();
+    assert_eq!(
+        (err.switch, err.value.as_str()),
+        ("HOS_SPIN_US", "\u{fffd}")
+    );
+}

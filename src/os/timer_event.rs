@@ -1,0 +1,216 @@
+//! TimerEvent: an [`Event`] that a timer on the reactor's wheel signals, once or periodically
+//! (nn::os `TimerEventType`).
+//!
+//! Ground rules: the arming state (the pending reactor [`Timer`], the period) is behind one
+//! lock. The reactor fires a timer by waking the arming itself (it implements `Wake`), which
+//! signals the event and, if periodic, arms the next period. A wake can come while the lock is
+//! held, even from inside it (registering a timer whose deadline passed, or on a stopped
+//! reactor, fires at once): it then only raises `pending`, and whoever holds the lock handles
+//! it after unlocking ([`Arming::drain`]). A wake for a timer that is no longer the armed one
+//! (stopped, restarted) finds the armed timer unfired and does nothing.
+
+use super::event::{ClearMode, Event};
+use super::wait_any::{sealed, Waitable};
+use super::waiters::WaitSlot;
+use crate::sync::atomic::{fence, AtomicBool, Ordering};
+use crate::sync::{lock, Arc, Mutex};
+use crate::ResultCode;
+use hos_runtime::context;
+use hos_runtime::reactor::{Class, Timer};
+use hos_runtime::{sys, Runtime};
+use std::task::{Poll, Wake, Waker};
+use std::time::Duration;
+
+/// A timer event: an [`Event`] (it derefs to one) signalled at a deadline, or every period.
+///
+/// Timer events are host deadlines: served precisely by the reactor.
+///
+/// ```
+/// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
+/// use hos::os::{ClearMode, TimerEvent};
+/// use std::time::Duration;
+/// let t = TimerEvent::new(ClearMode::Auto);
+/// t.start_periodic(Duration::from_micros(200), Duration::from_micros(200))?;
+/// t.wait()?; // the first period
+/// t.wait()?; // the second
+/// t.stop();
+/// # rt.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct TimerEvent {
+    arm: Arc<Arming>,
+}
+
+#[derive(Debug)]
+struct Arming {
+    event: Event,
+    state: Mutex<Armed>,
+    /// A fire not yet handled. Set by `wake`, cleared by whoever holds `state`.
+    pending: AtomicBool,
+}
+
+#[derive(Debug, Default)]
+struct Armed {
+    rt: Option<Runtime>,
+    /// The armed timer. # Invariant: a fired timer here has not been handled yet.
+    timer: Option<Timer>,
+    /// Nanoseconds between fires; 0: one-shot.
+    period: u64,
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
+}
+
+impl TimerEvent {
+    /// A stopped timer event, cleared.
+    pub fn new(clear: ClearMode) -> Self {
+        TimerEvent {
+            arm: Arc::new(Arming {
+                event: Event::new(clear),
+                state: Mutex::new(Armed::default()),
+                pending: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Signals it once, `after` from now (replacing what was armed).
+    ///
+    /// # Errors
+    /// InvalidState with no runtime running; Cancelled once the runtime shut down.
+    pub fn start_one_shot(&self, after: Duration) -> Result<(), ResultCode> {
+        self.start(after, 0)
+    }
+
+    /// Signals it `first` from now, then every `period` (replacing what was armed). Periods
+    /// missed while the reactor was late are merged into one signal; the phase is kept.
+    ///
+    /// # Errors
+    /// OutOfRange for a zero period; otherwise as [`TimerEvent::start_one_shot`].
+    pub fn start_periodic(&self, first: Duration, period: Duration) -> Result<(), ResultCode> {
+        match nanos(period) {
+            0 => Err(ResultCode::OUT_OF_RANGE),
+            p => self.start(first, p),
+        }
+    }
+
+    fn start(&self, first: Duration, period: u64) -> Result<(), ResultCode> {
+        crate::svc::checkpoint();
+        let rt = context::runtime().ok_or(ResultCode::INVALID_STATE)?;
+        if rt.is_shut_down() {
+            return Err(ResultCode::CANCELLED);
+        }
+        let deadline = sys::now().saturating_add(nanos(first));
+        self.arm.with_state(|arm, st| {
+            st.period = period;
+            st.timer = Some(arm.timer(&rt, deadline));
+            st.rt = Some(rt);
+        });
+        Ok(())
+    }
+
+    /// Stops it; a signal already given stays.
+    pub fn stop(&self) {
+        self.arm.with_state(|_, st| {
+            st.timer = None;
+            st.period = 0;
+        });
+    }
+}
+
+impl Drop for TimerEvent {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl std::ops::Deref for TimerEvent {
+    type Target = Event;
+
+    fn deref(&self) -> &Event {
+        &self.arm.event
+    }
+}
+
+impl sealed::Sealed for TimerEvent {}
+
+impl Waitable for TimerEvent {
+    fn poll_wait(&self, slot: &mut WaitSlot, waker: Option<&Waker>) -> Poll<()> {
+        self.arm.event.poll_wait(slot, waker)
+    }
+
+    fn leave_wait(&self, slot: &mut WaitSlot) {
+        self.arm.event.leave_wait(slot);
+    }
+}
+
+impl Arming {
+    /// A registered reactor timer for `deadline` that wakes this arming.
+    fn timer(self: &Arc<Self>, rt: &Runtime, deadline: u64) -> Timer {
+        let mut t = rt.reactor().timer(deadline, Class::Precise);
+        t.register(&Waker::from(self.clone()));
+        t
+    }
+
+    /// Runs `f` on the locked state, then handles fires that came meanwhile.
+    fn with_state<R>(self: &Arc<Self>, f: impl FnOnce(&Arc<Self>, &mut Armed) -> R) -> R {
+        let r = f(self, &mut lock(&self.state));
+        self.drain();
+        r
+    }
+
+    /// Handles pending fires while nobody else holds the lock.
+    fn drain(self: &Arc<Self>) {
+        // SeqCst fence: pairs with the one in `wake_by_ref`. Either this load sees its
+        // `pending`, or its try_lock sees our unlock (store buffering is forbidden).
+        fence(Ordering::SeqCst);
+        while self.pending.load(Ordering::Relaxed) {
+            let Ok(mut st) = self.state.try_lock() else {
+                // The holder drains after it unlocks.
+                return;
+            };
+            // Acquire: what the waking thread did before `pending` (the timer's FIRED state
+            // is itself Acquire-read by is_fired).
+            if self.pending.swap(false, Ordering::Acquire) {
+                self.fire(&mut st);
+            }
+            drop(st);
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// Handles the armed timer if it fired: signals, and arms the next period.
+    fn fire(self: &Arc<Self>, st: &mut Armed) {
+        let Some(t) = st.timer.as_ref().filter(|t| t.is_fired()) else {
+            return;
+        };
+        self.event.signal();
+        let (Some(rt), p) = (st.rt.as_ref(), st.period) else {
+            return;
+        };
+        if p == 0 || rt.is_shut_down() {
+            st.timer = None;
+            return;
+        }
+        let now = sys::now();
+        let mut next = t.deadline().saturating_add(p);
+        if next <= now {
+            // Late by whole periods: merge them, keep the phase.
+            next = next.saturating_add((now - next) / p * p).saturating_add(p);
+        }
+        st.timer = Some(self.timer(rt, next));
+    }
+}
+
+impl Wake for Arming {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Relaxed + the SeqCst fence in `drain`.
+        self.pending.store(true, Ordering::Relaxed);
+        self.drain();
+    }
+}

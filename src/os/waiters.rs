@@ -1,0 +1,206 @@
+//! Waiter lists: who waits on an object, in arrival order, and which of them were told.
+//!
+//! Ground rules: a [`Waiters`] lives inside its object's state mutex and every method runs
+//! under that lock. No waker is woken under the lock: `notify` moves wakers into a
+//! [`WakeBatch`], which the caller wakes after it has dropped the lock, all in one go.
+//!
+//! # Invariant (no lost notice)
+//! An entry is *notified* from the `notify` that picked it until its own future takes it out:
+//! on success (the future consumed what it was told about), on a re-poll that finds nothing
+//! (someone else consumed it, so there is nothing to pass on), or on drop, where the future
+//! passes the notice on to the next waiter ([`Waiters::remove`] says whether it held one).
+//! So a notice always ends in a consumer or in another waiter, never in a dropped future.
+
+use std::collections::VecDeque;
+use std::task::Waker;
+
+/// A future's place in one waiter list: empty until its first pending poll.
+#[derive(Debug, Default)]
+pub struct WaitSlot(Option<u64>);
+
+impl WaitSlot {
+    /// An empty slot.
+    pub const fn new() -> Self {
+        WaitSlot(None)
+    }
+
+    /// Whether the slot holds an entry.
+    pub(crate) fn is_registered(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: u64,
+    waker: Option<Waker>,
+    notified: bool,
+}
+
+/// The waiters of one object (or of one side of it: a queue has senders and receivers).
+///
+/// A `VecDeque` scanned by id: waiters are OS threads or host tasks, a handful per object,
+/// and arrival order is the order they are told in.
+#[derive(Debug, Default)]
+pub struct Waiters {
+    entries: VecDeque<Entry>,
+    next_id: u64,
+}
+
+impl Waiters {
+    /// An empty list.
+    pub(crate) const fn new() -> Self {
+        Waiters {
+            entries: VecDeque::new(),
+            next_id: 0,
+        }
+    }
+
+    fn find(&mut self, slot: &WaitSlot) -> Option<usize> {
+        let id = slot.0?;
+        self.entries.iter().position(|e| e.id == id)
+    }
+
+    /// Puts the caller in the list (at the back), or refreshes its waker if it is there. A
+    /// refreshed entry loses its notice: the caller polled after it and found nothing.
+    pub(crate) fn register(&mut self, slot: &mut WaitSlot, waker: &Waker) {
+        if let Some(i) = self.find(slot) {
+            let e = &mut self.entries[i];
+            e.notified = false;
+            match &mut e.waker {
+                Some(w) if w.will_wake(waker) => {}
+                w => *w = Some(waker.clone()),
+            }
+            return;
+        }
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.entries.push_back(Entry {
+            id,
+            waker: Some(waker.clone()),
+            notified: false,
+        });
+        slot.0 = Some(id);
+    }
+
+    /// Takes the caller's entry out (nothing if it has none); `true` if it held a notice,
+    /// which the caller then consumes or passes on.
+    pub(crate) fn remove(&mut self, slot: &mut WaitSlot) -> bool {
+        let Some(i) = self.find(slot) else {
+            slot.0 = None;
+            return false;
+        };
+        slot.0 = None;
+        self.entries.remove(i).is_some_and(|e| e.notified)
+    }
+
+    /// Whether the caller's entry holds a notice.
+    pub(crate) fn is_notified(&mut self, slot: &WaitSlot) -> bool {
+        self.find(slot).is_some_and(|i| self.entries[i].notified)
+    }
+
+    /// Notifies up to `n` waiters that hold no notice yet, oldest first.
+    pub(crate) fn notify(&mut self, n: usize, batch: &mut WakeBatch) {
+        let mut left = n;
+        for e in self.entries.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            if !e.notified {
+                e.notified = true;
+                if let Some(w) = e.waker.take() {
+                    batch.push(w);
+                }
+                left -= 1;
+            }
+        }
+    }
+
+    /// Notifies every waiter.
+    pub(crate) fn notify_all(&mut self, batch: &mut WakeBatch) {
+        self.notify(usize::MAX, batch);
+    }
+
+    /// Whether nobody waits.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Wakers collected under an object's lock, woken after it is dropped. One waker inline (the
+/// common hand-off), the rest in a vector that is only allocated for a broadcast.
+#[derive(Debug, Default)]
+pub struct WakeBatch {
+    first: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl WakeBatch {
+    /// An empty batch.
+    pub(crate) const fn new() -> Self {
+        WakeBatch {
+            first: None,
+            rest: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, w: Waker) {
+        if self.first.is_none() {
+            self.first = Some(w);
+        } else {
+            self.rest.push(w);
+        }
+    }
+
+    /// Wakes everything collected. Call it with no lock held.
+    pub(crate) fn wake(self) {
+        if let Some(w) = self.first {
+            w.wake();
+        }
+        for w in self.rest {
+            w.wake();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn notices_go_oldest_first_and_pass_on() {
+        let c = Arc::new(Count(AtomicUsize::new(0)));
+        let w = Waker::from(c.clone());
+        let mut list = Waiters::new();
+        let (mut a, mut b) = (WaitSlot::new(), WaitSlot::new());
+        list.register(&mut a, &w);
+        list.register(&mut b, &w);
+        let mut batch = WakeBatch::new();
+        list.notify(1, &mut batch);
+        batch.wake();
+        assert_eq!(c.0.load(Ordering::Relaxed), 1);
+        assert!(list.is_notified(&a) && !list.is_notified(&b));
+        // `a` leaves with its notice: it passes to `b`.
+        assert!(list.remove(&mut a));
+        let mut batch = WakeBatch::new();
+        list.notify(1, &mut batch);
+        batch.wake();
+        assert!(list.is_notified(&b));
+        // A re-poll that found nothing clears the notice.
+        list.register(&mut b, &w);
+        assert!(!list.is_notified(&b));
+        assert!(!list.remove(&mut b));
+        assert!(list.is_empty());
+        assert!(!a.is_registered() && !b.is_registered());
+    }
+}

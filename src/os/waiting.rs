@@ -1,0 +1,357 @@
+//! The one wait of every object: an operation on the object's locked state, as a future.
+//!
+//! Invariant (no lost wakeup): an operation checks the object's state and, when it cannot
+//! complete, registers in the object's waiter list under the same lock; whoever changes the
+//! state notifies under that lock. A change that follows the check therefore always finds the
+//! waiter registered, and its notice is consumed or passed on (see `waiters.rs`).
+//!
+//! Every form of a wait goes through here: the blocking form (`run`: a try is one locked
+//! attempt, anything longer is [`block_on`] over a [`Waiting`], with the object's spin gate),
+//! the timed form (the same future with a reactor deadline), and the async form (the future
+//! itself). A wait ends in one of three ways: its operation completes; its deadline passes
+//! (TimedOut, nothing consumed); its runtime shuts down (Cancelled, nothing consumed).
+
+use super::waiters::{WaitSlot, Waiters, WakeBatch};
+use crate::sync::{lock, Mutex};
+use crate::ResultCode;
+use hos_runtime::context;
+use hos_runtime::park::{block_on, Wait};
+use hos_runtime::policy::{Role, SpinGate};
+use hos_runtime::reactor::{Class, Timer};
+use hos_runtime::{sys, Runtime};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// An object's shared state behind its lock, with its spin gate.
+#[derive(Debug)]
+pub struct Object<S> {
+    state: Mutex<S>,
+    /// The object's spin miss counter, handed to `block_on` (the spin policy stays there).
+    pub(crate) gate: SpinGate,
+}
+
+/// One operation on an object's state: what completes it and which list it waits in.
+pub trait Op {
+    /// The object's state (behind its lock).
+    type State;
+    /// What the wait gives.
+    type Output;
+
+    /// A lock-free attempt before the first lock (objects with an atomic fast path).
+    fn fast(&mut self) -> Option<Self::Output> {
+        None
+    }
+
+    /// Tries to complete on the locked state; the wakes it causes go into `batch`. `slot` is
+    /// the caller's place in the list (a condition variable completes on its own notice).
+    fn complete(
+        &mut self,
+        s: &mut Self::State,
+        slot: &WaitSlot,
+        batch: &mut WakeBatch,
+    ) -> Option<Self::Output>;
+
+    /// The list this operation waits in.
+    fn waiters<'s>(&self, s: &'s mut Self::State) -> &'s mut Waiters;
+
+    /// Whether completing consumes what a notice told about (a peek does not, so a notice it
+    /// held is passed on).
+    fn consumes(&self) -> bool {
+        true
+    }
+
+    /// What the wait gives when it ends without completing (`code` is TimedOut or Cancelled).
+    fn fail(&mut self, code: ResultCode) -> Self::Output;
+}
+
+impl<S> Object<S> {
+    /// An object with state `s` and an open spin gate.
+    pub(crate) fn new(s: S) -> Self {
+        Object {
+            state: Mutex::new(s),
+            gate: SpinGate::new(),
+        }
+    }
+
+    /// Runs `f` on the locked state and wakes what it collected after unlocking.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut S, &mut WakeBatch) -> R) -> R {
+        let mut batch = WakeBatch::new();
+        let r = f(&mut lock(&self.state), &mut batch);
+        batch.wake();
+        r
+    }
+
+    /// One poll of `op`: completes it, or registers `waker` under `slot`.
+    pub(crate) fn poll_op<O: Op<State = S>>(
+        &self,
+        op: &mut O,
+        slot: &mut WaitSlot,
+        waker: Option<&Waker>,
+    ) -> Poll<O::Output> {
+        if !slot.is_registered() {
+            if let Some(v) = op.fast() {
+                return Poll::Ready(v);
+            }
+        }
+        self.with(|s, batch| {
+            let out = op.complete(s, slot, batch);
+            let list = op.waiters(s);
+            match (out, waker) {
+                (Some(v), _) => {
+                    if list.remove(slot) && !op.consumes() {
+                        list.notify(1, batch);
+                    }
+                    Poll::Ready(v)
+                }
+                (None, Some(w)) => {
+                    list.register(slot, w);
+                    Poll::Pending
+                }
+                (None, None) => Poll::Pending,
+            }
+        })
+    }
+
+    /// Takes `slot` out of `op`'s list, passing on a notice it held.
+    pub(crate) fn leave<O: Op<State = S>>(&self, op: &O, slot: &mut WaitSlot) {
+        if !slot.is_registered() {
+            return;
+        }
+        self.with(|s, batch| {
+            let list = op.waiters(s);
+            if list.remove(slot) {
+                list.notify(1, batch);
+            }
+        });
+    }
+
+    /// Runs `op` to its end on the calling thread: a try (`Timeout::Poll`) is one locked
+    /// attempt; anything longer blocks through [`block_on`] with this object's spin gate.
+    pub(crate) fn run<O: Op<State = S>>(&self, mut op: O, timeout: Timeout) -> O::Output {
+        if let Timeout::Poll = timeout {
+            crate::svc::checkpoint();
+            return match self.poll_op(&mut op, &mut WaitSlot::new(), None) {
+                Poll::Ready(v) => v,
+                Poll::Pending => op.fail(ResultCode::TIMED_OUT),
+            };
+        }
+        Waiting::new(self, op).limit(timeout).block()
+    }
+}
+
+/// How long a wait may last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timeout {
+    /// Until it completes or is cancelled.
+    Never,
+    /// One attempt (a zero timeout).
+    Poll,
+    /// Until it completes, is cancelled, or this much time has passed.
+    After(Duration),
+}
+
+impl From<Option<Duration>> for Timeout {
+    fn from(d: Option<Duration>) -> Self {
+        match d {
+            None => Timeout::Never,
+            Some(d) if d.is_zero() => Timeout::Poll,
+            Some(d) => Timeout::After(d),
+        }
+    }
+}
+
+/// The `sys::now()` value `d` from now (saturating).
+pub(crate) fn deadline_after(d: Duration) -> u64 {
+    sys::now().saturating_add(d.as_nanos().min(u64::MAX as u128) as u64)
+}
+
+/// What a wait learns of its context at its first pending poll.
+#[derive(Debug)]
+struct WaitCtx {
+    rt: Option<Runtime>,
+    /// Guest threads are unparked by their record at shutdown; others watch the reactor.
+    guest: bool,
+    class: Class,
+}
+
+/// The two ways a wait ends without completing: its deadline and its runtime's shutdown.
+#[derive(Debug)]
+pub(crate) struct Limits {
+    deadline: Option<u64>,
+    cancellable: bool,
+    ctx: Option<WaitCtx>,
+    timer: Option<Timer>,
+    watch: Option<usize>,
+}
+
+impl Limits {
+    /// No deadline, cancellable.
+    pub(crate) fn new(deadline: Option<u64>) -> Self {
+        Limits {
+            deadline,
+            cancellable: true,
+            ctx: None,
+            timer: None,
+            watch: None,
+        }
+    }
+
+    /// Sets the deadline from `timeout` (a zero timeout is a deadline of now).
+    pub(crate) fn set_timeout(&mut self, timeout: Timeout) {
+        self.deadline = match timeout {
+            Timeout::Never => None,
+            Timeout::Poll => Some(0),
+            Timeout::After(d) => Some(deadline_after(d)),
+        };
+    }
+
+    /// Whether the wait must end now, and with which code: Cancelled once the runtime shut
+    /// down, TimedOut once the deadline passed, InvalidState for a deadline with no runtime
+    /// to time it. Otherwise arranges for `waker` to be woken when either happens.
+    pub(crate) fn check(&mut self, waker: &Waker) -> Option<ResultCode> {
+        let ctx = self.ctx.get_or_insert_with(|| {
+            let c = context::current();
+            WaitCtx {
+                rt: c.runtime().cloned(),
+                guest: c.thread().is_some(),
+                // Guest threads past the serial role wait relaxed, like their long sleeps.
+                class: match c.role() {
+                    Role::Other => Class::Relaxed,
+                    Role::Serial | Role::Host => Class::Precise,
+                },
+            }
+        });
+        if self.cancellable {
+            if let Some(rt) = &ctx.rt {
+                if rt.is_shut_down()
+                    || (!ctx.guest && !rt.reactor().watch_stop(&mut self.watch, waker))
+                {
+                    return Some(ResultCode::CANCELLED);
+                }
+            }
+        }
+        let deadline = self.deadline?;
+        if sys::now() >= deadline {
+            return Some(ResultCode::TIMED_OUT);
+        }
+        let Some(rt) = &ctx.rt else {
+            return Some(ResultCode::INVALID_STATE);
+        };
+        let timer = self
+            .timer
+            .get_or_insert_with(|| rt.reactor().timer(deadline, ctx.class));
+        match Pin::new(timer).poll(&mut Context::from_waker(waker)) {
+            Poll::Ready(()) => Some(ResultCode::TIMED_OUT),
+            Poll::Pending => None,
+        }
+    }
+}
+
+impl Drop for Limits {
+    fn drop(&mut self) {
+        if let Some(rt) = self.ctx.as_ref().and_then(|c| c.rt.as_ref()) {
+            rt.reactor().unwatch_stop(&mut self.watch);
+        }
+    }
+}
+
+/// A wait on an nn::os object, as a future: what every `*_async` method returns.
+///
+/// It completes with the operation's result, with TimedOut once the timeout set by
+/// [`Waiting::timeout`] passes, or with Cancelled once the runtime shuts down; a wait that
+/// ends without completing consumes nothing. Dropping it leaves the object's waiter list
+/// (passing on a notice it held), so it is safe to drop at any point, e.g. in a `select!`.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::time::Duration;
+/// let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
+/// let ev = hos::os::Event::new(hos::os::ClearMode::Auto);
+/// let waited = ev.wait_async().timeout(Duration::from_millis(1)).await;
+/// assert_eq!(waited, Err(hos::ResultCode::TIMED_OUT));
+/// rt.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// ```
+#[derive(Debug)]
+#[must_use = "a wait does nothing unless polled"]
+pub struct Waiting<'a, O: Op> {
+    obj: &'a Object<O::State>,
+    op: O,
+    slot: WaitSlot,
+    limits: Limits,
+}
+
+// Never pin-projected: `op` is only reached through `&mut`, so moving it is fine.
+impl<O: Op> Unpin for Waiting<'_, O> {}
+
+impl<'a, O: Op> Waiting<'a, O> {
+    /// A wait for `op` on `obj`, with no timeout.
+    pub(crate) fn new(obj: &'a Object<O::State>, op: O) -> Self {
+        Waiting {
+            obj,
+            op,
+            slot: WaitSlot::new(),
+            limits: Limits::new(None),
+        }
+    }
+
+    /// Sets how long the wait may last.
+    pub(crate) fn limit(mut self, timeout: Timeout) -> Self {
+        self.limits.set_timeout(timeout);
+        self
+    }
+
+    /// Ends the wait with TimedOut once `d` has passed from now (a zero `d` makes it one
+    /// attempt). Call it before the first poll.
+    pub fn timeout(self, d: Duration) -> Self {
+        self.limit(Timeout::from(Some(d)))
+    }
+
+    /// Blocks the calling thread until the wait ends: the blocking form of any wait, for
+    /// when the result code matters (`ev.wait_async().timeout(d).block()` tells TimedOut from
+    /// Cancelled where `ev.wait_timeout(d)` gives a bool).
+    ///
+    /// # Blocking
+    /// Through the runtime's `block_on` with the object's spin gate: a guest thread gives its
+    /// virtual core back while it waits and takes one again before it returns.
+    pub fn block(self) -> O::Output {
+        crate::svc::checkpoint();
+        let obj = self.obj;
+        block_on(self, Wait::object(&obj.gate))
+    }
+
+    /// Makes the wait immune to shutdown (a condition variable taking its mutex back).
+    pub(crate) fn uncancellable(mut self) -> Self {
+        self.limits.cancellable = false;
+        self
+    }
+}
+
+impl<O: Op> Future for Waiting<'_, O> {
+    type Output = O::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O::Output> {
+        let this = self.get_mut();
+        if let Poll::Ready(v) = this
+            .obj
+            .poll_op(&mut this.op, &mut this.slot, Some(cx.waker()))
+        {
+            return Poll::Ready(v);
+        }
+        match this.limits.check(cx.waker()) {
+            Some(code) => {
+                this.obj.leave(&this.op, &mut this.slot);
+                Poll::Ready(this.op.fail(code))
+            }
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl<O: Op> Drop for Waiting<'_, O> {
+    fn drop(&mut self) {
+        self.obj.leave(&self.op, &mut self.slot);
+    }
+}

@@ -1,0 +1,145 @@
+//! The handle table: 32-bit names for waitable objects and guest threads, as svc-level code
+//! passes them around (one table per process, as on Horizon).
+//!
+//! Invariant: a handle is `(linear id << 15) | index`; a slot's linear id changes each time
+//! it is filled (never 0), so a closed handle stays invalid after its slot is reused. The
+//! table is behind one std mutex (process bookkeeping, outside the loom models), held only to
+//! look up, insert or remove: a lookup clones the entry out, and no wait happens under it.
+
+use super::Handle;
+use crate::os::Waitable;
+use crate::thread::Thread;
+use crate::ResultCode;
+use std::sync::{Arc, Mutex};
+
+/// Handles a process may hold at once (Horizon's usual handle table size).
+pub const MAX_HANDLES: usize = 1024;
+
+const INDEX_BITS: u32 = 15;
+/// The largest linear id: one below the top, which the pseudo-handle 0xFFFF8000 uses.
+const LINEAR_MAX: u32 = (1 << (32 - INDEX_BITS)) - 2;
+
+/// What a handle names.
+#[derive(Clone)]
+pub enum HandleObject {
+    /// A waitable object (event, timer event, semaphore, message queue).
+    Waitable(Arc<dyn Waitable + Send + Sync>),
+    /// A guest thread (waitable too: ready once it has ended).
+    Thread(Thread),
+}
+
+impl std::fmt::Debug for HandleObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandleObject::Waitable(_) => f.write_str("Waitable"),
+            HandleObject::Thread(t) => write!(f, "Thread({:?})", t.name()),
+        }
+    }
+}
+
+impl HandleObject {
+    /// The object as something to wait for.
+    pub fn as_waitable(&self) -> &dyn Waitable {
+        match self {
+            HandleObject::Waitable(w) => &**w,
+            HandleObject::Thread(t) => t,
+        }
+    }
+}
+
+impl<T: Waitable + Send + Sync + 'static> From<Arc<T>> for HandleObject {
+    fn from(obj: Arc<T>) -> Self {
+        HandleObject::Waitable(obj)
+    }
+}
+
+impl From<Thread> for HandleObject {
+    fn from(t: Thread) -> Self {
+        HandleObject::Thread(t)
+    }
+}
+
+struct Slot {
+    /// The linear id of the handle in it; 0 while free.
+    linear: u32,
+    object: Option<HandleObject>,
+}
+
+struct Table {
+    slots: Vec<Slot>,
+    free: Vec<u16>,
+    next_linear: u32,
+}
+
+static TABLE: Mutex<Table> = Mutex::new(Table {
+    slots: Vec::new(),
+    free: Vec::new(),
+    next_linear: 1,
+});
+
+fn table() -> std::sync::MutexGuard<'static, Table> {
+    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn split(h: Handle) -> (usize, u32) {
+    ((h.0 & ((1 << INDEX_BITS) - 1)) as usize, h.0 >> INDEX_BITS)
+}
+
+/// Names `object`.
+pub(crate) fn insert(object: HandleObject) -> Result<Handle, ResultCode> {
+    let mut t = table();
+    let index = match t.free.pop() {
+        Some(i) => i as usize,
+        None if t.slots.len() < MAX_HANDLES => {
+            t.slots.push(Slot {
+                linear: 0,
+                object: None,
+            });
+            t.slots.len() - 1
+        }
+        None => return Err(ResultCode::OUT_OF_HANDLES),
+    };
+    let linear = t.next_linear;
+    t.next_linear = if linear >= LINEAR_MAX { 1 } else { linear + 1 };
+    t.slots[index] = Slot {
+        linear,
+        object: Some(object),
+    };
+    Ok(Handle(linear << INDEX_BITS | index as u32))
+}
+
+/// What `h` names (the calling guest thread for [`Handle::CURRENT_THREAD`]).
+pub(crate) fn get(h: Handle) -> Result<HandleObject, ResultCode> {
+    if h == Handle::CURRENT_THREAD {
+        return crate::thread::current()
+            .map(HandleObject::Thread)
+            .ok_or(ResultCode::INVALID_HANDLE);
+    }
+    let (index, linear) = split(h);
+    let t = table();
+    t.slots
+        .get(index)
+        .filter(|s| s.linear == linear && linear != 0)
+        .and_then(|s| s.object.clone())
+        .ok_or(ResultCode::INVALID_HANDLE)
+}
+
+/// Closes `h`; the object lives on while others hold it (a wait in progress included).
+pub(crate) fn close(h: Handle) -> Result<(), ResultCode> {
+    let (index, linear) = split(h);
+    let object = {
+        let mut t = table();
+        let slot = t
+            .slots
+            .get_mut(index)
+            .filter(|s| s.linear == linear && linear != 0)
+            .ok_or(ResultCode::INVALID_HANDLE)?;
+        slot.linear = 0;
+        let object = slot.object.take();
+        t.free.push(index as u16);
+        object
+    };
+    // Dropped outside the lock: an object's drop may do anything.
+    drop(object);
+    Ok(())
+}
