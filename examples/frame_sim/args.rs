@@ -45,6 +45,10 @@ FLAGS:
   --workers N           ModuleSystemWorker threads, 0..=64                     [default: 5]
   --poll-us N           a worker's sleep between polls, 1..=100000 us          [default: 20]
   --procs N             restrict the process to its first N logical processors first
+  --calibrate once|each once: measure the machine once, before the first run, and pin
+                        that calibration in every run (the arms differ by their config
+                        alone); each: every runtime measures at build, as a host does
+                                                                       [default: once]
   --out DIR             where frames.csv and frame_sim.svg go   [default: target/frame_sim]
   --json FILE           also write the table as JSON
   -h, --help            this text
@@ -117,6 +121,8 @@ pub struct Options {
     pub warmup: usize,
     /// `--procs`, if given.
     pub procs: Option<usize>,
+    /// `--calibrate once` (true, the default) or `each`.
+    pub calibrate_once: bool,
     /// Output directory.
     pub out: PathBuf,
     /// `--json`, if given.
@@ -222,6 +228,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
         frames: 300,
         warmup: 60,
         procs: None,
+        calibrate_once: true,
         out: PathBuf::from("target/frame_sim"),
         json: None,
     };
@@ -247,6 +254,13 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
                 let max = hos_runtime::sys::logical_processors().unwrap_or(4096) as u64;
                 o.procs =
                     Some(n(1, max, "a count of logical processors this process may use")? as usize);
+            }
+            "--calibrate" => {
+                o.calibrate_once = match v.trim() {
+                    "once" => true,
+                    "each" => false,
+                    _ => return Err(ArgError(format!("{f} {v:?}: expected once or each"))),
+                }
             }
             "--out" | "--json" => {
                 if v.trim().is_empty() {
@@ -287,6 +301,7 @@ const KNOWN: &[&str] = &[
     "--workers",
     "--poll-us",
     "--procs",
+    "--calibrate",
     "--out",
     "--json",
 ];

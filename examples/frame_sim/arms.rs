@@ -9,7 +9,7 @@
 use crate::args::Options;
 use crate::load::{self, Mark};
 use crate::progress::Progress;
-use hos_runtime::{Config, ShortSleep};
+use hos_runtime::{Calibration, Config, ShortSleep};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
@@ -44,10 +44,10 @@ impl Arm {
         Arm::ALL.into_iter().find(|a| a.name() == s)
     }
 
-    /// The runtime configuration of the arm. Built in code, the environment is not read:
-    /// an arm is the same config on every machine.
-    pub fn config(self) -> Config {
-        match self {
+    /// The runtime configuration of the arm, with `calibration` pinned if given. Built in
+    /// code, the environment is not read: an arm is the same config on every machine.
+    pub fn config(self, calibration: Option<Calibration>) -> Config {
+        let config = match self {
             Arm::Seeds => Config {
                 short_sleep: ShortSleep::Yield,
                 spin_us: 20,
@@ -60,6 +60,10 @@ impl Arm {
                 ..Config::default()
             },
             Arm::Reactor => Config::default(),
+        };
+        Config {
+            calibration,
+            ..config
         }
     }
 }
@@ -84,6 +88,19 @@ pub struct Run {
     pub window_frames: u64,
 }
 
+/// Measures the machine once, as a runtime does at build (a runtime built and shut down).
+///
+/// # Errors
+/// The default runtime would not build.
+pub fn calibrate() -> Result<Calibration, String> {
+    let rt = hos::Runtime::builder()
+        .build()
+        .map_err(|e| format!("building the calibration runtime: {e}"))?;
+    let c = rt.stats().calibration;
+    rt.shutdown();
+    Ok(c)
+}
+
 /// How long without a present before a run is called stalled.
 fn stall_limit(o: &Options) -> Duration {
     Duration::from_secs(10).max(o.load.cpu_per_frame() * 20)
@@ -94,9 +111,15 @@ fn stall_limit(o: &Options) -> Duration {
 /// # Errors
 /// The runtime would not build, a thread would not spawn or panicked, or no frame was
 /// presented for the stall limit (a hang: the message says after which frame).
-pub fn run(arm: Arm, pair: usize, o: &Options, progress: &mut Progress) -> Result<Run, String> {
+pub fn run(
+    arm: Arm,
+    pair: usize,
+    o: &Options,
+    calibration: Option<Calibration>,
+    progress: &mut Progress,
+) -> Result<Run, String> {
     let rt = hos::Runtime::builder()
-        .config(arm.config())
+        .config(arm.config(calibration))
         .build()
         .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
     let running = match load::spawn(&rt, o.load, o.warmup, o.frames) {

@@ -61,12 +61,18 @@ fn main() -> ExitCode {
 fn run(o: &Options) -> Result<(), String> {
     std::fs::create_dir_all(&o.out).map_err(|e| format!("--out {}: {e}", o.out.display()))?;
     let processors = hos_runtime::sys::logical_processors();
+    let calibration = if o.calibrate_once {
+        Some(arms::calibrate()?)
+    } else {
+        None
+    };
     let mut progress = progress::Progress::new(o.arms.len() * o.pairs, o.warmup, o.frames);
     let mut runs = Vec::new();
     for pair in 1..=o.pairs {
         for &arm in &o.arms {
             progress.run(arm.name(), pair, o.pairs);
-            let r = arms::run(arm, pair, o, &mut progress).inspect_err(|_| progress.clear())?;
+            let r = arms::run(arm, pair, o, calibration, &mut progress)
+                .inspect_err(|_| progress.clear())?;
             let f = Figures::of(&r);
             progress.run_done(&format!(
                 "{:.2} fps, {:.2} CPU ms/frame, p99 {:.2} ms",
@@ -93,6 +99,7 @@ fn run(o: &Options) -> Result<(), String> {
     let ctx = report::Context {
         opts: o,
         processors,
+        calibration,
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map(|s| s.trim().to_string())
             .unwrap_or_else(|_| "unknown".into()),

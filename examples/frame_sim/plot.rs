@@ -373,11 +373,11 @@ pub fn svg(title: &str, series: &[Series], cap_ms: Option<f64>) -> String {
     }
     // Legend, in the CDF panel's lower right.
     for (k, (s, v)) in series.iter().zip(&pooled).enumerate() {
-        let x = cdf.x + cdf.w - 190.0;
+        let x = cdf.x + cdf.w - 235.0;
         let y = cdf.y + cdf.h - 14.0 - 16.0 * (series.len() - 1 - k) as f64;
         let _ = writeln!(
             out,
-            r##"<rect x="{x:.1}" y="{:.1}" width="14" height="4" fill="{}"/><text x="{:.1}" y="{:.1}">{} p50 {} p99 {} ms</text>"##,
+            r##"<rect x="{x:.1}" y="{:.1}" width="14" height="4" fill="{}"/><text x="{:.1}" y="{:.1}">{} p50 {} p99 {} ms (pooled)</text>"##,
             y - 5.0,
             color(s.arm),
             x + 20.0,

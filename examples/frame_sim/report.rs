@@ -19,6 +19,20 @@ pub struct Context<'a> {
     pub processors: Option<usize>,
     /// The kernel, for the record.
     pub kernel: String,
+    /// The calibration pinned in every run (`--calibrate once`); `None`: each run measured.
+    pub calibration: Option<hos::Calibration>,
+}
+
+fn calibration_line(c: &Option<hos::Calibration>) -> String {
+    match c {
+        Some(c) => format!(
+            "calibration pinned in every run: timer late {:.1} us, wake {:.1} us, precise path {:?}",
+            c.timer_lateness_ns as f64 / 1e3,
+            c.wake_latency_ns as f64 / 1e3,
+            c.precise
+        ),
+        None => "calibration measured by each run's runtime (rows calib. below)".into(),
+    }
 }
 
 fn cell(v: f64, digits: usize) -> String {
@@ -54,6 +68,7 @@ pub fn table(ctx: &Context, s: &Summary) -> String {
         ctx.kernel,
         o.load.cpu_per_frame().as_secs_f64() * 1e3,
     );
+    let _ = writeln!(t, "{}", calibration_line(&ctx.calibration));
     let _ = writeln!(t);
     const LABEL: usize = 30;
     const COL: usize = 10;
@@ -219,6 +234,11 @@ pub fn json(ctx: &Context, s: &Summary) -> String {
             ("procs", opt(o.procs)),
             ("logical_processors", opt(ctx.processors)),
             ("kernel", string(&ctx.kernel)),
+            ("calibration", string(&calibration_line(&ctx.calibration))),
+            (
+                "calibration_pinned",
+                (ctx.calibration.is_some()).to_string(),
+            ),
             ("baseline", string(s.baseline.name())),
             ("arms", format!("[\n    {}\n  ]", arms.join(",\n    "))),
         ],
