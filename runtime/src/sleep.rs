@@ -29,6 +29,9 @@ use crate::sys;
 /// Sleeps at or past this length are long: no short-sleep mode applies.
 pub const SHORT_NS: u64 = 1_000_000;
 
+/// Linux's default timer slack, where the thread's own cannot be read.
+const DEFAULT_SLACK_NS: u64 = 50_000;
+
 /// The shortest OS timer sleep worth its system call on the own-timer precise path.
 const MIN_OWN_SLEEP_NS: u64 = 2_000;
 
@@ -36,23 +39,29 @@ const MIN_OWN_SLEEP_NS: u64 = 2_000;
 const POOR_TIMER_NS: u64 = 1_000_000;
 
 std::thread_local! {
-    static SLACK_SET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// (the thread's own slack, read once; whether it is at 1 ns now).
+    static SLACK: std::cell::Cell<Option<(u64, bool)>> = const { std::cell::Cell::new(None) };
 }
 
-/// Sets this thread's timer slack to 1 ns, once: its own timer sleeps are then as precise as
-/// the calibration measured (the default slack of 50 us would make each one 50 us late).
-fn precise_timers() {
-    SLACK_SET.with(|s| {
-        if !s.get() {
-            sys::set_timer_slack_ns(1);
-            s.set(true);
+/// Sets this thread's timer slack for the next OS timer sleep: 1 ns for a precise one (so it
+/// is as late as the calibration measured), the thread's own slack (50 us by default) for a
+/// relaxed or timer-mode one (fewer, cheaper wakes: the OS timer alone). One system call when
+/// the class changes, none when it does not.
+fn timer_slack(precise: bool) {
+    SLACK.with(|s| {
+        let (own, at_one) = s.get().unwrap_or_else(|| {
+            let own = sys::timer_slack_ns().unwrap_or(DEFAULT_SLACK_NS);
+            (own, own == 1)
+        });
+        if at_one != precise {
+            sys::set_timer_slack_ns(if precise { 1 } else { own });
         }
+        s.set(Some((own, precise)));
     });
 }
 
 /// Sleeps the calling thread for `ns` as `ctx` says it is (guest or host, serial or not).
 pub(crate) fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
-    precise_timers();
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
     let held = ctx.release_vcore();
@@ -116,9 +125,9 @@ fn timer(rt: &Runtime, deadline: u64) -> SleepPath {
     if rt.tracker().timer_lateness_ns() >= POOR_TIMER_NS {
         return yield_until(rt, deadline);
     }
+    // Not fed to the calibration: its slack is the thread's own, not the 1 ns it measures.
+    timer_slack(false);
     sys::sleep_until(deadline);
-    rt.tracker()
-        .observe_timer(sys::now().saturating_sub(deadline));
     SleepPath::Timer
 }
 
@@ -146,6 +155,7 @@ fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
     } else {
         let target = deadline.saturating_sub(tracker.timer_lateness_ns());
         if target > sys::now() {
+            timer_slack(true);
             sys::sleep_until(target);
             tracker.observe_timer(sys::now().saturating_sub(target));
         }

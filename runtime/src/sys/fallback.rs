@@ -114,6 +114,11 @@ pub fn sleep_until(deadline: u64) {
     }
 }
 
+/// std cannot read the timer slack.
+pub fn timer_slack_ns() -> Option<u64> {
+    None
+}
+
 /// No timer slack control in std.
 pub fn set_timer_slack_ns(_ns: u64) -> bool {
     false

@@ -88,6 +88,13 @@ pub fn sleep_until(deadline: u64) {
     }
 }
 
+/// `PR_GET_TIMERSLACK`: the calling thread's timer slack.
+pub fn timer_slack_ns() -> Option<u64> {
+    // SAFETY: PR_GET_TIMERSLACK takes no pointer and returns the slack.
+    let r = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+    (r >= 0).then_some(r as u64)
+}
+
 /// `PR_SET_TIMERSLACK` for the calling thread.
 pub fn set_timer_slack_ns(ns: u64) -> bool {
     // SAFETY: PR_SET_TIMERSLACK takes one unsigned long and touches no memory.

@@ -14,6 +14,7 @@
 //! | `futex_wake(word)` | wake every thread in `futex_wait` on `word` |
 //! | `sleep_until(deadline)` | one OS timer sleep to an absolute `now()` value, no spin; may return late, never early |
 //! | `set_timer_slack_ns(ns)` | ask the OS to fire this thread's timers within `ns`; `false` where it cannot |
+//! | `timer_slack_ns()` | this thread's timer slack; `None` where unknown |
 //! | `thread_cpu() -> CpuTime` | this thread's user and kernel time and voluntary switches, in one system call |
 //! | `process_cpu() -> CpuTime` | the same for the whole process |
 //! | `ThreadClock` | a handle, made once on a thread, that reads that thread's CPU time from any thread |
@@ -160,7 +161,9 @@ mod tests {
         if let Some(n) = logical_processors() {
             assert!(n >= 1);
         }
-        set_timer_slack_ns(1);
+        if set_timer_slack_ns(1) {
+            assert_eq!(timer_slack_ns(), Some(1));
+        }
         yield_now();
     }
 }
