@@ -183,6 +183,17 @@ pub fn with_parker<R>(f: impl FnOnce(&Arc<Parker>, &Waker) -> R) -> R {
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
 /// one again before returning (unless `wait.what` is [`WaitFor::Vcore`]).
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    block_on_until(fut, wait, None)
+}
+
+/// [`block_on`] whose parks also end at `deadline` (a `sys::now()` value), so that `fut` is
+/// polled again then even if nothing wakes it: for a future that completes by itself at a
+/// known time without a reactor timer (the virtual-core wait's escape).
+///
+/// # Blocking
+/// As [`block_on`]; past `deadline` every park returns at once, so `fut` should be ready by
+/// then, or the thread polls it in a loop.
+pub fn block_on_until<F: Future>(fut: F, wait: Wait<'_>, deadline: Option<u64>) -> F::Output {
     let mut fut = pin!(fut);
     with_parker(|parker, waker| {
         let mut cx = Context::from_waker(waker);
@@ -192,7 +203,7 @@ pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
         let ctx = context::current();
         let held = wait.what != WaitFor::Vcore && ctx.release_vcore();
         let out = loop {
-            spin_then_park(parker, &ctx, wait);
+            spin_then_park(parker, &ctx, wait, deadline);
             if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
                 break v;
             }
@@ -204,8 +215,9 @@ pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     })
 }
 
-/// The policy part of a wait: spin for the role's length unless the gate is closed, then park.
-fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>) {
+/// The policy part of a wait: spin for the role's length unless the gate is closed, then park
+/// (until `deadline`, if any).
+fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>, deadline: Option<u64>) {
     let stats: Option<&Stats> = ctx.stats();
     let spin_ns = if wait.spin { ctx.spin_ns() } else { 0 };
     if spin_ns > 0 {
@@ -235,5 +247,5 @@ fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>) {
         }
     }
     stats.map(|s| Stats::bump(&s.parks));
-    parker.park(None);
+    parker.park(deadline);
 }
