@@ -231,7 +231,11 @@ impl Vcores {
         }
         let now = sys::now();
         let held = inner.run(|table, fx| table.release(t.id(), now, fx));
-        debug_assert!(held, "thread {} released a core the table never gave", t.id());
+        debug_assert!(
+            held,
+            "thread {} released a core the table never gave",
+            t.id()
+        );
         t.vcore.settle(Step::Cancelled);
         held
     }

@@ -431,6 +431,8 @@ impl<P> Table<P> {
                     self.unqueue(k);
                     let h = self.unseat(s, fx);
                     self.grant(k, s, now, fx);
+                    // The target left the queue: other slots' flags may drop.
+                    self.rebalance(now, fx);
                     let pin = (kind == YieldKind::SamePriority).then_some(s);
                     self.enter(h.who, true, pin, now, fx)
                 }
@@ -444,7 +446,11 @@ impl<P> Table<P> {
     /// is. A holder whose mask no longer allows its slot is asked to leave (not a kick).
     pub fn refresh(&mut self, id: u64, traits: Traits, now: u64, fx: &mut Effects) {
         if let Some(s) = self.slot_of(id) {
-            self.slots[s].as_mut().expect("a found slot is held").who.traits = traits;
+            self.slots[s]
+                .as_mut()
+                .expect("a found slot is held")
+                .who
+                .traits = traits;
         } else if let Some(h) = self.escaped.iter_mut().find(|h| h.who.id == id) {
             h.who.traits = traits;
         } else if let Some(i) = self.order.iter().position(|&k| self.waiters[k].id == id) {
@@ -550,9 +556,7 @@ impl<P> Table<P> {
     fn insert(&mut self, k: usize) {
         let rank = |w: &Waiter<P>| (w.key, w.ticket);
         let r = rank(&self.waiters[k]);
-        let at = self
-            .order
-            .partition_point(|&o| rank(&self.waiters[o]) < r);
+        let at = self.order.partition_point(|&o| rank(&self.waiters[o]) < r);
         self.order.insert(at, k);
     }
 
@@ -589,10 +593,9 @@ impl<P> Table<P> {
 
     fn grant(&mut self, k: usize, slot: usize, now: u64, fx: &mut Effects) {
         let w = &mut self.waiters[k];
-        let State::Queued(who) = std::mem::replace(
-            &mut w.state,
-            State::Granted { slot, since: now },
-        ) else {
+        let State::Queued(who) =
+            std::mem::replace(&mut w.state, State::Granted { slot, since: now })
+        else {
             unreachable!("granting slot {slot} to a waiter that is not queued")
         };
         fx.wake.extend(w.waker.take());
@@ -751,7 +754,12 @@ impl<P> Table<P> {
         let n = ids.len();
         ids.sort_unstable();
         ids.dedup();
-        assert_eq!(ids.len(), n, "a thread is in two places: {:?}", self.queue());
+        assert_eq!(
+            ids.len(),
+            n,
+            "a thread is in two places: {:?}",
+            self.queue()
+        );
         for (s, h) in self.slots.iter().enumerate() {
             assert_eq!(
                 h.is_none(),
