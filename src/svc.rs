@@ -4,6 +4,7 @@
 //! answered with a Horizon result code where the call returns one.
 
 use hos_runtime::context;
+use hos_runtime::vcore::YieldKind;
 
 /// svcSleepThread (0x0B): sleeps `ns` nanoseconds; `0`, `-1` and `-2` are yields; any other
 /// negative value returns at once and is counted as bad input.
@@ -20,7 +21,16 @@ pub fn sleep_thread(ns: i64) {
         1.. => rt.sleep(ns as u64),
         0 | -1 | -2 => {
             hos_runtime::stats::Stats::bump(&rt.counters().yields);
-            hos_runtime::sys::yield_now();
+            let kind = match ns {
+                0 => YieldKind::SamePriority,
+                -1 => YieldKind::Migrate,
+                _ => YieldKind::Any,
+            };
+            // A yield that kept its virtual core (nobody to hand it to) yields the OS thread.
+            let handed = context::thread().is_some_and(|t| rt.vcores().yield_core(&t, kind));
+            if !handed {
+                hos_runtime::sys::yield_now();
+            }
         }
         _ => {
             hos_runtime::stats::Stats::bump(&rt.counters().bad_sleeps);
