@@ -164,7 +164,7 @@ impl<'a> Wait<'a> {
     }
 }
 
-std::thread_local! {
+crate::sync::thread_local! {
     static LOCAL: (Arc<Parker>, Waker) = {
         let p = Arc::new(Parker::new());
         let w = Waker::from(p.clone());
