@@ -6,13 +6,13 @@
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{atomic, Mutex};
-#[cfg(not(loom))]
-pub(crate) use std::sync::{atomic, Mutex};
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
 /// std's `Arc` under loom too: loom's has no `Weak`, no `Arc<str>` and no `Wake`, and the
 /// models check what the state machines are made of, the atomics and locks.
 pub(crate) use std::sync::Arc;
-#[cfg(loom)]
-pub(crate) use loom::thread_local;
+#[cfg(not(loom))]
+pub(crate) use std::sync::{atomic, Mutex};
 #[cfg(not(loom))]
 pub(crate) use std::thread_local;
 

@@ -49,10 +49,11 @@ use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{Arc, Mutex};
 use crate::sys;
 use crate::thread::ThreadRecord;
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use table::{Effects, Flag, Step, Table, Traits, WaitKey, Who, MAX_CORES};
+use table::{Clock, Effects, Flag, Step, Table, Traits, WaitKey, Who, MAX_CORES};
 
 /// `Seat::at` when the thread holds no slot.
 const NO_SLOT: u8 = u8::MAX;
@@ -163,6 +164,22 @@ fn traits(t: &ThreadRecord) -> Traits {
     }
 }
 
+/// `sys::now()` read at most once, at first use: an operation that needs no time reads no
+/// clock (an uncontended release), and one that needs it twice sees one instant.
+#[derive(Default)]
+struct Now(Cell<Option<u64>>);
+
+impl Clock for Now {
+    fn now(&self) -> u64 {
+        if let Some(t) = self.0.get() {
+            return t;
+        }
+        let t = sys::now();
+        self.0.set(Some(t));
+        t
+    }
+}
+
 /// The vcore wait's policy. Under loom the spin is off: its length is wall-clock time, which
 /// a model cannot replay.
 fn wait_kind() -> Wait<'static> {
@@ -207,16 +224,16 @@ impl Vcores {
             debug_assert!(false, "thread {} acquires a core it holds", t.id());
             return;
         }
-        let now = sys::now();
+        let now = Now::default();
         let step = inner.run(|table, fx| {
             let who = Who {
                 id: t.id(),
                 traits: traits(t),
                 payload: t.clone(),
             };
-            table.acquire(who, now, fx)
+            table.acquire(who, &now, fx)
         });
-        inner.settle(t, step, now);
+        inner.settle(t, step, &now);
     }
 
     /// Gives `t`'s core back (it blocks or ends): the core goes to the best waiter allowed on
@@ -229,8 +246,7 @@ impl Vcores {
         if !t.vcore.holds() {
             return false;
         }
-        let now = sys::now();
-        let held = inner.run(|table, fx| table.release(t.id(), now, fx));
+        let held = inner.run(|table, fx| table.release(t.id(), &Now::default(), fx));
         debug_assert!(
             held,
             "thread {} released a core the table never gave",
@@ -253,9 +269,9 @@ impl Vcores {
         if !inner.must_check(t) {
             return;
         }
-        let now = sys::now();
-        let step = inner.run(|table, fx| table.checkpoint(t.id(), now, fx));
-        inner.settle(t, step, now);
+        let now = Now::default();
+        let step = inner.run(|table, fx| table.checkpoint(t.id(), &now, fx));
+        inner.settle(t, step, &now);
     }
 
     /// A yield of `t` on the virtual cores (sleep_thread 0, -1, -2; see [`YieldKind`]).
@@ -281,10 +297,10 @@ impl Vcores {
         if nobody {
             return false;
         }
-        let now = sys::now();
-        let step = inner.run(|table, fx| table.yield_core(t.id(), kind, now, fx));
+        let now = Now::default();
+        let step = inner.run(|table, fx| table.yield_core(t.id(), kind, &now, fx));
         let handed = step != Step::Kept;
-        inner.settle(t, step, now);
+        inner.settle(t, step, &now);
         handed
     }
 
@@ -293,8 +309,7 @@ impl Vcores {
     /// holder may be kicked, or asked to leave a core its mask no longer allows.
     pub fn refresh(&self, t: &ThreadRecord) {
         let Some(inner) = &self.inner else { return };
-        let now = sys::now();
-        inner.run(|table, fx| table.refresh(t.id(), traits(t), now, fx));
+        inner.run(|table, fx| table.refresh(t.id(), traits(t), &Now::default(), fx));
     }
 
     /// Sets `t`'s Horizon priority (validated by the caller) and re-ranks it.
@@ -377,9 +392,11 @@ impl Inner {
 
     /// Finishes a step of `t` begun at `now`: waits out a queued step, then records the result
     /// in the seat and the wait in `t`'s counter.
-    fn settle(&self, t: &ThreadRecord, step: Step, now: u64) {
+    fn settle(&self, t: &ThreadRecord, step: Step, now: &Now) {
         let step = match step {
             Step::Queued(key) => {
+                // The instant the table stamped the wait with (the clock reads once).
+                let now = now.now();
                 let wait = Waiting {
                     inner: self,
                     thread: t,
@@ -412,12 +429,12 @@ impl Future for Waiting<'_> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Step> {
         let key = self.key.expect("a vcore wait polled after it ended");
-        let now = sys::now();
+        let now = Now::default();
         let mut holders = None;
         let step = self.inner.run(|table, fx| {
-            let step = table.poll_wait(key, now, cx.waker(), fx);
+            let step = table.poll_wait(key, &now, cx.waker(), fx);
             if step == Some(Step::Escaped) {
-                holders = Some(describe(table, now));
+                holders = Some(describe(table, now.now()));
             }
             step
         });
@@ -444,8 +461,8 @@ impl Future for Waiting<'_> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            let now = sys::now();
-            self.inner.run(|table, fx| table.abandon(key, now, fx));
+            self.inner
+                .run(|table, fx| table.abandon(key, &Now::default(), fx));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The virtual cores as a pure state machine: slots, the queue of waiters, kicks, turns and
-//! escapes (SPEC.md section 5). No threads, no lock and no clock: every operation takes `now`
-//! and says what the caller must do afterwards ([`Effects`]), so tests drive it step by step
-//! with an injected clock, and [`super::Vcores`] runs it under its one mutex.
+//! escapes (SPEC.md section 5). No threads, no lock and no clock of its own: every operation
+//! takes a [`Clock`] and says what the caller must do afterwards ([`Effects`]), so tests drive
+//! it step by step with an injected clock, and [`super::Vcores`] runs it under its one mutex.
 //!
 //! # Invariants (checked by `check` after every operation in debug builds)
 //!
@@ -102,6 +102,27 @@ pub enum YieldKind {
     /// -2: hand the core to the best waiter whose mask allows it, whatever its priority; then
     /// wait for a core by its own rank.
     Any,
+}
+
+/// The table's clock, in `sys::now()` nanoseconds. An operation reads it only where a
+/// decision needs the time (a grant's stamp, a wait's start, a slice, an escape), so one that
+/// needs none (a release nobody waits for) reads none. A `u64` is a clock stopped at that
+/// time: tests drive the table with one.
+pub trait Clock {
+    /// The time now. Within one operation every read must give the same value.
+    fn now(&self) -> u64;
+}
+
+impl Clock for u64 {
+    fn now(&self) -> u64 {
+        *self
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    fn now(&self) -> u64 {
+        (**self).now()
+    }
 }
 
 /// A queued wait: poll it with [`Table::poll_wait`] until it ends.
@@ -313,7 +334,8 @@ impl<P> Table<P> {
 
     /// Thread `who` asks for a core at `now`: it takes a free allowed slot (its ideal core
     /// first) or queues by rank, kicking the worst holder it outranks on its allowed cores.
-    pub fn acquire(&mut self, who: Who<P>, now: u64, fx: &mut Effects) -> Step {
+    pub fn acquire(&mut self, who: Who<P>, now: impl Clock, fx: &mut Effects) -> Step {
+        let now: &dyn Clock = &now;
         let step = self.enter(who, false, None, now, fx);
         self.check();
         step
@@ -324,12 +346,14 @@ impl<P> Table<P> {
     pub fn poll_wait(
         &mut self,
         key: WaitKey,
-        now: u64,
+        now: impl Clock,
         waker: &Waker,
         fx: &mut Effects,
     ) -> Option<Step> {
+        let now: &dyn Clock = &now;
         let w = &mut self.waiters[key.0];
-        if matches!(w.state, State::Queued(_)) && now.saturating_sub(w.since) < self.escape_ns {
+        if matches!(w.state, State::Queued(_)) && now.now().saturating_sub(w.since) < self.escape_ns
+        {
             if !w.waker.as_ref().is_some_and(|x| x.will_wake(waker)) {
                 w.waker = Some(waker.clone());
             }
@@ -342,7 +366,7 @@ impl<P> Table<P> {
                 self.unqueue(key.0);
                 self.escaped.push(Hold {
                     who,
-                    since: now,
+                    since: now.now(),
                     kick: None,
                 });
                 fx.escapes += 1;
@@ -356,7 +380,8 @@ impl<P> Table<P> {
 
     /// Ends a wait that will not be polled again (its future was dropped): a queued waiter
     /// leaves the queue; a slot granted to it goes to the next waiter.
-    pub fn abandon(&mut self, key: WaitKey, now: u64, fx: &mut Effects) {
+    pub fn abandon(&mut self, key: WaitKey, now: impl Clock, fx: &mut Effects) {
+        let now: &dyn Clock = &now;
         if matches!(self.waiters[key.0].state, State::Queued(_)) {
             self.unqueue(key.0);
         }
@@ -369,7 +394,8 @@ impl<P> Table<P> {
 
     /// Thread `id` gives its core back (it blocks or ends): the slot goes to the best waiter
     /// allowed on it. `false` if it held none (an escaped thread holds none but leaves).
-    pub fn release(&mut self, id: u64, now: u64, fx: &mut Effects) -> bool {
+    pub fn release(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> bool {
+        let now: &dyn Clock = &now;
         let held = if let Some(s) = self.slot_of(id) {
             self.unseat(s, fx);
             if !self.order.is_empty() {
@@ -390,7 +416,8 @@ impl<P> Table<P> {
     /// claimed it or its mask no longer allows it (then waits by its rank), or if its slice
     /// is over and a waiter as good by priority asks for a turn (then waits by priority
     /// alone). An escaped thread takes a free allowed slot if there is one.
-    pub fn checkpoint(&mut self, id: u64, now: u64, fx: &mut Effects) -> Step {
+    pub fn checkpoint(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> Step {
+        let now: &dyn Clock = &now;
         let step = if let Some(s) = self.slot_of(id) {
             if self.must_leave(s) {
                 self.give_up(s, false, None, now, fx)
@@ -408,7 +435,10 @@ impl<P> Table<P> {
                 let h = self.escaped.swap_remove(i);
                 let slot = pick(free, h.who.traits.ideal);
                 self.seat(slot, h.who, now);
-                Step::Held { slot, since: now }
+                Step::Held {
+                    slot,
+                    since: now.now(),
+                }
             }
         } else {
             Step::Kept
@@ -421,7 +451,14 @@ impl<P> Table<P> {
     /// a claimed slot is given up as at a checkpoint. A thread that gives its slot up by a
     /// yield waits by priority alone (a turn), so a first thread does not take it straight
     /// back. An escaped thread, or one without a slot, keeps going.
-    pub fn yield_core(&mut self, id: u64, kind: YieldKind, now: u64, fx: &mut Effects) -> Step {
+    pub fn yield_core(
+        &mut self,
+        id: u64,
+        kind: YieldKind,
+        now: impl Clock,
+        fx: &mut Effects,
+    ) -> Step {
+        let now: &dyn Clock = &now;
         let step = match self.slot_of(id) {
             None => Step::Kept,
             Some(s) if self.must_leave(s) => self.give_up(s, false, None, now, fx),
@@ -444,7 +481,8 @@ impl<P> Table<P> {
 
     /// Thread `id`'s priority, first flag, mask or ideal core changed: re-rank it wherever it
     /// is. A holder whose mask no longer allows its slot is asked to leave (not a kick).
-    pub fn refresh(&mut self, id: u64, traits: Traits, now: u64, fx: &mut Effects) {
+    pub fn refresh(&mut self, id: u64, traits: Traits, now: impl Clock, fx: &mut Effects) {
+        let now: &dyn Clock = &now;
         if let Some(s) = self.slot_of(id) {
             self.slots[s]
                 .as_mut()
@@ -496,7 +534,7 @@ impl<P> Table<P> {
         who: Who<P>,
         turn: bool,
         pin: Option<usize>,
-        now: u64,
+        now: &dyn Clock,
         fx: &mut Effects,
     ) -> Step {
         if self.shut {
@@ -514,7 +552,10 @@ impl<P> Table<P> {
         if free != 0 {
             let slot = pick(free, who.traits.ideal);
             self.seat(slot, who, now);
-            return Step::Held { slot, since: now };
+            return Step::Held {
+                slot,
+                since: now.now(),
+            };
         }
         let key = Key::new(who.traits.priority, who.traits.first);
         let ticket = self.next_ticket;
@@ -526,7 +567,7 @@ impl<P> Table<P> {
             ideal: who.traits.ideal,
             turn,
             pin,
-            since: now,
+            since: now.now(),
             ticket,
             state: State::Queued(who),
             waker: None,
@@ -569,7 +610,7 @@ impl<P> Table<P> {
         self.order.remove(i);
     }
 
-    fn seat(&mut self, slot: usize, who: Who<P>, now: u64) {
+    fn seat(&mut self, slot: usize, who: Who<P>, now: &dyn Clock) {
         debug_assert!(
             self.slots[slot].is_none(),
             "slot {slot} taken by {} while held by {:?}",
@@ -578,7 +619,7 @@ impl<P> Table<P> {
         );
         self.slots[slot] = Some(Hold {
             who,
-            since: now,
+            since: now.now(),
             kick: None,
         });
         self.free &= !(1 << slot);
@@ -591,11 +632,15 @@ impl<P> Table<P> {
         h
     }
 
-    fn grant(&mut self, k: usize, slot: usize, now: u64, fx: &mut Effects) {
+    fn grant(&mut self, k: usize, slot: usize, now: &dyn Clock, fx: &mut Effects) {
         let w = &mut self.waiters[k];
-        let State::Queued(who) =
-            std::mem::replace(&mut w.state, State::Granted { slot, since: now })
-        else {
+        let State::Queued(who) = std::mem::replace(
+            &mut w.state,
+            State::Granted {
+                slot,
+                since: now.now(),
+            },
+        ) else {
             unreachable!("granting slot {slot} to a waiter that is not queued")
         };
         fx.wake.extend(w.waker.take());
@@ -609,9 +654,9 @@ impl<P> Table<P> {
         h.who.traits.mask & (1 << s) == 0 || self.claims()[s].is_some()
     }
 
-    fn slice_over(&self, s: usize, now: u64) -> bool {
+    fn slice_over(&self, s: usize, now: &dyn Clock) -> bool {
         let h = self.slots[s].as_ref().expect("a held slot");
-        now.saturating_sub(h.since) >= self.slice_ns
+        now.now().saturating_sub(h.since) >= self.slice_ns
     }
 
     /// Whether a queued waiter allowed on `s` is as good as its holder by priority.
@@ -620,7 +665,7 @@ impl<P> Table<P> {
     }
 
     /// The holder of `s` keeps it: a kick nobody claims any more is dropped.
-    fn keep(&mut self, s: usize, now: u64, fx: &mut Effects) -> Step {
+    fn keep(&mut self, s: usize, now: &dyn Clock, fx: &mut Effects) -> Step {
         self.slots[s].as_mut().expect("a held slot").kick = None;
         self.rebalance(now, fx);
         Step::Kept
@@ -632,7 +677,7 @@ impl<P> Table<P> {
         s: usize,
         turn: bool,
         pin: Option<usize>,
-        now: u64,
+        now: &dyn Clock,
         fx: &mut Effects,
     ) -> Step {
         let h = self.unseat(s, fx);
@@ -715,7 +760,7 @@ impl<P> Table<P> {
 
     /// Restores the invariants after the queue or the slots changed: free slots go to the best
     /// allowed waiters in rank order, claimed slots are kicked, flags are recomputed.
-    fn rebalance(&mut self, now: u64, fx: &mut Effects) {
+    fn rebalance(&mut self, now: &dyn Clock, fx: &mut Effects) {
         let mut i = 0;
         while i < self.order.len() && self.free != 0 {
             let k = self.order[i];
