@@ -246,7 +246,7 @@ impl Vcores {
         if !t.vcore.holds() {
             return false;
         }
-        let held = inner.run(|table, fx| table.release(t.id(), &Now::default(), fx));
+        let held = inner.run(|table, fx| table.release(t.id(), Now::default(), fx));
         debug_assert!(
             held,
             "thread {} released a core the table never gave",
@@ -309,7 +309,7 @@ impl Vcores {
     /// holder may be kicked, or asked to leave a core its mask no longer allows.
     pub fn refresh(&self, t: &ThreadRecord) {
         let Some(inner) = &self.inner else { return };
-        inner.run(|table, fx| table.refresh(t.id(), traits(t), &Now::default(), fx));
+        inner.run(|table, fx| table.refresh(t.id(), traits(t), Now::default(), fx));
     }
 
     /// Sets `t`'s Horizon priority (validated by the caller) and re-ranks it.
@@ -462,7 +462,7 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
             self.inner
-                .run(|table, fx| table.abandon(key, &Now::default(), fx));
+                .run(|table, fx| table.abandon(key, Now::default(), fx));
         }
     }
 }
