@@ -10,6 +10,7 @@
 //! | `uncontended/yield` | a yield with nobody to hand the core to: the same load |
 //! | `handoff/vcore` | release to a waiter parked in `acquire`, until the waiter runs |
 //! | `handoff/futex` | a store and `futex_wake` to a thread in `futex_wait`, until it runs |
+//! | `handoff/futex+spin` | the same, the waiter having spun 20 us before its `futex_wait` as the vcore wait does |
 //!
 //! The hand-offs time only the stretch from the release (or store) to the waiter running; the
 //! waiter is given 200 us to park first, longer than the vcore wait's 20 us spin.
@@ -64,6 +65,8 @@ fn uncontended(c: &mut Criterion) {
 
 /// Lets the waiter park: longer than any spin before a park.
 const PARK_GAP: Duration = Duration::from_micros(200);
+/// How often the bench thread looks whether the waiter ran (it sleeps in between).
+const POLL_GAP: Duration = Duration::from_micros(20);
 
 /// Times `iters` hand-offs: after a gap that lets the waiter park, `hand` hands over, the
 /// waiter stores `sys::now()` in `ran` when it runs, and `back` readies the next round.
@@ -80,12 +83,14 @@ fn handoffs(
         ran.store(0, Ordering::SeqCst);
         let t0 = sys::now();
         hand();
+        // Sleep, not spin: on a machine of few processors a spinning bench thread takes the
+        // processor the woken waiter needs, and the figure becomes the scheduler's.
         let t1 = loop {
             let t1 = ran.load(Ordering::SeqCst);
             if t1 != 0 {
                 break t1;
             }
-            std::hint::spin_loop();
+            std::thread::sleep(POLL_GAP);
         };
         total += t1.saturating_sub(t0);
         back();
@@ -98,7 +103,7 @@ fn handoff(c: &mut Criterion) {
     g.sample_size(20).measurement_time(Duration::from_secs(3));
 
     // The bench thread holds the one core; the waiter parks in `acquire`, runs when the core
-    // is handed to it, gives it back at once, and waits for the next round.
+    // is handed to it, gives it back at once, and parks (std) until the next round.
     let v = vcores(1);
     let (holder, waiter) = (record(1), record(2));
     let ran = Arc::new(AtomicU64::new(0));
@@ -115,7 +120,7 @@ fn handoff(c: &mut Criterion) {
                 if stop.load(Ordering::SeqCst) {
                     return;
                 }
-                std::hint::spin_loop();
+                std::thread::park();
             }
         })
     };
@@ -130,20 +135,41 @@ fn handoff(c: &mut Criterion) {
                 || {
                     v.acquire(&holder);
                     next.store(true, Ordering::SeqCst);
+                    th.thread().unpark();
                 },
             )
         })
     });
     v.release(&holder);
     stop.store(true, Ordering::SeqCst);
+    th.thread().unpark();
     th.join().expect("waiter");
 
-    // The same shape on a bare futex word: 1 = go.
+    futex_handoff(&mut g, "futex", &ran, 0);
+    futex_handoff(&mut g, "futex+spin", &ran, SPIN_NS);
+    g.finish();
+}
+
+/// The vcore wait's spin before it parks (no runtime: block_on's default, 20 us).
+const SPIN_NS: u64 = 20_000;
+
+/// The hand-off's shape on a bare futex word (1 = go); the waiter spins `spin_ns` on the word
+/// before each `futex_wait`, as block_on does, or not at all.
+fn futex_handoff(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    ran: &Arc<AtomicU64>,
+    spin_ns: u64,
+) {
     let word = Arc::new(AtomicU32::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let th = {
         let (word, ran, stop) = (word.clone(), ran.clone(), stop.clone());
         std::thread::spawn(move || loop {
+            let end = sys::now() + spin_ns;
+            while word.load(Ordering::SeqCst) == 0 && sys::now() < end {
+                std::hint::spin_loop();
+            }
             while word.load(Ordering::SeqCst) == 0 {
                 sys::futex_wait(&word, 0, None);
             }
@@ -154,18 +180,18 @@ fn handoff(c: &mut Criterion) {
             word.store(0, Ordering::SeqCst);
         })
     };
-    g.bench_function("futex", |b| {
+    g.bench_function(name, |b| {
         b.iter_custom(|iters| {
             handoffs(
                 iters,
-                &ran,
+                ran,
                 || {
                     word.store(1, Ordering::SeqCst);
                     sys::futex_wake(&word);
                 },
                 || {
                     while word.load(Ordering::SeqCst) != 0 {
-                        std::hint::spin_loop();
+                        std::thread::sleep(POLL_GAP);
                     }
                 },
             )
@@ -175,7 +201,6 @@ fn handoff(c: &mut Criterion) {
     word.store(1, Ordering::SeqCst);
     sys::futex_wake(&word);
     th.join().expect("futex waiter");
-    g.finish();
 }
 
 criterion_group!(benches, uncontended, handoff);
