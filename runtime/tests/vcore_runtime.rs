@@ -61,22 +61,35 @@ impl Rig {
         (h, ran)
     }
 
+    /// Ends a test that must not escape: a lost wake makes the waiter escape (after the rig's
+    /// escape time, at most 5 s here), which fails here instead of passing late.
+    fn no_escape(&self) {
+        assert_eq!(load(&self.stats.vcore_escapes), 0, "a wait ended by escape");
+    }
+
     /// Waits until `n` waits have begun.
     fn until_waits(&self, n: u64) {
         until(&self.stats.vcore_waits, n);
     }
 }
 
-/// Waits until `counter` reaches `n` (counters are bumped after the lock is dropped).
+/// Waits until `counter` reaches `n` (counters are bumped after the lock is dropped); a
+/// counter that never gets there fails the test instead of hanging it.
 fn until(counter: &std::sync::atomic::AtomicU64, n: u64) {
+    let start = std::time::Instant::now();
     while load(counter) < n {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "counter stuck at {} < {n}",
+            load(counter)
+        );
         std::thread::yield_now();
     }
 }
 
 #[test]
 fn seats_follow_acquire_and_release() {
-    let r = rig(2, 2_000, 10_000);
+    let r = rig(2, 2_000, 5_000);
     let t = thread(1, 44, 0b10, false);
     assert!(!r.v.release(&t), "held nothing");
     r.v.acquire(&t);
@@ -91,6 +104,7 @@ fn seats_follow_acquire_and_release() {
     assert!(!r.v.yield_core(&t, YieldKind::SamePriority), "holds none");
     assert_eq!(load(&r.stats.vcore_waits), 0);
     assert_eq!(load(&t.vcore_wait_ns), 0);
+    r.no_escape();
 }
 
 #[test]
@@ -119,7 +133,7 @@ fn with_the_semaphore_off_every_call_returns_at_once() {
 
 #[test]
 fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
-    let r = rig(1, 60_000_000, 10_000);
+    let r = rig(1, 60_000_000, 5_000);
     let holder = thread(1, 44, 1, false);
     r.v.acquire(&holder);
     let better = thread(2, 10, 1, false);
@@ -141,11 +155,12 @@ fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
     assert!(load(&better.vcore_wait_ns) > 0);
     assert_eq!(load(&r.stats.vcore_waits), 2);
     assert!(r.v.release(&holder));
+    r.no_escape();
 }
 
 #[test]
 fn a_worse_waiter_is_no_reason_to_stop() {
-    let r = rig(1, 1, 10_000);
+    let r = rig(1, 1, 5_000);
     let holder = thread(1, 10, 1, false);
     r.v.acquire(&holder);
     let worse = thread(2, 44, 1, false);
@@ -167,25 +182,28 @@ fn a_worse_waiter_is_no_reason_to_stop() {
     assert_eq!(holder.vcore.slot(), Some(0));
     h.join().unwrap();
     r.v.release(&holder);
+    r.no_escape();
 }
 
 #[test]
 fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     // A 1 us slice: over by the next checkpoint.
-    let r = rig(1, 1, 10_000);
+    let r = rig(1, 1, 5_000);
     let holder = thread(1, 44, 1, false);
     r.v.acquire(&holder);
     let equal = thread(2, 44, 1, false);
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
+    let start = std::time::Instant::now();
     while load(&r.stats.vcore_kicks[1]) == 0 {
+        assert!(start.elapsed().as_secs() < 20, "no slice turn");
         r.v.checkpoint(&holder);
     }
     assert!(ran.load(Ordering::SeqCst));
     h.join().unwrap();
     assert!(r.v.release(&holder));
     // A yield 0 hands over before any slice.
-    let r = rig(1, 60_000_000, 10_000);
+    let r = rig(1, 60_000_000, 5_000);
     r.v.acquire(&holder);
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
@@ -196,6 +214,7 @@ fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     assert_eq!(holder.vcore.slot(), Some(0));
     h.join().unwrap();
     assert_eq!(load(&r.stats.vcore_kicks[1]), 0, "a yield is no kick");
+    r.no_escape();
 }
 
 #[test]
@@ -251,7 +270,7 @@ fn an_escaped_thread_keeps_running_while_no_core_is_free() {
 
 #[test]
 fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
-    let r = rig(2, 60_000_000, 10_000);
+    let r = rig(2, 60_000_000, 5_000);
     let (a, b) = (thread(1, 44, 0b11, false), thread(2, 44, 0b11, false));
     r.v.acquire(&a);
     r.v.acquire(&b);
@@ -289,11 +308,12 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     r.v.checkpoint(&a);
     assert_eq!(a.vcore.slot(), Some(other));
     assert_eq!(load(&r.stats.vcore_kicks[0]), 1, "a move is no kick");
+    r.no_escape();
 }
 
 #[test]
 fn shutdown_ends_a_wait_without_a_core() {
-    let r = rig(1, 2_000, 10_000);
+    let r = rig(1, 2_000, 5_000);
     let holder = thread(1, 44, 1, false);
     r.v.acquire(&holder);
     let w = thread(2, 44, 1, false);
@@ -315,11 +335,12 @@ fn shutdown_ends_a_wait_without_a_core() {
     r.v.acquire(&late);
     assert!(!late.vcore.holds(), "later acquires return at once");
     assert!(r.v.release(&holder));
+    r.no_escape();
 }
 
 #[test]
 fn a_first_thread_ranks_before_equal_waiters() {
-    let r = rig(1, 60_000_000, 10_000);
+    let r = rig(1, 60_000_000, 5_000);
     let holder = thread(1, 44, 1, false);
     r.v.acquire(&holder);
     let first = thread(2, 44, 1, true);
@@ -334,13 +355,14 @@ fn a_first_thread_ranks_before_equal_waiters() {
     assert!(ran.load(Ordering::SeqCst));
     h.join().unwrap();
     r.v.release(&holder);
+    r.no_escape();
 }
 
 #[test]
 #[cfg(debug_assertions)]
 #[should_panic(expected = "acquires a core it holds")]
 fn a_second_acquire_is_a_bug() {
-    let r = rig(1, 2_000, 10_000);
+    let r = rig(1, 2_000, 5_000);
     let t = thread(1, 44, 1, false);
     r.v.acquire(&t);
     r.v.acquire(&t);

@@ -165,13 +165,6 @@ pub struct Effects {
     pub dirty: u8,
 }
 
-impl Effects {
-    /// Kicks made for `reason`.
-    pub fn kicked(&self, reason: KickReason) -> u32 {
-        self.kicks[reason as usize]
-    }
-}
-
 #[derive(Debug)]
 struct Hold<P> {
     who: Who<P>,
