@@ -217,7 +217,8 @@ pub struct Table<P> {
     waiters: Slab<Waiter<P>>,
     /// # Invariant: the queued waiters' slab keys, best first by (key, ticket).
     order: Vec<usize>,
-    escaped: Vec<Hold<P>>,
+    /// Threads that run past the slots by escape.
+    escaped: Vec<Who<P>>,
     next_ticket: u64,
     slice_ns: u64,
     escape_ns: u64,
@@ -312,7 +313,7 @@ impl<P> Table<P> {
 
     /// Whether thread `id` runs past the slots by escape.
     pub fn is_escaped(&self, id: u64) -> bool {
-        self.escaped.iter().any(|h| h.who.id == id)
+        self.escaped.iter().any(|w| w.id == id)
     }
 
     /// The queued threads' ids, best first.
@@ -357,11 +358,7 @@ impl<P> Table<P> {
             State::Cancelled => Step::Cancelled,
             State::Queued(who) => {
                 self.unqueue(key.0);
-                self.escaped.push(Hold {
-                    who,
-                    since: now.now(),
-                    kick: None,
-                });
+                self.escaped.push(who);
                 fx.escapes += 1;
                 self.rebalance(now, fx);
                 Step::Escaped
@@ -395,7 +392,7 @@ impl<P> Table<P> {
                 self.rebalance(now, fx);
             }
             true
-        } else if let Some(i) = self.escaped.iter().position(|h| h.who.id == id) {
+        } else if let Some(i) = self.escaped.iter().position(|w| w.id == id) {
             self.escaped.swap_remove(i);
             true
         } else {
@@ -414,20 +411,20 @@ impl<P> Table<P> {
         let step = if let Some(s) = self.slot_of(id) {
             if self.must_leave(s) {
                 self.give_up(s, false, None, now, fx)
-            } else if self.slice_over(s, now) && self.turn_wanted(s) {
+            } else if self.turn_wanted(s) && self.slice_over(s, now) {
                 fx.kicks[KickReason::Slice as usize] += 1;
                 self.give_up(s, true, None, now, fx)
             } else {
                 self.keep(s, now, fx)
             }
-        } else if let Some(i) = self.escaped.iter().position(|h| h.who.id == id) {
-            let free = self.free & self.allowed(&self.escaped[i].who.traits, None);
+        } else if let Some(i) = self.escaped.iter().position(|w| w.id == id) {
+            let free = self.free & self.allowed(&self.escaped[i].traits, None);
             if free == 0 {
                 Step::Kept
             } else {
-                let h = self.escaped.swap_remove(i);
-                let slot = pick(free, h.who.traits.ideal);
-                self.seat(slot, h.who, now);
+                let who = self.escaped.swap_remove(i);
+                let slot = pick(free, who.traits.ideal);
+                self.seat(slot, who, now);
                 Step::Held {
                     slot,
                     since: now.now(),
@@ -482,8 +479,8 @@ impl<P> Table<P> {
                 .expect("a found slot is held")
                 .who
                 .traits = traits;
-        } else if let Some(h) = self.escaped.iter_mut().find(|h| h.who.id == id) {
-            h.who.traits = traits;
+        } else if let Some(w) = self.escaped.iter_mut().find(|w| w.id == id) {
+            w.traits = traits;
         } else if let Some(i) = self.order.iter().position(|&k| self.waiters[k].id == id) {
             let k = self.order.remove(i);
             let w = &mut self.waiters[k];
@@ -787,7 +784,7 @@ impl<P> Table<P> {
             return;
         }
         let mut ids: Vec<u64> = self.holders().map(|(_, w, _)| w.id).collect();
-        ids.extend(self.escaped.iter().map(|h| h.who.id));
+        ids.extend(self.escaped.iter().map(|w| w.id));
         ids.extend(self.order.iter().map(|&k| self.waiters[k].id));
         let n = ids.len();
         ids.sort_unstable();
