@@ -367,3 +367,61 @@ fn a_second_acquire_is_a_bug() {
     r.v.acquire(&t);
     r.v.acquire(&t);
 }
+
+#[test]
+fn the_ideal_core_comes_first() {
+    let r = rig(3, 2_000, 5_000);
+    let spec = |id, ideal| ThreadSpec {
+        name: format!("I{id}"),
+        priority: 44,
+        core_mask: 0b111,
+        ideal_core: ideal,
+    };
+    let a = Arc::new(ThreadRecord::new(1, &spec(1, 2), false, false));
+    let b = Arc::new(ThreadRecord::new(2, &spec(2, 2), false, false));
+    r.v.acquire(&a);
+    r.v.acquire(&b);
+    assert_eq!(a.vcore.slot(), Some(2), "its ideal core");
+    assert_eq!(b.vcore.slot(), Some(0), "ideal taken: the lowest free");
+    assert!(r.v.release(&a) && r.v.release(&b));
+}
+
+#[test]
+fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
+    use hos_runtime::{context, Calibration, Runtime};
+    let rt = Runtime::builder()
+        .config(Config {
+            cores: 1,
+            vcore_escape_ms: 5_000,
+            calibration: Some(Calibration::default()),
+            ..Config::default()
+        })
+        .build()
+        .expect("a valid config");
+    let spec = |name: &str| ThreadSpec {
+        name: name.into(),
+        priority: 44,
+        core_mask: 1,
+        ideal_core: 0,
+    };
+    let holder = rt.register_thread(&spec("Holder"));
+    let waiter = rt.register_thread(&spec("Waiter"));
+    rt.vcores().acquire(&holder);
+    let h = {
+        let rt = rt.clone();
+        std::thread::spawn(move || {
+            let _guest = context::enter(&rt, waiter.clone());
+            rt.vcores().acquire(&waiter);
+            assert_eq!(waiter.vcore.slot(), Some(0));
+            rt.vcores().release(&waiter);
+        })
+    };
+    // Parked: its spin ran out first.
+    until(&rt.counters().parks, 1);
+    assert!(rt.vcores().release(&holder));
+    h.join().unwrap();
+    let s = rt.counters();
+    assert!(load(&s.spins_missed) >= 1, "the wait spun before it parked");
+    assert_eq!(load(&s.vcore_escapes), 0);
+    rt.shutdown();
+}

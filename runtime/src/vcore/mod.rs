@@ -94,11 +94,13 @@ impl Seat {
 
     /// Whether the thread runs past the slots by escape.
     pub fn is_escaped(&self) -> bool {
+        // Relaxed: only the owning thread touches the seat (type invariant).
         self.at.load(Ordering::Relaxed) == ESCAPED
     }
 
     /// Whether the thread holds a slot or runs by escape: what a release gives back.
     pub fn holds(&self) -> bool {
+        // Relaxed: only the owning thread touches the seat (type invariant).
         self.at.load(Ordering::Relaxed) != NO_SLOT
     }
 
@@ -341,10 +343,7 @@ impl Inner {
         let r = {
             let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
             let r = op(&mut table, &mut fx);
-            let mut dirty = fx.dirty;
-            while dirty != 0 {
-                let s = dirty.trailing_zeros() as usize;
-                dirty &= dirty - 1;
+            for s in (0..table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
                 // Relaxed: written under the lock, read as a hint (ground rules).
                 self.flags[s].store(table.flag(s).as_u8(), Ordering::Relaxed);
             }
