@@ -79,7 +79,7 @@ fn until(counter: &std::sync::atomic::AtomicU64, n: u64) {
     let start = std::time::Instant::now();
     while load(counter) < n {
         assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
+            start.elapsed() < std::time::Duration::from_secs(10),
             "counter stuck at {} < {n}",
             load(counter)
         );
@@ -196,7 +196,7 @@ fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     r.until_waits(1);
     let start = std::time::Instant::now();
     while load(&r.stats.vcore_kicks[1]) == 0 {
-        assert!(start.elapsed().as_secs() < 20, "no slice turn");
+        assert!(start.elapsed().as_secs() < 10, "no slice turn");
         r.v.checkpoint(&holder);
     }
     assert!(ran.load(Ordering::SeqCst));
