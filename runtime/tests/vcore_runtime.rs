@@ -217,12 +217,59 @@ fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     r.no_escape();
 }
 
+/// A subscriber that keeps every event's level and fields as a line.
+mod logs {
+    use std::fmt::Debug;
+    use std::sync::Mutex;
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    struct Capture;
+
+    struct Line(String);
+
+    impl Visit for Line {
+        fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+            self.0.push_str(&format!(" {}={:?}", field.name(), value));
+        }
+    }
+
+    impl Subscriber for Capture {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut line = Line(event.metadata().level().to_string());
+            event.record(&mut line);
+            LINES.lock().unwrap().push(line.0);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    /// Captures every event of the process from now on; the lines that hold `part`.
+    pub fn lines_with(part: &str) -> Vec<String> {
+        let _ = tracing::subscriber::set_global_default(Capture);
+        let lines = LINES.lock().unwrap();
+        lines.iter().filter(|l| l.contains(part)).cloned().collect()
+    }
+}
+
 #[test]
 fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
+    logs::lines_with("");
     let r = rig(1, 2_000, 30);
-    let hog = thread(1, 44, 1, false);
+    let hog = thread(10, 44, 1, false);
     r.v.acquire(&hog);
-    let waiter = thread(2, 44, 1, false);
+    let waiter = thread(20, 44, 1, false);
     let escaped = Arc::new(AtomicBool::new(false));
     let go = Arc::new(AtomicBool::new(false));
     let (h, _) = {
@@ -246,6 +293,20 @@ fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
     assert!(escaped.load(Ordering::SeqCst));
     assert!(load(&waiter.vcore_wait_ns) >= 30_000_000);
     assert_eq!(load(&r.stats.vcore_escapes), 1);
+    // One warning, at the escape, naming each core's holder and how long it held.
+    let lines = logs::lines_with("thread=T20");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = &lines[0];
+    assert!(
+        line.starts_with("WARN") && line.contains("HOS_VCORE_ESCAPE_MS"),
+        "{line}"
+    );
+    let at = line.find("holders=0: T10 (priority 44, held ").expect(line) + 34;
+    let held: f64 = line[at..].split(' ').next().unwrap().parse().expect(line);
+    assert!(
+        held >= 0.030,
+        "held {held} s when the waiter escaped: {line}"
+    );
 }
 
 #[test]
@@ -424,4 +485,27 @@ fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
     assert!(load(&s.spins_missed) >= 1, "the wait spun before it parked");
     assert_eq!(load(&s.vcore_escapes), 0);
     rt.shutdown();
+}
+
+#[test]
+fn a_kick_reaches_the_holder_of_any_core() {
+    let r = rig(2, 60_000_000, 5_000);
+    let good = thread(1, 10, 0b01, false);
+    let bad = thread(2, 44, 0b10, false);
+    r.v.acquire(&good);
+    r.v.acquire(&bad);
+    let w = thread(3, 20, 0b11, false);
+    let (h, ran) = r.spawn(&w, |_, _| {});
+    until(&r.stats.vcore_kicks[0], 1);
+    r.v.checkpoint(&good);
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "the better holder keeps its core"
+    );
+    r.v.checkpoint(&bad);
+    assert!(ran.load(Ordering::SeqCst));
+    assert_eq!(bad.vcore.slot(), Some(1));
+    h.join().unwrap();
+    assert!(r.v.release(&good) && r.v.release(&bad));
+    r.no_escape();
 }

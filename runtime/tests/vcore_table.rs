@@ -519,6 +519,28 @@ fn yield_zero_hands_to_the_longest_equal_waiter_and_waits_for_the_same_core() {
 }
 
 #[test]
+fn after_yield_zero_only_its_own_core_will_do_until_its_mask_forbids_it() {
+    let mut h = H::new(2);
+    h.fill(44);
+    h.thread(1, 44, false, ALL, None);
+    h.acquire(1);
+    let Step::Queued(_) = h.yield_core(101, YieldKind::SamePriority) else {
+        panic!("an equal waiter: hand over")
+    };
+    assert_eq!(h.at(1), At::Slot(1));
+    h.release(100);
+    assert_eq!(
+        h.at(101),
+        At::Waiting,
+        "core 0 is free, but it waits for core 1"
+    );
+    assert_eq!(h.t.free_mask(), 0b01);
+    // Its mask changes to exclude core 1: it may take any core its mask allows.
+    h.refresh(101, traits(44, false, 0b01, None));
+    assert_eq!(h.at(101), At::Slot(0));
+}
+
+#[test]
 fn yield_zero_without_an_equal_waiter_keeps_the_core() {
     let mut h = H::new(1);
     h.fill(44);
@@ -630,6 +652,7 @@ fn shutdown_cancels_waiters_and_later_acquires() {
     h.acquire(1);
     assert_eq!(h.poll(1), None, "keeps its waker");
     assert_eq!(h.t.flag(0), Flag::Kick);
+    assert!(!h.t.is_shut_down());
     h.shutdown();
     assert!(h.t.is_shut_down());
     assert_eq!(h.wakes(1), 1);
@@ -704,6 +727,22 @@ fn refresh_reranks_waiters_and_moves_holders() {
     assert_eq!(h.poll(1), Some(Step::Escaped));
     h.refresh(1, traits(30, false, ALL, None));
     assert_eq!(h.at(1), At::Escaped);
+    // An escaped thread's new mask decides which free core it may take.
+    let mut h = H::with(2, SLICE, MS);
+    h.fill(40);
+    h.thread(1, 40, false, ALL, None);
+    h.acquire(1);
+    h.advance(MS);
+    assert_eq!(h.poll(1), Some(Step::Escaped));
+    h.refresh(1, traits(40, false, 0b10, None));
+    h.release(100);
+    assert_eq!(
+        h.checkpoint(1),
+        Step::Kept,
+        "core 0 is free but not allowed any more"
+    );
+    h.release(101);
+    assert_eq!(h.checkpoint(1), h.held(1));
 }
 
 #[test]
