@@ -325,13 +325,13 @@ fn equal_waiters_do_not_kick_and_two_waiters_kick_two_holders() {
     h.acquire(1);
     assert_eq!(h.kicks, [0; 3], "equal priority: no kick, only a turn");
     assert!((0..3).all(|s| h.t.flag(s) == Flag::Turn));
-    h.thread(2, 10, false, ALL, None);
-    h.thread(3, 11, false, ALL, None);
-    h.acquire(2);
-    h.acquire(3);
-    assert_eq!(h.kicked(KickReason::Priority), 2);
+    for (id, p) in [(2, 10), (3, 11), (4, 12)] {
+        h.thread(id, p, false, ALL, None);
+        h.acquire(id);
+        assert_eq!(h.kicked(KickReason::Priority), id as u32 - 1);
+    }
     let kicked = (0..3).filter(|&s| h.t.kick(s).is_some()).count();
-    assert_eq!(kicked, 2, "each better waiter claims its own holder");
+    assert_eq!(kicked, 3, "each better waiter claims its own holder");
 }
 
 #[test]
