@@ -84,14 +84,10 @@ pub fn sleep_thread(ns: i64) {
         }
     };
     Stats::bump(&rt.counters().yields);
-    let on_vcores = context::with_guest(|rt, t| {
-        let on = rt.config().vcores;
-        if on {
-            rt.vcores().yield_core(t, kind);
-        }
-        on
-    });
-    if on_vcores != Some(true) {
+    // A yield that kept its virtual core (nobody to hand it to, or no virtual cores) gives
+    // the processor to another ready thread instead.
+    let handed = context::with_guest(|rt, t| rt.vcores().yield_core(t, kind));
+    if handed != Some(true) {
         sys::yield_now();
     }
 }

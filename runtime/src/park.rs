@@ -166,12 +166,7 @@ impl<'a> Wait<'a> {
 
 // Under loom the parker is per model thread (loom runs its threads on one OS thread), so
 // that models of objects that call `block_on` see one parker a thread.
-#[cfg(loom)]
-use loom::thread_local;
-#[cfg(not(loom))]
-use std::thread_local;
-
-thread_local! {
+crate::sync::thread_local! {
     static LOCAL: (Arc<Parker>, Waker) = {
         let p = Arc::new(Parker::new());
         let w = Waker::from(p.clone());
@@ -190,16 +185,28 @@ pub fn with_parker<R>(f: impl FnOnce(&Arc<Parker>, &Waker) -> R) -> R {
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
 /// one again before returning (unless `wait.what` is [`WaitFor::Vcore`]).
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
-    with_parker(|parker, waker| block_on_with(parker, waker, fut, wait))
+    block_on_until(fut, wait, None)
 }
 
-/// [`block_on`] with a given parker and the waker that unparks it (the calling thread must
-/// own the parker). For hosts that keep their own parker, and for loom models.
+/// [`block_on`] whose parks also end at `deadline` (a `sys::now()` value), so that `fut` is
+/// polled again then even if nothing wakes it: for a future that completes by itself at a
+/// known time without a reactor timer (the virtual-core wait's escape).
+///
+/// # Blocking
+/// As [`block_on`]; past `deadline` every park returns at once, so `fut` should be ready by
+/// then, or the thread polls it in a loop.
+pub fn block_on_until<F: Future>(fut: F, wait: Wait<'_>, deadline: Option<u64>) -> F::Output {
+    with_parker(|parker, waker| block_on_with(parker, waker, fut, wait, deadline))
+}
+
+/// [`block_on_until`] with a given parker and the waker that unparks it (the calling thread
+/// must own the parker). For hosts that keep their own parker, and for loom models.
 pub fn block_on_with<F: Future>(
     parker: &Parker,
     waker: &Waker,
     fut: F,
     wait: Wait<'_>,
+    deadline: Option<u64>,
 ) -> F::Output {
     let mut fut = pin!(fut);
     let mut cx = Context::from_waker(waker);
@@ -209,7 +216,7 @@ pub fn block_on_with<F: Future>(
     let ctx = context::current();
     let held = wait.what != WaitFor::Vcore && ctx.release_vcore();
     let out = loop {
-        spin_then_park(parker, &ctx, wait);
+        spin_then_park(parker, &ctx, wait, deadline);
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
             break v;
         }
@@ -233,8 +240,9 @@ enum Spin {
     Missed,
 }
 
-/// The policy part of a wait: spin for the role's length unless the gate is closed, then park.
-fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>) {
+/// The policy part of a wait: spin for the role's length unless the gate is closed, then park
+/// (until `deadline`, if any).
+fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>, deadline: Option<u64>) {
     let spin = spin(parker, ctx, wait);
     if let Some(stats) = ctx.stats() {
         let counter = match spin {
@@ -249,7 +257,7 @@ fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>) {
         }
     }
     if spin != Spin::Caught {
-        parker.park(None);
+        parker.park(deadline);
     }
 }
 

@@ -1,13 +1,20 @@
 //! The one place sync primitives are imported from, so that loom can swap them.
 //!
-//! Invariant: runtime code takes atomics and `Mutex` from here, never from `std::sync`
-//! directly; under `--cfg loom` they are loom's and every model sees them. `Arc` stays std's
-//! everywhere: wakers need `std::sync::Arc`, and no model is about reference counts.
+//! Invariant: runtime code takes atomics, `Arc`, `Mutex` and `thread_local!` from here, never
+//! from `std` directly; under `--cfg loom` they are loom's (`Arc` excepted, below) and every
+//! model sees them.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{atomic, Mutex};
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
+/// std's `Arc` under loom too: loom's has no `Weak`, no `Arc<str>` and no `Wake`, and the
+/// models check what the state machines are made of, the atomics and locks.
+pub(crate) use std::sync::Arc;
 #[cfg(not(loom))]
 pub(crate) use std::sync::{atomic, Mutex};
+#[cfg(not(loom))]
+pub(crate) use std::thread_local;
 
 /// One step of a busy wait: a CPU pause hint, or under loom a yield so the model can progress.
 #[inline]

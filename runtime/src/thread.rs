@@ -45,7 +45,9 @@ pub struct ThreadSpec {
 }
 
 impl ThreadRecord {
-    pub(crate) fn new(id: u64, spec: &ThreadSpec, serial: bool, first: bool) -> Self {
+    /// A record with a unique `id`, not registered with any runtime: the runtime makes its
+    /// own with `Runtime::register_thread`; tests, models and benches make bare ones.
+    pub fn new(id: u64, spec: &ThreadSpec, serial: bool, first: bool) -> Self {
         ThreadRecord {
             id,
             name: Mutex::new(Arc::from(spec.name.as_str())),

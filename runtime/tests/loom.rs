@@ -86,7 +86,7 @@ fn block_on_wakes_in_spin_and_in_park() {
         let f2 = flag.clone();
         let t = loom::thread::spawn(move || f2.signal());
         let gate = SpinGate::new();
-        block_on_with(&parker, &waker, WaitFlag(&flag), Wait::object(&gate));
+        block_on_with(&parker, &waker, WaitFlag(&flag), Wait::object(&gate), None);
         t.join().unwrap();
     });
 }

@@ -1,0 +1,207 @@
+//! The virtual-core semaphore: what an uncontended thread pays, and what a hand-off to a
+//! parked waiter costs next to a bare futex hand-off.
+//!
+//! `cargo bench --bench vcore`
+//!
+//! | bench | what |
+//! | --- | --- |
+//! | `uncontended/acquire+release` | take a free core and give it back: two lock round trips and a clock read |
+//! | `uncontended/checkpoint` | a checkpoint nobody asks anything of: one load of the slot's flag |
+//! | `uncontended/yield` | a yield with nobody to hand the core to: the same load |
+//! | `handoff/vcore` | release to a waiter parked in `acquire`, until the waiter runs |
+//! | `handoff/futex` | a store and `futex_wake` to a thread in `futex_wait`, until it runs |
+//! | `handoff/futex+spin` | the same, the waiter having spun 20 us before its `futex_wait` as the vcore wait does |
+//!
+//! The hand-offs time only the stretch from the release (or store) to the waiter running; the
+//! waiter is given 200 us to park first, longer than the vcore wait's 20 us spin.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use hos_runtime::config::Config;
+use hos_runtime::stats::Stats;
+use hos_runtime::sys;
+use hos_runtime::thread::{ThreadRecord, ThreadSpec};
+use hos_runtime::vcore::{Vcores, YieldKind};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn vcores(cores: usize) -> Arc<Vcores> {
+    let config = Config {
+        cores,
+        ..Config::default()
+    };
+    Arc::new(Vcores::new(&config, Arc::new(Stats::default())))
+}
+
+fn record(id: u64) -> Arc<ThreadRecord> {
+    let spec = ThreadSpec {
+        name: format!("Bench{id}"),
+        priority: 44,
+        core_mask: 0b11_1111,
+        ideal_core: 0,
+    };
+    Arc::new(ThreadRecord::new(id, &spec, false, false))
+}
+
+fn uncontended(c: &mut Criterion) {
+    let mut g = c.benchmark_group("uncontended");
+    let v = vcores(6);
+    let t = record(1);
+    g.bench_function("acquire+release", |b| {
+        b.iter(|| {
+            v.acquire(&t);
+            black_box(v.release(&t));
+        })
+    });
+    v.acquire(&t);
+    g.bench_function("checkpoint", |b| b.iter(|| v.checkpoint(black_box(&t))));
+    g.bench_function("yield", |b| {
+        b.iter(|| black_box(v.yield_core(&t, YieldKind::SamePriority)))
+    });
+    v.release(&t);
+    g.finish();
+}
+
+/// Lets the waiter park: longer than any spin before a park.
+const PARK_GAP: Duration = Duration::from_micros(200);
+/// How often the bench thread looks whether the waiter ran (it sleeps in between).
+const POLL_GAP: Duration = Duration::from_micros(20);
+
+/// Times `iters` hand-offs: after a gap that lets the waiter park, `hand` hands over, the
+/// waiter stores `sys::now()` in `ran` when it runs, and `back` readies the next round.
+/// Returns the summed times from the hand to the waiter running.
+fn handoffs(
+    iters: u64,
+    ran: &AtomicU64,
+    mut hand: impl FnMut(),
+    mut back: impl FnMut(),
+) -> Duration {
+    let mut total = 0u64;
+    for _ in 0..iters {
+        std::thread::sleep(PARK_GAP);
+        ran.store(0, Ordering::SeqCst);
+        let t0 = sys::now();
+        hand();
+        // Sleep, not spin: on a machine of few processors a spinning bench thread takes the
+        // processor the woken waiter needs, and the figure becomes the scheduler's.
+        let t1 = loop {
+            let t1 = ran.load(Ordering::SeqCst);
+            if t1 != 0 {
+                break t1;
+            }
+            std::thread::sleep(POLL_GAP);
+        };
+        total += t1.saturating_sub(t0);
+        back();
+    }
+    Duration::from_nanos(total)
+}
+
+fn handoff(c: &mut Criterion) {
+    let mut g = c.benchmark_group("handoff");
+    g.sample_size(20).measurement_time(Duration::from_secs(3));
+
+    // The bench thread holds the one core; the waiter parks in `acquire`, runs when the core
+    // is handed to it, gives it back at once, and parks (std) until the next round.
+    let v = vcores(1);
+    let (holder, waiter) = (record(1), record(2));
+    let ran = Arc::new(AtomicU64::new(0));
+    let next = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    v.acquire(&holder);
+    let th = {
+        let (v, ran, next, stop) = (v.clone(), ran.clone(), next.clone(), stop.clone());
+        std::thread::spawn(move || loop {
+            v.acquire(&waiter);
+            ran.store(sys::now(), Ordering::SeqCst);
+            v.release(&waiter);
+            while !next.swap(false, Ordering::SeqCst) {
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::park();
+            }
+        })
+    };
+    g.bench_function("vcore", |b| {
+        b.iter_custom(|iters| {
+            handoffs(
+                iters,
+                &ran,
+                || {
+                    v.release(&holder);
+                },
+                || {
+                    v.acquire(&holder);
+                    next.store(true, Ordering::SeqCst);
+                    th.thread().unpark();
+                },
+            )
+        })
+    });
+    v.release(&holder);
+    stop.store(true, Ordering::SeqCst);
+    th.thread().unpark();
+    th.join().expect("waiter");
+
+    futex_handoff(&mut g, "futex", &ran, 0);
+    futex_handoff(&mut g, "futex+spin", &ran, SPIN_NS);
+    g.finish();
+}
+
+/// The vcore wait's spin before it parks (no runtime: block_on's default, 20 us).
+const SPIN_NS: u64 = 20_000;
+
+/// The hand-off's shape on a bare futex word (1 = go); the waiter spins `spin_ns` on the word
+/// before each `futex_wait`, as block_on does, or not at all.
+fn futex_handoff(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    ran: &Arc<AtomicU64>,
+    spin_ns: u64,
+) {
+    let word = Arc::new(AtomicU32::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let th = {
+        let (word, ran, stop) = (word.clone(), ran.clone(), stop.clone());
+        std::thread::spawn(move || loop {
+            let end = sys::now() + spin_ns;
+            while word.load(Ordering::SeqCst) == 0 && sys::now() < end {
+                std::hint::spin_loop();
+            }
+            while word.load(Ordering::SeqCst) == 0 {
+                sys::futex_wait(&word, 0, None);
+            }
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            ran.store(sys::now(), Ordering::SeqCst);
+            word.store(0, Ordering::SeqCst);
+        })
+    };
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            handoffs(
+                iters,
+                ran,
+                || {
+                    word.store(1, Ordering::SeqCst);
+                    sys::futex_wake(&word);
+                },
+                || {
+                    while word.load(Ordering::SeqCst) != 0 {
+                        std::thread::sleep(POLL_GAP);
+                    }
+                },
+            )
+        })
+    });
+    stop.store(true, Ordering::SeqCst);
+    word.store(1, Ordering::SeqCst);
+    sys::futex_wake(&word);
+    th.join().expect("futex waiter");
+}
+
+criterion_group!(benches, uncontended, handoff);
+criterion_main!(benches);

@@ -1,0 +1,130 @@
+//! Loom models of the virtual cores' hand-offs: a release against a waiter that registers, a
+//! kick against the holder's checkpoint, shutdown against a waiter. Each checks that no two
+//! threads hold the one core at once and that no wake is lost (a lost wake leaves a thread
+//! parked for ever, which loom reports).
+//!
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hos-runtime --release --test loom_vcore`
+#![cfg(loom)]
+
+use hos_runtime::config::Config;
+use hos_runtime::stats::Stats;
+use hos_runtime::thread::{ThreadRecord, ThreadSpec};
+use hos_runtime::vcore::Vcores;
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Runs `f` under loom with at most two preemptions unless LOOM_MAX_PREEMPTIONS says.
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(2);
+    }
+    b.check(f);
+}
+
+/// One core, an escape time no model reaches, and two thread records.
+fn setup(p1: u8, p2: u8) -> (Arc<Vcores>, Arc<ThreadRecord>, Arc<ThreadRecord>) {
+    let config = Config {
+        cores: 1,
+        vcore_escape_ms: 3_600_000,
+        ..Config::default()
+    };
+    let vcores = Arc::new(Vcores::new(&config, Arc::new(Stats::default())));
+    let rec = |id, priority| {
+        let spec = ThreadSpec {
+            name: format!("T{id}"),
+            priority,
+            core_mask: 1,
+            ideal_core: 0,
+        };
+        Arc::new(ThreadRecord::new(id, &spec, false, false))
+    };
+    (vcores, rec(1, p1), rec(2, p2))
+}
+
+/// Counts holders of the one core; panics at two.
+#[derive(Default)]
+struct Holders(AtomicUsize);
+
+impl Holders {
+    fn enter(&self, t: &ThreadRecord) {
+        assert_eq!(t.vcore.slot(), Some(0), "{} runs without the core", t.id());
+        // SeqCst: the count is the model's check, not the runtime's; keep it simple.
+        let n = self.0.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(n, 0, "two threads hold the one core");
+    }
+
+    fn leave(&self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_release_hands_the_core_to_a_waiter_that_registers_meanwhile() {
+    model(|| {
+        let (vcores, t1, t2) = setup(44, 44);
+        let holders = Arc::new(Holders::default());
+        vcores.acquire(&t1);
+        holders.enter(&t1);
+        let th = {
+            let (vcores, holders) = (vcores.clone(), holders.clone());
+            loom::thread::spawn(move || {
+                vcores.acquire(&t2);
+                holders.enter(&t2);
+                holders.leave();
+                assert!(vcores.release(&t2));
+            })
+        };
+        holders.leave();
+        assert!(vcores.release(&t1));
+        th.join().unwrap();
+        assert_eq!(t1.vcore.slot(), None);
+    });
+}
+
+#[test]
+fn a_kick_hands_the_core_over_at_the_holders_checkpoint() {
+    model(|| {
+        let (vcores, t1, t2) = setup(44, 10);
+        let holders = Arc::new(Holders::default());
+        vcores.acquire(&t1);
+        holders.enter(&t1);
+        let th = {
+            let (vcores, holders) = (vcores.clone(), holders.clone());
+            loom::thread::spawn(move || {
+                vcores.acquire(&t2);
+                holders.enter(&t2);
+                holders.leave();
+                assert!(vcores.release(&t2));
+            })
+        };
+        // Gives the core up here if the kick is there, and comes back after the better thread.
+        holders.leave();
+        vcores.checkpoint(&t1);
+        holders.enter(&t1);
+        holders.leave();
+        assert!(vcores.release(&t1));
+        th.join().unwrap();
+    });
+}
+
+#[test]
+fn shutdown_ends_a_wait() {
+    model(|| {
+        let (vcores, t1, t2) = setup(44, 44);
+        vcores.acquire(&t1);
+        let th = {
+            let vcores = vcores.clone();
+            loom::thread::spawn(move || {
+                vcores.acquire(&t2);
+                // Granted before the shutdown, or none at all.
+                if t2.vcore.holds() {
+                    assert!(vcores.release(&t2));
+                }
+            })
+        };
+        vcores.shutdown();
+        th.join().unwrap();
+        assert!(vcores.release(&t1));
+    });
+}

@@ -1,0 +1,511 @@
+//! The locked semaphore around the table, with real threads: seats, the checkpoint's and the
+//! yield's fast paths, waits and their counters, escape, re-ranking, shutdown. Bounded by the
+//! escape time where a bug would hang; no timing asserts.
+
+use hos_runtime::config::Config;
+use hos_runtime::stats::Stats;
+use hos_runtime::thread::{ThreadRecord, ThreadSpec};
+use hos_runtime::vcore::{Vcores, YieldKind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+struct Rig {
+    v: Arc<Vcores>,
+    stats: Arc<Stats>,
+}
+
+fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
+    let stats = Arc::new(Stats::default());
+    let config = Config {
+        cores,
+        vcore_slice_us: slice_us,
+        vcore_escape_ms: escape_ms,
+        ..Config::default()
+    };
+    Rig {
+        v: Arc::new(Vcores::new(&config, stats.clone())),
+        stats,
+    }
+}
+
+fn thread(id: u64, priority: u8, mask: u64, first: bool) -> Arc<ThreadRecord> {
+    let spec = ThreadSpec {
+        name: format!("T{id}"),
+        priority,
+        core_mask: mask,
+        ideal_core: mask.trailing_zeros() as i32,
+    };
+    Arc::new(ThreadRecord::new(id, &spec, false, first))
+}
+
+fn load(c: &std::sync::atomic::AtomicU64) -> u64 {
+    c.load(Ordering::Relaxed)
+}
+
+impl Rig {
+    /// Spawns a thread that acquires for `t`, records it ran, runs `body`, releases.
+    fn spawn(
+        &self,
+        t: &Arc<ThreadRecord>,
+        body: impl FnOnce(&Vcores, &Arc<ThreadRecord>) + Send + 'static,
+    ) -> (JoinHandle<()>, Arc<AtomicBool>) {
+        let ran = Arc::new(AtomicBool::new(false));
+        let (v, t, r) = (self.v.clone(), t.clone(), ran.clone());
+        let h = std::thread::spawn(move || {
+            v.acquire(&t);
+            r.store(true, Ordering::SeqCst);
+            body(&v, &t);
+            v.release(&t);
+        });
+        (h, ran)
+    }
+
+    /// Ends a test that must not escape: a lost wake makes the waiter escape (after the rig's
+    /// escape time, at most 5 s here), which fails here instead of passing late.
+    fn no_escape(&self) {
+        assert_eq!(load(&self.stats.vcore_escapes), 0, "a wait ended by escape");
+    }
+
+    /// Waits until `n` waits have begun.
+    fn until_waits(&self, n: u64) {
+        until(&self.stats.vcore_waits, n);
+    }
+}
+
+/// Waits until `counter` reaches `n` (counters are bumped after the lock is dropped); a
+/// counter that never gets there fails the test instead of hanging it.
+fn until(counter: &std::sync::atomic::AtomicU64, n: u64) {
+    let start = std::time::Instant::now();
+    while load(counter) < n {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "counter stuck at {} < {n}",
+            load(counter)
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn seats_follow_acquire_and_release() {
+    let r = rig(2, 2_000, 5_000);
+    let t = thread(1, 44, 0b10, false);
+    assert!(!r.v.release(&t), "held nothing");
+    r.v.acquire(&t);
+    assert_eq!(t.vcore.slot(), Some(1), "its mask's only core");
+    assert!(t.vcore.holds() && !t.vcore.is_escaped());
+    r.v.checkpoint(&t);
+    assert!(!r.v.yield_core(&t, YieldKind::Any), "nobody to hand it to");
+    assert!(r.v.release(&t));
+    assert_eq!(t.vcore.slot(), None);
+    assert!(!t.vcore.holds());
+    assert!(!r.v.release(&t));
+    assert!(!r.v.yield_core(&t, YieldKind::SamePriority), "holds none");
+    assert_eq!(load(&r.stats.vcore_waits), 0);
+    assert_eq!(load(&t.vcore_wait_ns), 0);
+    r.no_escape();
+}
+
+#[test]
+fn with_the_semaphore_off_every_call_returns_at_once() {
+    let stats = Arc::new(Stats::default());
+    let config = Config {
+        vcores: false,
+        cores: 1,
+        ..Config::default()
+    };
+    let v = Vcores::new(&config, stats.clone());
+    let (a, b) = (thread(1, 44, 1, false), thread(2, 44, 1, false));
+    v.acquire(&a);
+    v.acquire(&b);
+    assert_eq!(a.vcore.slot(), None);
+    v.checkpoint(&a);
+    assert!(!v.yield_core(&a, YieldKind::Any));
+    v.set_priority(&a, 10);
+    assert_eq!(a.priority(), 10);
+    v.set_affinity(&a, 0, 1);
+    v.refresh(&a);
+    assert!(!v.release(&a));
+    v.shutdown();
+    assert_eq!(load(&stats.vcore_waits), 0);
+}
+
+#[test]
+fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
+    let r = rig(1, 60_000_000, 5_000);
+    let holder = thread(1, 44, 1, false);
+    r.v.acquire(&holder);
+    let better = thread(2, 10, 1, false);
+    let (h, ran) = r.spawn(&better, |_, _| {});
+    until(&r.stats.vcore_kicks[0], 1);
+    assert_eq!(load(&r.stats.vcore_waits), 1);
+    assert!(!ran.load(Ordering::SeqCst));
+    r.v.checkpoint(&holder);
+    assert!(
+        ran.load(Ordering::SeqCst),
+        "the better thread ran in between"
+    );
+    assert_eq!(holder.vcore.slot(), Some(0));
+    h.join().unwrap();
+    assert!(
+        load(&holder.vcore_wait_ns) > 0,
+        "the holder waited to come back"
+    );
+    assert!(load(&better.vcore_wait_ns) > 0);
+    assert_eq!(load(&r.stats.vcore_waits), 2);
+    assert!(r.v.release(&holder));
+    r.no_escape();
+}
+
+#[test]
+fn a_worse_waiter_is_no_reason_to_stop() {
+    let r = rig(1, 1, 5_000);
+    let holder = thread(1, 10, 1, false);
+    r.v.acquire(&holder);
+    let worse = thread(2, 44, 1, false);
+    let (h, ran) = r.spawn(&worse, |_, _| {});
+    r.until_waits(1);
+    for _ in 0..100 {
+        r.v.checkpoint(&holder);
+    }
+    assert!(!r.v.yield_core(&holder, YieldKind::SamePriority));
+    assert!(!r.v.yield_core(&holder, YieldKind::Migrate));
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "no kick, no turn for a worse waiter"
+    );
+    assert_eq!(load(&r.stats.vcore_kicks[1]), 0);
+    // -2 hands the core to any waiter; the yielder waits by its rank and kicks it back.
+    assert!(r.v.yield_core(&holder, YieldKind::Any));
+    assert!(ran.load(Ordering::SeqCst));
+    assert_eq!(holder.vcore.slot(), Some(0));
+    h.join().unwrap();
+    r.v.release(&holder);
+    r.no_escape();
+}
+
+#[test]
+fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
+    // A 1 us slice: over by the next checkpoint.
+    let r = rig(1, 1, 5_000);
+    let holder = thread(1, 44, 1, false);
+    r.v.acquire(&holder);
+    let equal = thread(2, 44, 1, false);
+    let (h, ran) = r.spawn(&equal, |_, _| {});
+    r.until_waits(1);
+    let start = std::time::Instant::now();
+    while load(&r.stats.vcore_kicks[1]) == 0 {
+        assert!(start.elapsed().as_secs() < 10, "no slice turn");
+        r.v.checkpoint(&holder);
+    }
+    assert!(ran.load(Ordering::SeqCst));
+    h.join().unwrap();
+    assert!(r.v.release(&holder));
+    // A yield 0 hands over before any slice.
+    let r = rig(1, 60_000_000, 5_000);
+    r.v.acquire(&holder);
+    let (h, ran) = r.spawn(&equal, |_, _| {});
+    r.until_waits(1);
+    r.v.checkpoint(&holder);
+    assert!(!ran.load(Ordering::SeqCst), "the slice is far");
+    assert!(r.v.yield_core(&holder, YieldKind::SamePriority));
+    assert!(ran.load(Ordering::SeqCst));
+    assert_eq!(holder.vcore.slot(), Some(0));
+    h.join().unwrap();
+    assert_eq!(load(&r.stats.vcore_kicks[1]), 0, "a yield is no kick");
+    r.no_escape();
+}
+
+/// A subscriber that keeps every event's level and fields as a line.
+mod logs {
+    use std::fmt::Debug;
+    use std::sync::Mutex;
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    struct Capture;
+
+    struct Line(String);
+
+    impl Visit for Line {
+        fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+            self.0.push_str(&format!(" {}={:?}", field.name(), value));
+        }
+    }
+
+    impl Subscriber for Capture {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut line = Line(event.metadata().level().to_string());
+            event.record(&mut line);
+            LINES.lock().unwrap().push(line.0);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    /// Captures every event of the process from now on; the lines that hold `part`.
+    pub fn lines_with(part: &str) -> Vec<String> {
+        let _ = tracing::subscriber::set_global_default(Capture);
+        let lines = LINES.lock().unwrap();
+        lines.iter().filter(|l| l.contains(part)).cloned().collect()
+    }
+}
+
+#[test]
+fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
+    logs::lines_with("");
+    let r = rig(1, 2_000, 30);
+    let hog = thread(10, 44, 1, false);
+    r.v.acquire(&hog);
+    let waiter = thread(20, 44, 1, false);
+    let escaped = Arc::new(AtomicBool::new(false));
+    let go = Arc::new(AtomicBool::new(false));
+    let (h, _) = {
+        let (escaped, go) = (escaped.clone(), go.clone());
+        r.spawn(&waiter, move |v, t| {
+            escaped.store(t.vcore.is_escaped(), Ordering::SeqCst);
+            while !go.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            // The hog left: the escaped thread takes the free core at its checkpoint.
+            v.checkpoint(t);
+            assert_eq!(t.vcore.slot(), Some(0));
+        })
+    };
+    while load(&r.stats.vcore_escapes) == 0 {
+        std::thread::yield_now();
+    }
+    assert!(r.v.release(&hog));
+    go.store(true, Ordering::SeqCst);
+    h.join().unwrap();
+    assert!(escaped.load(Ordering::SeqCst));
+    assert!(load(&waiter.vcore_wait_ns) >= 30_000_000);
+    assert_eq!(load(&r.stats.vcore_escapes), 1);
+    // One warning, at the escape, naming each core's holder and how long it held.
+    let lines = logs::lines_with("thread=T20");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = &lines[0];
+    assert!(
+        line.starts_with("WARN") && line.contains("HOS_VCORE_ESCAPE_MS"),
+        "{line}"
+    );
+    let at = line.find("holders=0: T10 (priority 44, held ").expect(line) + 34;
+    let held: f64 = line[at..].split(' ').next().unwrap().parse().expect(line);
+    assert!(
+        held >= 0.030,
+        "held {held} s when the waiter escaped: {line}"
+    );
+}
+
+#[test]
+fn an_escaped_thread_keeps_running_while_no_core_is_free() {
+    let r = rig(1, 2_000, 1);
+    let hog = thread(1, 44, 1, false);
+    r.v.acquire(&hog);
+    let waiter = thread(2, 44, 1, false);
+    let (h, _) = r.spawn(&waiter, |v, t| {
+        assert!(t.vcore.is_escaped());
+        v.checkpoint(t);
+        assert!(t.vcore.is_escaped(), "no free core: keeps running");
+        assert!(!v.yield_core(t, YieldKind::Any));
+        assert!(v.release(t), "an escaped thread leaves");
+        assert!(!t.vcore.holds());
+        v.acquire(t);
+    });
+    h.join().unwrap();
+    assert_eq!(load(&r.stats.vcore_escapes), 2);
+    assert!(r.v.release(&hog));
+}
+
+#[test]
+fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
+    let r = rig(2, 60_000_000, 5_000);
+    let (a, b) = (thread(1, 44, 0b11, false), thread(2, 44, 0b11, false));
+    r.v.acquire(&a);
+    r.v.acquire(&b);
+    let w = thread(3, 50, 0b11, false);
+    let (h, ran) = r.spawn(&w, |_, _| {});
+    r.until_waits(1);
+    assert_eq!(load(&r.stats.vcore_kicks[0]), 0);
+    r.v.set_priority(&w, 20);
+    assert_eq!(w.priority(), 20);
+    assert_eq!(
+        load(&r.stats.vcore_kicks[0]),
+        1,
+        "counted before set_priority returns"
+    );
+    // One of the two holders was kicked; each checkpoints, the kicked one hands over and
+    // waits until the better thread is done.
+    std::thread::scope(|s| {
+        s.spawn(|| r.v.checkpoint(&a));
+        s.spawn(|| r.v.checkpoint(&b));
+        h.join().unwrap();
+    });
+    assert!(ran.load(Ordering::SeqCst));
+    let waited = [&a, &b].map(|t| load(&t.vcore_wait_ns) > 0);
+    assert!(
+        waited[0] ^ waited[1],
+        "exactly one holder was kicked: {waited:?}"
+    );
+    // A holder whose mask no longer allows its core moves at its next checkpoint.
+    let s = a.vcore.slot().unwrap();
+    let other = 1 - s;
+    if b.vcore.slot() == Some(other) {
+        r.v.release(&b);
+    }
+    r.v.set_affinity(&a, other as i32, 1 << other);
+    r.v.checkpoint(&a);
+    assert_eq!(a.vcore.slot(), Some(other));
+    assert_eq!(load(&r.stats.vcore_kicks[0]), 1, "a move is no kick");
+    r.no_escape();
+}
+
+#[test]
+fn shutdown_ends_a_wait_without_a_core() {
+    let r = rig(1, 2_000, 5_000);
+    let holder = thread(1, 44, 1, false);
+    r.v.acquire(&holder);
+    let w = thread(2, 44, 1, false);
+    let held = Arc::new(AtomicBool::new(true));
+    let (h, _) = {
+        let held = held.clone();
+        r.spawn(&w, move |_, t| {
+            held.store(t.vcore.holds(), Ordering::SeqCst)
+        })
+    };
+    r.until_waits(1);
+    r.v.shutdown();
+    h.join().unwrap();
+    assert!(
+        !held.load(Ordering::SeqCst),
+        "cancelled: runs without a core"
+    );
+    let late = thread(3, 44, 1, false);
+    r.v.acquire(&late);
+    assert!(!late.vcore.holds(), "later acquires return at once");
+    assert!(r.v.release(&holder));
+    r.no_escape();
+}
+
+#[test]
+fn a_first_thread_ranks_before_equal_waiters() {
+    let r = rig(1, 60_000_000, 5_000);
+    let holder = thread(1, 44, 1, false);
+    r.v.acquire(&holder);
+    let first = thread(2, 44, 1, true);
+    let (h, ran) = r.spawn(&first, |_, _| {});
+    until(&r.stats.vcore_kicks[2], 1);
+    assert_eq!(
+        load(&r.stats.vcore_kicks[0]),
+        0,
+        "a first kick, not a priority one"
+    );
+    r.v.checkpoint(&holder);
+    assert!(ran.load(Ordering::SeqCst));
+    h.join().unwrap();
+    r.v.release(&holder);
+    r.no_escape();
+}
+
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "acquires a core it holds")]
+fn a_second_acquire_is_a_bug() {
+    let r = rig(1, 2_000, 5_000);
+    let t = thread(1, 44, 1, false);
+    r.v.acquire(&t);
+    r.v.acquire(&t);
+}
+
+#[test]
+fn the_ideal_core_comes_first() {
+    let r = rig(3, 2_000, 5_000);
+    let spec = |id, ideal| ThreadSpec {
+        name: format!("I{id}"),
+        priority: 44,
+        core_mask: 0b111,
+        ideal_core: ideal,
+    };
+    let a = Arc::new(ThreadRecord::new(1, &spec(1, 2), false, false));
+    let b = Arc::new(ThreadRecord::new(2, &spec(2, 2), false, false));
+    r.v.acquire(&a);
+    r.v.acquire(&b);
+    assert_eq!(a.vcore.slot(), Some(2), "its ideal core");
+    assert_eq!(b.vcore.slot(), Some(0), "ideal taken: the lowest free");
+    assert!(r.v.release(&a) && r.v.release(&b));
+}
+
+#[test]
+fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
+    use hos_runtime::{context, Calibration, Runtime};
+    let rt = Runtime::builder()
+        .config(Config {
+            cores: 1,
+            vcore_escape_ms: 5_000,
+            calibration: Some(Calibration::default()),
+            ..Config::default()
+        })
+        .build()
+        .expect("a valid config");
+    let spec = |name: &str| ThreadSpec {
+        name: name.into(),
+        priority: 44,
+        core_mask: 1,
+        ideal_core: 0,
+    };
+    let holder = rt.register_thread(&spec("Holder"));
+    let waiter = rt.register_thread(&spec("Waiter"));
+    rt.vcores().acquire(&holder);
+    let h = {
+        let rt = rt.clone();
+        std::thread::spawn(move || {
+            let _guest = context::enter(&rt, waiter.clone());
+            rt.vcores().acquire(&waiter);
+            assert_eq!(waiter.vcore.slot(), Some(0));
+            rt.vcores().release(&waiter);
+        })
+    };
+    // Parked: its spin ran out first.
+    until(&rt.counters().parks, 1);
+    assert!(rt.vcores().release(&holder));
+    h.join().unwrap();
+    let s = rt.counters();
+    assert!(load(&s.spins_missed) >= 1, "the wait spun before it parked");
+    assert_eq!(load(&s.vcore_escapes), 0);
+    rt.shutdown();
+}
+
+#[test]
+fn a_kick_reaches_the_holder_of_any_core() {
+    let r = rig(2, 60_000_000, 5_000);
+    let good = thread(1, 10, 0b01, false);
+    let bad = thread(2, 44, 0b10, false);
+    r.v.acquire(&good);
+    r.v.acquire(&bad);
+    let w = thread(3, 20, 0b11, false);
+    let (h, ran) = r.spawn(&w, |_, _| {});
+    until(&r.stats.vcore_kicks[0], 1);
+    r.v.checkpoint(&good);
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "the better holder keeps its core"
+    );
+    r.v.checkpoint(&bad);
+    assert!(ran.load(Ordering::SeqCst));
+    assert_eq!(bad.vcore.slot(), Some(1));
+    h.join().unwrap();
+    assert!(r.v.release(&good) && r.v.release(&bad));
+    r.no_escape();
+}
