@@ -140,7 +140,11 @@ fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
     let reactor_path =
         cancellable || own_timer_useless || tracker.precise() == PrecisePath::Reactor;
     if reactor_path {
-        let fire = deadline.saturating_sub(tracker.wake_latency_ns());
+        // Early by the wake latency, but by at most half of what is left: the sleeper always
+        // parks for a while, so the wake latency keeps being measured (an estimate larger
+        // than the sleep would otherwise turn every sleep into a spin and never come down).
+        let left = deadline.saturating_sub(sys::now());
+        let fire = deadline - tracker.wake_latency_ns().min(left / 2);
         if fire > sys::now() {
             let t = rt.reactor().timer(fire, Class::Precise);
             let fired = block_on(OwnedTimer(t), Wait::sleep());
