@@ -47,6 +47,8 @@ pub struct Tracker {
     timer_lateness_ns: AtomicU64,
     wake_latency_ns: AtomicU64,
     precise: AtomicU8,
+    /// Precise sleeps that asked whether a wake-latency sample is due.
+    samples: AtomicU64,
     /// Sleeper CPU of the own and reactor paths, as measured at boot.
     measured: Mutex<(u64, u64)>,
     pinned: bool,
@@ -62,6 +64,7 @@ impl Tracker {
             timer_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
             wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
             precise: AtomicU8::new(c.precise as u8),
+            samples: AtomicU64::new(0),
             measured: Mutex::new((c.own_cpu_ns, c.reactor_cpu_ns)),
             pinned,
         }
@@ -111,6 +114,13 @@ impl Tracker {
         } else {
             PrecisePath::OwnTimer
         }
+    }
+
+    /// Whether this call is the one in `every` whose sleep should park to measure the wake
+    /// latency (never for a pinned tracker: it measures nothing).
+    pub fn sample_due(&self, every: u64) -> bool {
+        // Relaxed: a counter; which sleep samples does not matter.
+        !self.pinned && self.samples.fetch_add(1, Ordering::Relaxed) % every.max(1) == 0
     }
 
     /// Feeds one observed timer lateness (its 90th percentile is tracked: the reactor wakes

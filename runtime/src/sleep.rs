@@ -32,6 +32,10 @@ pub const SHORT_NS: u64 = 1_000_000;
 /// Linux's default timer slack, where the thread's own cannot be read.
 const DEFAULT_SLACK_NS: u64 = 50_000;
 
+/// One precise sleep in this many parks to measure the wake latency even where the estimate
+/// says there is no time to park.
+const SAMPLE_EVERY: u64 = 32;
+
 /// The shortest OS timer sleep worth its system call on the own-timer precise path.
 const MIN_OWN_SLEEP_NS: u64 = 2_000;
 
@@ -140,11 +144,17 @@ fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
     let reactor_path =
         cancellable || own_timer_useless || tracker.precise() == PrecisePath::Reactor;
     if reactor_path {
-        // Early by the wake latency, but by at most half of what is left: the sleeper always
-        // parks for a while, so the wake latency keeps being measured (an estimate larger
-        // than the sleep would otherwise turn every sleep into a spin and never come down).
+        // Early by the wake latency. Where that is more than what is left, the sleeper spins
+        // it all, except one sleep in `SAMPLE_EVERY`, which parks for half of it so that the
+        // wake latency keeps being measured (an estimate larger than the sleep would
+        // otherwise never meet a sample that brings it down).
         let left = deadline.saturating_sub(sys::now());
-        let fire = deadline - tracker.wake_latency_ns().min(left / 2);
+        let early = match tracker.wake_latency_ns() {
+            w if w < left => w,
+            _ if tracker.sample_due(SAMPLE_EVERY) => left / 2,
+            _ => left,
+        };
+        let fire = deadline - early;
         if fire > sys::now() {
             let t = rt.reactor().timer(fire, Class::Precise);
             let fired = block_on(OwnedTimer(t), Wait::sleep());
