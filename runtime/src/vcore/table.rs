@@ -40,16 +40,15 @@ pub struct Traits {
     pub ideal: Option<usize>,
 }
 
-/// A thread that asks for a core: a unique id, its traits, and what the caller keeps with it
-/// while it holds or waits (the runtime keeps its `ThreadRecord`, for the escape log).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Who<P> {
+/// A thread that asks for a core: a unique id and its traits. The table keeps nothing else
+/// of a thread (no reference to its record: an uncontended acquire and release would pay two
+/// reference-count updates for it, a third of their cost).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Who {
     /// Unique among the threads the table sees.
     pub id: u64,
     /// How it ranks and where it may run.
     pub traits: Traits,
-    /// The caller's data.
-    pub payload: P,
 }
 
 /// What the holder of a slot is asked, published for its checkpoint's fast path. Ordered:
@@ -166,29 +165,29 @@ pub struct Effects {
 }
 
 #[derive(Debug)]
-struct Hold<P> {
-    who: Who<P>,
+struct Hold {
+    who: Who,
     since: u64,
     /// Set once when a waiter claims the slot (counted then); cleared when the slot changes
     /// hands or the holder's checkpoint finds no claim any more.
     kick: Option<KickReason>,
 }
 
-impl<P> Hold<P> {
+impl Hold {
     fn key(&self) -> Key {
         Key::new(self.who.traits.priority, self.who.traits.first)
     }
 }
 
 #[derive(Debug)]
-enum State<P> {
-    Queued(Who<P>),
+enum State {
+    Queued(Who),
     Granted { slot: usize, since: u64 },
     Cancelled,
 }
 
 #[derive(Debug)]
-struct Waiter<P> {
+struct Waiter {
     id: u64,
     /// The wait's rank: the thread's key, by priority alone after a turn.
     key: Key,
@@ -202,23 +201,23 @@ struct Waiter<P> {
     since: u64,
     /// Arrival order: FIFO among equal keys.
     ticket: u64,
-    state: State<P>,
+    state: State,
     waker: Option<Waker>,
 }
 
-/// The slots and the queue. `P` is the caller's data per thread (see [`Who`]).
+/// The slots and the queue.
 #[derive(Debug)]
-pub struct Table<P> {
+pub struct Table {
     /// # Invariant: `slots[s]` is `None` exactly when bit `s` of `free` is set.
-    slots: Vec<Option<Hold<P>>>,
+    slots: Vec<Option<Hold>>,
     free: u64,
     all: u64,
     flags: [Flag; MAX_CORES],
-    waiters: Slab<Waiter<P>>,
+    waiters: Slab<Waiter>,
     /// # Invariant: the queued waiters' slab keys, best first by (key, ticket).
     order: Vec<usize>,
     /// Threads that run past the slots by escape.
-    escaped: Vec<Who<P>>,
+    escaped: Vec<Who>,
     next_ticket: u64,
     slice_ns: u64,
     escape_ns: u64,
@@ -245,7 +244,7 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-impl<P> Table<P> {
+impl Table {
     /// A table of `cores` free slots (1..=8), with a time slice and an escape time in ns.
     ///
     /// # Panics
@@ -286,17 +285,9 @@ impl<P> Table<P> {
         self.flags[slot]
     }
 
-    /// The holder of `slot`.
-    pub fn holder(&self, slot: usize) -> Option<&Who<P>> {
-        self.slots[slot].as_ref().map(|h| &h.who)
-    }
-
-    /// Every holder in slot order: slot, thread, when it acquired the slot.
-    pub fn holders(&self) -> impl Iterator<Item = (usize, &Who<P>, u64)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(s, h)| h.as_ref().map(|h| (s, &h.who, h.since)))
+    /// The holder of `slot`, and when it acquired the slot.
+    pub fn holder(&self, slot: usize) -> Option<(&Who, u64)> {
+        self.slots[slot].as_ref().map(|h| (&h.who, h.since))
     }
 
     /// The kick pending on `slot`, if any.
@@ -328,7 +319,7 @@ impl<P> Table<P> {
 
     /// Thread `who` asks for a core at `now`: it takes a free allowed slot (its ideal core
     /// first) or queues by rank, kicking the worst holder it outranks on its allowed cores.
-    pub fn acquire(&mut self, who: Who<P>, now: impl Clock, fx: &mut Effects) -> Step {
+    pub fn acquire(&mut self, who: Who, now: impl Clock, fx: &mut Effects) -> Step {
         let now: &dyn Clock = &now;
         let step = self.enter(who, false, None, now, fx);
         self.check();
@@ -521,7 +512,7 @@ impl<P> Table<P> {
     /// that slot only (after a yield 0).
     fn enter(
         &mut self,
-        who: Who<P>,
+        who: Who,
         turn: bool,
         pin: Option<usize>,
         now: &dyn Clock,
@@ -585,7 +576,7 @@ impl<P> Table<P> {
 
     /// Puts queued waiter `k` at its place in `order` (after its equals: FIFO).
     fn insert(&mut self, k: usize) {
-        let rank = |w: &Waiter<P>| (w.key, w.ticket);
+        let rank = |w: &Waiter| (w.key, w.ticket);
         let r = rank(&self.waiters[k]);
         let at = self.order.partition_point(|&o| rank(&self.waiters[o]) < r);
         self.order.insert(at, k);
@@ -600,12 +591,12 @@ impl<P> Table<P> {
         self.order.remove(i);
     }
 
-    fn seat(&mut self, slot: usize, who: Who<P>, now: &dyn Clock) {
+    fn seat(&mut self, slot: usize, who: Who, now: &dyn Clock) {
         debug_assert!(
             self.slots[slot].is_none(),
             "slot {slot} taken by {} while held by {:?}",
             who.id,
-            self.holder(slot).map(|w| w.id)
+            self.holder(slot).map(|(w, _)| w.id)
         );
         self.slots[slot] = Some(Hold {
             who,
@@ -615,7 +606,7 @@ impl<P> Table<P> {
         self.free &= !(1 << slot);
     }
 
-    fn unseat(&mut self, slot: usize, fx: &mut Effects) -> Hold<P> {
+    fn unseat(&mut self, slot: usize, fx: &mut Effects) -> Hold {
         let h = self.slots[slot].take().expect("unseating a held slot");
         self.free |= 1 << slot;
         self.set_flag(slot, Flag::Idle, fx);
@@ -783,7 +774,7 @@ impl<P> Table<P> {
         if !cfg!(debug_assertions) {
             return;
         }
-        let mut ids: Vec<u64> = self.holders().map(|(_, w, _)| w.id).collect();
+        let mut ids: Vec<u64> = self.slots.iter().flatten().map(|h| h.who.id).collect();
         ids.extend(self.escaped.iter().map(|w| w.id));
         ids.extend(self.order.iter().map(|&k| self.waiters[k].id));
         let n = ids.len();
