@@ -2,7 +2,8 @@
 //! more) per rule of SPEC.md section 5 and the yields of section 6.
 
 use hos_runtime::stats::KickReason;
-use hos_runtime::vcore::table::{Effects, Flag, Step, Table, Traits, WaitKey, Who, YieldKind};
+use hos_runtime::vcore::step::{Effects, Flag, Step, Traits, WaitKey, Who, YieldKind};
+use hos_runtime::vcore::table::Table;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
