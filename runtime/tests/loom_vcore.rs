@@ -1,5 +1,5 @@
 //! Loom models of the virtual cores' hand-offs: a release against a waiter that registers, a
-//! kick against the holder's checkpoint, shutdown against a waiter. Each checks that no two
+//! release against two, a kick against the holder's checkpoint, shutdown against a waiter. Each checks that no two
 //! threads hold the one core at once and that no wake is lost (a lost wake leaves a thread
 //! parked for ever, which loom reports).
 //!
@@ -105,6 +105,42 @@ fn a_kick_hands_the_core_over_at_the_holders_checkpoint() {
         holders.leave();
         assert!(vcores.release(&t1));
         th.join().unwrap();
+    });
+}
+
+#[test]
+fn a_chain_of_hand_offs_never_doubles_a_holder() {
+    model(|| {
+        let (vcores, t1, t2) = setup(44, 44);
+        let t3 = {
+            let spec = ThreadSpec {
+                name: "T3".into(),
+                priority: 44,
+                core_mask: 1,
+                ideal_core: 0,
+            };
+            Arc::new(ThreadRecord::new(3, &spec, false, false))
+        };
+        let holders = Arc::new(Holders::default());
+        vcores.acquire(&t1);
+        holders.enter(&t1);
+        let ths: Vec<_> = [t2, t3]
+            .into_iter()
+            .map(|t| {
+                let (vcores, holders) = (vcores.clone(), holders.clone());
+                loom::thread::spawn(move || {
+                    vcores.acquire(&t);
+                    holders.enter(&t);
+                    holders.leave();
+                    assert!(vcores.release(&t));
+                })
+            })
+            .collect();
+        holders.leave();
+        assert!(vcores.release(&t1));
+        for th in ths {
+            th.join().unwrap();
+        }
     });
 }
 

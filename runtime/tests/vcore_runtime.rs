@@ -301,7 +301,11 @@ fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
         line.starts_with("WARN") && line.contains("HOS_VCORE_ESCAPE_MS"),
         "{line}"
     );
-    let at = line.find("holders=0: T10 (priority 44, held ").expect(line) + 34;
+    // Bare virtual cores, no runtime: the holder is named by its id.
+    let at = line
+        .find("holders=0: thread 10 (priority 44, held ")
+        .expect(line)
+        + 40;
     let held: f64 = line[at..].split(' ').next().unwrap().parse().expect(line);
     assert!(
         held >= 0.030,
@@ -508,4 +512,49 @@ fn a_kick_reaches_the_holder_of_any_core() {
     h.join().unwrap();
     assert!(r.v.release(&good) && r.v.release(&bad));
     r.no_escape();
+}
+
+#[test]
+fn the_escape_log_names_holders_from_the_runtime() {
+    use hos_runtime::{context, Calibration, Runtime};
+    logs::lines_with("");
+    let rt = Runtime::builder()
+        .config(Config {
+            cores: 2,
+            vcore_escape_ms: 20,
+            calibration: Some(Calibration::default()),
+            ..Config::default()
+        })
+        .build()
+        .expect("a valid config");
+    let spec = |name: &str, mask| ThreadSpec {
+        name: name.into(),
+        priority: 40,
+        core_mask: mask,
+        ideal_core: 0,
+    };
+    let hog = rt.register_thread(&spec("LogHog", 0b01));
+    let late = rt.register_thread(&spec("LogLate", 0b01));
+    rt.vcores().acquire(&hog);
+    let h = {
+        let rt = rt.clone();
+        std::thread::spawn(move || {
+            let _guest = context::enter(&rt, late.clone());
+            rt.vcores().acquire(&late);
+            assert!(late.vcore.is_escaped());
+            rt.vcores().release(&late);
+        })
+    };
+    h.join().unwrap();
+    let lines = logs::lines_with("thread=LogLate");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let line = &lines[0];
+    let at = line
+        .find("holders=0: LogHog (priority 40, held ")
+        .expect(line)
+        + 38;
+    let held: f64 = line[at..].split(' ').next().unwrap().parse().expect(line);
+    assert!(held >= 0.020 && line.ends_with(" s); 1: free"), "{line}");
+    assert!(rt.vcores().release(&hog));
+    rt.shutdown();
 }

@@ -2,7 +2,8 @@
 //! more) per rule of SPEC.md section 5 and the yields of section 6.
 
 use hos_runtime::stats::KickReason;
-use hos_runtime::vcore::table::{Effects, Flag, Step, Table, Traits, WaitKey, Who, YieldKind};
+use hos_runtime::vcore::step::{Effects, Flag, Step, Traits, WaitKey, Who, YieldKind};
+use hos_runtime::vcore::table::Table;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,7 +35,7 @@ enum At {
 
 /// A table, a clock, the sum of every operation's effects, and one waker per thread.
 struct H {
-    t: Table<&'static str>,
+    t: Table,
     now: u64,
     kicks: [u32; 3],
     waits: u32,
@@ -111,7 +112,6 @@ impl H {
         let who = Who {
             id,
             traits: self.traits[&id],
-            payload: "t",
         };
         let step = self.t.acquire(who, self.now, &mut fx);
         self.absorb(fx);
@@ -284,7 +284,7 @@ fn rank_is_priority_then_first_then_wait_time() {
     let mut holder = 100;
     for _ in 0..6 {
         h.release(holder);
-        holder = h.t.holder(0).unwrap().id;
+        holder = h.t.holder(0).unwrap().0.id;
         got.push(holder);
     }
     assert_eq!(got, vec![6, 5, 2, 3, 1, 4]);
@@ -773,7 +773,7 @@ fn an_impossible_flag_panics_with_its_value() {
 #[test]
 #[should_panic(expected = "expected 1..=8")]
 fn a_table_of_nine_cores_is_refused() {
-    Table::<()>::new(9, SLICE, ESCAPE);
+    Table::new(9, SLICE, ESCAPE);
 }
 
 mod random {

@@ -22,7 +22,7 @@
 //!   decision. Relaxed: the lock orders what the decision reads.
 //! - A thread's [`Seat`] is written and read only by that thread (acquire, release, checkpoint
 //!   and yield run on the thread they are for), after the table told it where it stands.
-//! - Wakers are collected under the lock ([`table::Effects`]) and woken after it is dropped.
+//! - Wakers are collected under the lock ([`step::Effects`]) and woken after it is dropped.
 //! - A waiter waits through [`crate::park::block_on_until`]: the vcore wait's spin, then a park
 //!   on its own parker that also ends at its escape time, so it escapes even if nobody
 //!   releases a slot.
@@ -30,19 +30,26 @@
 //! | file | what |
 //! | --- | --- |
 //! | [`rank`] | who outranks whom: priority, the first flag, turns |
+//! | [`step`] | what the table is told and tells back |
 //! | [`table`] | the slots and the queue as a pure state machine with an injected clock |
 //! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, stats, the escape log |
 //!
-//! Uncontended acquire and release take the lock once each (no atomic fast path): `cargo
-//! bench --bench vcore` measures the pair (docs/mutants-vcore.md and the bench's doc give the
-//! figures).
+//! Costs (`cargo bench --bench vcore`, figures in the bench's doc): an uncontended acquire and
+//! release take the lock once each and read the clock once (the slot's stamp for the time
+//! slice), 53 ns the pair on the 2-core VM, under the 100 ns target; so there is no atomic
+//! fast path, which would have to publish holders for kicks outside the lock. A checkpoint or
+//! a yield that nobody asks anything of is one load of its slot's flag (2 ns). A hand-off to a
+//! parked waiter costs what a futex hand-off after the same spin costs, plus under a
+//! microsecond.
 
 pub mod rank;
+pub mod step;
 pub mod table;
 
-pub use table::YieldKind;
+pub use step::YieldKind;
 
 use crate::config::Config;
+use crate::context;
 use crate::park::{block_on_until, Wait};
 use crate::stats::Stats;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -53,7 +60,8 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use table::{Clock, Effects, Flag, Step, Table, Traits, WaitKey, Who, MAX_CORES};
+use step::{Clock, Effects, Flag, Step, Traits, WaitKey, Who, MAX_CORES};
+use table::Table;
 
 /// `Seat::at` when the thread holds no slot.
 const NO_SLOT: u8 = u8::MAX;
@@ -123,10 +131,11 @@ impl Seat {
 /// The virtual-core semaphore of one runtime.
 ///
 /// ```
-/// use hos_runtime::{Config, Runtime};
+/// use hos_runtime::{Calibration, Config, Runtime};
 /// use hos_runtime::thread::ThreadSpec;
 ///
-/// let rt = Runtime::builder().config(Config { cores: 1, ..Config::default() }).build().unwrap();
+/// let config = Config { cores: 1, calibration: Some(Calibration::default()), ..Config::default() };
+/// let rt = Runtime::builder().config(config).build().unwrap();
 /// let spec = ThreadSpec { name: "Worker".into(), priority: 44, core_mask: 1, ideal_core: 0 };
 /// let t = rt.register_thread(&spec);
 /// rt.vcores().acquire(&t);               // takes the free slot at once
@@ -144,7 +153,7 @@ pub struct Vcores {
 
 #[derive(Debug)]
 struct Inner {
-    table: Mutex<Table<Arc<ThreadRecord>>>,
+    table: Mutex<Table>,
     /// # Invariant: `flags[s]` is `table.flag(s)` whenever the lock is free (ground rules).
     flags: [AtomicU8; MAX_CORES],
     /// # Invariant: the table's free-slot mask whenever the lock is free (ground rules).
@@ -231,7 +240,6 @@ impl Vcores {
             let who = Who {
                 id: t.id(),
                 traits: traits(t),
-                payload: t.clone(),
             };
             table.acquire(who, &now, fx)
         });
@@ -338,7 +346,7 @@ impl Vcores {
 impl Inner {
     /// Runs one table operation under the lock, mirrors the flags before unlocking, then
     /// counts and wakes.
-    fn run<R>(&self, op: impl FnOnce(&mut Table<Arc<ThreadRecord>>, &mut Effects) -> R) -> R {
+    fn run<R>(&self, op: impl FnOnce(&mut Table, &mut Effects) -> R) -> R {
         let mut fx = Effects::default();
         let r = {
             let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
@@ -429,15 +437,16 @@ impl Future for Waiting<'_> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Step> {
         let key = self.key.expect("a vcore wait polled after it ended");
         let now = Now::default();
-        let mut holders = None;
+        let mut held = None;
         let step = self.inner.run(|table, fx| {
             let step = table.poll_wait(key, &now, cx.waker(), fx);
             if step == Some(Step::Escaped) {
-                holders = Some(describe(table, now.now()));
+                held = Some(Held::each(table, now.now()));
             }
             step
         });
-        if let Some(holders) = holders {
+        if let Some(held) = held {
+            let holders = self.inner.describe(&held);
             tracing::warn!(
                 thread = %self.thread.name(),
                 priority = self.thread.priority(),
@@ -466,18 +475,60 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// Each core's holder in order, for the escape log: `0: name (priority 44, held 2.003 s)`.
-fn describe(table: &Table<Arc<ThreadRecord>>, now: u64) -> String {
-    (0..table.cores())
-        .map(|s| match table.holders().find(|(h, _, _)| *h == s) {
-            Some((_, who, since)) => format!(
-                "{s}: {} (priority {}, held {:.3} s)",
-                who.payload.name(),
-                who.traits.priority,
-                now.saturating_sub(since) as f64 / 1e9
-            ),
-            None => format!("{s}: free"),
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+/// A core's holder when a waiter escaped, read under the lock for the log.
+struct Held {
+    id: u64,
+    priority: u8,
+    held_ns: u64,
+}
+
+impl Held {
+    /// Each slot's holder, in slot order.
+    fn each(table: &Table, now: u64) -> Vec<Option<Held>> {
+        (0..table.cores())
+            .map(|s| {
+                let (who, since) = table.holder(s)?;
+                Some(Held {
+                    id: who.id,
+                    priority: who.traits.priority,
+                    held_ns: now.saturating_sub(since),
+                })
+            })
+            .collect()
+    }
+}
+
+impl Inner {
+    /// The escape log's list of each core's holder in order: `0: name (priority 44, held
+    /// 2.003 s)`. The table keeps ids only; names come from the calling thread's runtime when
+    /// these are its virtual cores, else a holder is `thread <id>`. Called without the table
+    /// lock (the runtime's thread list has its own).
+    fn describe(&self, held: &[Option<Held>]) -> String {
+        let threads = context::runtime()
+            .filter(|rt| {
+                rt.vcores()
+                    .inner
+                    .as_ref()
+                    .is_some_and(|i| std::ptr::eq(i, self))
+            })
+            .map(|rt| rt.threads())
+            .unwrap_or_default();
+        let name = |id: u64| match threads.iter().find(|t| t.id() == id) {
+            Some(t) => t.name().to_string(),
+            None => format!("thread {id}"),
+        };
+        held.iter()
+            .enumerate()
+            .map(|(s, h)| match h {
+                Some(h) => format!(
+                    "{s}: {} (priority {}, held {:.3} s)",
+                    name(h.id),
+                    h.priority,
+                    h.held_ns as f64 / 1e9
+                ),
+                None => format!("{s}: free"),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }

@@ -1,7 +1,8 @@
 //! The virtual cores as a pure state machine: slots, the queue of waiters, kicks, turns and
 //! escapes (SPEC.md section 5). No threads, no lock and no clock of its own: every operation
-//! takes a [`Clock`] and says what the caller must do afterwards ([`Effects`]), so tests drive
-//! it step by step with an injected clock, and [`super::Vcores`] runs it under its one mutex.
+//! takes a [`Clock`] and says what the caller must do afterwards ([`Effects`]; the words it
+//! speaks are in [`super::step`]), so tests drive it step by step with an injected clock, and
+//! [`super::Vcores`] runs it under its one mutex.
 //!
 //! # Invariants (checked by `check` after every operation in debug builds)
 //!
@@ -18,177 +19,36 @@
 //! kicks and flags in O(N * W). Waiters are OS threads (tens, at most hundreds), not tasks.
 
 use super::rank::Key;
+use super::step::{Clock, Effects, Flag, Step, Traits, WaitKey, Who, YieldKind, MAX_CORES};
 use crate::stats::KickReason;
 use slab::Slab;
 use std::cmp::Reverse;
 use std::task::Waker;
 
-/// The most virtual cores (HOS_CORES is 1..=8).
-pub const MAX_CORES: usize = 8;
-
-/// What ranks and places a thread: read from its record when it asks for a core.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Traits {
-    /// Horizon priority, 0 (best) ..= 63.
-    pub priority: u8,
-    /// Whether a HOS_VCORE_FIRST part names it.
-    pub first: bool,
-    /// Allowed cores, a bit per core. Bits past the table's cores are ignored; a mask with
-    /// none of its cores is a caller's bug (debug assertion) and is read as every core.
-    pub mask: u64,
-    /// The preferred core, if it names one of the table's cores.
-    pub ideal: Option<usize>,
-}
-
-/// A thread that asks for a core: a unique id, its traits, and what the caller keeps with it
-/// while it holds or waits (the runtime keeps its `ThreadRecord`, for the escape log).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Who<P> {
-    /// Unique among the threads the table sees.
-    pub id: u64,
-    /// How it ranks and where it may run.
-    pub traits: Traits,
-    /// The caller's data.
-    pub payload: P,
-}
-
-/// What the holder of a slot is asked, published for its checkpoint's fast path. Ordered:
-/// a checkpoint takes the lock only at `Turn` (once its slice is over) or `Kick`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u8)]
-pub enum Flag {
-    /// Nobody waits for this slot (or it is free).
-    Idle = 0,
-    /// Someone may take this slot, but none as good as the holder by priority: a yield to any
-    /// thread (-2) would hand it over, nothing else.
-    Waiter = 1,
-    /// A waiter as good by priority asks for a turn: the holder gives the slot up once its
-    /// time slice is over, or at a yield.
-    Turn = 2,
-    /// The holder must give the slot up at its next checkpoint: a better waiter claimed it, or
-    /// the holder's core mask no longer allows it.
-    Kick = 3,
-}
-
-impl Flag {
-    /// The flag a `u8` (from [`Flag::as_u8`]) stands for.
-    ///
-    /// # Panics
-    /// On any other value: an impossible state.
-    pub fn from_u8(v: u8) -> Flag {
-        match v {
-            0 => Flag::Idle,
-            1 => Flag::Waiter,
-            2 => Flag::Turn,
-            3 => Flag::Kick,
-            _ => panic!("impossible vcore flag {v}"),
-        }
-    }
-
-    /// The flag as a `u8`, for an atomic.
-    pub fn as_u8(self) -> u8 {
-        self as u8
-    }
-}
-
-/// How a thread yields its core (svcSleepThread 0, -1, -2; SPEC.md section 6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum YieldKind {
-    /// 0: hand the core to the longest waiter of the same priority whose mask allows it, else
-    /// keep it; then wait for this same core.
-    SamePriority,
-    /// -1: as 0, and come back on any allowed core, whichever frees first.
-    Migrate,
-    /// -2: hand the core to the best waiter whose mask allows it, whatever its priority; then
-    /// wait for a core by its own rank.
-    Any,
-}
-
-/// The table's clock, in `sys::now()` nanoseconds. An operation reads it only where a
-/// decision needs the time (a grant's stamp, a wait's start, a slice, an escape), so one that
-/// needs none (a release nobody waits for) reads none. A `u64` is a clock stopped at that
-/// time: tests drive the table with one.
-pub trait Clock {
-    /// The time now. Within one operation every read must give the same value.
-    fn now(&self) -> u64;
-}
-
-impl Clock for u64 {
-    fn now(&self) -> u64 {
-        *self
-    }
-}
-
-impl<C: Clock + ?Sized> Clock for &C {
-    fn now(&self) -> u64 {
-        (**self).now()
-    }
-}
-
-/// A queued wait: poll it with [`Table::poll_wait`] until it ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct WaitKey(usize);
-
-/// Where a thread stands after an operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Step {
-    /// It holds `slot`, acquired at `since`.
-    Held {
-        /// The slot.
-        slot: usize,
-        /// When it was acquired (the time slice counts from it).
-        since: u64,
-    },
-    /// It waited past the escape time and runs beside the slots, holding none of them.
-    Escaped,
-    /// It keeps what it had.
-    Kept,
-    /// It waits: poll the key until the wait ends.
-    Queued(WaitKey),
-    /// The table is shut down: the thread runs without a core.
-    Cancelled,
-}
-
-/// What an operation asks of the caller once the lock is dropped (wake, count) or before
-/// (mirror the dirty flags).
-#[derive(Debug, Default)]
-pub struct Effects {
-    /// Wakers of waiters whose wait ended (granted or cancelled).
-    pub wake: Vec<Waker>,
-    /// Kicks made, indexed by `KickReason as usize`.
-    pub kicks: [u32; 3],
-    /// Waits begun.
-    pub waits: u32,
-    /// Waiters that escaped.
-    pub escapes: u32,
-    /// Slots whose flag changed, a bit per slot.
-    pub dirty: u8,
-}
-
 #[derive(Debug)]
-struct Hold<P> {
-    who: Who<P>,
+struct Hold {
+    who: Who,
     since: u64,
     /// Set once when a waiter claims the slot (counted then); cleared when the slot changes
     /// hands or the holder's checkpoint finds no claim any more.
     kick: Option<KickReason>,
 }
 
-impl<P> Hold<P> {
+impl Hold {
     fn key(&self) -> Key {
         Key::new(self.who.traits.priority, self.who.traits.first)
     }
 }
 
 #[derive(Debug)]
-enum State<P> {
-    Queued(Who<P>),
+enum State {
+    Queued(Who),
     Granted { slot: usize, since: u64 },
     Cancelled,
 }
 
 #[derive(Debug)]
-struct Waiter<P> {
+struct Waiter {
     id: u64,
     /// The wait's rank: the thread's key, by priority alone after a turn.
     key: Key,
@@ -202,23 +62,23 @@ struct Waiter<P> {
     since: u64,
     /// Arrival order: FIFO among equal keys.
     ticket: u64,
-    state: State<P>,
+    state: State,
     waker: Option<Waker>,
 }
 
-/// The slots and the queue. `P` is the caller's data per thread (see [`Who`]).
+/// The slots and the queue.
 #[derive(Debug)]
-pub struct Table<P> {
+pub struct Table {
     /// # Invariant: `slots[s]` is `None` exactly when bit `s` of `free` is set.
-    slots: Vec<Option<Hold<P>>>,
+    slots: Vec<Option<Hold>>,
     free: u64,
     all: u64,
     flags: [Flag; MAX_CORES],
-    waiters: Slab<Waiter<P>>,
+    waiters: Slab<Waiter>,
     /// # Invariant: the queued waiters' slab keys, best first by (key, ticket).
     order: Vec<usize>,
     /// Threads that run past the slots by escape.
-    escaped: Vec<Who<P>>,
+    escaped: Vec<Who>,
     next_ticket: u64,
     slice_ns: u64,
     escape_ns: u64,
@@ -245,7 +105,7 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
     })
 }
 
-impl<P> Table<P> {
+impl Table {
     /// A table of `cores` free slots (1..=8), with a time slice and an escape time in ns.
     ///
     /// # Panics
@@ -286,17 +146,9 @@ impl<P> Table<P> {
         self.flags[slot]
     }
 
-    /// The holder of `slot`.
-    pub fn holder(&self, slot: usize) -> Option<&Who<P>> {
-        self.slots[slot].as_ref().map(|h| &h.who)
-    }
-
-    /// Every holder in slot order: slot, thread, when it acquired the slot.
-    pub fn holders(&self) -> impl Iterator<Item = (usize, &Who<P>, u64)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(s, h)| h.as_ref().map(|h| (s, &h.who, h.since)))
+    /// The holder of `slot`, and when it acquired the slot.
+    pub fn holder(&self, slot: usize) -> Option<(&Who, u64)> {
+        self.slots[slot].as_ref().map(|h| (&h.who, h.since))
     }
 
     /// The kick pending on `slot`, if any.
@@ -328,7 +180,7 @@ impl<P> Table<P> {
 
     /// Thread `who` asks for a core at `now`: it takes a free allowed slot (its ideal core
     /// first) or queues by rank, kicking the worst holder it outranks on its allowed cores.
-    pub fn acquire(&mut self, who: Who<P>, now: impl Clock, fx: &mut Effects) -> Step {
+    pub fn acquire(&mut self, who: Who, now: impl Clock, fx: &mut Effects) -> Step {
         let now: &dyn Clock = &now;
         let step = self.enter(who, false, None, now, fx);
         self.check();
@@ -521,7 +373,7 @@ impl<P> Table<P> {
     /// that slot only (after a yield 0).
     fn enter(
         &mut self,
-        who: Who<P>,
+        who: Who,
         turn: bool,
         pin: Option<usize>,
         now: &dyn Clock,
@@ -585,7 +437,7 @@ impl<P> Table<P> {
 
     /// Puts queued waiter `k` at its place in `order` (after its equals: FIFO).
     fn insert(&mut self, k: usize) {
-        let rank = |w: &Waiter<P>| (w.key, w.ticket);
+        let rank = |w: &Waiter| (w.key, w.ticket);
         let r = rank(&self.waiters[k]);
         let at = self.order.partition_point(|&o| rank(&self.waiters[o]) < r);
         self.order.insert(at, k);
@@ -600,12 +452,12 @@ impl<P> Table<P> {
         self.order.remove(i);
     }
 
-    fn seat(&mut self, slot: usize, who: Who<P>, now: &dyn Clock) {
+    fn seat(&mut self, slot: usize, who: Who, now: &dyn Clock) {
         debug_assert!(
             self.slots[slot].is_none(),
             "slot {slot} taken by {} while held by {:?}",
             who.id,
-            self.holder(slot).map(|w| w.id)
+            self.holder(slot).map(|(w, _)| w.id)
         );
         self.slots[slot] = Some(Hold {
             who,
@@ -615,7 +467,7 @@ impl<P> Table<P> {
         self.free &= !(1 << slot);
     }
 
-    fn unseat(&mut self, slot: usize, fx: &mut Effects) -> Hold<P> {
+    fn unseat(&mut self, slot: usize, fx: &mut Effects) -> Hold {
         let h = self.slots[slot].take().expect("unseating a held slot");
         self.free |= 1 << slot;
         self.set_flag(slot, Flag::Idle, fx);
@@ -783,7 +635,7 @@ impl<P> Table<P> {
         if !cfg!(debug_assertions) {
             return;
         }
-        let mut ids: Vec<u64> = self.holders().map(|(_, w, _)| w.id).collect();
+        let mut ids: Vec<u64> = self.slots.iter().flatten().map(|h| h.who.id).collect();
         ids.extend(self.escaped.iter().map(|w| w.id));
         ids.extend(self.order.iter().map(|&k| self.waiters[k].id));
         let n = ids.len();
