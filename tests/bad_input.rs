@@ -2,19 +2,12 @@
 
 use hos::os::{wait_any, ClearMode, Event, Semaphore, Waitable};
 use hos::svc::{self, Handle};
-use hos::{Calibration, ResultCode, Runtime};
-use std::sync::{Arc, OnceLock};
+use hos::ResultCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-fn rt() -> &'static Runtime {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        Runtime::builder()
-            .calibration(Calibration::default())
-            .build()
-            .expect("runtime")
-    })
-}
+mod common;
+use common::rt;
 
 #[test]
 fn priority_64_is_invalid_priority_e001() {

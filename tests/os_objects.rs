@@ -5,21 +5,13 @@ use hos::os::{
     wait_any, ClearMode, ConditionVariable, Event, LockError, MessageQueue, Mutex, Semaphore,
     TimerEvent, Waitable,
 };
-use hos::{Calibration, ResultCode, Runtime};
+use hos::ResultCode;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// One runtime for the whole file, never shut down (other tests' waits use it).
-fn rt() -> &'static Runtime {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        Runtime::builder()
-            .calibration(Calibration::default())
-            .build()
-            .expect("runtime")
-    })
-}
+mod common;
+use common::rt;
 
 const SHORT: Duration = Duration::from_millis(20);
 

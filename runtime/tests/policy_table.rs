@@ -8,23 +8,12 @@
 //! through `Builder::env_from`.
 
 use hos_runtime::policy::{Policy, Role, ShortPath, SpinGate};
-use hos_runtime::{Builder, Calibration, Config, ConfigError, Runtime, ShortSleep};
-use std::collections::HashMap;
+use hos_runtime::{Builder, Calibration, Config, Runtime, ShortSleep};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use ShortPath::{Precise, Timer, Yield};
 
-/// A builder that reads `vars` as its environment.
-fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
-    let map: HashMap<String, String> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Builder::new().env_from(move |name| map.get(name).cloned())
-}
-
-fn resolve(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-    with_env(vars).resolve()
-}
+mod common;
+use common::resolve;
 
 fn policy(vars: &[(&str, &str)], processors: Option<usize>) -> Policy {
     let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));

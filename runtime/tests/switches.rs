@@ -6,21 +6,11 @@
 //! through `Builder::env_from`, and the tests of `Builder::env` run this binary again as a
 //! child with its own environment.
 
-use hos_runtime::{Builder, Calibration, Config, ConfigError, Runtime, ShortSleep};
+use hos_runtime::{Builder, Calibration, Config, Runtime, ShortSleep};
 use std::collections::HashMap;
 
-/// A builder that reads `vars` as its environment.
-fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
-    let map: HashMap<String, String> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Builder::new().env_from(move |name| map.get(name).cloned())
-}
-
-fn resolve(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-    with_env(vars).resolve()
-}
+mod common;
+use common::{resolve, with_env};
 
 #[test]
 fn numbers_and_modes_are_read() {
