@@ -1,0 +1,79 @@
+//! HOS_SLEEP_LOG: every guest sleep is traced (thread, asked, mode, path, lateness); host
+//! sleeps are not, and nothing is traced with the switch off. Its own binary: it installs the
+//! process's global subscriber.
+
+use hos::{Calibration, Runtime};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Clone, Default)]
+struct Buf(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn run(sleep_log: bool) {
+    let rt = Runtime::builder()
+        .config(hos_runtime::Config {
+            sleep_log,
+            vcores: false,
+            ..Default::default()
+        })
+        .calibration(Calibration::default())
+        .build()
+        .unwrap();
+    rt.thread()
+        .name("ModuleSystemWorker3")
+        .spawn(|| {
+            hos::svc::sleep_thread(20_000);
+            hos::svc::sleep_thread(-7);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    rt.host_sleep(Duration::from_micros(30));
+    rt.shutdown();
+}
+
+#[test]
+fn sleep_log_traces_guest_sleeps_only_when_on() {
+    let buf = Buf::default();
+    let writer = buf.clone();
+    tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .init();
+    let lines = || {
+        let log = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        log.lines()
+            .filter(|l| l.contains("guest sleep"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    run(false);
+    assert!(lines().is_empty(), "switch off, yet {:?}", lines());
+    run(true);
+    let got = lines();
+    assert_eq!(
+        got.len(),
+        1,
+        "one guest sleep (not the bad one, not the host's): {got:?}"
+    );
+    for part in [
+        "ModuleSystemWorker3",
+        "asked_ns=20000",
+        "mode=Reactor",
+        "path=",
+        "late_ns=",
+    ] {
+        assert!(got[0].contains(part), "{part} missing from {:?}", got[0]);
+    }
+}
