@@ -28,7 +28,7 @@
 //! | `handoff/futex+spin` | 11.1 us |
 //!
 //! The vcore hand-off costs what the futex hand-off costs after the same spin: on this VM a
-//! thread that spun before its futex wait wakes some 6 us later than one that went straight
+//! thread that spun before its futex wait wakes some 6-7 us later than one that went straight
 //! to sleep, whatever wakes it. The semaphore's own share (lock, table, wake) is under a
 //! microsecond: the release itself measured 1.0-1.6 us with its `futex_wake` system call.
 
