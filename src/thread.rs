@@ -285,7 +285,11 @@ impl Thread {
     /// # Errors
     /// InvalidPriority outside 0..=63.
     pub fn set_priority(&self, p: i32) -> Result<(), ResultCode> {
-        self.record.set_priority(check_priority(p)?);
+        // Through the virtual cores: a waiting or holding thread is re-ranked at once.
+        self.rt
+            .raw()
+            .vcores()
+            .set_priority(&self.record, check_priority(p)?);
         Ok(())
     }
 
@@ -308,7 +312,10 @@ impl Thread {
     pub fn set_core_mask(&self, ideal: i32, mask: u64) -> Result<(), ResultCode> {
         let cores = self.rt.raw().config().cores;
         let ideal = check_affinity(cores, ideal, mask, Some(self.ideal_core()))?;
-        self.record.set_affinity(ideal, mask);
+        self.rt
+            .raw()
+            .vcores()
+            .set_affinity(&self.record, ideal, mask);
         Ok(())
     }
 

@@ -150,6 +150,51 @@ fn a_better_thread_gets_the_core_at_the_holders_next_checkpoint() {
 }
 
 #[test]
+fn a_raised_priority_re_ranks_a_waiting_thread_at_once() {
+    // One core held at priority 44; a waiter at 50 cannot kick it (and never gets a turn:
+    // it is worse). svcSetThreadPriority to 10 must re-rank the waiter where it waits, so it
+    // kicks the holder without waiting again.
+    let rt = runtime(1, 1_000_000, 60_000);
+    let started = Arc::new(Barrier::new(2));
+    let waiter_ran = Arc::new(AtomicBool::new(false));
+    let holder = {
+        let (started, waiter_ran) = (started.clone(), waiter_ran.clone());
+        rt.thread()
+            .name("Holder")
+            .priority(44)
+            .spawn(move || {
+                started.wait();
+                let limit = std::time::Instant::now() + std::time::Duration::from_secs(5);
+                while !waiter_ran.load(Ordering::SeqCst) && std::time::Instant::now() < limit {
+                    hos::svc::checkpoint();
+                }
+                waiter_ran.load(Ordering::SeqCst)
+            })
+            .expect("spawn")
+    };
+    started.wait();
+    let waiter = {
+        let waiter_ran = waiter_ran.clone();
+        rt.thread()
+            .name("Waiter")
+            .priority(50)
+            .spawn(move || waiter_ran.store(true, Ordering::SeqCst))
+            .expect("spawn")
+    };
+    while rt.stats().vcore_waits == 0 {
+        std::thread::yield_now();
+    }
+    waiter.thread().set_priority(10).expect("a valid priority");
+    assert!(
+        holder.join().expect("no panic"),
+        "the re-ranked waiter never got the core"
+    );
+    waiter.join().expect("no panic");
+    assert_eq!(rt.stats().vcore_escapes, 0);
+    rt.shutdown();
+}
+
+#[test]
 fn a_panic_while_holding_a_core_gives_it_back() {
     // A leaked core would make the next thread escape after 10 s: counted, asserted below.
     let rt = runtime(1, 2_000, 10_000);

@@ -166,6 +166,8 @@ impl Runtime {
         rec.set_name_raw(name);
         let (serial, first) = self.roles_of(name);
         rec.set_roles(serial, first);
+        // A new HOS_VCORE_FIRST flag re-ranks the thread on the virtual cores at once.
+        self.vcores().refresh(rec);
     }
 
     /// Whether `name` makes a thread serial, and whether it ranks first on the virtual cores.
