@@ -3,22 +3,10 @@
 //! process's global subscriber.
 
 use hos::{Calibration, Runtime};
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+mod log_capture;
+use log_capture::Log;
 
 fn run(sleep_log: bool) {
     let rt = Runtime::builder()
@@ -45,19 +33,8 @@ fn run(sleep_log: bool) {
 
 #[test]
 fn sleep_log_traces_guest_sleeps_only_when_on() {
-    let buf = Buf::default();
-    let writer = buf.clone();
-    tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .init();
-    let lines = || {
-        let log = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
-        log.lines()
-            .filter(|l| l.contains("guest sleep"))
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
+    let log = Log::install();
+    let lines = || log.lines_with("guest sleep");
     run(false);
     assert!(lines().is_empty(), "switch off, yet {:?}", lines());
     run(true);
