@@ -59,6 +59,21 @@ impl Holders {
     }
 }
 
+/// A model thread that waits for a core, holds it for one step (counted) and releases it.
+fn spawn_waiter(
+    vcores: &Arc<Vcores>,
+    holders: &Arc<Holders>,
+    t: Arc<ThreadRecord>,
+) -> loom::thread::JoinHandle<()> {
+    let (vcores, holders) = (vcores.clone(), holders.clone());
+    loom::thread::spawn(move || {
+        vcores.acquire(&t);
+        holders.enter(&t);
+        holders.leave();
+        assert!(vcores.release(&t));
+    })
+}
+
 #[test]
 fn a_release_hands_the_core_to_a_waiter_that_registers_meanwhile() {
     model(|| {
@@ -66,15 +81,7 @@ fn a_release_hands_the_core_to_a_waiter_that_registers_meanwhile() {
         let holders = Arc::new(Holders::default());
         vcores.acquire(&t1);
         holders.enter(&t1);
-        let th = {
-            let (vcores, holders) = (vcores.clone(), holders.clone());
-            loom::thread::spawn(move || {
-                vcores.acquire(&t2);
-                holders.enter(&t2);
-                holders.leave();
-                assert!(vcores.release(&t2));
-            })
-        };
+        let th = spawn_waiter(&vcores, &holders, t2);
         holders.leave();
         assert!(vcores.release(&t1));
         th.join().unwrap();
@@ -89,15 +96,7 @@ fn a_kick_hands_the_core_over_at_the_holders_checkpoint() {
         let holders = Arc::new(Holders::default());
         vcores.acquire(&t1);
         holders.enter(&t1);
-        let th = {
-            let (vcores, holders) = (vcores.clone(), holders.clone());
-            loom::thread::spawn(move || {
-                vcores.acquire(&t2);
-                holders.enter(&t2);
-                holders.leave();
-                assert!(vcores.release(&t2));
-            })
-        };
+        let th = spawn_waiter(&vcores, &holders, t2);
         // Gives the core up here if the kick is there, and comes back after the better thread.
         holders.leave();
         vcores.checkpoint(&t1);
@@ -126,15 +125,7 @@ fn a_chain_of_hand_offs_never_doubles_a_holder() {
         holders.enter(&t1);
         let ths: Vec<_> = [t2, t3]
             .into_iter()
-            .map(|t| {
-                let (vcores, holders) = (vcores.clone(), holders.clone());
-                loom::thread::spawn(move || {
-                    vcores.acquire(&t);
-                    holders.enter(&t);
-                    holders.leave();
-                    assert!(vcores.release(&t));
-                })
-            })
+            .map(|t| spawn_waiter(&vcores, &holders, t))
             .collect();
         holders.leave();
         assert!(vcores.release(&t1));
