@@ -57,13 +57,6 @@ impl Parker {
             .is_ok()
     }
 
-    /// Whether the token is there, without taking it.
-    #[inline]
-    pub fn is_notified(&self) -> bool {
-        // Relaxed: a hint for spinners; `try_take` does the ordering.
-        self.state.load(Ordering::Relaxed) == NOTIFIED
-    }
-
     /// Blocks until the token is given (returns `true`) or `deadline` (a `sys::now()` value)
     /// passes (returns `false`). Only the owning thread may park.
     pub fn park(&self, deadline: Option<u64>) -> bool {
