@@ -34,7 +34,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use hos_runtime::config::Config;
-use hos_runtime::stats::Stats;
+use hos_runtime::stats::Counters;
 use hos_runtime::sys;
 use hos_runtime::thread::{ThreadRecord, ThreadSpec};
 use hos_runtime::vcore::{Vcores, YieldKind};
@@ -48,7 +48,7 @@ fn vcores(cores: usize) -> Arc<Vcores> {
         cores,
         ..Config::default()
     };
-    Arc::new(Vcores::new(&config, Arc::new(Stats::default())))
+    Arc::new(Vcores::new(&config, Arc::new(Counters::default())))
 }
 
 fn record(id: u64) -> Arc<ThreadRecord> {

@@ -8,7 +8,7 @@
 //! Run with `cargo bench --bench wheel`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use hos_runtime::wheel::{Key, Wheel};
+use hos_runtime::wheel::{Wheel, WheelKey};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;
@@ -64,15 +64,15 @@ trait TimerQueue: Sized {
 }
 
 impl TimerQueue for Wheel<u64> {
-    type Key = Key;
+    type Key = WheelKey;
     const NAME: &'static str = "wheel";
     fn new() -> Self {
         Wheel::new()
     }
-    fn insert(&mut self, deadline: u64, value: u64) -> Key {
+    fn insert(&mut self, deadline: u64, value: u64) -> WheelKey {
         Wheel::insert(self, deadline, value)
     }
-    fn remove(&mut self, key: Key) -> Option<u64> {
+    fn remove(&mut self, key: WheelKey) -> Option<u64> {
         Wheel::remove(self, key)
     }
     fn poll(&mut self, now: u64, out: &mut Vec<u64>) {

@@ -13,9 +13,7 @@ mod sync;
 pub mod thread;
 
 pub use hos_runtime::sys::CpuTime;
-pub use hos_runtime::{
-    Calibration, ConfigError, PrecisePath, ShortSleep, SleepPath, StatsSnapshot as Stats,
-};
+pub use hos_runtime::{Calibration, ConfigError, PrecisePath, ShortSleep, SleepPath, Stats};
 pub use result::ResultCode;
 
 use std::sync::{Arc, Mutex};

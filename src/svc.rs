@@ -12,7 +12,7 @@ pub use handles::{HandleObject, MAX_HANDLES};
 use crate::os::{wait_any, MAX_WAIT_OBJECTS};
 use crate::thread::Thread;
 use crate::ResultCode;
-use hos_runtime::stats::Stats;
+use hos_runtime::stats::Counters;
 use hos_runtime::vcore::YieldKind;
 use hos_runtime::{context, sys};
 use std::time::Duration;
@@ -78,12 +78,12 @@ pub fn sleep_thread(ns: i64) {
         -1 => YieldKind::Migrate,
         -2 => YieldKind::Any,
         _ => {
-            Stats::bump(&rt.counters().bad_sleeps);
+            Counters::bump(&rt.counters().bad_sleeps);
             tracing::debug!(ns, "svcSleepThread with a negative length: returns at once");
             return;
         }
     };
-    Stats::bump(&rt.counters().yields);
+    Counters::bump(&rt.counters().yields);
     // A yield that kept its virtual core (nobody to hand it to, or no virtual cores) gives
     // the processor to another ready thread instead.
     let handed = context::with_guest(|rt, t| rt.vcores().yield_core(t, kind));

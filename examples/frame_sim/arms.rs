@@ -20,7 +20,7 @@ pub enum Arm {
     /// before a wait, no poller cap.
     Seeds,
     /// The reference host today: ShortSleep::Auto with its defaults (the count rule, the
-    /// poller cap, spin by role).
+    /// poller cap, spin by group).
     Auto,
     /// hos's default: every switch at its default (the calibrated reactor).
     Reactor,

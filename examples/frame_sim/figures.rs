@@ -10,7 +10,7 @@ use hos::CpuTime;
 
 /// Whose CPU and sleeps a row counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum Group {
     /// `MainThread`.
     Main,
     /// `Presentation Thread`.
@@ -23,34 +23,34 @@ pub enum Role {
     Reactor,
 }
 
-impl Role {
-    /// Every role, in report order.
-    pub const ALL: [Role; 5] = [
-        Role::Main,
-        Role::Presentation,
-        Role::Executors,
-        Role::Workers,
-        Role::Reactor,
+impl Group {
+    /// Every group, in report order.
+    pub const ALL: [Group; 5] = [
+        Group::Main,
+        Group::Presentation,
+        Group::Executors,
+        Group::Workers,
+        Group::Reactor,
     ];
 
     /// A short name for tables and keys.
     pub fn name(self) -> &'static str {
         match self {
-            Role::Main => "main",
-            Role::Presentation => "presentation",
-            Role::Executors => "executors",
-            Role::Workers => "workers",
-            Role::Reactor => "reactor",
+            Group::Main => "main",
+            Group::Presentation => "presentation",
+            Group::Executors => "executors",
+            Group::Workers => "workers",
+            Group::Reactor => "reactor",
         }
     }
 
-    /// The role of a guest thread by its name.
-    fn of(name: &str) -> Option<Role> {
+    /// The group of a guest thread by its name.
+    fn of(name: &str) -> Option<Group> {
         [
-            ("MainThread", Role::Main),
-            ("Presentation", Role::Presentation),
-            ("BaseProcExecutor", Role::Executors),
-            ("ModuleSystemWorker", Role::Workers),
+            ("MainThread", Group::Main),
+            ("Presentation", Group::Presentation),
+            ("BaseProcExecutor", Group::Executors),
+            ("ModuleSystemWorker", Group::Workers),
         ]
         .into_iter()
         .find(|(part, _)| name.contains(part))
@@ -58,9 +58,9 @@ impl Role {
     }
 }
 
-/// One role's figures over the window, summed over its threads, per second of wall time.
+/// One group's figures over the window, summed over its threads, per second of wall time.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct RoleFigures {
+pub struct GroupFigures {
     /// Threads counted.
     pub threads: usize,
     /// User + kernel CPU seconds a second.
@@ -102,8 +102,8 @@ pub struct Figures {
     pub escapes: f64,
     /// Escapes in the window.
     pub escapes_total: u64,
-    /// By role, in [`Role::ALL`] order.
-    pub roles: [RoleFigures; 5],
+    /// By group, in [`Group::ALL`] order.
+    pub groups: [GroupFigures; 5],
     /// The runtime's calibration at the window's end: its OS timer's lateness, us.
     pub timer_late_us: f64,
     /// The same: the latency of waking a parked thread, us.
@@ -149,9 +149,9 @@ impl Figures {
             after.saturating_sub(before) as f64 / run.window_frames as f64
         };
         let secs = run.window.as_secs_f64().max(1e-9);
-        let mut roles = [RoleFigures::default(); 5];
-        let mut add = |role: Role, cpu: CpuTime, sleeps: u64| {
-            let r = &mut roles[role as usize];
+        let mut groups = [GroupFigures::default(); 5];
+        let mut add = |group: Group, cpu: CpuTime, sleeps: u64| {
+            let r = &mut groups[group as usize];
             r.threads += 1;
             r.cpu_s += cpu.total().as_secs_f64() / secs;
             r.kernel_s += cpu.kernel.as_secs_f64() / secs;
@@ -159,16 +159,16 @@ impl Figures {
             r.switches_s += cpu.voluntary_switches as f64 / secs;
         };
         for t in &a.threads {
-            let Some(role) = Role::of(&t.name) else {
+            let Some(group) = Group::of(&t.name) else {
                 continue;
             };
             // Matched by name (unique in the load); a thread missing before counts from 0.
             let old = b.threads.iter().find(|o| o.name == t.name);
             let cpu = old.map_or(t.cpu, |o| t.cpu.since(&o.cpu));
             let sleeps = t.sleeps.saturating_sub(old.map_or(0, |o| o.sleeps));
-            add(role, cpu, sleeps);
+            add(group, cpu, sleeps);
         }
-        add(Role::Reactor, a.reactor_cpu.since(&b.reactor_cpu), 0);
+        add(Group::Reactor, a.reactor_cpu.since(&b.reactor_cpu), 0);
         Figures {
             frames,
             window_s: run.window.as_secs_f64(),
@@ -188,7 +188,7 @@ impl Figures {
             ],
             escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
             escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
-            roles,
+            groups,
             timer_late_us: a.calibration.timer_lateness_ns as f64 / 1e3,
             wake_us: a.calibration.wake_latency_ns as f64 / 1e3,
         }
@@ -262,34 +262,34 @@ pub fn metrics() -> Vec<Metric> {
             f.escapes_total as f64
         }),
     ]);
-    for role in Role::ALL {
-        let i = role as usize;
-        let n = role.name();
+    for group in Group::ALL {
+        let i = group as usize;
+        let n = group.name();
         m.push(metric(
             &format!("{n}_cpu_s_per_s"),
             &format!("{n} CPU s/s"),
             3,
-            move |f| f.roles[i].cpu_s,
+            move |f| f.groups[i].cpu_s,
         ));
         m.push(metric(
             &format!("{n}_kernel_s_per_s"),
             &format!("{n} kernel s/s"),
             3,
-            move |f| f.roles[i].kernel_s,
+            move |f| f.groups[i].kernel_s,
         ));
-        if role != Role::Reactor {
+        if group != Group::Reactor {
             m.push(metric(
                 &format!("{n}_sleeps_per_s"),
                 &format!("{n} sleeps/s"),
                 0,
-                move |f| f.roles[i].sleeps_s,
+                move |f| f.groups[i].sleeps_s,
             ));
         }
         m.push(metric(
             &format!("{n}_switches_per_s"),
             &format!("{n} vol. switches/s"),
             0,
-            move |f| f.roles[i].switches_s,
+            move |f| f.groups[i].switches_s,
         ));
     }
     m.push(metric("timer_late_us", "calib. timer late us", 1, |f| {

@@ -6,7 +6,7 @@
 
 use crate::policy::Role;
 use crate::runtime::Runtime;
-use crate::stats::Stats;
+use crate::stats::Counters;
 use crate::thread::ThreadRecord;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -121,7 +121,7 @@ impl Current {
     }
 
     /// The runtime's counters.
-    pub fn stats(&self) -> Option<&Stats> {
+    pub fn stats(&self) -> Option<&Counters> {
         self.rt.as_ref().map(|rt| rt.counters())
     }
 

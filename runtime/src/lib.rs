@@ -38,4 +38,4 @@ pub use config::{Builder, Config, ConfigError, ShortSleep};
 pub use park::{block_on, Wait, WaitFor};
 pub use policy::Role;
 pub use runtime::Runtime;
-pub use stats::{SleepPath, StatsSnapshot};
+pub use stats::{SleepPath, Stats};

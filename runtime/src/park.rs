@@ -11,7 +11,7 @@
 
 use crate::context;
 use crate::policy::SpinGate;
-use crate::stats::Stats;
+use crate::stats::Counters;
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sys;
 use std::future::Future;
@@ -244,9 +244,9 @@ fn spin_then_park(parker: &Parker, ctx: &context::Current, wait: Wait<'_>, deadl
             Spin::Caught => Some(&stats.spins_caught),
             Spin::Missed => Some(&stats.spins_missed),
         };
-        counter.into_iter().for_each(Stats::bump);
+        counter.into_iter().for_each(Counters::bump);
         if spin != Spin::Caught {
-            Stats::bump(&stats.parks);
+            Counters::bump(&stats.parks);
         }
     }
     if spin != Spin::Caught {

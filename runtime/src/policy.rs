@@ -59,7 +59,7 @@ pub enum Role {
 
 /// How one short sleep (under 1 ms) is served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShortPath {
+pub enum SleepRoute {
     /// Yield in a loop until the deadline (subject to the poller cap).
     Yield,
     /// The sleeper's own OS timer, no spin.
@@ -69,13 +69,13 @@ pub enum ShortPath {
     Precise,
 }
 
-impl ShortPath {
+impl SleepRoute {
     /// The path's name in logs: `yield`, `timer` or `precise`.
     pub fn name(self) -> &'static str {
         match self {
-            ShortPath::Yield => "yield",
-            ShortPath::Timer => "timer",
-            ShortPath::Precise => "precise",
+            SleepRoute::Yield => "yield",
+            SleepRoute::Timer => "timer",
+            SleepRoute::Precise => "precise",
         }
     }
 }
@@ -93,16 +93,16 @@ const PROCESSORS_A_POLLER: usize = 4;
 /// The decisions of one runtime.
 ///
 /// ```
-/// use hos_runtime::policy::{Policy, Role, ShortPath};
+/// use hos_runtime::policy::{Policy, Role, SleepRoute};
 /// use hos_runtime::{Config, ShortSleep};
 ///
 /// let config = Config { short_sleep: ShortSleep::Auto, ..Config::default() };
 /// let four = Policy::new(&config, Some(4));
-/// assert_eq!(four.short_path(Role::Other), ShortPath::Timer);
+/// assert_eq!(four.short_route(Role::Other), SleepRoute::Timer);
 /// assert_eq!(four.spin_ns(Role::Other), 20_000);
 ///
 /// let sixteen = Policy::new(&config, Some(16));
-/// assert_eq!(sixteen.short_path(Role::Other), ShortPath::Yield);
+/// assert_eq!(sixteen.short_route(Role::Other), SleepRoute::Yield);
 /// assert_eq!(sixteen.poller_cap(), 4);
 /// let slot = sixteen.poller_slot(Role::Other);
 /// assert!(slot.is_some());
@@ -113,8 +113,8 @@ const PROCESSORS_A_POLLER: usize = 4;
 #[derive(Debug)]
 pub struct Policy {
     processors: Option<usize>,
-    guest: ShortPath,
-    host: ShortPath,
+    guest: SleepRoute,
+    host: SleepRoute,
     cap: usize,
     /// Counted slots taken now. # Invariant: at most `cap` when `cap > 0`, and 0 when no
     /// [`PollerSlot`] of this policy is alive.
@@ -176,7 +176,7 @@ impl Policy {
     }
 
     /// The path of a short sleep by `role`, before the poller cap.
-    pub fn short_path(&self, role: Role) -> ShortPath {
+    pub fn short_route(&self, role: Role) -> SleepRoute {
         match role {
             Role::Serial | Role::Other => self.guest,
             Role::Host => self.host,
@@ -239,22 +239,22 @@ fn few(processors: Option<usize>) -> bool {
 }
 
 /// The short paths of guest and host sleeps (the table in the module doc).
-fn short_paths(config: &Config, processors: Option<usize>) -> (ShortPath, ShortPath) {
+fn short_paths(config: &Config, processors: Option<usize>) -> (SleepRoute, SleepRoute) {
     match (config.short_sleep_timer, config.short_sleep) {
-        (Some(true), _) | (None, ShortSleep::Timer) => (ShortPath::Timer, ShortPath::Precise),
-        (Some(false), _) | (None, ShortSleep::Yield) => (ShortPath::Yield, ShortPath::Yield),
-        (None, ShortSleep::Reactor) => (ShortPath::Precise, ShortPath::Precise),
+        (Some(true), _) | (None, ShortSleep::Timer) => (SleepRoute::Timer, SleepRoute::Precise),
+        (Some(false), _) | (None, ShortSleep::Yield) => (SleepRoute::Yield, SleepRoute::Yield),
+        (None, ShortSleep::Reactor) => (SleepRoute::Precise, SleepRoute::Precise),
         (None, ShortSleep::Auto) => match processors {
-            Some(n) if n <= FEW_PROCESSORS => (ShortPath::Timer, ShortPath::Yield),
-            _ => (ShortPath::Yield, ShortPath::Yield),
+            Some(n) if n <= FEW_PROCESSORS => (SleepRoute::Timer, SleepRoute::Yield),
+            _ => (SleepRoute::Yield, SleepRoute::Yield),
         },
     }
 }
 
 /// The poller cap: 0 where the timer switch decides for all or no guest sleep yields or takes
 /// the precise path; else the switch, or a quarter of the processors, at least 1.
-fn poller_cap(config: &Config, processors: Option<usize>, guest: ShortPath) -> usize {
-    if config.short_sleep_timer.is_some() || guest == ShortPath::Timer {
+fn poller_cap(config: &Config, processors: Option<usize>, guest: SleepRoute) -> usize {
+    if config.short_sleep_timer.is_some() || guest == SleepRoute::Timer {
         return 0;
     }
     config
@@ -391,9 +391,9 @@ mod tests {
 
     #[test]
     fn paths_have_names() {
-        assert_eq!(ShortPath::Yield.name(), "yield");
-        assert_eq!(ShortPath::Timer.name(), "timer");
-        assert_eq!(ShortPath::Precise.name(), "precise");
+        assert_eq!(SleepRoute::Yield.name(), "yield");
+        assert_eq!(SleepRoute::Timer.name(), "timer");
+        assert_eq!(SleepRoute::Precise.name(), "precise");
     }
 
     #[test]

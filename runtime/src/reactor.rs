@@ -17,11 +17,11 @@
 //! clock's own nanoseconds.
 
 use crate::calibration::Tracker;
-use crate::stats::Stats;
+use crate::stats::Counters;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::Mutex;
 use crate::sys;
-use crate::wheel::{Key, Wheel};
+use crate::wheel::{Wheel, WheelKey};
 use atomic_waker::AtomicWaker;
 use crossbeam_queue::SegQueue;
 use std::future::Future;
@@ -38,7 +38,7 @@ const CANCELLED: u8 = 2;
 
 /// Whether a deadline is served precisely (reactor spin) or relaxed (OS timer alone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
+pub enum DeadlineClass {
     /// Sleep to the deadline minus the timer's lateness, spin to it, wake.
     Precise,
     /// Sleep to the deadline on the OS timer, wake; no spin.
@@ -48,13 +48,13 @@ pub enum Class {
 #[derive(Debug)]
 struct TimerShared {
     deadline: u64,
-    class: Class,
+    class: DeadlineClass,
     state: AtomicU8,
     waker: AtomicWaker,
     /// When the reactor fired it (`sys::now()`), for wake-latency tracking.
     fired_at: AtomicU64,
     /// The wheel key. # Invariant: only the reactor thread locks it.
-    key: Mutex<Option<Key>>,
+    key: Mutex<Option<WheelKey>>,
 }
 
 enum Op {
@@ -76,7 +76,7 @@ struct Shared {
     /// (checked under this lock, which `shutdown` takes after setting it).
     stop_watch: Mutex<slab::Slab<Waker>>,
     tracker: Arc<Tracker>,
-    stats: Arc<Stats>,
+    stats: Arc<Counters>,
 }
 
 /// `Op` behind a debug-printable wrapper.
@@ -125,7 +125,7 @@ pub struct Reactor {
 impl Reactor {
     /// Starts the reactor thread. With `measure`, it first calibrates (a few tens of ms) and
     /// stores the result in `tracker` before it serves any deadline.
-    pub fn start(tracker: Arc<Tracker>, stats: Arc<Stats>, measure: bool) -> Self {
+    pub fn start(tracker: Arc<Tracker>, stats: Arc<Counters>, measure: bool) -> Self {
         let shared = Arc::new(Shared {
             ops: SegQueue::new(),
             armed: AtomicU64::new(0),
@@ -160,7 +160,7 @@ impl Reactor {
     }
 
     /// A timer that completes at `deadline` (a `sys::now()` value), served as `class`.
-    pub fn timer(&self, deadline: u64, class: Class) -> Timer {
+    pub fn timer(&self, deadline: u64, class: DeadlineClass) -> Timer {
         Timer {
             shared: Arc::new(TimerShared {
                 deadline,
@@ -351,8 +351,8 @@ fn run(s: &Shared) {
                         continue;
                     }
                     let wheel = match t.class {
-                        Class::Precise => &mut precise,
-                        Class::Relaxed => &mut relaxed,
+                        DeadlineClass::Precise => &mut precise,
+                        DeadlineClass::Relaxed => &mut relaxed,
                     };
                     let key = wheel.insert(t.deadline, t.clone());
                     *t.key.lock().unwrap_or_else(|e| e.into_inner()) = Some(key);
@@ -361,8 +361,8 @@ fn run(s: &Shared) {
                     let key = t.key.lock().unwrap_or_else(|e| e.into_inner()).take();
                     if let Some(key) = key {
                         match t.class {
-                            Class::Precise => precise.remove(key),
-                            Class::Relaxed => relaxed.remove(key),
+                            DeadlineClass::Precise => precise.remove(key),
+                            DeadlineClass::Relaxed => relaxed.remove(key),
                         };
                     }
                 }

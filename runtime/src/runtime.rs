@@ -9,7 +9,7 @@ use crate::config::{Builder, Config};
 use crate::context;
 use crate::policy::Policy;
 use crate::reactor::Reactor;
-use crate::stats::{Stats, StatsSnapshot, ThreadSnapshot};
+use crate::stats::{Counters, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::Mutex;
 use crate::sys;
@@ -22,7 +22,7 @@ use std::time::Duration;
 struct Inner {
     config: Config,
     policy: Policy,
-    stats: Arc<Stats>,
+    stats: Arc<Counters>,
     tracker: Arc<Tracker>,
     reactor: Reactor,
     vcores: Vcores,
@@ -59,7 +59,7 @@ impl Runtime {
             .logical_processors
             .unwrap_or_else(sys::logical_processors);
         let policy = Policy::new(&config, processors);
-        let stats = Arc::new(Stats::default());
+        let stats = Arc::new(Counters::default());
         let tracker = Arc::new(Tracker::new(
             config.calibration.unwrap_or_default(),
             config.calibration.is_some(),
@@ -128,7 +128,7 @@ impl Runtime {
     }
 
     /// The live counters (for the runtime's own parts; hosts read [`Runtime::stats`]).
-    pub fn counters(&self) -> &Stats {
+    pub fn counters(&self) -> &Counters {
         &self.inner.stats
     }
 
@@ -188,7 +188,7 @@ impl Runtime {
     }
 
     /// Counters, calibration, process and per-thread CPU.
-    pub fn stats(&self) -> StatsSnapshot {
+    pub fn stats(&self) -> Stats {
         let mut s = self.inner.stats.snapshot();
         s.calibration = self.calibration();
         s.process_cpu = sys::process_cpu();
@@ -196,7 +196,7 @@ impl Runtime {
         s.threads = self
             .threads()
             .iter()
-            .map(|t| ThreadSnapshot {
+            .map(|t| ThreadStats {
                 name: t.name().to_string(),
                 priority: t.priority(),
                 serial: t.is_serial(),

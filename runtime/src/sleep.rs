@@ -20,8 +20,8 @@
 use crate::calibration::{spin_until, PrecisePath};
 use crate::context::Current;
 use crate::park::{block_on, Wait};
-use crate::policy::{Role, ShortPath};
-use crate::reactor::Class;
+use crate::policy::{Role, SleepRoute};
+use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
 use crate::stats::SleepPath;
 use crate::sys;
@@ -103,13 +103,13 @@ fn serve(rt: &Runtime, role: Role, ns: u64, deadline: u64) -> SleepPath {
             Role::Other => relaxed_reactor(rt, deadline),
         };
     }
-    match policy.short_path(role) {
-        ShortPath::Yield => match policy.poller_slot(role) {
+    match policy.short_route(role) {
+        SleepRoute::Yield => match policy.poller_slot(role) {
             Some(_slot) => yield_until(rt, deadline),
             None => timer(rt, deadline),
         },
-        ShortPath::Timer => timer(rt, deadline),
-        ShortPath::Precise => match policy.poller_slot(role) {
+        SleepRoute::Timer => timer(rt, deadline),
+        SleepRoute::Precise => match policy.poller_slot(role) {
             Some(_slot) => precise(rt, deadline, false),
             None => timer(rt, deadline),
         },
@@ -156,7 +156,7 @@ fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
         };
         let fire = deadline - early;
         if fire > sys::now() {
-            let t = rt.reactor().timer(fire, Class::Precise);
+            let t = rt.reactor().timer(fire, DeadlineClass::Precise);
             let fired = block_on(OwnedTimer(t), Wait::sleep());
             if let Some(at) = fired {
                 tracker.observe_wake(sys::now().saturating_sub(at));
@@ -180,7 +180,7 @@ fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
 
 /// The relaxed class through the reactor: OS timer alone, no spin, cancellable.
 fn relaxed_reactor(rt: &Runtime, deadline: u64) -> SleepPath {
-    let t = rt.reactor().timer(deadline, Class::Relaxed);
+    let t = rt.reactor().timer(deadline, DeadlineClass::Relaxed);
     block_on(OwnedTimer(t), Wait::sleep());
     SleepPath::Relaxed
 }

@@ -48,20 +48,20 @@ impl SleepPath {
     }
 }
 
-/// Lateness buckets: bucket `i` counts lateness in `[2^(i-1), 2^i)` ns (bucket 0: exactly 0).
+/// LatenessCounter buckets: bucket `i` counts lateness in `[2^(i-1), 2^i)` ns (bucket 0: exactly 0).
 pub const LATE_BUCKETS: usize = 40;
 
-/// Lateness of one sleep path: count, sum and a log2 histogram.
+/// LatenessCounter of one sleep path: count, sum and a log2 histogram.
 #[derive(Debug)]
-pub struct Lateness {
+pub struct LatenessCounter {
     count: AtomicU64,
     sum_ns: AtomicU64,
     buckets: [AtomicU64; LATE_BUCKETS],
 }
 
-impl Default for Lateness {
+impl Default for LatenessCounter {
     fn default() -> Self {
-        Lateness {
+        LatenessCounter {
             count: AtomicU64::new(0),
             sum_ns: AtomicU64::new(0),
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -69,7 +69,7 @@ impl Default for Lateness {
     }
 }
 
-impl Lateness {
+impl LatenessCounter {
     /// Records one sleep that ended `late_ns` after its deadline.
     pub fn record(&self, late_ns: u64) {
         // Clamped so the sum cannot wrap: no sleep is 18 minutes late in a run worth reading.
@@ -81,8 +81,8 @@ impl Lateness {
         self.buckets[b.min(LATE_BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
     }
 
-    fn snapshot(&self) -> LatenessSnapshot {
-        LatenessSnapshot {
+    fn snapshot(&self) -> Lateness {
+        Lateness {
             count: self.count.load(Ordering::Relaxed),
             sum_ns: self.sum_ns.load(Ordering::Relaxed),
             buckets: self
@@ -96,7 +96,7 @@ impl Lateness {
 
 /// A read of one path's lateness.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LatenessSnapshot {
+pub struct Lateness {
     /// Sleeps served.
     pub count: u64,
     /// Sum of their lateness.
@@ -105,7 +105,7 @@ pub struct LatenessSnapshot {
     pub buckets: Vec<u64>,
 }
 
-impl LatenessSnapshot {
+impl Lateness {
     /// Mean lateness.
     pub fn mean(&self) -> Duration {
         Duration::from_nanos(self.sum_ns.checked_div(self.count).unwrap_or(0))
@@ -138,8 +138,8 @@ pub enum KickReason {
 
 /// The runtime's counters.
 #[derive(Debug, Default)]
-pub struct Stats {
-    sleeps: [Lateness; 5],
+pub struct Counters {
+    sleeps: [LatenessCounter; 5],
     /// Sleeps of a negative, non-yield length (bad input; they return at once).
     pub bad_sleeps: AtomicU64,
     /// Yields (sleep_thread 0, -1, -2).
@@ -164,7 +164,7 @@ pub struct Stats {
     pub reactor_wakeups: AtomicU64,
 }
 
-impl Stats {
+impl Counters {
     /// Records one sleep served by `path`, `late_ns` after its deadline.
     pub fn sleep(&self, path: SleepPath, late_ns: u64) {
         self.sleeps[path.index()].record(late_ns);
@@ -181,9 +181,9 @@ impl Stats {
     }
 
     /// Reads every counter.
-    pub fn snapshot(&self) -> StatsSnapshot {
+    pub fn snapshot(&self) -> Stats {
         let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        StatsSnapshot {
+        Stats {
             sleeps: SleepPath::ALL
                 .iter()
                 .map(|p| (*p, self.sleeps[p.index()].snapshot()))
@@ -201,14 +201,14 @@ impl Stats {
             vcore_escapes: r(&self.vcore_escapes),
             reactor_fired: r(&self.reactor_fired),
             reactor_wakeups: r(&self.reactor_wakeups),
-            ..StatsSnapshot::default()
+            ..Stats::default()
         }
     }
 }
 
 /// One thread's figures in a snapshot.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ThreadSnapshot {
+pub struct ThreadStats {
     /// The thread's name now.
     pub name: String,
     /// Horizon priority.
@@ -225,22 +225,22 @@ pub struct ThreadSnapshot {
 
 /// A read of the runtime's counters, threads and calibration.
 #[derive(Clone, Debug, Default)]
-pub struct StatsSnapshot {
+pub struct Stats {
     /// Sleeps and their lateness, by path.
-    pub sleeps: Vec<(SleepPath, LatenessSnapshot)>,
-    /// See [`Stats::bad_sleeps`].
+    pub sleeps: Vec<(SleepPath, Lateness)>,
+    /// See [`Counters::bad_sleeps`].
     pub bad_sleeps: u64,
-    /// See [`Stats::yields`].
+    /// See [`Counters::yields`].
     pub yields: u64,
-    /// See [`Stats::spins_caught`].
+    /// See [`Counters::spins_caught`].
     pub spins_caught: u64,
-    /// See [`Stats::spins_missed`].
+    /// See [`Counters::spins_missed`].
     pub spins_missed: u64,
-    /// See [`Stats::spins_skipped`].
+    /// See [`Counters::spins_skipped`].
     pub spins_skipped: u64,
-    /// See [`Stats::parks`].
+    /// See [`Counters::parks`].
     pub parks: u64,
-    /// See [`Stats::vcore_waits`].
+    /// See [`Counters::vcore_waits`].
     pub vcore_waits: u64,
     /// Kicks by a strictly better waiter.
     pub vcore_kicks_priority: u64,
@@ -248,11 +248,11 @@ pub struct StatsSnapshot {
     pub vcore_kicks_slice: u64,
     /// Kicks by a HOS_VCORE_FIRST waiter.
     pub vcore_kicks_first: u64,
-    /// See [`Stats::vcore_escapes`].
+    /// See [`Counters::vcore_escapes`].
     pub vcore_escapes: u64,
-    /// See [`Stats::reactor_fired`].
+    /// See [`Counters::reactor_fired`].
     pub reactor_fired: u64,
-    /// See [`Stats::reactor_wakeups`].
+    /// See [`Counters::reactor_wakeups`].
     pub reactor_wakeups: u64,
     /// The calibration in force when the snapshot was taken.
     pub calibration: crate::calibration::Calibration,
@@ -261,12 +261,12 @@ pub struct StatsSnapshot {
     /// The reactor thread's CPU time.
     pub reactor_cpu: crate::sys::CpuTime,
     /// Every live guest thread.
-    pub threads: Vec<ThreadSnapshot>,
+    pub threads: Vec<ThreadStats>,
 }
 
-impl StatsSnapshot {
+impl Stats {
     /// The lateness of one path.
-    pub fn path(&self, path: SleepPath) -> &LatenessSnapshot {
+    pub fn path(&self, path: SleepPath) -> &Lateness {
         &self.sleeps[path.index()].1
     }
 
@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn lateness_buckets_bound_the_quantiles() {
-        let l = Lateness::default();
+        let l = LatenessCounter::default();
         for ns in [0, 1, 900, 1_000, 5_000, 1_000_000, u64::MAX] {
             l.record(ns);
         }

@@ -45,7 +45,7 @@
 //! - A tick is one nanosecond of the caller's monotonic clock. Converting an `Instant` or a
 //!   `Duration` to ticks, rounding up, is the caller's business, done in one place.
 //! - `elapsed` only moves forward: a `poll` with `now < elapsed` does nothing.
-//! - A [`Key`] is a slab index plus a generation taken from a wrapping `u32` counter: a stale key
+//! - A [`WheelKey`] is a slab index plus a generation taken from a wrapping `u32` counter: a stale key
 //!   could only alias a new entry at the same index after 2^32 further inserts.
 
 use slab::Slab;
@@ -74,7 +74,7 @@ const LEVELS: usize = 11;
 /// assert_eq!(wheel.remove(key), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Key {
+pub struct WheelKey {
     index: usize,
     generation: u32,
 }
@@ -242,7 +242,7 @@ impl<T> Wheel<T> {
     /// wheel.poll(100, &mut fired);
     /// assert_eq!(fired, ["overdue"]);
     /// ```
-    pub fn insert(&mut self, deadline: u64, value: T) -> Key {
+    pub fn insert(&mut self, deadline: u64, value: T) -> WheelKey {
         // Fail before any change when the slab index would not fit a `Link`.
         Link::new(self.entries.vacant_key());
         let generation = self.generation;
@@ -257,7 +257,7 @@ impl<T> Wheel<T> {
             slot: 0,
         });
         self.link(index, deadline.max(self.elapsed));
-        Key { index, generation }
+        WheelKey { index, generation }
     }
 
     /// Removes the entry of `key` in O(1) and returns its value, or `None` when the key is stale
@@ -271,7 +271,7 @@ impl<T> Wheel<T> {
     /// assert_eq!(wheel.remove(key), Some('x'));
     /// assert_eq!(wheel.remove(key), None);
     /// ```
-    pub fn remove(&mut self, key: Key) -> Option<T> {
+    pub fn remove(&mut self, key: WheelKey) -> Option<T> {
         if self.entries.get(key.index)?.generation != key.generation {
             return None;
         }
@@ -654,7 +654,7 @@ mod tests {
     #[test]
     fn remove_middle_of_slot_list() {
         let mut wheel = Wheel::new();
-        let keys: Vec<Key> = (0..5).map(|i| wheel.insert(1 << 20, i)).collect();
+        let keys: Vec<WheelKey> = (0..5).map(|i| wheel.insert(1 << 20, i)).collect();
         for i in [2, 0, 4] {
             assert_eq!(wheel.remove(keys[i]), Some(i as u64));
             wheel.check();
@@ -730,7 +730,7 @@ mod tests {
         fn matches_btreemap_model(ops in proptest::collection::vec(op(), 1..300)) {
             let mut wheel = Wheel::new();
             let mut model = BTreeMap::new();
-            let mut keys: Vec<(Key, u64, u64)> = Vec::new();
+            let mut keys: Vec<(WheelKey, u64, u64)> = Vec::new();
             for (seq, op) in (0u64..).zip(ops) {
                 match op {
                     Op::InsertAfter(_) | Op::InsertAt(_) => {

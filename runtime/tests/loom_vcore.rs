@@ -7,7 +7,7 @@
 #![cfg(loom)]
 
 use hos_runtime::config::Config;
-use hos_runtime::stats::Stats;
+use hos_runtime::stats::Counters;
 use hos_runtime::thread::{ThreadRecord, ThreadSpec};
 use hos_runtime::vcore::Vcores;
 use loom::sync::atomic::{AtomicUsize, Ordering};
@@ -29,7 +29,7 @@ fn setup(p1: u8, p2: u8) -> (Arc<Vcores>, Arc<ThreadRecord>, Arc<ThreadRecord>) 
         vcore_escape_ms: 3_600_000,
         ..Config::default()
     };
-    let vcores = Arc::new(Vcores::new(&config, Arc::new(Stats::default())));
+    let vcores = Arc::new(Vcores::new(&config, Arc::new(Counters::default())));
     let rec = |id, priority| {
         let spec = ThreadSpec {
             name: format!("T{id}"),

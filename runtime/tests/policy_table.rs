@@ -7,10 +7,10 @@
 //! No test here sets a process variable (unsound while tests run in parallel): switches come
 //! through `Builder::env_from`.
 
-use hos_runtime::policy::{Policy, Role, ShortPath, SpinGate};
+use hos_runtime::policy::{Policy, Role, SleepRoute, SpinGate};
 use hos_runtime::{Builder, Calibration, Config, Runtime, ShortSleep};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use ShortPath::{Precise, Timer, Yield};
+use SleepRoute::{Precise, Timer, Yield};
 
 mod common;
 use common::resolve;
@@ -24,7 +24,7 @@ fn policy(vars: &[(&str, &str)], processors: Option<usize>) -> Policy {
 struct Machine {
     processors: Option<usize>,
     /// `auto`'s guest and host paths.
-    auto: (ShortPath, ShortPath),
+    auto: (SleepRoute, SleepRoute),
     /// The default poller cap where a cap applies.
     cap: usize,
     /// The default spin of other guest threads, in us (serial and host: 20).
@@ -33,7 +33,7 @@ struct Machine {
 
 const fn m(
     processors: Option<usize>,
-    auto: (ShortPath, ShortPath),
+    auto: (SleepRoute, SleepRoute),
     cap: usize,
     other_us: u64,
 ) -> Machine {
@@ -96,7 +96,7 @@ const MODES: [(Option<&str>, ShortSleep); 5] = [
 /// The decisions as observed through the policy's public surface.
 #[derive(Debug, PartialEq)]
 struct Seen {
-    paths: [ShortPath; 3],
+    paths: [SleepRoute; 3],
     cap: usize,
     spins_ns: [u64; 3],
 }
@@ -105,7 +105,7 @@ const ROLES: [Role; 3] = [Role::Serial, Role::Other, Role::Host];
 
 fn seen(p: &Policy) -> Seen {
     Seen {
-        paths: ROLES.map(|r| p.short_path(r)),
+        paths: ROLES.map(|r| p.short_route(r)),
         cap: p.poller_cap(),
         spins_ns: ROLES.map(|r| p.spin_ns(r)),
     }
@@ -203,7 +203,7 @@ fn the_poller_switch() {
                     vars.push(("HOS_SHORT_SLEEP_POLLERS", v));
                 }
                 let p = policy(&vars, machine.processors);
-                let applies = p.short_path(Role::Other) != Timer;
+                let applies = p.short_route(Role::Other) != Timer;
                 let want = match (applies, cap) {
                     (false, _) => 0,
                     (true, None) => machine.cap,
@@ -461,7 +461,7 @@ fn build_counts_once_and_starts() {
     assert_eq!(config.calibration, Some(Calibration::default()));
     let rt = auto_on_four().build().unwrap();
     assert_eq!(rt.policy().processors(), Some(4));
-    assert_eq!(rt.policy().short_path(Role::Other), Timer);
+    assert_eq!(rt.policy().short_route(Role::Other), Timer);
     assert_eq!(rt.config(), &config);
     rt.shutdown();
 }

@@ -1,6 +1,6 @@
 //! The reactor: no deadline fires early, cancels leave nothing behind, shutdown ends all.
 
-use hos_runtime::reactor::Class;
+use hos_runtime::reactor::DeadlineClass;
 use hos_runtime::{block_on, sys, Calibration, Config, PrecisePath, Runtime, Wait};
 use std::time::Duration;
 
@@ -43,9 +43,9 @@ fn timers_never_fire_early() {
                     x ^= x << 17;
                     let d = sys::now() + x % 300_000;
                     let class = if i % 2 == 0 {
-                        Class::Precise
+                        DeadlineClass::Precise
                     } else {
-                        Class::Relaxed
+                        DeadlineClass::Relaxed
                     };
                     block_on(rt.reactor().timer(d, class), Wait::sleep());
                     let now = sys::now();
@@ -68,7 +68,7 @@ fn dropped_timers_are_removed() {
     let mut timers: Vec<_> = (0..1000)
         .map(|i| {
             rt.reactor()
-                .timer(sys::now() + 3_600_000_000_000 + i, Class::Relaxed)
+                .timer(sys::now() + 3_600_000_000_000 + i, DeadlineClass::Relaxed)
         })
         .collect();
     for t in &mut timers {
@@ -77,7 +77,8 @@ fn dropped_timers_are_removed() {
     // Later deadlines do not wake the reactor; a due one makes it drain its queue.
     let drain = || {
         block_on(
-            rt.reactor().timer(sys::now() + 100_000, Class::Relaxed),
+            rt.reactor()
+                .timer(sys::now() + 100_000, DeadlineClass::Relaxed),
             Wait::sleep(),
         )
     };
@@ -95,11 +96,17 @@ fn shutdown_fires_everything_and_later_timers_complete_at_once() {
     let rt = pinned(PrecisePath::Reactor);
     let r2 = rt.clone();
     let waiter = std::thread::spawn(move || {
-        block_on(r2.reactor().timer(u64::MAX, Class::Relaxed), Wait::sleep());
+        block_on(
+            r2.reactor().timer(u64::MAX, DeadlineClass::Relaxed),
+            Wait::sleep(),
+        );
     });
     std::thread::sleep(Duration::from_millis(20));
     rt.shutdown();
     waiter.join().unwrap();
-    block_on(rt.reactor().timer(u64::MAX, Class::Precise), Wait::sleep());
+    block_on(
+        rt.reactor().timer(u64::MAX, DeadlineClass::Precise),
+        Wait::sleep(),
+    );
     assert!(rt.reactor().is_stopped());
 }

@@ -3,7 +3,7 @@
 //! escape time where a bug would hang; no timing asserts.
 
 use hos_runtime::config::Config;
-use hos_runtime::stats::Stats;
+use hos_runtime::stats::Counters;
 use hos_runtime::thread::{ThreadRecord, ThreadSpec};
 use hos_runtime::vcore::{Vcores, YieldKind};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,11 +12,11 @@ use std::thread::JoinHandle;
 
 struct Rig {
     v: Arc<Vcores>,
-    stats: Arc<Stats>,
+    stats: Arc<Counters>,
 }
 
 fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
-    let stats = Arc::new(Stats::default());
+    let stats = Arc::new(Counters::default());
     let config = Config {
         cores,
         vcore_slice_us: slice_us,
@@ -109,7 +109,7 @@ fn seats_follow_acquire_and_release() {
 
 #[test]
 fn with_the_semaphore_off_every_call_returns_at_once() {
-    let stats = Arc::new(Stats::default());
+    let stats = Arc::new(Counters::default());
     let config = Config {
         vcores: false,
         cores: 1,

@@ -16,7 +16,7 @@ use crate::sync::atomic::{fence, AtomicBool, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::ResultCode;
 use hos_runtime::context;
-use hos_runtime::reactor::{Class, Timer};
+use hos_runtime::reactor::{DeadlineClass, Timer};
 use hos_runtime::{sys, Runtime};
 use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
@@ -148,7 +148,7 @@ impl Waitable for TimerEvent {
 impl Arming {
     /// A registered reactor timer for `deadline` that wakes this arming.
     fn timer(self: &Arc<Self>, rt: &Runtime, deadline: u64) -> Timer {
-        let mut t = rt.reactor().timer(deadline, Class::Precise);
+        let mut t = rt.reactor().timer(deadline, DeadlineClass::Precise);
         t.register(&Waker::from(self.clone()));
         t
     }

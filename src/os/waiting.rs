@@ -17,7 +17,7 @@ use crate::ResultCode;
 use hos_runtime::context;
 use hos_runtime::park::{block_on, Wait};
 use hos_runtime::policy::{Role, SpinGate};
-use hos_runtime::reactor::{Class, Timer};
+use hos_runtime::reactor::{DeadlineClass, Timer};
 use hos_runtime::{sys, Runtime};
 use std::future::Future;
 use std::pin::Pin;
@@ -173,7 +173,7 @@ struct WaitCtx {
     rt: Option<Runtime>,
     /// Guest threads are unparked by their record at shutdown; others watch the reactor.
     guest: bool,
-    class: Class,
+    class: DeadlineClass,
 }
 
 /// The two ways a wait ends without completing: its deadline and its runtime's shutdown.
@@ -218,8 +218,8 @@ impl Limits {
                 guest: c.thread().is_some(),
                 // Guest threads past the serial role wait relaxed, like their long sleeps.
                 class: match c.role() {
-                    Role::Other => Class::Relaxed,
-                    Role::Serial | Role::Host => Class::Precise,
+                    Role::Other => DeadlineClass::Relaxed,
+                    Role::Serial | Role::Host => DeadlineClass::Precise,
                 },
             }
         });

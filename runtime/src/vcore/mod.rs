@@ -51,7 +51,7 @@ pub use step::YieldKind;
 use crate::config::Config;
 use crate::context;
 use crate::park::{block_on_until, Wait};
-use crate::stats::Stats;
+use crate::stats::Counters;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{Arc, Mutex};
 use crate::sys;
@@ -60,7 +60,7 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use step::{Clock, Effects, Flag, Step, Traits, WaitKey, Who, MAX_CORES};
+use step::{Clock, Effects, Flag, Step, Traits, WaitId, Who, MAX_CORES};
 use table::Table;
 
 /// `Seat::at` when the thread holds no slot.
@@ -160,7 +160,7 @@ struct Inner {
     free: AtomicU64,
     slice_ns: u64,
     escape_ns: u64,
-    stats: Arc<Stats>,
+    stats: Arc<Counters>,
 }
 
 /// The table's view of a thread's record now.
@@ -203,7 +203,7 @@ fn wait_kind() -> Wait<'static> {
 impl Vcores {
     /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`); with
     /// `config.vcores` false the semaphore is off and every method returns at once.
-    pub fn new(config: &Config, stats: Arc<Stats>) -> Self {
+    pub fn new(config: &Config, stats: Arc<Counters>) -> Self {
         let inner = config.vcores.then(|| {
             let slice_ns = config.vcore_slice_us.saturating_mul(1_000);
             let escape_ns = config.vcore_escape_ms.saturating_mul(1_000_000);
@@ -428,7 +428,7 @@ struct Waiting<'a> {
     inner: &'a Inner,
     thread: &'a ThreadRecord,
     /// `None` once the wait ended.
-    key: Option<WaitKey>,
+    key: Option<WaitId>,
 }
 
 impl Future for Waiting<'_> {

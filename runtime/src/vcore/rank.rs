@@ -1,16 +1,16 @@
 //! Who outranks whom on the virtual cores (SPEC.md section 5).
 //!
-//! A thread's [`Key`] is its Horizon priority (0 best ..= 63) and whether it ranks first
+//! A thread's [`Rank`] is its Horizon priority (0 best ..= 63) and whether it ranks first
 //! (HOS_VCORE_FIRST). Keys order lexicographically, priority before the first flag:
 //!
 //! | a | b | a outranks b when |
 //! | --- | --- | --- |
-//! | first | first | a's priority is strictly better (then the longer waiter, outside the key) |
+//! | first | first | a's priority is strictly better (then the longer waiter, outside the rank) |
 //! | first | other | a's priority is equal or better: a first thread outranks only threads of equal or worse priority |
 //! | other | first | a's priority is strictly better: such a thread still preempts a first thread, as on the console |
 //! | other | other | a's priority is strictly better |
 //!
-//! Among equal keys the longer waiter goes first (the queue's ticket, [`super::table`]).
+//! Among equal ranks the longer waiter goes first (the queue's ticket, [`super::table`]).
 //! Turns (time slices and yields) compare guest priority alone, whatever the first flag says.
 
 use crate::stats::KickReason;
@@ -18,22 +18,22 @@ use crate::stats::KickReason;
 /// How a thread ranks: Horizon priority, then the HOS_VCORE_FIRST flag. `Ord` is the rank
 /// (smaller is better).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Key {
+pub struct Rank {
     priority: u8,
     /// `!first`, so that a first thread sorts before others of its priority.
     later: bool,
 }
 
-impl Key {
-    /// The key of a thread of Horizon `priority` that ranks first or not.
+impl Rank {
+    /// The rank of a thread of Horizon `priority` that ranks first or not.
     ///
     /// ```
-    /// use hos_runtime::vcore::rank::Key;
-    /// assert!(Key::new(44, true) < Key::new(44, false));
-    /// assert!(Key::new(43, false) < Key::new(44, true));
+    /// use hos_runtime::vcore::rank::Rank;
+    /// assert!(Rank::new(44, true) < Rank::new(44, false));
+    /// assert!(Rank::new(43, false) < Rank::new(44, true));
     /// ```
-    pub const fn new(priority: u8, first: bool) -> Key {
-        Key {
+    pub const fn new(priority: u8, first: bool) -> Rank {
+        Rank {
             priority,
             later: !first,
         }
@@ -44,25 +44,25 @@ impl Key {
         self.priority
     }
 
-    /// Whether the key ranks first (HOS_VCORE_FIRST).
+    /// Whether the rank is first (HOS_VCORE_FIRST).
     pub const fn is_first(self) -> bool {
         !self.later
     }
 
-    /// The key with the first flag dropped: how a first thread ranks after it gave its core
+    /// The rank with the first flag dropped: how a first thread ranks after it gave its core
     /// up by turn (SPEC.md 5: otherwise it takes the core straight back, a livelock).
-    pub const fn by_priority(self) -> Key {
-        Key::new(self.priority, false)
+    pub const fn by_priority(self) -> Rank {
+        Rank::new(self.priority, false)
     }
 
-    /// Whether a waiter of this key may kick a holder of `holder`'s key: it is strictly better.
-    pub fn outranks(self, holder: Key) -> bool {
+    /// Whether a waiter of this rank may kick a holder of `holder`'s rank: it is strictly better.
+    pub fn outranks(self, holder: Rank) -> bool {
         self < holder
     }
 
-    /// Why a waiter of this key kicks `holder` (it must outrank it): a better priority, or the
+    /// Why a waiter of this rank kicks `holder` (it must outrank it): a better priority, or the
     /// first flag at equal priority.
-    pub fn kick_reason(self, holder: Key) -> KickReason {
+    pub fn kick_reason(self, holder: Rank) -> KickReason {
         debug_assert!(
             self.outranks(holder),
             "{self:?} does not outrank {holder:?}"
@@ -74,9 +74,9 @@ impl Key {
         }
     }
 
-    /// Whether a waiter of this key may take a turn from `holder` (time slice): it is as good
+    /// Whether a waiter of this rank may take a turn from `holder` (time slice): it is as good
     /// by guest priority. First flags do not count: a first holder's slices follow priority.
-    pub fn may_take_turn(self, holder: Key) -> bool {
+    pub fn may_take_turn(self, holder: Rank) -> bool {
         self.priority <= holder.priority
     }
 }
@@ -85,13 +85,13 @@ impl Key {
 mod tests {
     use super::*;
 
-    /// Every key of the 64 priorities, first and not.
-    fn all() -> impl Iterator<Item = Key> + Clone {
-        (0..64u8).flat_map(|p| [Key::new(p, true), Key::new(p, false)])
+    /// Every rank of the 64 priorities, first and not.
+    fn all() -> impl Iterator<Item = Rank> + Clone {
+        (0..64u8).flat_map(|p| [Rank::new(p, true), Rank::new(p, false)])
     }
 
     /// SPEC.md section 5, read literally, for one pair.
-    fn spec_outranks(a: Key, b: Key) -> bool {
+    fn spec_outranks(a: Rank, b: Rank) -> bool {
         let (pa, pb) = (a.priority(), b.priority());
         match (a.is_first(), b.is_first()) {
             (true, true) => pa < pb,

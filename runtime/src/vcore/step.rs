@@ -1,6 +1,6 @@
 //! What the virtual-core table is told and tells back: who asks ([`Who`], [`Traits`]), how a
 //! thread yields ([`YieldKind`]), the clock it is given ([`Clock`]), where a step leaves a
-//! thread ([`Step`], [`WaitKey`]), what a holder is asked ([`Flag`]) and what the caller must
+//! thread ([`Step`], [`WaitId`]), what a holder is asked ([`Flag`]) and what the caller must
 //! do after an operation ([`Effects`]).
 
 use std::task::Waker;
@@ -108,7 +108,7 @@ impl<C: Clock + ?Sized> Clock for &C {
 
 /// A queued wait: poll it with [`super::table::Table::poll_wait`] until it ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct WaitKey(pub(super) usize);
+pub struct WaitId(pub(super) usize);
 
 /// Where a thread stands after an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,7 +125,7 @@ pub enum Step {
     /// It keeps what it had.
     Kept,
     /// It waits: poll the key until the wait ends.
-    Queued(WaitKey),
+    Queued(WaitId),
     /// The table is shut down: the thread runs without a core.
     Cancelled,
 }

@@ -11,15 +11,15 @@
 //! - No queued waiter is allowed on a free slot: a slot that frees goes at once to the best
 //!   waiter allowed on it, and an arrival takes a free allowed slot without queueing. So an
 //!   arrival that finds a free slot it may take passes nobody who ranks before it.
-//! - `order` holds exactly the queued waiters, best first by (key, ticket).
+//! - `order` holds exactly the queued waiters, best first by (rank, ticket).
 //! - `flags[s]` is what the holder of `s` reads at its checkpoint, and always equals
 //!   `flag_for(s)`: Idle for a free slot.
 //!
 //! Costs: N (at most 8) slots and W waiters; an operation that changes the queue recomputes
 //! kicks and flags in O(N * W). Waiters are OS threads (tens, at most hundreds), not tasks.
 
-use super::rank::Key;
-use super::step::{Clock, Effects, Flag, Step, Traits, WaitKey, Who, YieldKind, MAX_CORES};
+use super::rank::Rank;
+use super::step::{Clock, Effects, Flag, Step, Traits, WaitId, Who, YieldKind, MAX_CORES};
 use crate::stats::KickReason;
 use slab::Slab;
 use std::cmp::Reverse;
@@ -35,8 +35,8 @@ struct Hold {
 }
 
 impl Hold {
-    fn key(&self) -> Key {
-        Key::new(self.who.traits.priority, self.who.traits.first)
+    fn rank(&self) -> Rank {
+        Rank::new(self.who.traits.priority, self.who.traits.first)
     }
 }
 
@@ -50,8 +50,8 @@ enum State {
 #[derive(Debug)]
 struct Waiter {
     id: u64,
-    /// The wait's rank: the thread's key, by priority alone after a turn.
-    key: Key,
+    /// The wait's rank: the thread's rank, by priority alone after a turn.
+    rank: Rank,
     /// Slots this wait may take (the core mask, or the one slot after a yield 0).
     mask: u64,
     ideal: Option<usize>,
@@ -60,7 +60,7 @@ struct Waiter {
     /// After a yield 0: the one slot it waits for.
     pin: Option<usize>,
     since: u64,
-    /// Arrival order: FIFO among equal keys.
+    /// Arrival order: FIFO among equal ranks.
     ticket: u64,
     state: State,
     waker: Option<Waker>,
@@ -75,7 +75,7 @@ pub struct Table {
     all: u64,
     flags: [Flag; MAX_CORES],
     waiters: Slab<Waiter>,
-    /// # Invariant: the queued waiters' slab keys, best first by (key, ticket).
+    /// # Invariant: the queued waiters' slab keys, best first by (rank, ticket).
     order: Vec<usize>,
     /// Threads that run past the slots by escape.
     escaped: Vec<Who>,
@@ -191,7 +191,7 @@ impl Table {
     /// how it ended. A waiter past the escape time leaves the queue and runs beside the slots.
     pub fn poll_wait(
         &mut self,
-        key: WaitKey,
+        key: WaitId,
         now: impl Clock,
         waker: &Waker,
         fx: &mut Effects,
@@ -222,7 +222,7 @@ impl Table {
 
     /// Ends a wait that will not be polled again (its future was dropped): a queued waiter
     /// leaves the queue; a slot granted to it goes to the next waiter.
-    pub fn abandon(&mut self, key: WaitKey, now: impl Clock, fx: &mut Effects) {
+    pub fn abandon(&mut self, key: WaitId, now: impl Clock, fx: &mut Effects) {
         let now: &dyn Clock = &now;
         if matches!(self.waiters[key.0].state, State::Queued(_)) {
             self.unqueue(key.0);
@@ -340,8 +340,8 @@ impl Table {
                 unreachable!("a waiter in the order is queued")
             };
             who.traits = traits;
-            let key = Key::new(traits.priority, traits.first);
-            w.key = if w.turn { key.by_priority() } else { key };
+            let rank = Rank::new(traits.priority, traits.first);
+            w.rank = if w.turn { rank.by_priority() } else { rank };
             w.ideal = traits.ideal;
             let (traits, pin) = (who.traits, w.pin);
             self.waiters[k].mask = self.allowed(&traits, pin);
@@ -399,12 +399,12 @@ impl Table {
                 since: now.now(),
             };
         }
-        let key = Key::new(who.traits.priority, who.traits.first);
+        let rank = Rank::new(who.traits.priority, who.traits.first);
         let ticket = self.next_ticket;
         self.next_ticket += 1;
         let k = self.waiters.insert(Waiter {
             id: who.id,
-            key: if turn { key.by_priority() } else { key },
+            rank: if turn { rank.by_priority() } else { rank },
             mask,
             ideal: who.traits.ideal,
             turn,
@@ -417,7 +417,7 @@ impl Table {
         self.insert(k);
         fx.waits += 1;
         self.rebalance(now, fx);
-        Step::Queued(WaitKey(k))
+        Step::Queued(WaitId(k))
     }
 
     /// The slots a thread may take: its mask cut to the table, or the pinned slot.
@@ -437,7 +437,7 @@ impl Table {
 
     /// Puts queued waiter `k` at its place in `order` (after its equals: FIFO).
     fn insert(&mut self, k: usize) {
-        let rank = |w: &Waiter| (w.key, w.ticket);
+        let rank = |w: &Waiter| (w.rank, w.ticket);
         let r = rank(&self.waiters[k]);
         let at = self.order.partition_point(|&o| rank(&self.waiters[o]) < r);
         self.order.insert(at, k);
@@ -543,7 +543,7 @@ impl Table {
         match kind {
             YieldKind::Any => allowed.next(),
             YieldKind::SamePriority | YieldKind::Migrate => allowed
-                .filter(|&k| self.waiters[k].key.priority() == h.who.traits.priority)
+                .filter(|&k| self.waiters[k].rank.priority() == h.who.traits.priority)
                 .min_by_key(|&k| self.waiters[k].ticket),
         }
     }
@@ -562,11 +562,11 @@ impl Table {
             let w = &self.waiters[k];
             let victim = bits(w.mask & held & !claimed)
                 .map(|s| (s, self.slots[s].as_ref().expect("a held slot")))
-                .filter(|(_, h)| w.key.outranks(h.key()))
-                .max_by_key(|&(s, h)| (h.key(), Some(s) == w.ideal, Reverse(h.since), Reverse(s)));
+                .filter(|(_, h)| w.rank.outranks(h.rank()))
+                .max_by_key(|&(s, h)| (h.rank(), Some(s) == w.ideal, Reverse(h.since), Reverse(s)));
             if let Some((s, h)) = victim {
                 claimed |= 1 << s;
-                out[s] = Some(w.key.kick_reason(h.key()));
+                out[s] = Some(w.rank.kick_reason(h.rank()));
             }
         }
         out
@@ -584,7 +584,7 @@ impl Table {
         for &k in &self.order {
             let w = &self.waiters[k];
             if w.mask & (1 << s) != 0 {
-                if w.key.may_take_turn(h.key()) {
+                if w.rank.may_take_turn(h.rank()) {
                     return Flag::Turn;
                 }
                 flag = Flag::Waiter;
@@ -671,11 +671,11 @@ impl Table {
         for pair in self.order.windows(2) {
             let (a, b) = (&self.waiters[pair[0]], &self.waiters[pair[1]]);
             assert!(
-                (a.key, a.ticket) < (b.key, b.ticket),
+                (a.rank, a.ticket) < (b.rank, b.ticket),
                 "order broken: {:?}/{} before {:?}/{}",
-                a.key,
+                a.rank,
                 a.ticket,
-                b.key,
+                b.rank,
                 b.ticket
             );
         }

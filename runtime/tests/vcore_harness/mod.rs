@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use hos_runtime::stats::KickReason;
-use hos_runtime::vcore::step::{Effects, Flag, Step, Traits, WaitKey, Who, YieldKind};
+use hos_runtime::vcore::step::{Effects, Flag, Step, Traits, WaitId, Who, YieldKind};
 use hos_runtime::vcore::table::Table;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,7 +44,7 @@ pub struct H {
     pub waits: u32,
     pub escapes: u32,
     pub traits: HashMap<u64, Traits>,
-    pub keys: HashMap<u64, WaitKey>,
+    pub keys: HashMap<u64, WaitId>,
     pub wakes: HashMap<u64, Arc<Count>>,
 }
 
