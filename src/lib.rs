@@ -16,6 +16,7 @@ pub use hos_runtime::sys::CpuTime;
 pub use hos_runtime::{Calibration, ConfigError, PrecisePath, ShortSleep, SleepPath, Stats};
 pub use result::ResultCode;
 
+use crate::sync::lock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -68,8 +69,8 @@ impl Runtime {
 
     /// Keeps a guest thread's join slot for [`Runtime::shutdown`], forgetting joined ones.
     pub(crate) fn track(&self, slot: Arc<thread::JoinSlot>) {
-        let mut joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
-        joins.retain(|s| s.lock().unwrap_or_else(|e| e.into_inner()).is_some());
+        let mut joins = lock(&*self.joins);
+        joins.retain(|s| lock(&**s).is_some());
         joins.push(slot);
     }
 
@@ -81,10 +82,10 @@ impl Runtime {
     /// checkpoint is waited for.
     pub fn shutdown(&self) {
         self.inner.shutdown();
-        let slots = std::mem::take(&mut *self.joins.lock().unwrap_or_else(|e| e.into_inner()));
+        let slots = std::mem::take(&mut *lock(&*self.joins));
         let me = std::thread::current().id();
         for slot in slots {
-            let os = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let os = lock(&*slot).take();
             match os {
                 Some(os) if os.thread().id() == me => {}
                 Some(os) => {

@@ -10,6 +10,7 @@
 use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
 use crate::os::{ClearMode, Event};
+use crate::sync::lock;
 use crate::{ResultCode, Runtime};
 use hos_runtime::context;
 use hos_runtime::sys::{self, CpuTime};
@@ -374,7 +375,7 @@ impl<T> JoinHandle<T> {
     /// Blocks the calling OS thread until the guest thread ends (a plain OS join, not a
     /// runtime wait: it is not cancelled by shutdown).
     pub fn join(self) -> std::thread::Result<T> {
-        let os = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let os = lock(&*self.slot).take();
         if let Some(os) = os {
             let _ = os.join();
         }

@@ -10,7 +10,7 @@
 
 use crate::park::Parker;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use crate::sync::Mutex;
+use crate::sync::{lock, Mutex};
 use crate::sys;
 use std::sync::Arc;
 
@@ -78,13 +78,13 @@ impl Tracker {
         self.wake_latency_ns
             .store(c.wake_latency_ns, Ordering::Relaxed);
         self.precise.store(c.precise as u8, Ordering::Relaxed);
-        *self.measured.lock().unwrap_or_else(|e| e.into_inner()) = (c.own_cpu_ns, c.reactor_cpu_ns);
+        *lock(&self.measured) = (c.own_cpu_ns, c.reactor_cpu_ns);
     }
 
     /// The figures now.
     pub fn get(&self) -> Calibration {
         // Relaxed: each estimate is an independent hint (module invariant).
-        let (own_cpu_ns, reactor_cpu_ns) = *self.measured.lock().unwrap_or_else(|e| e.into_inner());
+        let (own_cpu_ns, reactor_cpu_ns) = *lock(&self.measured);
         Calibration {
             timer_lateness_ns: self.timer_lateness_ns.load(Ordering::Relaxed),
             wake_latency_ns: self.wake_latency_ns.load(Ordering::Relaxed),

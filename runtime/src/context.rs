@@ -7,6 +7,7 @@
 use crate::policy::Role;
 use crate::runtime::Runtime;
 use crate::stats::Counters;
+use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -20,12 +21,12 @@ static DEFAULT: RwLock<Option<Runtime>> = RwLock::new(None);
 
 /// Makes `rt` the runtime of threads that have no guest context.
 pub(crate) fn set_default(rt: Option<Runtime>) {
-    *DEFAULT.write().unwrap_or_else(|e| e.into_inner()) = rt;
+    *write(&DEFAULT) = rt;
 }
 
 /// Clears the default if it is `rt`.
 pub(crate) fn clear_default(rt: &Runtime) {
-    let mut d = DEFAULT.write().unwrap_or_else(|e| e.into_inner());
+    let mut d = write(&DEFAULT);
     if d.as_ref().is_some_and(|d| d.same(rt)) {
         *d = None;
     }
@@ -57,7 +58,7 @@ pub fn thread() -> Option<Arc<ThreadRecord>> {
 pub fn runtime() -> Option<Runtime> {
     CURRENT
         .with(|c| c.borrow().as_ref().map(|(rt, _)| rt.clone()))
-        .or_else(|| DEFAULT.read().unwrap_or_else(|e| e.into_inner()).clone())
+        .or_else(|| read(&DEFAULT).clone())
 }
 
 /// Runs `f` with the calling guest thread's runtime and record, borrowed (no clone, no lock);
@@ -84,7 +85,7 @@ pub fn current() -> Current {
         None => (None, None),
     });
     Current {
-        rt: rt.or_else(|| DEFAULT.read().unwrap_or_else(|e| e.into_inner()).clone()),
+        rt: rt.or_else(|| read(&DEFAULT).clone()),
         thread,
     }
 }

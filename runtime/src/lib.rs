@@ -39,3 +39,9 @@ pub use park::{block_on, Wait, WaitFor};
 pub use policy::Role;
 pub use runtime::Runtime;
 pub use stats::{SleepPath, Stats};
+
+/// What the `hos` crate needs of the runtime and a host must not call.
+#[doc(hidden)]
+pub mod internal {
+    pub use crate::sync::{lock, read, write, Lockable};
+}

@@ -19,7 +19,7 @@
 use crate::calibration::Tracker;
 use crate::stats::Counters;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
-use crate::sync::Mutex;
+use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::wheel::{Wheel, WheelKey};
 use atomic_waker::AtomicWaker;
@@ -181,17 +181,13 @@ impl Reactor {
         self.shared.stop.store(true, Ordering::Release);
         self.shared.wake();
         let watchers: Vec<Waker> = {
-            let mut w = self
-                .shared
-                .stop_watch
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut w = lock(&self.shared.stop_watch);
             w.drain().collect()
         };
         for w in watchers {
             w.wake();
         }
-        let t = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let t = lock(&self.thread).take();
         if let Some(t) = t {
             let _ = t.join();
         }
@@ -218,11 +214,7 @@ impl Reactor {
     /// one, `Some` refreshes its waker. Returns `false`, registering nothing, once stopped.
     /// Undo with [`Reactor::unwatch_stop`].
     pub fn watch_stop(&self, key: &mut Option<usize>, waker: &Waker) -> bool {
-        let mut w = self
-            .shared
-            .stop_watch
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut w = lock(&self.shared.stop_watch);
         // Acquire under the lock: `shutdown` sets `stop` before it drains, so either it
         // drains this entry or we see `stop` here.
         if self.shared.stop.load(Ordering::Acquire) {
@@ -239,11 +231,7 @@ impl Reactor {
     /// Takes a [`Reactor::watch_stop`] registration out (nothing if `key` is `None`).
     pub fn unwatch_stop(&self, key: &mut Option<usize>) {
         if let Some(k) = key.take() {
-            let mut w = self
-                .shared
-                .stop_watch
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut w = lock(&self.shared.stop_watch);
             w.try_remove(k);
         }
     }
@@ -355,10 +343,10 @@ fn run(s: &Shared) {
                         DeadlineClass::Relaxed => &mut relaxed,
                     };
                     let key = wheel.insert(t.deadline, t.clone());
-                    *t.key.lock().unwrap_or_else(|e| e.into_inner()) = Some(key);
+                    *lock(&t.key) = Some(key);
                 }
                 Op::Cancel(t) => {
-                    let key = t.key.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    let key = lock(&t.key).take();
                     if let Some(key) = key {
                         match t.class {
                             DeadlineClass::Precise => precise.remove(key),
@@ -376,7 +364,7 @@ fn run(s: &Shared) {
         if !due.is_empty() {
             let at = sys::now();
             for t in due.drain(..) {
-                t.key.lock().unwrap_or_else(|e| e.into_inner()).take();
+                lock(&t.key).take();
                 // AcqRel: publishes `fired_at` with FIRED; loses to a racing cancel cleanly.
                 t.fired_at.store(at, Ordering::Relaxed);
                 if t.state

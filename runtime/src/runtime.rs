@@ -11,7 +11,7 @@ use crate::policy::Policy;
 use crate::reactor::Reactor;
 use crate::stats::{Counters, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use crate::sync::Mutex;
+use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::vcore::Vcores;
@@ -155,7 +155,7 @@ impl Runtime {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (serial, first) = self.roles_of(&spec.name);
         let rec = Arc::new(ThreadRecord::new(id, spec, serial, first));
-        let mut threads = self.inner.threads.lock().unwrap_or_else(|e| e.into_inner());
+        let mut threads = lock(&self.inner.threads);
         threads.retain(|w| w.strong_count() > 0);
         threads.push(Arc::downgrade(&rec));
         rec
@@ -183,7 +183,7 @@ impl Runtime {
 
     /// Every live guest thread.
     pub fn threads(&self) -> Vec<Arc<ThreadRecord>> {
-        let threads = self.inner.threads.lock().unwrap_or_else(|e| e.into_inner());
+        let threads = lock(&self.inner.threads);
         threads.iter().filter_map(Weak::upgrade).collect()
     }
 

@@ -6,7 +6,7 @@
 
 use crate::park::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
-use crate::sync::Mutex;
+use crate::sync::{lock, Mutex};
 use crate::sys::{CpuTime, ThreadClock};
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -71,12 +71,12 @@ impl ThreadRecord {
 
     /// The name now, read whole.
     pub fn name(&self) -> Arc<str> {
-        self.name.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        lock(&self.name).clone()
     }
 
     /// Renames; the caller recomputes the role flags (`set_roles`).
     pub(crate) fn set_name_raw(&self, name: &str) {
-        *self.name.lock().unwrap_or_else(|e| e.into_inner()) = Arc::from(name);
+        *lock(&self.name) = Arc::from(name);
     }
 
     /// Sets the name-derived flags.

@@ -8,6 +8,7 @@
 
 use super::Handle;
 use crate::os::Waitable;
+use crate::sync::lock;
 use crate::thread::Thread;
 use crate::ResultCode;
 use std::sync::{Arc, Mutex};
@@ -78,7 +79,7 @@ static TABLE: Mutex<Table> = Mutex::new(Table {
 });
 
 fn table() -> std::sync::MutexGuard<'static, Table> {
-    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&TABLE)
 }
 
 fn split(h: Handle) -> (usize, u32) {

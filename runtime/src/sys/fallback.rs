@@ -8,6 +8,8 @@
 use super::CpuTime;
 use crate::sync::atomic::AtomicU32;
 #[cfg(not(loom))]
+use crate::sync::lock;
+#[cfg(not(loom))]
 use std::sync::LazyLock;
 use std::time::Duration;
 #[cfg(not(loom))]
@@ -73,7 +75,7 @@ mod table {
 pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
     use crate::sync::atomic::Ordering;
     let b = table::bucket(word as *const _ as usize);
-    let guard = b.lock.lock().unwrap_or_else(|e| e.into_inner());
+    let guard = lock(&b.lock);
     // Relaxed: the bucket lock orders this load after any store that precedes a wake.
     if word.load(Ordering::Relaxed) != expected {
         return;
@@ -89,7 +91,7 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
 #[cfg(not(loom))]
 pub fn futex_wake(word: &AtomicU32) {
     let b = table::bucket(word as *const _ as usize);
-    drop(b.lock.lock().unwrap_or_else(|e| e.into_inner()));
+    drop(lock(&b.lock));
     b.cond.notify_all();
 }
 

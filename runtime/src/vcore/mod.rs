@@ -53,7 +53,7 @@ use crate::context;
 use crate::park::{block_on_until, Wait};
 use crate::stats::Counters;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use crate::sync::{Arc, Mutex};
+use crate::sync::{lock, Arc, Mutex};
 use crate::sys;
 use crate::thread::ThreadRecord;
 use std::cell::Cell;
@@ -349,7 +349,7 @@ impl Inner {
     fn run<R>(&self, op: impl FnOnce(&mut Table, &mut Effects) -> R) -> R {
         let mut fx = Effects::default();
         let r = {
-            let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+            let mut table = lock(&self.table);
             let r = op(&mut table, &mut fx);
             for s in (0..table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
                 // Relaxed: written under the lock, read as a hint (ground rules).
