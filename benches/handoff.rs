@@ -8,8 +8,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, MessageQueue};
+use hos::Config;
 use hos::{Calibration, Runtime};
-use hos_runtime::Config;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

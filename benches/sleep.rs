@@ -1,8 +1,8 @@
 //! Criterion: time per sleep (asked length plus overshoot) of 20 us, 100 us and 1 ms, for hos
 //! in each short-sleep mode and the sleepers a host would use instead. The percentiles and
-//! CPU a sleep are printed by `examples/sleep_compare.rs`, which shares the sleepers.
+//! CPU a sleep are printed by `examples/sleep_compare`, whose sleepers this bench borrows.
 
-#[path = "support/sleepers.rs"]
+#[path = "../examples/sleep_compare/sleepers.rs"]
 #[allow(dead_code)]
 mod sleepers;
 

@@ -33,15 +33,18 @@
 //! microsecond: the release itself measured 1.0-1.6 us with its `futex_wake` system call.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use hos_runtime::config::Config;
-use hos_runtime::stats::Counters;
-use hos_runtime::sys;
-use hos_runtime::thread::{ThreadRecord, ThreadSpec};
-use hos_runtime::vcore::{Vcores, YieldKind};
+use hos_runtime::internal::{sys, Counters, Spin, ThreadRecord, ThreadSpec, Vcores, YieldKind};
+use hos_runtime::Config;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The spin of a waiting guest thread with no runtime: the default 20 us.
+const SPIN: Spin = Spin {
+    ns: 20_000,
+    full: true,
+};
 
 fn vcores(cores: usize) -> Arc<Vcores> {
     let config = Config {
@@ -67,16 +70,18 @@ fn uncontended(c: &mut Criterion) {
     let t = record(1);
     g.bench_function("acquire+release", |b| {
         b.iter(|| {
-            v.acquire(&t);
-            black_box(v.release(&t));
+            let _ = v.acquire(&*t, SPIN);
+            black_box(v.release(&*t));
         })
     });
-    v.acquire(&t);
-    g.bench_function("checkpoint", |b| b.iter(|| v.checkpoint(black_box(&t))));
-    g.bench_function("yield", |b| {
-        b.iter(|| black_box(v.yield_core(&t, YieldKind::SamePriority)))
+    let _ = v.acquire(&*t, SPIN);
+    g.bench_function("checkpoint", |b| {
+        b.iter(|| v.checkpoint(black_box(&*t), SPIN))
     });
-    v.release(&t);
+    g.bench_function("yield", |b| {
+        b.iter(|| black_box(v.yield_core(&*t, YieldKind::SamePriority, SPIN).handed))
+    });
+    v.release(&*t);
     g.finish();
 }
 
@@ -126,13 +131,13 @@ fn handoff(c: &mut Criterion) {
     let ran = Arc::new(AtomicU64::new(0));
     let next = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
-    v.acquire(&holder);
+    let _ = v.acquire(&*holder, SPIN);
     let th = {
         let (v, ran, next, stop) = (v.clone(), ran.clone(), next.clone(), stop.clone());
         std::thread::spawn(move || loop {
-            v.acquire(&waiter);
+            let _ = v.acquire(&*waiter, SPIN);
             ran.store(sys::now(), Ordering::SeqCst);
-            v.release(&waiter);
+            v.release(&*waiter);
             while !next.swap(false, Ordering::SeqCst) {
                 if stop.load(Ordering::SeqCst) {
                     return;
@@ -147,17 +152,17 @@ fn handoff(c: &mut Criterion) {
                 iters,
                 &ran,
                 || {
-                    v.release(&holder);
+                    v.release(&*holder);
                 },
                 || {
-                    v.acquire(&holder);
+                    let _ = v.acquire(&*holder, SPIN);
                     next.store(true, Ordering::SeqCst);
                     th.thread().unpark();
                 },
             )
         })
     });
-    v.release(&holder);
+    v.release(&*holder);
     stop.store(true, Ordering::SeqCst);
     th.thread().unpark();
     th.join().expect("waiter");

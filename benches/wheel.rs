@@ -8,7 +8,7 @@
 //! Run with `cargo bench --bench wheel`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use hos_runtime::wheel::{Wheel, WheelKey};
+use hos_runtime::internal::{Wheel, WheelKey};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Duration;

@@ -4,16 +4,20 @@
 //! policy-driven `block_on`; one reactor thread owns every deadline; six virtual cores rank
 //! guest threads by Horizon priority. See the README for the whole picture.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
+#![forbid(unsafe_code)]
 
+pub mod machine;
 pub mod os;
 mod result;
 pub mod svc;
 mod sync;
 pub mod thread;
 
-pub use hos_runtime::sys::CpuTime;
-pub use hos_runtime::{Calibration, ConfigError, PrecisePath, ShortSleep, SleepPath, Stats};
+pub use hos_runtime::{
+    Calibration, Config, ConfigError, CpuTime, KickReason, Lateness, PrecisePath, ShortSleep,
+    SleepPath, Stats, ThreadStats, LATE_BUCKETS,
+};
 pub use result::ResultCode;
 
 use crate::sync::lock;
@@ -26,14 +30,16 @@ pub type RuntimeBuilder = hos_runtime::Builder<Runtime>;
 /// A running hos runtime: a cheap `Clone` handle.
 #[derive(Clone, Debug)]
 pub struct Runtime {
-    inner: hos_runtime::Runtime,
+    inner: hos_runtime::internal::Runtime,
     /// The OS threads of guest threads not yet joined. # Invariant: each slot is shared with
     /// one `JoinHandle`; whoever takes the handle out of it joins, so nobody joins twice.
     joins: Arc<Mutex<Vec<Arc<thread::JoinSlot>>>>,
 }
 
-impl From<hos_runtime::Runtime> for Runtime {
-    fn from(inner: hos_runtime::Runtime) -> Self {
+/// What the builder makes a `Runtime` from (an internal runtime handle).
+#[doc(hidden)]
+impl From<hos_runtime::internal::Runtime> for Runtime {
+    fn from(inner: hos_runtime::internal::Runtime) -> Self {
         Runtime {
             inner,
             joins: Default::default(),
@@ -57,13 +63,18 @@ impl Runtime {
         self.inner.host_sleep(d);
     }
 
+    /// The configuration it was built with (the environment applied, every value checked).
+    pub fn config(&self) -> &Config {
+        self.inner.config()
+    }
+
     /// Counters, calibration, and per-thread CPU.
     pub fn stats(&self) -> Stats {
         self.inner.stats()
     }
 
-    /// The reactor-level runtime, for hosts that drive it directly.
-    pub fn raw(&self) -> &hos_runtime::Runtime {
+    /// The runtime-level handle behind this one.
+    pub(crate) fn inner(&self) -> &hos_runtime::internal::Runtime {
         &self.inner
     }
 

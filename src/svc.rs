@@ -12,9 +12,7 @@ pub use handles::{HandleObject, MAX_HANDLES};
 use crate::os::{wait_any, MAX_WAIT_OBJECTS};
 use crate::thread::Thread;
 use crate::ResultCode;
-use hos_runtime::stats::Counters;
-use hos_runtime::vcore::YieldKind;
-use hos_runtime::{context, sys};
+use hos_runtime::internal::{runtime, sleep, sys, with_guest, Counters, YieldKind};
 use std::time::Duration;
 
 /// A Horizon handle: a process-wide name for a waitable object or a guest thread.
@@ -65,7 +63,7 @@ pub fn close_handle(h: Handle) -> Result<(), ResultCode> {
 /// Through the runtime's sleep paths; a guest thread holds no virtual core while it sleeps.
 pub fn sleep_thread(ns: i64) {
     checkpoint();
-    let Some(rt) = context::runtime() else {
+    let Some(rt) = runtime() else {
         match ns {
             1.. => std::thread::sleep(Duration::from_nanos(ns as u64)),
             _ => std::thread::yield_now(),
@@ -73,7 +71,10 @@ pub fn sleep_thread(ns: i64) {
         return;
     };
     let kind = match ns {
-        1.. => return rt.sleep(ns as u64),
+        1.. => {
+            sleep(ns as u64);
+            return;
+        }
         0 => YieldKind::SamePriority,
         -1 => YieldKind::Migrate,
         -2 => YieldKind::Any,
@@ -86,7 +87,7 @@ pub fn sleep_thread(ns: i64) {
     Counters::bump(&rt.counters().yields);
     // A yield that kept its virtual core (nobody to hand it to, or no virtual cores) gives
     // the processor to another ready thread instead.
-    let handed = context::with_guest(|rt, t| rt.vcores().yield_core(t, kind));
+    let handed = with_guest(|rt, t| rt.yield_core(t, kind));
     if handed != Some(true) {
         sys::yield_now();
     }
@@ -95,7 +96,7 @@ pub fn sleep_thread(ns: i64) {
 /// A point where a kicked guest thread gives its virtual core up (svc entry, nn::os calls,
 /// polled loop headers). Nothing on other threads.
 pub fn checkpoint() {
-    context::with_guest(|rt, t| rt.vcores().checkpoint(t));
+    with_guest(|rt, t| rt.checkpoint(t));
 }
 
 fn thread_of(h: Handle) -> Result<Thread, ResultCode> {

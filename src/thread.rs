@@ -11,10 +11,9 @@ use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
 use crate::os::{ClearMode, Event};
 use crate::sync::lock;
+use crate::CpuTime;
 use crate::{ResultCode, Runtime};
-use hos_runtime::context;
-use hos_runtime::sys::{self, CpuTime};
-use hos_runtime::thread::{ThreadRecord, ThreadSpec};
+use hos_runtime::internal::{enter, sys, with_guest, ThreadRecord, ThreadSpec};
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
@@ -59,7 +58,7 @@ pub struct Builder {
 
 impl Builder {
     pub(crate) fn new(rt: Runtime) -> Self {
-        let cores = rt.raw().config().cores;
+        let cores = rt.inner().config().cores;
         Builder {
             rt,
             name: String::from("GuestThread"),
@@ -108,7 +107,7 @@ impl Builder {
         T: Send + 'static,
     {
         let priority = check_priority(self.priority)?;
-        let config = self.rt.raw().config();
+        let config = self.rt.inner().config();
         let ideal_core = check_affinity(config.cores, self.ideal_core, self.core_mask, None)?;
         let trace = config.tls_trace;
         let spec = ThreadSpec {
@@ -118,7 +117,7 @@ impl Builder {
             ideal_core,
         };
         let thread = Thread {
-            record: self.rt.raw().register_thread(&spec),
+            record: self.rt.inner().register_thread(&spec),
             rt: self.rt,
             exit: Arc::new(Event::new(ClearMode::Manual)),
         };
@@ -127,7 +126,7 @@ impl Builder {
         let os = std::thread::Builder::new()
             .name(self.name)
             .spawn(move || {
-                let _ctx = context::enter(t.rt.raw(), t.record.clone());
+                let _ctx = enter(t.rt.inner(), t.record.clone());
                 let _current = CurrentGuard::enter(t.clone());
                 if trace {
                     tracing::info!(
@@ -204,14 +203,14 @@ struct CoreGuard<'a>(&'a Thread);
 
 impl<'a> CoreGuard<'a> {
     fn take(t: &'a Thread) -> Self {
-        t.rt.raw().vcores().acquire(&t.record);
+        t.rt.inner().acquire_core(&t.record);
         CoreGuard(t)
     }
 }
 
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
-        self.0.rt.raw().vcores().release(&self.0.record);
+        self.0.rt.inner().release_core(&self.0.record);
     }
 }
 
@@ -268,7 +267,7 @@ impl Thread {
 
     /// Renames the thread; its serial role and HOS_VCORE_FIRST rank follow the new name.
     pub fn set_name(&self, name: &str) {
-        self.rt.raw().rename_thread(&self.record, name);
+        self.rt.inner().rename_thread(&self.record, name);
     }
 
     /// Whether it is serial (on the frame's critical chain).
@@ -288,8 +287,7 @@ impl Thread {
     pub fn set_priority(&self, p: i32) -> Result<(), ResultCode> {
         // Through the virtual cores: a waiting or holding thread is re-ranked at once.
         self.rt
-            .raw()
-            .vcores()
+            .inner()
             .set_priority(&self.record, check_priority(p)?);
         Ok(())
     }
@@ -311,19 +309,16 @@ impl Thread {
     /// InvalidCoreId for an empty mask, a core past the runtime's cores, or an ideal core
     /// that is no core; InvalidCombination for an ideal core outside the mask.
     pub fn set_core_mask(&self, ideal: i32, mask: u64) -> Result<(), ResultCode> {
-        let cores = self.rt.raw().config().cores;
+        let cores = self.rt.inner().config().cores;
         let ideal = check_affinity(cores, ideal, mask, Some(self.ideal_core()))?;
-        self.rt
-            .raw()
-            .vcores()
-            .set_affinity(&self.record, ideal, mask);
+        self.rt.inner().set_affinity(&self.record, ideal, mask);
         Ok(())
     }
 
     /// Its CPU time, user and kernel. For the calling thread itself: one system call
     /// ([`cpu_time`]); for another thread: through the clock it made once when it started.
     pub fn cpu_time(&self) -> CpuTime {
-        let me = context::with_guest(|_, r| Arc::ptr_eq(r, &self.record));
+        let me = with_guest(|_, r| Arc::ptr_eq(r, &self.record));
         if me == Some(true) {
             cpu_time()
         } else {
@@ -339,11 +334,6 @@ impl Thread {
     /// Whether it has ended (its result is ready for `join`).
     pub fn is_finished(&self) -> bool {
         self.exit.is_signalled()
-    }
-
-    /// The runtime's record of it.
-    pub fn record(&self) -> &Arc<ThreadRecord> {
-        &self.record
     }
 }
 

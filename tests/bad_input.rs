@@ -34,7 +34,7 @@ fn priority_64_is_invalid_priority_e001() {
 #[test]
 fn mask_0_or_past_the_cores_is_invalid_core_id_e201() {
     assert_eq!(ResultCode::INVALID_CORE_ID.0, 0xE201);
-    let cores = rt().raw().config().cores;
+    let cores = rt().config().cores;
     for mask in [0, 1 << cores, u64::MAX] {
         let spawned = rt().thread().core_mask(mask).spawn(|| ());
         assert_eq!(

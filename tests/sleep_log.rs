@@ -10,7 +10,7 @@ use log_capture::Log;
 
 fn run(sleep_log: bool) {
     let rt = Runtime::builder()
-        .config(hos_runtime::Config {
+        .config(hos::Config {
             sleep_log,
             vcores: false,
             ..Default::default()

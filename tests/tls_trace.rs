@@ -10,7 +10,7 @@ use log_capture::Log;
 fn tls_trace_logs_each_thread_start() {
     let log = Log::install();
     let rt = Runtime::builder()
-        .config(hos_runtime::Config {
+        .config(hos::Config {
             tls_trace: true,
             ..Default::default()
         })

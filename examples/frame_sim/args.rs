@@ -251,7 +251,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
             "--workers" => o.load.workers = n(0, 64, "a count of workers")? as usize,
             "--poll-us" => o.load.poll_us = n(1, 100_000, "a poll sleep in us")?,
             "--procs" => {
-                let max = hos_runtime::sys::logical_processors().unwrap_or(4096) as u64;
+                let max = hos::machine::logical_processors().unwrap_or(4096) as u64;
                 o.procs =
                     Some(n(1, max, "a count of logical processors this process may use")? as usize);
             }

@@ -9,7 +9,7 @@
 use crate::args::Options;
 use crate::load::{self, Mark};
 use crate::progress::Progress;
-use hos_runtime::{Calibration, Config, ShortSleep};
+use hos::{Calibration, Config, ShortSleep};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 

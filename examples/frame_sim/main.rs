@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(n) = opts.procs {
-        if let Err(e) = hos_runtime::sys::set_affinity_first(n) {
+        if let Err(e) = hos::machine::restrict_processors(n) {
             eprintln!("frame_sim: --procs {n}: {e}");
             return ExitCode::from(2);
         }
@@ -60,7 +60,7 @@ fn main() -> ExitCode {
 
 fn run(o: &Options) -> Result<(), String> {
     std::fs::create_dir_all(&o.out).map_err(|e| format!("--out {}: {e}", o.out.display()))?;
-    let processors = hos_runtime::sys::logical_processors();
+    let processors = hos::machine::logical_processors();
     let calibration = if o.calibrate_once {
         Some(arms::calibrate()?)
     } else {

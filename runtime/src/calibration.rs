@@ -8,7 +8,7 @@
 //! Machines differ tenfold: a slack-1 timer was 4-5 us late on a 16-core VM and 40-53 us on a
 //! 2-core one; a futex wake took 2.4-12 us. So nothing here is a constant.
 
-use crate::park::Parker;
+use crate::parker::Parker;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
@@ -168,7 +168,7 @@ fn quantile(mut v: Vec<u64>, q: f64) -> u64 {
 
 /// Spins until `deadline` (a `sys::now()` value).
 #[inline]
-pub fn spin_until(deadline: u64) {
+pub(crate) fn spin_until(deadline: u64) {
     while sys::now() < deadline {
         crate::sync::spin_hint();
     }
@@ -210,7 +210,7 @@ impl Probe {
 
 /// Measures the machine, in a few tens of milliseconds. Call it on a thread with timer slack
 /// 1 ns (the reactor thread does); it starts one short-lived helper thread.
-pub fn measure() -> Calibration {
+pub(crate) fn measure() -> Calibration {
     // 1. The OS timer's lateness at 1 ns of slack.
     let lateness: Vec<u64> = (0..SAMPLES)
         .map(|_| {
@@ -297,7 +297,7 @@ pub fn measure() -> Calibration {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

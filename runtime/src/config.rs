@@ -1,19 +1,19 @@
-//! The typed configuration, the builder that makes a runtime from it, and the environment
-//! switches (SPEC.md section 9; docs/switches.md lists every one).
+//! The typed configuration and the rules of its switches (docs/switches.md lists every one).
 //!
-//! Invariant: a `Config` that [`Builder::resolve`] (and so [`Builder::build`]) returned is valid:
-//! every number lies in its switch's range, every name part is trimmed and non-empty, and a
-//! pinned processor count is at least 1. Nothing downstream re-checks or clamps it, except the
-//! one documented clamp (`spin_other_us <= spin_us`), applied in [`crate::policy`].
+//! Invariant: a `Config` that [`Builder::resolve`](crate::Builder::resolve) (and so
+//! `build`) returned is valid: every number lies in its switch's range, every name part is
+//! trimmed and non-empty, and a pinned processor count is at least 1. Nothing downstream
+//! re-checks or clamps it, except the one documented clamp (`spin_other_us <= spin_us`),
+//! applied in [`crate::policy`].
 //!
 //! # Where a value comes from
 //!
 //! Each switch starts at its default ([`Config::default`]). A builder method sets it in code.
-//! [`Builder::env`] (or [`Builder::env_from`]) reads every `HOS_*` switch once, in `resolve`,
-//! never later; an environment value applies only to switches the code did not set, unless the
-//! host called [`Builder::env_overrides`], in which case it applies to every switch. An
-//! environment value that the code's value wins over is still checked (a bad value is an error
-//! either way) and logged as ignored.
+//! [`Builder::env`](crate::Builder::env) (or `env_from`) reads every `HOS_*` switch once, in
+//! `resolve`, never later; an environment value applies only to switches the code did not
+//! set, unless the host called [`Builder::env_overrides`](crate::Builder::env_overrides), in
+//! which case it applies to every switch. An environment value that the code's value wins over
+//! is still checked (a bad value is an error either way) and logged as ignored.
 //!
 //! # The rules, the same for every switch and for code
 //!
@@ -25,9 +25,10 @@
 //! | name parts | comma separated; each part trimmed; empty parts ignored |
 
 use crate::calibration::Calibration;
-use crate::runtime::Runtime;
 use std::fmt;
-use std::marker::PhantomData;
+
+/// HOS_SPIN_US's default, in microseconds.
+pub(crate) const DEFAULT_SPIN_US: u64 = 20;
 
 /// How guest sleeps under 1 ms are served (SPEC.md section 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +46,8 @@ pub enum ShortSleep {
 
 /// Every switch of the runtime, typed. `Default` is the documented default of each.
 ///
-/// A `Config` made by hand is checked when it goes through [`Builder::config`] and
-/// [`Builder::resolve`]; only a resolved one is promised valid.
+/// A `Config` made by hand is checked when it goes through [`Builder::config`](crate::Builder::config) and
+/// [`Builder::resolve`](crate::Builder::resolve); only a resolved one is promised valid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// HOS_SHORT_SLEEP (default `Reactor`).
@@ -95,7 +96,7 @@ impl Default for Config {
             short_sleep: ShortSleep::Reactor,
             short_sleep_timer: None,
             short_sleep_pollers: None,
-            spin_us: 20,
+            spin_us: DEFAULT_SPIN_US,
             spin_other_us: None,
             serial: vec!["MainThread".into(), "Presentation".into()],
             cores: 6,
@@ -137,7 +138,7 @@ impl std::error::Error for ConfigError {}
 
 /// The switches of SPEC.md section 9, each with its environment name and builder method.
 #[derive(Clone, Copy, Debug)]
-enum Switch {
+pub(crate) enum Switch {
     ShortSleep,
     ShortSleepTimer,
     ShortSleepPollers,
@@ -155,7 +156,7 @@ enum Switch {
 
 impl Switch {
     /// Every switch, in the order they are read.
-    const ALL: [Switch; 13] = [
+    pub(crate) const ALL: [Switch; 13] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -172,7 +173,7 @@ impl Switch {
     ];
 
     /// The environment variable.
-    fn env(self) -> &'static str {
+    pub(crate) fn env(self) -> &'static str {
         match self {
             Switch::ShortSleep => "HOS_SHORT_SLEEP",
             Switch::ShortSleepTimer => "HOS_SHORT_SLEEP_TIMER",
@@ -190,13 +191,13 @@ impl Switch {
         }
     }
 
-    /// This switch's bit in [`Builder`]'s set-in-code mask.
-    fn bit(self) -> u32 {
+    /// This switch's bit in [`Builder`](crate::Builder)'s set-in-code mask.
+    pub(crate) fn bit(self) -> u32 {
         1 << self as u32
     }
 
     /// Parses `raw` by this switch's rule into `config`; the error names the variable.
-    fn apply(self, config: &mut Config, raw: &str) -> Result<(), ConfigError> {
+    pub(crate) fn apply(self, config: &mut Config, raw: &str) -> Result<(), ConfigError> {
         let name = self.env();
         match self {
             Switch::ShortSleep => config.short_sleep = parse_mode(name, raw)?,
@@ -306,7 +307,7 @@ fn parse_mode(switch: &'static str, raw: &str) -> Result<ShortSleep, ConfigError
 }
 
 /// The name-part rule: each part trimmed, empty parts dropped.
-fn parts<S: AsRef<str>>(raw: impl IntoIterator<Item = S>) -> Vec<String> {
+pub(crate) fn parts<S: AsRef<str>>(raw: impl IntoIterator<Item = S>) -> Vec<String> {
     raw.into_iter()
         .map(|p| p.as_ref().trim().to_string())
         .filter(|p| !p.is_empty())
@@ -314,7 +315,7 @@ fn parts<S: AsRef<str>>(raw: impl IntoIterator<Item = S>) -> Vec<String> {
 }
 
 /// Checks every number of `config` against its range; errors name the builder method.
-fn check(config: &Config) -> Result<(), ConfigError> {
+pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     if let Some(n) = config.short_sleep_pollers {
         POLLERS.check("short_sleep_pollers", n as u64)?;
     }
@@ -335,246 +336,7 @@ fn check(config: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Where the environment is read from: a variable's name to its value, `None` if unset.
-type EnvSource = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
-
-/// The process environment; a value that is not UTF-8 is read lossily (so a boolean is on and
-/// a number is an error naming it), never taken for unset.
-fn process_env(name: &str) -> Option<String> {
-    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-}
-
-/// Builds a runtime. `R` is what `build` returns: the runtime itself, or a host-facing
-/// wrapper made from it (the `hos` crate's `Runtime`).
-///
-/// Every switch has a method; a value set in code wins over the environment unless the host
-/// calls [`Builder::env_overrides`]. Values are checked in [`Builder::resolve`], which `build`
-/// calls: a bad one is a [`ConfigError`] naming the method (or the `HOS_*` variable).
-///
-/// ```
-/// use hos_runtime::{Builder, Runtime, ShortSleep};
-///
-/// let config = Builder::<Runtime>::new()
-///     .env_from(|name| (name == "HOS_CORES").then(|| "4".to_string()))
-///     .short_sleep(ShortSleep::Timer)
-///     .spin_us(30)
-///     .resolve()?;
-/// assert_eq!((config.cores, config.spin_us), (4, 30));
-///
-/// let err = Builder::<Runtime>::new().vcores(9).resolve().unwrap_err();
-/// assert_eq!((err.switch, err.value.as_str()), ("vcores", "9"));
-/// # Ok::<(), hos_runtime::ConfigError>(())
-/// ```
-pub struct Builder<R = Runtime> {
-    config: Config,
-    /// Switches set in code, one [`Switch::bit`] each.
-    in_code: u32,
-    env: Option<EnvSource>,
-    env_overrides: bool,
-    out: PhantomData<fn() -> R>,
-}
-
-impl<R: From<Runtime>> Default for Builder<R> {
-    fn default() -> Self {
-        Builder {
-            config: Config::default(),
-            in_code: 0,
-            env: None,
-            env_overrides: false,
-            out: PhantomData,
-        }
-    }
-}
-
-impl<R: From<Runtime>> Builder<R> {
-    /// A builder with every switch at its default and the environment not read.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    fn in_code(mut self, switch: Switch) -> Self {
-        self.in_code |= switch.bit();
-        self
-    }
-
-    /// Replaces the whole configuration; every switch counts as set in code.
-    pub fn config(mut self, config: Config) -> Self {
-        self.config = config;
-        self.in_code = !0;
-        self
-    }
-
-    /// Reads every `HOS_*` switch from the process environment when the runtime is built
-    /// (in [`Builder::resolve`]), never later. Values set in code win unless
-    /// [`Builder::env_overrides`] is called too. A bad value makes `build` fail.
-    pub fn env(mut self) -> Self {
-        self.env = Some(Box::new(process_env));
-        self
-    }
-
-    /// Like [`Builder::env`], from `source` (a variable's name to its value, `None` if unset)
-    /// instead of the process environment: for tests (setting process variables while tests
-    /// run in parallel is unsound) and for hosts that keep switches elsewhere. The last of
-    /// `env` and `env_from` chooses the source.
-    pub fn env_from(
-        mut self,
-        source: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
-    ) -> Self {
-        self.env = Some(Box::new(source));
-        self
-    }
-
-    /// Lets the environment override values set in code too (the user's switches win over the
-    /// host's). Reads the process environment unless `env_from` chose another source.
-    pub fn env_overrides(mut self) -> Self {
-        self.env_overrides = true;
-        if self.env.is_none() {
-            self.env = Some(Box::new(process_env));
-        }
-        self
-    }
-
-    /// HOS_SHORT_SLEEP: the short-sleep mode (default `Reactor`).
-    pub fn short_sleep(mut self, mode: ShortSleep) -> Self {
-        self.config.short_sleep = mode;
-        self.in_code(Switch::ShortSleep)
-    }
-
-    /// HOS_SHORT_SLEEP_TIMER: `Some(true)` puts every short sleep on the timer, `Some(false)`
-    /// makes every short sleep yield, `None` follows the mode. Either `Some` turns the poller
-    /// cap off.
-    pub fn short_sleep_timer(mut self, all: Option<bool>) -> Self {
-        self.config.short_sleep_timer = all;
-        self.in_code(Switch::ShortSleepTimer)
-    }
-
-    /// HOS_SHORT_SLEEP_POLLERS: the poller cap, 0..=1024 (`Some(0)`: no cap; `None`: a
-    /// quarter of the logical processors, at least 1).
-    pub fn short_sleep_pollers(mut self, cap: Option<usize>) -> Self {
-        self.config.short_sleep_pollers = cap;
-        self.in_code(Switch::ShortSleepPollers)
-    }
-
-    /// HOS_SPIN_US: the spin of serial and host threads before a wait parks, 0..=1_000_000
-    /// microseconds (default 20).
-    pub fn spin_us(mut self, us: u64) -> Self {
-        self.config.spin_us = us;
-        self.in_code(Switch::SpinUs)
-    }
-
-    /// HOS_SPIN_OTHER_US: the spin of other guest threads, 0..=1_000_000 microseconds
-    /// (default 5 with more than 6 processors, else the serial spin). Setting it applies it on
-    /// every machine. Clamped to `spin_us`, the one documented clamp.
-    pub fn spin_other_us(mut self, us: u64) -> Self {
-        self.config.spin_other_us = Some(us);
-        self.in_code(Switch::SpinOtherUs)
-    }
-
-    /// HOS_SERIAL: the name parts of serial threads (case-sensitive substrings; trimmed, empty
-    /// parts dropped). Replaces the default `MainThread`, `Presentation`.
-    pub fn serial<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
-        self.config.serial = parts(names);
-        self.in_code(Switch::Serial)
-    }
-
-    /// HOS_CORES: the number of virtual cores the game sees, 1..=8 (default 6).
-    pub fn vcores(mut self, n: usize) -> Self {
-        self.config.cores = n;
-        self.in_code(Switch::Cores)
-    }
-
-    /// HOS_VCORES: `false` turns the virtual-core semaphore off (default on).
-    pub fn vcores_enabled(mut self, on: bool) -> Self {
-        self.config.vcores = on;
-        self.in_code(Switch::Vcores)
-    }
-
-    /// HOS_VCORE_SLICE_US: the time slice, 1..=1_000_000 microseconds (default 2000).
-    pub fn vcore_slice_us(mut self, us: u64) -> Self {
-        self.config.vcore_slice_us = us;
-        self.in_code(Switch::VcoreSliceUs)
-    }
-
-    /// HOS_VCORE_ESCAPE_MS: the wait after which a waiter takes a core anyway,
-    /// 1..=3_600_000 milliseconds (default 2000).
-    pub fn vcore_escape_ms(mut self, ms: u64) -> Self {
-        self.config.vcore_escape_ms = ms;
-        self.in_code(Switch::VcoreEscapeMs)
-    }
-
-    /// HOS_VCORE_FIRST: the name parts of threads that rank first on the virtual cores
-    /// (case-sensitive substrings; trimmed, empty parts dropped; default none).
-    pub fn vcore_first<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
-        self.config.vcore_first = parts(names);
-        self.in_code(Switch::VcoreFirst)
-    }
-
-    /// HOS_SLEEP_LOG: trace every guest sleep (default off).
-    pub fn sleep_log(mut self, on: bool) -> Self {
-        self.config.sleep_log = on;
-        self.in_code(Switch::SleepLog)
-    }
-
-    /// HOS_TLS_TRACE: trace each guest thread's name, priority, ideal core and mask when it
-    /// starts (default off).
-    pub fn tls_trace(mut self, on: bool) -> Self {
-        self.config.tls_trace = on;
-        self.in_code(Switch::TlsTrace)
-    }
-
-    /// Pins the calibration instead of measuring it at build (reproducible runs).
-    pub fn calibration(mut self, calibration: Calibration) -> Self {
-        self.config.calibration = Some(calibration);
-        self
-    }
-
-    /// Pins the logical processor count the policy decides with (`None`: unknown) instead of
-    /// counting the affinity mask at build: for tests and reproducible runs. At least 1.
-    pub fn logical_processors(mut self, n: Option<usize>) -> Self {
-        self.config.logical_processors = Some(n);
-        self
-    }
-
-    /// Reads the environment (if asked), applies it by the precedence above and checks every
-    /// value: the configuration `build` would start with.
-    ///
-    /// # Errors
-    /// The first value, in the order of SPEC.md section 9, that its switch does not accept.
-    pub fn resolve(self) -> Result<Config, ConfigError> {
-        let mut config = self.config;
-        if let Some(read) = &self.env {
-            for switch in Switch::ALL {
-                let Some(raw) = read(switch.env()) else {
-                    continue;
-                };
-                if self.in_code & switch.bit() != 0 && !self.env_overrides {
-                    switch.apply(&mut Config::default(), &raw)?;
-                    tracing::warn!(
-                        "{}={raw:?} ignored: the host set it in code (env_overrides() lets the environment win)",
-                        switch.env()
-                    );
-                } else {
-                    switch.apply(&mut config, &raw)?;
-                }
-            }
-        }
-        config.serial = parts(config.serial);
-        config.vcore_first = parts(config.vcore_first);
-        check(&config)?;
-        Ok(config)
-    }
-
-    /// Resolves the configuration and starts the runtime (its reactor thread).
-    ///
-    /// # Errors
-    /// As [`Builder::resolve`]; nothing is started then.
-    pub fn build(self) -> Result<R, ConfigError> {
-        let config = self.resolve()?;
-        Ok(R::from(Runtime::start(config)))
-    }
-}
-
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

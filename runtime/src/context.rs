@@ -1,15 +1,22 @@
-//! Which runtime and which guest thread the calling OS thread belongs to.
+//! Which runtime and which guest thread the calling OS thread belongs to, and the waits that
+//! need to know: the composed `block_on` and the svc-level sleep.
 //!
 //! Invariant: a thread's context is set once when it enters as a guest thread and cleared when
 //! it leaves (by guard, unwinding included). Host threads have no guest record; their waits
 //! use the process's default runtime (the newest one running), or plain defaults if none.
+//! A wait looks its context up once, only when its first poll finds it pending, and every
+//! decision of that wait (spin, deadline class, virtual core) comes from that one lookup.
 
-use crate::policy::Role;
+use crate::block_on::{block_on_with, Wait, WaitPolicy};
+use crate::parker::with_parker;
+use crate::policy::{deadline_class, Role, Spin};
+use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
 use crate::stats::Counters;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
 use std::cell::RefCell;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::RwLock;
 
@@ -34,6 +41,7 @@ pub(crate) fn clear_default(rt: &Runtime) {
 
 /// Ends the guest context when dropped.
 #[must_use = "the context ends when the guard drops"]
+#[derive(Debug)]
 pub struct EnterGuard(());
 
 impl Drop for EnterGuard {
@@ -44,14 +52,9 @@ impl Drop for EnterGuard {
 
 /// Makes the calling OS thread the guest thread `record` of `rt`.
 pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
-    crate::park::with_parker(|p, _| record.bind(p.clone()));
+    with_parker(|p, _| record.bind(p.clone()));
     CURRENT.with(|c| *c.borrow_mut() = Some((rt.clone(), record)));
     EnterGuard(())
-}
-
-/// The calling thread's guest record, if it is a guest thread.
-pub fn thread() -> Option<Arc<ThreadRecord>> {
-    CURRENT.with(|c| c.borrow().as_ref().map(|(_, t)| t.clone()))
 }
 
 /// The runtime of the calling thread: its own if a guest, else the default.
@@ -63,16 +66,13 @@ pub fn runtime() -> Option<Runtime> {
 
 /// Runs `f` with the calling guest thread's runtime and record, borrowed (no clone, no lock);
 /// `None`, without calling `f`, on any other thread. For hot paths such as checkpoints.
+#[inline]
 pub fn with_guest<R>(f: impl FnOnce(&Runtime, &Arc<ThreadRecord>) -> R) -> Option<R> {
     CURRENT.with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
 }
 
-/// Whether the calling thread's runtime is shutting down: its waits end with Cancelled.
-pub fn is_cancelled() -> bool {
-    CURRENT.with(|c| c.borrow().as_ref().map(|(rt, _)| rt.is_shut_down())) == Some(true)
-}
-
 /// A snapshot of the calling thread's context for one wait.
+#[derive(Debug)]
 pub struct Current {
     rt: Option<Runtime>,
     thread: Option<Arc<ThreadRecord>>,
@@ -91,15 +91,12 @@ pub fn current() -> Current {
 }
 
 /// The context of a host thread of `rt` (no guest record, whatever the calling thread is).
-pub fn current_host(rt: &Runtime) -> Current {
+pub(crate) fn current_host(rt: &Runtime) -> Current {
     Current {
         rt: Some(rt.clone()),
         thread: None,
     }
 }
-
-/// The default spin of a thread with no runtime (SPEC.md section 3).
-const DEFAULT_SPIN_NS: u64 = 20_000;
 
 impl Current {
     /// The runtime, if any.
@@ -121,37 +118,66 @@ impl Current {
         }
     }
 
-    /// The runtime's counters.
-    pub fn stats(&self) -> Option<&Counters> {
-        self.rt.as_ref().map(|rt| rt.counters())
+    /// The class of this caller's wait deadlines.
+    pub fn deadline_class(&self) -> DeadlineClass {
+        deadline_class(self.role())
     }
 
-    /// The spin before a park, for this role.
-    pub fn spin_ns(&self) -> u64 {
+    /// Blocks the calling thread (the one this context is of) on `fut` under its wait policy.
+    ///
+    /// # Blocking
+    /// As [`block_on`].
+    pub(crate) fn block_on<F: Future>(&self, fut: F, wait: Wait<'_>) -> F::Output {
+        with_parker(|p, w| block_on_with(p, w, fut, wait, None, || self))
+    }
+}
+
+impl WaitPolicy for Current {
+    fn spin(&self) -> Spin {
         self.rt
             .as_ref()
-            .map_or(DEFAULT_SPIN_NS, |rt| rt.policy().spin_ns(self.role()))
+            .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(self.role()))
     }
 
-    /// Whether a spin of `ns` is full length.
-    pub fn is_full_spin(&self, ns: u64) -> bool {
-        self.rt
-            .as_ref()
-            .map_or(ns >= DEFAULT_SPIN_NS, |rt| rt.policy().is_full_spin(ns))
+    fn counters(&self) -> Option<&Counters> {
+        self.rt.as_ref().map(Runtime::counters)
     }
 
-    /// Gives the thread's virtual core back; `true` if it held one.
-    pub fn release_vcore(&self) -> bool {
+    fn release_core(&self) -> bool {
         match (&self.rt, &self.thread) {
-            (Some(rt), Some(t)) => rt.vcores().release(t),
+            (Some(rt), Some(t)) => rt.release_core(t),
             _ => false,
         }
     }
 
-    /// Takes a virtual core again (a ranked wait).
-    pub fn acquire_vcore(&self) {
+    fn acquire_core(&self) {
         if let (Some(rt), Some(t)) = (&self.rt, &self.thread) {
-            rt.vcores().acquire(t);
+            rt.acquire_core(t);
         }
     }
+}
+
+/// Blocks the calling thread on `fut` under its runtime's wait policy (its role's spin, the
+/// object's spin gate in `wait`, its virtual core given back while it waits).
+///
+/// # Blocking
+/// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
+/// one again before returning.
+pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    with_parker(|p, w| block_on_with(p, w, fut, wait, None, current))
+}
+
+/// Sleeps the calling thread `ns` nanoseconds as what it is, on its own runtime (a guest
+/// thread by its role; any other thread as a host thread of the default runtime): the
+/// svcSleepThread path past its yields. `false`, without sleeping, where no runtime runs.
+///
+/// # Blocking
+/// Through the runtime's sleep paths, at least `ns` unless the runtime shuts down.
+pub fn sleep(ns: u64) -> bool {
+    let ctx = current();
+    let Some(rt) = ctx.runtime().cloned() else {
+        return false;
+    };
+    crate::sleep::sleep(&rt, &ctx, ns);
+    true
 }

@@ -1,47 +1,91 @@
 //! hos-runtime: the reactor of hos. It knows threads, priorities, deadlines and cores; it
-//! knows no svc number and no Horizon result code (those live in the `hos` crate).
+//! knows no svc number and no Horizon result code (those live in the `hos` crate, which is
+//! what hosts use: this crate's public items are the ones `hos` re-exports).
 //!
-//! | module | what |
-//! | --- | --- |
-//! | [`wheel`] | hierarchical timer wheel, a pure data structure |
-//! | [`reactor`] | the reactor thread that owns every deadline |
-//! | [`calibration`] | the machine's timer lateness and wake latency, measured and tracked |
-//! | [`park`] | the per-thread parker and `block_on`, the one place waits block |
-//! | [`sleep`] | guest and host sleeps: short-sleep modes, precise and relaxed classes |
-//! | [`vcore`] | the virtual-core semaphore |
-//! | [`policy`] | every choice: short-sleep path, poller cap, spin length, spin gate |
-//! | [`config`] | the typed config, its builder and the environment switches |
-//! | [`stats`] | counters and snapshots |
-//! | [`thread`] | the runtime's record of a guest thread |
-//! | [`context`] | which runtime and guest thread the calling OS thread is |
-//! | [`sys`] | the OS layer behind one contract |
+//! # Layers
+//!
+//! Each layer uses only the layers below it, never one above; no file reaches up to the
+//! runtime it is part of. Leaves (`sync`, `sys`, `time`, `wheel`, `stats`, and the virtual
+//! cores' pure table: `vcore::{table, rank, step}`) depend on nothing of hos. Primitives
+//! (`parker`; `config`: the typed config and its switch rules) sit on the leaves. Decisions
+//! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
+//! takes its spin, counters and core hooks as inputs; `vcore`, the semaphore; `thread`, the
+//! record of a guest thread) uses the decisions. Composition (`runtime`, `builder`,
+//! `context`, `sleep`) puts one runtime together and is the only layer that knows it.
+//!
+//! | module | layer | what |
+//! | --- | --- | --- |
+//! | `sync` | leaf | the loom seam and the one poison-free lock |
+//! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
+//! | `time` | leaf | nanoseconds: the one `Duration` conversion |
+//! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
+//! | `stats` | leaf | counters, and the [`Stats`] snapshot a host reads |
+//! | `parker` | primitive | the per-thread futex parker |
+//! | `config` | primitive | [`Config`], its switches' rules and checks |
+//! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
+//! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
+//! | `reactor` | decision | the reactor thread that owns every deadline |
+//! | `block_on` | waiting | the one loop every wait blocks in |
+//! | `vcore` | waiting | the virtual-core semaphore |
+//! | `thread` | waiting | the runtime's record of a guest thread |
+//! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
+//! | `builder` | composition | [`Builder`]: switches in code and from the environment |
+//! | `context` | composition | which runtime and guest thread the calling thread is |
+//! | `sleep` | composition | guest and host sleeps along their routes |
+//!
+//! docs/design.md tells the flow of one wait and the rules each policy keeps.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
 
-pub mod calibration;
-pub mod config;
-pub mod context;
-pub mod park;
-pub mod policy;
-pub mod reactor;
+mod block_on;
+mod builder;
+mod calibration;
+mod config;
+mod context;
+mod parker;
+mod policy;
+mod reactor;
 mod runtime;
-pub mod sleep;
-pub mod stats;
+mod sleep;
+mod stats;
 mod sync;
-pub mod sys;
-pub mod thread;
-pub mod vcore;
-pub mod wheel;
+mod sys;
+mod thread;
+mod time;
+mod vcore;
+mod wheel;
 
+#[cfg(test)]
+mod tests;
+
+pub use builder::Builder;
 pub use calibration::{Calibration, PrecisePath};
-pub use config::{Builder, Config, ConfigError, ShortSleep};
-pub use park::{block_on, Wait, WaitFor};
-pub use policy::Role;
-pub use runtime::Runtime;
-pub use stats::{SleepPath, Stats};
+pub use config::{Config, ConfigError, ShortSleep};
+pub use stats::{KickReason, Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
+pub use sys::CpuTime;
 
-/// What the `hos` crate needs of the runtime and a host must not call.
+/// What the `hos` crate, hos's benches and its examples' internals need of the runtime, and a
+/// host must not call: a host uses the `hos` crate.
 #[doc(hidden)]
 pub mod internal {
+    pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
+    pub use crate::context::{
+        block_on, current, enter, runtime, sleep, with_guest, Current, EnterGuard,
+    };
+    pub use crate::parker::{with_parker, Parker};
+    pub use crate::policy::{Role, Spin, SpinGate};
+    pub use crate::reactor::{DeadlineClass, Reactor, Timer};
+    pub use crate::runtime::Runtime;
+    pub use crate::stats::Counters;
     pub use crate::sync::{lock, read, write, Lockable};
+    pub use crate::thread::{ThreadRecord, ThreadSpec};
+    pub use crate::time::{deadline_after, nanos};
+    pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
+    pub use crate::wheel::{Wheel, WheelKey};
+
+    /// The OS layer (its contract is in its module doc).
+    pub mod sys {
+        pub use crate::sys::*;
+    }
 }

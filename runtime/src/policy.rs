@@ -42,8 +42,10 @@
 //! the same guarantee with plain loads on the hot path, so no word is packed. The decision is
 //! logged once a runtime, one `info` line for each part, each with the processor count.
 
-use crate::config::{Config, ShortSleep};
+use crate::config::{Config, ShortSleep, DEFAULT_SPIN_US};
+use crate::reactor::DeadlineClass;
 use crate::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use crate::time::{MS, US};
 use std::fmt;
 
 /// Who waits: the frame's critical chain, another guest thread, or a host thread.
@@ -57,9 +59,10 @@ pub enum Role {
     Host,
 }
 
-/// How one short sleep (under 1 ms) is served.
+/// How one sleep is served, before the poller cap: what the policy decides for a role and a
+/// length ([`Policy::sleep_route`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SleepRoute {
+pub(crate) enum SleepRoute {
     /// Yield in a loop until the deadline (subject to the poller cap).
     Yield,
     /// The sleeper's own OS timer, no spin.
@@ -67,16 +70,56 @@ pub enum SleepRoute {
     /// The precise class: calibrated own timer or reactor wake, then a short spin
     /// (subject to the poller cap for non-serial guest threads).
     Precise,
+    /// The relaxed class: a reactor deadline on the OS timer alone, no spin.
+    Relaxed,
 }
 
 impl SleepRoute {
-    /// The path's name in logs: `yield`, `timer` or `precise`.
-    pub fn name(self) -> &'static str {
+    /// The route's name in logs: `yield`, `timer`, `precise` or `relaxed`.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SleepRoute::Yield => "yield",
             SleepRoute::Timer => "timer",
             SleepRoute::Precise => "precise",
+            SleepRoute::Relaxed => "relaxed",
         }
+    }
+}
+
+/// The spin before a wait parks: its length, and whether it is full length (HOS_SPIN_US: only
+/// a full-length spin that misses counts against an object's [`SpinGate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spin {
+    /// Nanoseconds to spin; 0: none.
+    pub ns: u64,
+    /// Whether it is the full (HOS_SPIN_US) length.
+    pub full: bool,
+}
+
+impl Spin {
+    /// No spin.
+    pub const NONE: Spin = Spin { ns: 0, full: false };
+
+    /// The spin of a thread no runtime serves: the default HOS_SPIN_US, full length.
+    pub fn without_runtime() -> Spin {
+        Spin {
+            ns: DEFAULT_SPIN_US * US,
+            full: true,
+        }
+    }
+}
+
+/// Sleeps at or past this length are long: no short-sleep mode applies (they go to the
+/// reactor, precise or relaxed by role, so that shutdown can end them).
+pub(crate) const SHORT_SLEEP_NS: u64 = MS;
+
+/// The deadline class of a wait or long sleep by `role`: other guest threads are relaxed (a
+/// timed-out job wait or a long sleep gains nothing from a spin); serial and host threads are
+/// precise.
+pub(crate) fn deadline_class(role: Role) -> DeadlineClass {
+    match role {
+        Role::Other => DeadlineClass::Relaxed,
+        Role::Serial | Role::Host => DeadlineClass::Precise,
     }
 }
 
@@ -90,28 +133,9 @@ const SPIN_OTHER_US: u64 = 5;
 /// The default poller cap is the logical processors divided by this (at least 1).
 const PROCESSORS_A_POLLER: usize = 4;
 
-/// The decisions of one runtime.
-///
-/// ```
-/// use hos_runtime::policy::{Policy, Role, SleepRoute};
-/// use hos_runtime::{Config, ShortSleep};
-///
-/// let config = Config { short_sleep: ShortSleep::Auto, ..Config::default() };
-/// let four = Policy::new(&config, Some(4));
-/// assert_eq!(four.short_route(Role::Other), SleepRoute::Timer);
-/// assert_eq!(four.spin_ns(Role::Other), 20_000);
-///
-/// let sixteen = Policy::new(&config, Some(16));
-/// assert_eq!(sixteen.short_route(Role::Other), SleepRoute::Yield);
-/// assert_eq!(sixteen.poller_cap(), 4);
-/// let slot = sixteen.poller_slot(Role::Other);
-/// assert!(slot.is_some());
-/// assert_eq!(sixteen.pollers(), 1);
-/// drop(slot);
-/// assert_eq!(sixteen.pollers(), 0);
-/// ```
+/// The decisions of one runtime (the module doc lists them).
 #[derive(Debug)]
-pub struct Policy {
+pub(crate) struct Policy {
     processors: Option<usize>,
     guest: SleepRoute,
     host: SleepRoute,
@@ -123,13 +147,10 @@ pub struct Policy {
     spin_other_ns: u64,
 }
 
-/// Nanoseconds in a microsecond, for spin lengths.
-const US: u64 = 1_000;
-
 impl Policy {
     /// Decides everything from `config` and the process's logical processor count (`None`:
     /// unknown), and logs each decision once with the count.
-    pub fn new(config: &Config, processors: Option<usize>) -> Self {
+    pub(crate) fn new(config: &Config, processors: Option<usize>) -> Self {
         let (guest, host) = short_paths(config, processors);
         let policy = Policy {
             processors,
@@ -170,29 +191,31 @@ impl Policy {
         );
     }
 
+    #[cfg(all(test, not(loom)))]
     /// The processor count the decisions were made with (`None`: unknown).
-    pub fn processors(&self) -> Option<usize> {
+    pub(crate) fn processors(&self) -> Option<usize> {
         self.processors
     }
 
     /// The path of a short sleep by `role`, before the poller cap.
-    pub fn short_route(&self, role: Role) -> SleepRoute {
+    pub(crate) fn short_route(&self, role: Role) -> SleepRoute {
         match role {
             Role::Serial | Role::Other => self.guest,
             Role::Host => self.host,
         }
     }
 
+    #[cfg(all(test, not(loom)))]
     /// The poller cap (0: none, either because it is switched off or because no guest short
     /// sleep yields or takes the precise path).
-    pub fn poller_cap(&self) -> usize {
+    pub(crate) fn poller_cap(&self) -> usize {
         self.cap
     }
 
     /// A slot to yield-poll or to take the precise path; `None` when `role` is capped out (the
     /// sleep then takes the timer). Serial threads and host sleeps are never capped, and their
     /// slots are not counted.
-    pub fn poller_slot(&self, role: Role) -> Option<PollerSlot<'_>> {
+    pub(crate) fn poller_slot(&self, role: Role) -> Option<PollerSlot<'_>> {
         if role != Role::Other || self.cap == 0 {
             return Some(PollerSlot { policy: None });
         }
@@ -213,23 +236,35 @@ impl Policy {
         }
     }
 
+    #[cfg(all(test, not(loom)))]
     /// Counted slots taken now (for stats and tests).
-    pub fn pollers(&self) -> usize {
+    pub(crate) fn pollers(&self) -> usize {
         // Relaxed: a reading for stats; it orders nothing.
         self.pollers.load(Ordering::Relaxed)
     }
 
-    /// The spin before a wait parks, in nanoseconds, for `role`.
-    pub fn spin_ns(&self, role: Role) -> u64 {
-        match role {
+    /// The spin before a wait of `role` parks.
+    pub(crate) fn spin(&self, role: Role) -> Spin {
+        let ns = match role {
             Role::Other => self.spin_other_ns,
             Role::Serial | Role::Host => self.spin_serial_ns,
+        };
+        Spin {
+            ns,
+            full: ns >= self.spin_serial_ns,
         }
     }
 
-    /// Whether a spin of `ns` is full length (HOS_SPIN_US; only those count as misses).
-    pub fn is_full_spin(&self, ns: u64) -> bool {
-        ns >= self.spin_serial_ns
+    /// How a sleep of `ns` by `role` is served, before the poller cap: a long sleep by its
+    /// deadline class, a short one by the short-sleep table above.
+    pub(crate) fn sleep_route(&self, role: Role, ns: u64) -> SleepRoute {
+        if ns < SHORT_SLEEP_NS {
+            return self.short_route(role);
+        }
+        match deadline_class(role) {
+            DeadlineClass::Precise => SleepRoute::Precise,
+            DeadlineClass::Relaxed => SleepRoute::Relaxed,
+        }
     }
 }
 
@@ -289,7 +324,7 @@ impl fmt::Display for Count {
 /// A taken poller slot; dropping it (unwinding included) gives the slot back.
 #[derive(Debug)]
 #[must_use = "the slot is given back when it drops"]
-pub struct PollerSlot<'a> {
+pub(crate) struct PollerSlot<'a> {
     /// The policy whose count this slot holds; `None` for an uncounted slot.
     policy: Option<&'a Policy>,
 }
@@ -307,21 +342,7 @@ impl Drop for PollerSlot<'_> {
 /// a row that missed, the spin is skipped 31 times in 32 ([`SpinGate::OPEN_ONE_IN`]); a catch
 /// (of any length) reopens it. Spins shorter than HOS_SPIN_US neither count as misses nor
 /// break a run of them, so short spins of job workers cannot switch off the serial threads'
-/// spin on a shared object (SPEC.md section 3).
-///
-/// ```
-/// use hos_runtime::policy::SpinGate;
-///
-/// let gate = SpinGate::new();
-/// for _ in 0..SpinGate::MISSES_TO_CLOSE {
-///     assert!(gate.should_spin());
-///     gate.record(false, true);
-/// }
-/// let spins = (0..64).filter(|_| gate.should_spin()).count();
-/// assert_eq!(spins, 2);
-/// gate.record(true, false);
-/// assert!(gate.should_spin());
-/// ```
+/// spin on a shared object.
 #[derive(Debug, Default)]
 pub struct SpinGate {
     /// Low byte: full-length misses in a row (saturating at 255). High bits: waits since the
@@ -378,7 +399,7 @@ impl SpinGate {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -390,10 +411,77 @@ mod tests {
     }
 
     #[test]
-    fn paths_have_names() {
+    fn auto_decides_by_the_count_and_slots_come_back() {
+        let config = Config {
+            short_sleep: ShortSleep::Auto,
+            ..Config::default()
+        };
+        let four = Policy::new(&config, Some(4));
+        assert_eq!(four.short_route(Role::Other), SleepRoute::Timer);
+        assert_eq!(
+            four.spin(Role::Other),
+            Spin {
+                ns: 20_000,
+                full: true
+            }
+        );
+        let sixteen = Policy::new(&config, Some(16));
+        assert_eq!(sixteen.short_route(Role::Other), SleepRoute::Yield);
+        assert_eq!(
+            sixteen.spin(Role::Other),
+            Spin {
+                ns: 5_000,
+                full: false
+            }
+        );
+        assert_eq!(sixteen.poller_cap(), 4);
+        let slot = sixteen.poller_slot(Role::Other);
+        assert!(slot.is_some());
+        assert_eq!(sixteen.pollers(), 1);
+        drop(slot);
+        assert_eq!(sixteen.pollers(), 0);
+    }
+
+    #[test]
+    fn long_sleeps_and_waits_go_by_deadline_class() {
+        let p = Policy::new(&Config::default(), Some(8));
+        assert_eq!(
+            p.sleep_route(Role::Other, SHORT_SLEEP_NS),
+            SleepRoute::Relaxed
+        );
+        assert_eq!(
+            p.sleep_route(Role::Serial, SHORT_SLEEP_NS),
+            SleepRoute::Precise
+        );
+        assert_eq!(p.sleep_route(Role::Host, u64::MAX), SleepRoute::Precise);
+        assert_eq!(
+            p.sleep_route(Role::Other, SHORT_SLEEP_NS - 1),
+            SleepRoute::Precise
+        );
+        assert_eq!(deadline_class(Role::Other), DeadlineClass::Relaxed);
+        assert_eq!(deadline_class(Role::Serial), DeadlineClass::Precise);
+        assert_eq!(deadline_class(Role::Host), DeadlineClass::Precise);
+    }
+
+    #[test]
+    fn a_gate_closes_after_four_full_misses_and_a_catch_reopens_it() {
+        let gate = SpinGate::new();
+        for _ in 0..SpinGate::MISSES_TO_CLOSE {
+            assert!(gate.should_spin());
+            gate.record(false, true);
+        }
+        let spins = (0..64).filter(|_| gate.should_spin()).count();
+        assert_eq!(spins, 2);
+        gate.record(true, false);
+        assert!(gate.should_spin());
+    }
+
+    #[test]
+    fn routes_have_names() {
         assert_eq!(SleepRoute::Yield.name(), "yield");
         assert_eq!(SleepRoute::Timer.name(), "timer");
         assert_eq!(SleepRoute::Precise.name(), "precise");
+        assert_eq!(SleepRoute::Relaxed.name(), "relaxed");
     }
 
     #[test]

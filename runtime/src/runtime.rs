@@ -4,17 +4,19 @@
 //! `start` until `shutdown`, and after `shutdown` every wait ends (Cancelled) and no new
 //! deadline is served.
 
+use crate::builder::Builder;
 use crate::calibration::{Calibration, Tracker};
-use crate::config::{Builder, Config};
+use crate::config::Config;
 use crate::context;
-use crate::policy::Policy;
+use crate::policy::{Policy, Role};
 use crate::reactor::Reactor;
 use crate::stats::{Counters, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
-use crate::vcore::Vcores;
+use crate::time::nanos;
+use crate::vcore::{Escape, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
 use std::time::Duration;
@@ -103,12 +105,12 @@ impl Runtime {
     }
 
     /// The decisions made from it.
-    pub fn policy(&self) -> &Policy {
+    pub(crate) fn policy(&self) -> &Policy {
         &self.inner.policy
     }
 
     /// Live calibration estimates.
-    pub fn tracker(&self) -> &Tracker {
+    pub(crate) fn tracker(&self) -> &Tracker {
         &self.inner.tracker
     }
 
@@ -122,11 +124,6 @@ impl Runtime {
         &self.inner.reactor
     }
 
-    /// The virtual cores.
-    pub fn vcores(&self) -> &Vcores {
-        &self.inner.vcores
-    }
-
     /// The live counters (for the runtime's own parts; hosts read [`Runtime::stats`]).
     pub fn counters(&self) -> &Counters {
         &self.inner.stats
@@ -137,16 +134,7 @@ impl Runtime {
     /// # Blocking
     /// Returns at the deadline, or at once once the runtime has shut down.
     pub fn host_sleep(&self, d: Duration) {
-        let ns = d.as_nanos().min(u64::MAX as u128) as u64;
-        let ctx = context::current_host(self);
-        crate::sleep::sleep(self, &ctx, ns);
-    }
-
-    /// Sleeps the calling thread for `ns` nanoseconds as what it is (a guest thread by its
-    /// role, any other thread as a host thread). This is svcSleepThread past its yields.
-    pub fn sleep(&self, ns: u64) {
-        let ctx = context::current();
-        crate::sleep::sleep(self, &ctx, ns);
+        crate::sleep::sleep(self, &context::current_host(self), nanos(d));
     }
 
     /// Registers a guest thread; `serial` and `first` come from its name and the config.
@@ -161,17 +149,31 @@ impl Runtime {
         rec
     }
 
-    /// Renames a guest thread and recomputes its role flags.
+    /// Renames a guest thread and recomputes its role flags; a new HOS_VCORE_FIRST flag
+    /// re-ranks it on the virtual cores at once.
     pub fn rename_thread(&self, rec: &ThreadRecord, name: &str) {
         rec.set_name_raw(name);
         let (serial, first) = self.roles_of(name);
         rec.set_roles(serial, first);
-        // A new HOS_VCORE_FIRST flag re-ranks the thread on the virtual cores at once.
-        self.vcores().refresh(rec);
+        self.inner.vcores.refresh(rec);
+    }
+
+    /// Sets a guest thread's Horizon priority (validated by the caller) and re-ranks it on
+    /// the virtual cores at once, waiting or holding.
+    pub fn set_priority(&self, rec: &ThreadRecord, priority: u8) {
+        rec.set_priority(priority);
+        self.inner.vcores.refresh(rec);
+    }
+
+    /// Sets a guest thread's ideal core and core mask (validated by the caller) and re-places
+    /// it on the virtual cores at once.
+    pub fn set_affinity(&self, rec: &ThreadRecord, ideal_core: i32, core_mask: u64) {
+        rec.set_affinity(ideal_core, core_mask);
+        self.inner.vcores.refresh(rec);
     }
 
     /// Whether `name` makes a thread serial, and whether it ranks first on the virtual cores.
-    pub fn roles_of(&self, name: &str) -> (bool, bool) {
+    pub(crate) fn roles_of(&self, name: &str) -> (bool, bool) {
         let c = &self.inner.config;
         let has = |parts: &[String]| {
             parts
@@ -185,6 +187,70 @@ impl Runtime {
     pub fn threads(&self) -> Vec<Arc<ThreadRecord>> {
         let threads = lock(&self.inner.threads);
         threads.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Takes a virtual core for the calling guest thread `rec` (see `Vcores::acquire`).
+    ///
+    /// # Blocking
+    /// Until a core is granted, the runtime shuts down, or the escape time passes.
+    pub fn acquire_core(&self, rec: &ThreadRecord) {
+        let escape = self.inner.vcores.acquire(rec, self.spin_of(rec));
+        self.log_escape(rec, escape);
+    }
+
+    /// Gives the calling guest thread `rec`'s virtual core back; `true` if it held one.
+    pub fn release_core(&self, rec: &ThreadRecord) -> bool {
+        self.inner.vcores.release(rec)
+    }
+
+    /// A checkpoint of the calling guest thread `rec`: where a kicked thread gives its virtual
+    /// core up (see `Vcores::checkpoint`).
+    ///
+    /// # Blocking
+    /// Only when it gives its core up, until it has one again.
+    #[inline]
+    pub fn checkpoint(&self, rec: &ThreadRecord) {
+        let escape = self.inner.vcores.checkpoint(rec, self.spin_of(rec));
+        self.log_escape(rec, escape);
+    }
+
+    /// A yield of the calling guest thread `rec` on the virtual cores; `true` if it handed its
+    /// core over (else the caller yields the OS thread).
+    ///
+    /// # Blocking
+    /// When it hands its core over, until it has one again.
+    pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
+        let y = self.inner.vcores.yield_core(rec, kind, self.spin_of(rec));
+        self.log_escape(rec, y.escape);
+        y.handed
+    }
+
+    /// The spin of `rec`'s waits, by its role.
+    fn spin_of(&self, rec: &ThreadRecord) -> crate::policy::Spin {
+        let role = if rec.is_serial() {
+            Role::Serial
+        } else {
+            Role::Other
+        };
+        self.inner.policy.spin(role)
+    }
+
+    /// Logs an escape of `rec` with each core's holder by name.
+    fn log_escape(&self, rec: &ThreadRecord, escape: Option<Escape>) {
+        let Some(escape) = escape else { return };
+        let threads = self.threads();
+        let name = |id: u64| match threads.iter().find(|t| t.id() == id) {
+            Some(t) => t.name().to_string(),
+            None => format!("thread {id}"),
+        };
+        tracing::warn!(
+            thread = %rec.name(),
+            priority = rec.priority(),
+            escape_ms = escape.escape_ms(),
+            holders = %escape.holders(name),
+            "waited past HOS_VCORE_ESCAPE_MS for a virtual core: runs without one, so more \
+             threads than cores run guest code until it blocks",
+        );
     }
 
     /// Counters, calibration, process and per-thread CPU.
@@ -201,8 +267,8 @@ impl Runtime {
                 priority: t.priority(),
                 serial: t.is_serial(),
                 cpu: t.cpu(),
-                sleeps: t.sleeps.load(Ordering::Relaxed),
-                vcore_wait: Duration::from_nanos(t.vcore_wait_ns.load(Ordering::Relaxed)),
+                sleeps: t.sleeps(),
+                vcore_wait: Duration::from_nanos(t.vcore_wait_ns()),
             })
             .collect();
         s

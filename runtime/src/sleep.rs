@@ -17,17 +17,14 @@
 //! of 1 ms or more always go through the reactor, so shutdown can end them (a frame limiter's
 //! `host_sleep(Duration::MAX)` included).
 
+use crate::block_on::Wait;
 use crate::calibration::{spin_until, PrecisePath};
 use crate::context::Current;
-use crate::park::{block_on, Wait};
-use crate::policy::{Role, SleepRoute};
+use crate::policy::{Role, SleepRoute, SHORT_SLEEP_NS};
 use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
 use crate::stats::SleepPath;
 use crate::sys;
-
-/// Sleeps at or past this length are long: no short-sleep mode applies.
-pub const SHORT_NS: u64 = 1_000_000;
 
 /// Linux's default timer slack, where the thread's own cannot be read.
 const DEFAULT_SLACK_NS: u64 = 50_000;
@@ -68,13 +65,12 @@ fn timer_slack(precise: bool) {
 pub(crate) fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
-    let held = ctx.release_vcore();
-    let path = serve(rt, role, ns, deadline);
+    let held = ctx.thread().is_some_and(|t| rt.release_core(t));
+    let path = serve(rt, ctx, role, ns, deadline);
     let late = sys::now().saturating_sub(deadline);
     rt.counters().sleep(path, late);
     if let Some(t) = ctx.thread() {
-        // Relaxed: a counter (stats module invariant).
-        t.sleeps.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        t.count_sleep();
     }
     if rt.config().sleep_log && role != Role::Host {
         // HOS_SLEEP_LOG is the filter: every guest sleep, at info, under its own target.
@@ -89,30 +85,28 @@ pub(crate) fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
             "guest sleep"
         );
     }
-    if held {
-        ctx.acquire_vcore();
+    if let (true, Some(t)) = (held, ctx.thread()) {
+        rt.acquire_core(t);
     }
     path
 }
 
-fn serve(rt: &Runtime, role: Role, ns: u64, deadline: u64) -> SleepPath {
+/// Serves one sleep by the policy's route; a capped-out yield or precise sleep takes the
+/// sleeper's own timer. A long precise sleep goes through the reactor, so shutdown ends it.
+fn serve(rt: &Runtime, ctx: &Current, role: Role, ns: u64, deadline: u64) -> SleepPath {
     let policy = rt.policy();
-    if ns >= SHORT_NS {
-        return match role {
-            Role::Host | Role::Serial => precise(rt, deadline, true),
-            Role::Other => relaxed_reactor(rt, deadline),
-        };
-    }
-    match policy.short_route(role) {
+    match policy.sleep_route(role, ns) {
         SleepRoute::Yield => match policy.poller_slot(role) {
             Some(_slot) => yield_until(rt, deadline),
             None => timer(rt, deadline),
         },
         SleepRoute::Timer => timer(rt, deadline),
+        SleepRoute::Precise if ns >= SHORT_SLEEP_NS => precise(rt, ctx, deadline, true),
         SleepRoute::Precise => match policy.poller_slot(role) {
-            Some(_slot) => precise(rt, deadline, false),
+            Some(_slot) => precise(rt, ctx, deadline, false),
             None => timer(rt, deadline),
         },
+        SleepRoute::Relaxed => relaxed_reactor(rt, ctx, deadline),
     }
 }
 
@@ -137,7 +131,7 @@ fn timer(rt: &Runtime, deadline: u64) -> SleepPath {
 
 /// The precise class. `cancellable` sends it through the reactor whatever the calibration
 /// says, so that shutdown can end it.
-fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
+fn precise(rt: &Runtime, ctx: &Current, deadline: u64, cancellable: bool) -> SleepPath {
     let tracker = rt.tracker();
     let own_timer_useless =
         deadline.saturating_sub(sys::now()) <= tracker.timer_lateness_ns() + MIN_OWN_SLEEP_NS;
@@ -157,7 +151,7 @@ fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
         let fire = deadline - early;
         if fire > sys::now() {
             let t = rt.reactor().timer(fire, DeadlineClass::Precise);
-            let fired = block_on(OwnedTimer(t), Wait::sleep());
+            let fired = ctx.block_on(OwnedTimer(t), Wait::sleep());
             if let Some(at) = fired {
                 tracker.observe_wake(sys::now().saturating_sub(at));
             }
@@ -179,9 +173,9 @@ fn precise(rt: &Runtime, deadline: u64, cancellable: bool) -> SleepPath {
 }
 
 /// The relaxed class through the reactor: OS timer alone, no spin, cancellable.
-fn relaxed_reactor(rt: &Runtime, deadline: u64) -> SleepPath {
+fn relaxed_reactor(rt: &Runtime, ctx: &Current, deadline: u64) -> SleepPath {
     let t = rt.reactor().timer(deadline, DeadlineClass::Relaxed);
-    block_on(OwnedTimer(t), Wait::sleep());
+    ctx.block_on(OwnedTimer(t), Wait::sleep());
     SleepPath::Relaxed
 }
 

@@ -53,7 +53,7 @@ pub const LATE_BUCKETS: usize = 40;
 
 /// LatenessCounter of one sleep path: count, sum and a log2 histogram.
 #[derive(Debug)]
-pub struct LatenessCounter {
+pub(crate) struct LatenessCounter {
     count: AtomicU64,
     sum_ns: AtomicU64,
     buckets: [AtomicU64; LATE_BUCKETS],
@@ -71,7 +71,7 @@ impl Default for LatenessCounter {
 
 impl LatenessCounter {
     /// Records one sleep that ended `late_ns` after its deadline.
-    pub fn record(&self, late_ns: u64) {
+    pub(crate) fn record(&self, late_ns: u64) {
         // Clamped so the sum cannot wrap: no sleep is 18 minutes late in a run worth reading.
         let late_ns = late_ns.min(1 << 40);
         let b = (u64::BITS - late_ns.leading_zeros()) as usize;
@@ -276,7 +276,7 @@ impl Stats {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -4,10 +4,11 @@
 //! name, a role or a priority is always read whole; only the thread itself changes its
 //! parker and its CPU clock, once, when it enters the runtime.
 
-use crate::park::Parker;
+use crate::parker::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys::{CpuTime, ThreadClock};
+use crate::vcore::{Occupant, Seat, Traits, Who};
 use std::sync::Arc;
 use std::sync::OnceLock;
 
@@ -24,11 +25,11 @@ pub struct ThreadRecord {
     parker: OnceLock<Arc<Parker>>,
     clock: OnceLock<ThreadClock>,
     /// Guest sleeps made (relaxed counter).
-    pub sleeps: AtomicU64,
+    sleeps: AtomicU64,
     /// Nanoseconds spent waiting for a virtual core (relaxed counter).
-    pub vcore_wait_ns: AtomicU64,
-    /// The thread's virtual-core state, owned by [`crate::vcore`].
-    pub vcore: crate::vcore::Seat,
+    vcore_wait_ns: AtomicU64,
+    /// The thread's virtual-core state, owned by the virtual cores.
+    seat: Seat,
 }
 
 /// What a thread is made with.
@@ -60,7 +61,7 @@ impl ThreadRecord {
             clock: OnceLock::new(),
             sleeps: AtomicU64::new(0),
             vcore_wait_ns: AtomicU64::new(0),
-            vcore: crate::vcore::Seat::default(),
+            seat: Seat::default(),
         }
     }
 
@@ -101,8 +102,8 @@ impl ThreadRecord {
         self.priority.load(Ordering::Relaxed)
     }
 
-    /// Sets the priority (validated by the caller).
-    pub fn set_priority(&self, p: u8) {
+    /// Sets the priority (validated by the caller; the runtime re-ranks the thread after).
+    pub(crate) fn set_priority(&self, p: u8) {
         self.priority.store(p, Ordering::Relaxed);
     }
 
@@ -116,8 +117,9 @@ impl ThreadRecord {
         self.ideal_core.load(Ordering::Relaxed)
     }
 
-    /// Sets mask and ideal core (validated by the caller).
-    pub fn set_affinity(&self, ideal_core: i32, core_mask: u64) {
+    /// Sets mask and ideal core (validated by the caller; the runtime re-places the thread
+    /// after).
+    pub(crate) fn set_affinity(&self, ideal_core: i32, core_mask: u64) {
         self.core_mask.store(core_mask, Ordering::Relaxed);
         self.ideal_core.store(ideal_core, Ordering::Relaxed);
     }
@@ -143,5 +145,46 @@ impl ThreadRecord {
     /// The OS thread id, once started.
     pub fn os_id(&self) -> Option<u64> {
         self.clock.get().map(|c| c.tid())
+    }
+
+    /// Counts one guest sleep.
+    pub(crate) fn count_sleep(&self) {
+        // Relaxed: a counter (stats module invariant).
+        self.sleeps.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Guest sleeps made.
+    pub fn sleeps(&self) -> u64 {
+        // Relaxed: a counter (stats module invariant).
+        self.sleeps.load(Ordering::Relaxed)
+    }
+
+    /// Time spent waiting for a virtual core.
+    pub fn vcore_wait_ns(&self) -> u64 {
+        // Relaxed: a counter (stats module invariant).
+        self.vcore_wait_ns.load(Ordering::Relaxed)
+    }
+}
+
+impl Occupant for ThreadRecord {
+    fn who(&self) -> Who {
+        Who {
+            id: self.id,
+            traits: Traits::new(
+                self.priority(),
+                self.is_first(),
+                self.core_mask(),
+                self.ideal_core(),
+            ),
+        }
+    }
+
+    fn seat(&self) -> &Seat {
+        &self.seat
+    }
+
+    fn waited(&self, ns: u64) {
+        // Relaxed: a counter (stats module invariant).
+        self.vcore_wait_ns.fetch_add(ns, Ordering::Relaxed);
     }
 }

@@ -65,7 +65,7 @@ const LEVELS: usize = 11;
 /// for it, even when the slab index has been reused by a newer entry.
 ///
 /// ```
-/// use hos_runtime::wheel::Wheel;
+/// use hos_runtime::internal::Wheel;
 ///
 /// let mut wheel = Wheel::new();
 /// let key = wheel.insert(10, "a");
@@ -165,7 +165,7 @@ fn slot_start(elapsed: u64, level: usize, slot: usize) -> u64 {
 /// See the [module documentation](self) for the invariant and the levels.
 ///
 /// ```
-/// use hos_runtime::wheel::Wheel;
+/// use hos_runtime::internal::Wheel;
 ///
 /// let mut wheel = Wheel::new();
 /// wheel.insert(1_500, "late");
@@ -210,7 +210,7 @@ impl<T> Wheel<T> {
     /// An empty wheel with `elapsed` 0.
     ///
     /// ```
-    /// let wheel = hos_runtime::wheel::Wheel::<()>::new();
+    /// let wheel = hos_runtime::internal::Wheel::<()>::new();
     /// assert_eq!((wheel.len(), wheel.elapsed(), wheel.next_deadline()), (0, 0, None));
     /// ```
     pub fn new() -> Self {
@@ -232,7 +232,7 @@ impl<T> Wheel<T> {
     /// When the wheel already holds `u32::MAX` entries (links are 4-byte slab indices).
     ///
     /// ```
-    /// use hos_runtime::wheel::Wheel;
+    /// use hos_runtime::internal::Wheel;
     ///
     /// let mut wheel = Wheel::new();
     /// wheel.poll(100, &mut Vec::new());
@@ -264,7 +264,7 @@ impl<T> Wheel<T> {
     /// (its entry already fired or was removed).
     ///
     /// ```
-    /// use hos_runtime::wheel::Wheel;
+    /// use hos_runtime::internal::Wheel;
     ///
     /// let mut wheel = Wheel::new();
     /// let key = wheel.insert(5, 'x');
@@ -289,7 +289,7 @@ impl<T> Wheel<T> {
     /// scan of that one slot's list (the entries that share the earliest entry's slot).
     ///
     /// ```
-    /// use hos_runtime::wheel::Wheel;
+    /// use hos_runtime::internal::Wheel;
     ///
     /// let mut wheel = Wheel::new();
     /// wheel.insert(10_000_007, ());
@@ -329,7 +329,7 @@ impl<T> Wheel<T> {
     /// the slots and cascades it passes over, not the ticks. `now < elapsed` is a no-op.
     ///
     /// ```
-    /// use hos_runtime::wheel::Wheel;
+    /// use hos_runtime::internal::Wheel;
     ///
     /// let mut wheel = Wheel::new();
     /// wheel.insert(u64::MAX, "end of time");
@@ -378,7 +378,7 @@ impl<T> Wheel<T> {
     /// The number of pending entries.
     ///
     /// ```
-    /// let mut wheel = hos_runtime::wheel::Wheel::new();
+    /// let mut wheel = hos_runtime::internal::Wheel::new();
     /// wheel.insert(1, ());
     /// assert_eq!(wheel.len(), 1);
     /// ```
@@ -389,7 +389,7 @@ impl<T> Wheel<T> {
     /// Whether no entry is pending.
     ///
     /// ```
-    /// assert!(hos_runtime::wheel::Wheel::<()>::new().is_empty());
+    /// assert!(hos_runtime::internal::Wheel::<()>::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -398,7 +398,7 @@ impl<T> Wheel<T> {
     /// The tick the wheel has been polled to: the largest `now` passed to [`poll`](Wheel::poll).
     ///
     /// ```
-    /// let mut wheel = hos_runtime::wheel::Wheel::<()>::new();
+    /// let mut wheel = hos_runtime::internal::Wheel::<()>::new();
     /// wheel.poll(42, &mut Vec::new());
     /// wheel.poll(7, &mut Vec::new());
     /// assert_eq!(wheel.elapsed(), 42);
@@ -459,7 +459,7 @@ impl<T> Wheel<T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -11,7 +11,7 @@ use super::mutex::{Lock, Mutex, MutexGuard};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
 use crate::ResultCode;
-use hos_runtime::park::{block_on, Wait};
+use hos_runtime::internal::{block_on, Wait};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -190,7 +190,7 @@ impl<'g> Future for CondvarWait<'_, 'g> {
 
 /// The signal wait of a condition variable: its own notice.
 #[derive(Debug)]
-pub struct Notified;
+pub(super) struct Notified;
 
 impl Op for Notified {
     type State = Waiters;

@@ -15,9 +15,7 @@ use super::waiters::WaitSlot;
 use crate::sync::atomic::{fence, AtomicBool, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::ResultCode;
-use hos_runtime::context;
-use hos_runtime::reactor::{DeadlineClass, Timer};
-use hos_runtime::{sys, Runtime};
+use hos_runtime::internal::{deadline_after, nanos, runtime, sys, DeadlineClass, Runtime, Timer};
 use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -59,10 +57,6 @@ struct Armed {
     period: u64,
 }
 
-fn nanos(d: Duration) -> u64 {
-    d.as_nanos().min(u64::MAX as u128) as u64
-}
-
 impl TimerEvent {
     /// A stopped timer event, cleared.
     pub fn new(clear: ClearMode) -> Self {
@@ -97,11 +91,11 @@ impl TimerEvent {
 
     fn start(&self, first: Duration, period: u64) -> Result<(), ResultCode> {
         crate::svc::checkpoint();
-        let rt = context::runtime().ok_or(ResultCode::INVALID_STATE)?;
+        let rt = runtime().ok_or(ResultCode::INVALID_STATE)?;
         if rt.is_shut_down() {
             return Err(ResultCode::CANCELLED);
         }
-        let deadline = sys::now().saturating_add(nanos(first));
+        let deadline = deadline_after(first);
         self.arm.with_state(|arm, st| {
             st.period = period;
             st.timer = Some(arm.timer(&rt, deadline));

@@ -7,7 +7,7 @@
 use super::waiters::WaitSlot;
 use super::waiting::{Limits, Timeout};
 use crate::ResultCode;
-use hos_runtime::park::{block_on, Wait, WaitFor};
+use hos_runtime::internal::{block_on, Wait};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -68,12 +68,7 @@ pub fn wait_any(objects: &[&dyn Waitable], timeout: Option<Duration>) -> Result<
             .position(|o| o.poll_wait(&mut slot, None).is_ready())
             .ok_or(ResultCode::TIMED_OUT);
     }
-    let wait = Wait {
-        what: WaitFor::Object,
-        gate: None,
-        spin: true,
-    };
-    block_on(wait_any_async(objects).limit(timeout), wait)
+    block_on(wait_any_async(objects).limit(timeout), Wait::objects())
 }
 
 /// [`wait_any`] as a future, for async host tasks.

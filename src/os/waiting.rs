@@ -14,11 +14,9 @@
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use crate::sync::{lock, Mutex};
 use crate::ResultCode;
-use hos_runtime::context;
-use hos_runtime::park::{block_on, Wait};
-use hos_runtime::policy::{Role, SpinGate};
-use hos_runtime::reactor::{DeadlineClass, Timer};
-use hos_runtime::{sys, Runtime};
+use hos_runtime::internal::{
+    block_on, current, deadline_after, sys, DeadlineClass, Runtime, SpinGate, Timer, Wait,
+};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -26,7 +24,7 @@ use std::time::Duration;
 
 /// An object's shared state behind its lock, with its spin gate.
 #[derive(Debug)]
-pub struct Object<S> {
+pub(crate) struct Object<S> {
     state: Mutex<S>,
     /// The object's spin miss counter, handed to `block_on` (the spin policy stays there).
     pub(crate) gate: SpinGate,
@@ -162,11 +160,6 @@ impl From<Option<Duration>> for Timeout {
     }
 }
 
-/// The `sys::now()` value `d` from now (saturating).
-pub(crate) fn deadline_after(d: Duration) -> u64 {
-    sys::now().saturating_add(d.as_nanos().min(u64::MAX as u128) as u64)
-}
-
 /// What a wait learns of its context at its first pending poll.
 #[derive(Debug)]
 struct WaitCtx {
@@ -212,15 +205,11 @@ impl Limits {
     /// to time it. Otherwise arranges for `waker` to be woken when either happens.
     pub(crate) fn check(&mut self, waker: &Waker) -> Option<ResultCode> {
         let ctx = self.ctx.get_or_insert_with(|| {
-            let c = context::current();
+            let c = current();
             WaitCtx {
                 rt: c.runtime().cloned(),
                 guest: c.thread().is_some(),
-                // Guest threads past the serial role wait relaxed, like their long sleeps.
-                class: match c.role() {
-                    Role::Other => DeadlineClass::Relaxed,
-                    Role::Serial | Role::Host => DeadlineClass::Precise,
-                },
+                class: c.deadline_class(),
             }
         });
         if self.cancellable {

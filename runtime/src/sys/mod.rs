@@ -64,7 +64,7 @@ impl CpuTime {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::sync::atomic::{AtomicU32, Ordering};

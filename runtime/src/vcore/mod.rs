@@ -1,12 +1,12 @@
 //! The virtual-core semaphore: N slots (HOS_CORES, 1..=8), and a guest thread runs guest code
-//! only while it holds one (SPEC.md section 5, DESIGN.md "Virtual cores").
+//! only while it holds one (docs/design.md, "Virtual cores", has every rule).
 //!
 //! # Invariant
 //!
 //! A slot is never held by two threads and never leaks: a thread that ends, panics or blocks
 //! gives its slot back (the `hos` crate's `CoreGuard`, `block_on` and the sleep paths call
 //! [`Vcores::release`]); a wait that is dropped half-way gives back a slot granted to it.
-//! The one exception is documented, counted and logged: a waiter that waited past
+//! The one exception is documented, counted and reported: a waiter that waited past
 //! HOS_VCORE_ESCAPE_MS runs anyway, beside the slots and holding none of them, so for a while
 //! more than N threads run guest code. It takes a slot at a later checkpoint if one is free.
 //!
@@ -23,44 +23,50 @@
 //! - A thread's [`Seat`] is written and read only by that thread (acquire, release, checkpoint
 //!   and yield run on the thread they are for), after the table told it where it stands.
 //! - Wakers are collected under the lock ([`step::Effects`]) and woken after it is dropped.
-//! - A waiter waits through [`crate::park::block_on_until`]: the vcore wait's spin, then a park
-//!   on its own parker that also ends at its escape time, so it escapes even if nobody
-//!   releases a slot.
+//! - A waiter waits through [`crate::block_on::block_on_with`]: the vcore wait's spin (the
+//!   caller's, by its role), then a park on its own parker that also ends at its escape time,
+//!   so it escapes even if nobody releases a slot.
+//! - The semaphore knows a thread only as an [`Occupant`] (an id, its traits, its seat) and
+//!   names nobody: an escape is returned to the caller as an [`Escape`] report, which the
+//!   caller logs with the holders' names.
 //!
 //! | file | what |
 //! | --- | --- |
 //! | [`rank`] | who outranks whom: priority, the first flag, turns |
 //! | [`step`] | what the table is told and tells back |
 //! | [`table`] | the slots and the queue as a pure state machine with an injected clock |
-//! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, stats, the escape log |
+//! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
+//! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
 //!
-//! Costs (`cargo bench --bench vcore`, figures in the bench's doc): an uncontended acquire and
+//! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md): an uncontended acquire and
 //! release take the lock once each and read the clock once (the slot's stamp for the time
-//! slice), 53 ns the pair on the 2-core VM, under the 100 ns target; so there is no atomic
-//! fast path, which would have to publish holders for kicks outside the lock. A checkpoint or
-//! a yield that nobody asks anything of is one load of its slot's flag (2 ns). A hand-off to a
-//! parked waiter costs what a futex hand-off after the same spin costs, plus under a
-//! microsecond.
+//! slice), under the 100 ns target; so there is no atomic fast path, which would have to
+//! publish holders for kicks outside the lock. A checkpoint or a yield that nobody asks
+//! anything of is one load of its slot's flag.
 
-pub mod rank;
-pub mod step;
-pub mod table;
+mod escape;
+pub(crate) mod rank;
+pub(crate) mod step;
+pub(crate) mod table;
 
-pub use step::YieldKind;
+pub use escape::Escape;
+pub use step::{Traits, Who, YieldKind};
 
+use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::config::Config;
-use crate::context;
-use crate::park::{block_on_until, Wait};
+use crate::parker::with_parker;
+use crate::policy::Spin;
 use crate::stats::Counters;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::sys;
-use crate::thread::ThreadRecord;
+use crate::time::{MS, US};
+use escape::Held;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use step::{Clock, Effects, Flag, Step, Traits, WaitId, Who, MAX_CORES};
+use step::{Clock, Effects, Flag, Step, WaitId, MAX_CORES};
 use table::Table;
 
 /// `Seat::at` when the thread holds no slot.
@@ -128,23 +134,19 @@ impl Seat {
     }
 }
 
+/// A thread as the virtual cores see it: the runtime's thread record is one.
+pub trait Occupant {
+    /// Its id and traits (priority, first flag, mask, ideal core), read now.
+    fn who(&self) -> Who;
+
+    /// Its seat: its own copy of where it stands.
+    fn seat(&self) -> &Seat;
+
+    /// Counts `ns` more nanoseconds spent waiting for a core.
+    fn waited(&self, ns: u64);
+}
+
 /// The virtual-core semaphore of one runtime.
-///
-/// ```
-/// use hos_runtime::{Calibration, Config, Runtime};
-/// use hos_runtime::thread::ThreadSpec;
-///
-/// let config = Config { cores: 1, calibration: Some(Calibration::default()), ..Config::default() };
-/// let rt = Runtime::builder().config(config).build().unwrap();
-/// let spec = ThreadSpec { name: "Worker".into(), priority: 44, core_mask: 1, ideal_core: 0 };
-/// let t = rt.register_thread(&spec);
-/// rt.vcores().acquire(&t);               // takes the free slot at once
-/// assert_eq!(t.vcore.slot(), Some(0));
-/// rt.vcores().checkpoint(&t);            // nobody waits: keeps it
-/// assert!(rt.vcores().release(&t));      // gives it back
-/// assert!(!rt.vcores().release(&t));     // held nothing
-/// rt.shutdown();
-/// ```
 #[derive(Debug)]
 pub struct Vcores {
     /// `None` when the semaphore is off (HOS_VCORES=0).
@@ -160,19 +162,7 @@ struct Inner {
     free: AtomicU64,
     slice_ns: u64,
     escape_ns: u64,
-    stats: Arc<Counters>,
-}
-
-/// The table's view of a thread's record now.
-fn traits(t: &ThreadRecord) -> Traits {
-    Traits {
-        priority: t.priority(),
-        first: t.is_first(),
-        mask: t.core_mask(),
-        ideal: usize::try_from(t.ideal_core())
-            .ok()
-            .filter(|&c| c < MAX_CORES),
-    }
+    counters: Arc<Counters>,
 }
 
 /// `sys::now()` read at most once, at first use: an operation that needs no time reads no
@@ -191,8 +181,31 @@ impl Clock for Now {
     }
 }
 
-/// The vcore wait's policy. Under loom the spin is off: its length is wall-clock time, which
-/// a model cannot replay.
+/// The wait policy of a virtual-core wait: the caller's spin, the semaphore's counters, and no
+/// core to give back (it holds none).
+struct CoreWait<'a> {
+    spin: Spin,
+    counters: &'a Counters,
+}
+
+impl WaitPolicy for CoreWait<'_> {
+    fn spin(&self) -> Spin {
+        self.spin
+    }
+
+    fn counters(&self) -> Option<&Counters> {
+        Some(self.counters)
+    }
+
+    fn release_core(&self) -> bool {
+        false
+    }
+
+    fn acquire_core(&self) {}
+}
+
+/// The vcore wait's description. Under loom the spin is off: its length is wall-clock time,
+/// which a model cannot replay.
 fn wait_kind() -> Wait<'static> {
     Wait {
         spin: !cfg!(loom),
@@ -203,100 +216,97 @@ fn wait_kind() -> Wait<'static> {
 impl Vcores {
     /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`); with
     /// `config.vcores` false the semaphore is off and every method returns at once.
-    pub fn new(config: &Config, stats: Arc<Counters>) -> Self {
+    pub fn new(config: &Config, counters: Arc<Counters>) -> Self {
         let inner = config.vcores.then(|| {
-            let slice_ns = config.vcore_slice_us.saturating_mul(1_000);
-            let escape_ns = config.vcore_escape_ms.saturating_mul(1_000_000);
+            let slice_ns = config.vcore_slice_us.saturating_mul(US);
+            let escape_ns = config.vcore_escape_ms.saturating_mul(MS);
             Inner {
                 table: Mutex::new(Table::new(config.cores, slice_ns, escape_ns)),
                 flags: std::array::from_fn(|_| AtomicU8::new(Flag::Idle.as_u8())),
                 free: AtomicU64::new((1 << config.cores) - 1),
                 slice_ns,
                 escape_ns,
-                stats,
+                counters,
             }
         });
         Vcores { inner }
     }
 
     /// Takes a core for `t`: a free allowed one at once (its ideal core first), else a ranked
-    /// wait that kicks the worst holder `t` outranks on its allowed cores.
+    /// wait, spinning `spin` before it parks, that kicks the worst holder `t` outranks on its
+    /// allowed cores. Returns the report of an escape, for the caller to log.
     ///
     /// # Blocking
     /// Until a core is granted, the runtime shuts down (returns without a core), or the
-    /// escape time passes (runs without a core, logged and counted).
+    /// escape time passes (runs without a core, counted and reported).
     ///
     /// # Caveats
     /// Call it on the thread `t` itself (it parks that thread), and only while `t` holds no
     /// core (a second acquire is a bug: a debug assertion, else ignored).
-    pub fn acquire(&self, t: &Arc<ThreadRecord>) {
-        let Some(inner) = &self.inner else { return };
-        if t.vcore.holds() {
-            debug_assert!(false, "thread {} acquires a core it holds", t.id());
-            return;
+    pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
+        let inner = self.inner.as_ref()?;
+        if t.seat().holds() {
+            debug_assert!(false, "thread {} acquires a core it holds", t.who().id);
+            return None;
         }
         let now = Now::default();
-        let step = inner.run(|table, fx| {
-            let who = Who {
-                id: t.id(),
-                traits: traits(t),
-            };
-            table.acquire(who, &now, fx)
-        });
-        inner.settle(t, step, &now);
+        let step = inner.run(|table, fx| table.acquire(t.who(), &now, fx));
+        inner.settle(t, step, &now, spin)
     }
 
     /// Gives `t`'s core back (it blocks or ends): the core goes to the best waiter allowed on
     /// it. `true` if `t` held one (or ran by escape), `false` if it held nothing or the
     /// semaphore is off. Call it on the thread `t` itself.
-    pub fn release(&self, t: &ThreadRecord) -> bool {
+    pub fn release(&self, t: &impl Occupant) -> bool {
         let Some(inner) = &self.inner else {
             return false;
         };
-        if !t.vcore.holds() {
+        if !t.seat().holds() {
             return false;
         }
-        let held = inner.run(|table, fx| table.release(t.id(), Now::default(), fx));
-        debug_assert!(
-            held,
-            "thread {} released a core the table never gave",
-            t.id()
-        );
-        t.vcore.settle(Step::Cancelled);
+        let id = t.who().id;
+        let held = inner.run(|table, fx| table.release(id, Now::default(), fx));
+        debug_assert!(held, "thread {id} released a core the table never gave");
+        t.seat().settle(Step::Cancelled);
         held
     }
 
     /// A checkpoint of `t` (svc entry, nn::os call, polled loop header): if a better waiter
     /// kicked it, its mask no longer allows its core, or its time slice is over and a waiter
-    /// as good by priority asks for a turn, it gives the core up and waits again by rank. An
-    /// escaped thread takes a free allowed core. Without any of these, a load or two and no
-    /// lock (a clock read once a turn is asked).
+    /// as good by priority asks for a turn, it gives the core up and waits again by rank
+    /// (spinning `spin`). An escaped thread takes a free allowed core. Without any of these,
+    /// a load or two and no lock (a clock read once a turn is asked).
     ///
     /// # Blocking
     /// Only when it gives its core up, as [`Vcores::acquire`].
-    pub fn checkpoint(&self, t: &Arc<ThreadRecord>) {
-        let Some(inner) = &self.inner else { return };
+    pub fn checkpoint(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
+        let inner = self.inner.as_ref()?;
         if !inner.must_check(t) {
-            return;
+            return None;
         }
         let now = Now::default();
-        let step = inner.run(|table, fx| table.checkpoint(t.id(), &now, fx));
-        inner.settle(t, step, &now);
+        let id = t.who().id;
+        let step = inner.run(|table, fx| table.checkpoint(id, &now, fx));
+        inner.settle(t, step, &now, spin)
     }
 
     /// A yield of `t` on the virtual cores (sleep_thread 0, -1, -2; see [`YieldKind`]).
-    /// Returns `true` if `t` handed its core over (and waited for one again); `false` if it
-    /// kept it (nobody to hand it to), held none, or the semaphore is off: the caller may then
-    /// yield the OS thread instead.
+    /// `handed` is `true` if `t` handed its core over (and waited for one again, spinning
+    /// `spin`); `false` if it kept it (nobody to hand it to), held none, or the semaphore is
+    /// off: the caller may then yield the OS thread instead.
     ///
     /// # Blocking
     /// When it hands its core over, until it has one again, as [`Vcores::acquire`].
-    pub fn yield_core(&self, t: &Arc<ThreadRecord>, kind: YieldKind) -> bool {
-        let Some(inner) = &self.inner else {
-            return false;
+    pub fn yield_core(&self, t: &impl Occupant, kind: YieldKind, spin: Spin) -> Yielded {
+        let kept = Yielded {
+            handed: false,
+            escape: None,
         };
-        let Some(s) = t.vcore.slot() else {
-            return false;
+        let Some(inner) = &self.inner else {
+            return kept;
+        };
+        let Some(s) = t.seat().slot() else {
+            return kept;
         };
         // Relaxed: a hint (ground rules); the table decides under the lock.
         let flag = Flag::from_u8(inner.flags[s].load(Ordering::Relaxed));
@@ -305,33 +315,24 @@ impl Vcores {
             YieldKind::SamePriority | YieldKind::Migrate => flag <= Flag::Waiter,
         };
         if nobody {
-            return false;
+            return kept;
         }
         let now = Now::default();
-        let step = inner.run(|table, fx| table.yield_core(t.id(), kind, &now, fx));
-        let handed = step != Step::Kept;
-        inner.settle(t, step, &now);
-        handed
+        let id = t.who().id;
+        let step = inner.run(|table, fx| table.yield_core(id, kind, &now, fx));
+        Yielded {
+            handed: step != Step::Kept,
+            escape: inner.settle(t, step, &now, spin),
+        }
     }
 
     /// Re-reads `t`'s priority, first flag (name), core mask and ideal core into the
     /// semaphore: call it after changing any of them. A waiter is re-ranked (and may kick); a
     /// holder may be kicked, or asked to leave a core its mask no longer allows.
-    pub fn refresh(&self, t: &ThreadRecord) {
+    pub fn refresh(&self, t: &impl Occupant) {
         let Some(inner) = &self.inner else { return };
-        inner.run(|table, fx| table.refresh(t.id(), traits(t), Now::default(), fx));
-    }
-
-    /// Sets `t`'s Horizon priority (validated by the caller) and re-ranks it.
-    pub fn set_priority(&self, t: &ThreadRecord, priority: u8) {
-        t.set_priority(priority);
-        self.refresh(t);
-    }
-
-    /// Sets `t`'s ideal core and core mask (validated by the caller) and re-places it.
-    pub fn set_affinity(&self, t: &ThreadRecord, ideal_core: i32, core_mask: u64) {
-        t.set_affinity(ideal_core, core_mask);
-        self.refresh(t);
+        let who = t.who();
+        inner.run(|table, fx| table.refresh(who.id, who.traits, Now::default(), fx));
     }
 
     /// Wakes every waiter (they return without a core); later acquires return at once.
@@ -341,6 +342,16 @@ impl Vcores {
             inner.run(|table, fx| table.shutdown(fx));
         }
     }
+}
+
+/// How a yield on the virtual cores ended.
+#[derive(Debug)]
+#[must_use = "an escape report is the caller's to log"]
+pub struct Yielded {
+    /// Whether the core was handed to another thread (else the caller keeps it).
+    pub handed: bool,
+    /// The report of an escape while waiting for a core again.
+    pub escape: Option<Escape>,
 }
 
 impl Inner {
@@ -359,16 +370,17 @@ impl Inner {
             self.free.store(table.free_mask(), Ordering::Relaxed);
             r
         };
-        // Relaxed: independent counters (stats.rs invariant).
-        let add = |c: &AtomicU64, n: u32| {
+        let c = &self.counters;
+        let add = |counter: &AtomicU64, n: u32| {
             if n > 0 {
-                c.fetch_add(u64::from(n), Ordering::Relaxed);
+                // Relaxed: independent counters (stats module invariant).
+                counter.fetch_add(u64::from(n), Ordering::Relaxed);
             }
         };
-        add(&self.stats.vcore_waits, fx.waits);
-        add(&self.stats.vcore_escapes, fx.escapes);
-        for (c, n) in self.stats.vcore_kicks.iter().zip(fx.kicks) {
-            add(c, n);
+        add(&c.vcore_waits, fx.waits);
+        add(&c.vcore_escapes, fx.escapes);
+        for (counter, n) in c.vcore_kicks.iter().zip(fx.kicks) {
+            add(counter, n);
         }
         for w in fx.wake {
             w.wake();
@@ -377,12 +389,13 @@ impl Inner {
     }
 
     /// Whether `t`'s checkpoint must take the lock (ground rules: flags are hints).
-    fn must_check(&self, t: &ThreadRecord) -> bool {
-        if t.vcore.is_escaped() {
+    fn must_check(&self, t: &impl Occupant) -> bool {
+        let seat = t.seat();
+        if seat.is_escaped() {
             // Relaxed: a hint (ground rules).
-            return self.free.load(Ordering::Relaxed) & t.core_mask() != 0;
+            return self.free.load(Ordering::Relaxed) & t.who().traits.mask != 0;
         }
-        let Some(s) = t.vcore.slot() else {
+        let Some(s) = seat.slot() else {
             return false;
         };
         // Relaxed: a hint (ground rules).
@@ -390,77 +403,72 @@ impl Inner {
             Flag::Idle | Flag::Waiter => false,
             Flag::Turn => {
                 // Relaxed: the seat is the thread's own (Seat invariant).
-                let since = t.vcore.since.load(Ordering::Relaxed);
+                let since = seat.since.load(Ordering::Relaxed);
                 sys::now().saturating_sub(since) >= self.slice_ns
             }
             Flag::Kick => true,
         }
     }
 
-    /// Finishes a step of `t` begun at `now`: waits out a queued step, then records the result
-    /// in the seat and the wait in `t`'s counter.
-    fn settle(&self, t: &ThreadRecord, step: Step, now: &Now) {
-        let step = match step {
+    /// Finishes a step of `t` begun at `now`: waits out a queued step (spinning `spin`
+    /// first), then records the result in the seat and the wait in `t`'s counter. Returns the
+    /// report of an escape.
+    fn settle(&self, t: &impl Occupant, step: Step, now: &Now, spin: Spin) -> Option<Escape> {
+        let (step, escape) = match step {
             Step::Queued(key) => {
                 // The instant the table stamped the wait with (the clock reads once).
                 let now = now.now();
                 let wait = Waiting {
                     inner: self,
-                    thread: t,
                     key: Some(key),
                 };
                 let deadline = now.saturating_add(self.escape_ns);
-                let step = block_on_until(wait, wait_kind(), Some(deadline));
-                // Relaxed: a counter read for stats only.
-                t.vcore_wait_ns
-                    .fetch_add(sys::now().saturating_sub(now), Ordering::Relaxed);
-                step
+                let policy = || CoreWait {
+                    spin,
+                    counters: &self.counters,
+                };
+                let out = with_parker(|parker, waker| {
+                    block_on_with(parker, waker, wait, wait_kind(), Some(deadline), policy)
+                });
+                t.waited(sys::now().saturating_sub(now));
+                out
             }
-            step => step,
+            step => (step, None),
         };
-        t.vcore.settle(step);
+        t.seat().settle(step);
+        escape
     }
 }
 
 /// One queued wait as a future: ready when the table grants a slot, cancels, or the escape
-/// time passes. Dropping it before then gives up the wait (and a slot granted meanwhile).
+/// time passes (then with the report of who held the cores). Dropping it before then gives
+/// up the wait (and a slot granted meanwhile).
 struct Waiting<'a> {
     inner: &'a Inner,
-    thread: &'a ThreadRecord,
     /// `None` once the wait ended.
     key: Option<WaitId>,
 }
 
 impl Future for Waiting<'_> {
-    type Output = Step;
+    type Output = (Step, Option<Escape>);
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Step> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let key = self.key.expect("a vcore wait polled after it ended");
         let now = Now::default();
-        let mut held = None;
-        let step = self.inner.run(|table, fx| {
+        let mut escape = None;
+        let inner = self.inner;
+        let step = inner.run(|table, fx| {
             let step = table.poll_wait(key, &now, cx.waker(), fx);
             if step == Some(Step::Escaped) {
-                held = Some(Held::each(table, now.now()));
+                escape = Some(Escape::new(Held::each(table, now.now()), inner.escape_ns));
             }
             step
         });
-        if let Some(held) = held {
-            let holders = self.inner.describe(&held);
-            tracing::warn!(
-                thread = %self.thread.name(),
-                priority = self.thread.priority(),
-                escape_ms = self.inner.escape_ns / 1_000_000,
-                holders = %holders,
-                "waited past HOS_VCORE_ESCAPE_MS for a virtual core: runs without one, so more \
-                 threads than cores run guest code until it blocks",
-            );
-        }
         match step {
             None => Poll::Pending,
             Some(step) => {
                 self.key = None;
-                Poll::Ready(step)
+                Poll::Ready((step, escape))
             }
         }
     }
@@ -472,63 +480,5 @@ impl Drop for Waiting<'_> {
             self.inner
                 .run(|table, fx| table.abandon(key, Now::default(), fx));
         }
-    }
-}
-
-/// A core's holder when a waiter escaped, read under the lock for the log.
-struct Held {
-    id: u64,
-    priority: u8,
-    held_ns: u64,
-}
-
-impl Held {
-    /// Each slot's holder, in slot order.
-    fn each(table: &Table, now: u64) -> Vec<Option<Held>> {
-        (0..table.cores())
-            .map(|s| {
-                let (who, since) = table.holder(s)?;
-                Some(Held {
-                    id: who.id,
-                    priority: who.traits.priority,
-                    held_ns: now.saturating_sub(since),
-                })
-            })
-            .collect()
-    }
-}
-
-impl Inner {
-    /// The escape log's list of each core's holder in order: `0: name (priority 44, held
-    /// 2.003 s)`. The table keeps ids only; names come from the calling thread's runtime when
-    /// these are its virtual cores, else a holder is `thread <id>`. Called without the table
-    /// lock (the runtime's thread list has its own).
-    fn describe(&self, held: &[Option<Held>]) -> String {
-        let threads = context::runtime()
-            .filter(|rt| {
-                rt.vcores()
-                    .inner
-                    .as_ref()
-                    .is_some_and(|i| std::ptr::eq(i, self))
-            })
-            .map(|rt| rt.threads())
-            .unwrap_or_default();
-        let name = |id: u64| match threads.iter().find(|t| t.id() == id) {
-            Some(t) => t.name().to_string(),
-            None => format!("thread {id}"),
-        };
-        held.iter()
-            .enumerate()
-            .map(|(s, h)| match h {
-                Some(h) => format!(
-                    "{s}: {} (priority {}, held {:.3} s)",
-                    name(h.id),
-                    h.priority,
-                    h.held_ns as f64 / 1e9
-                ),
-                None => format!("{s}: free"),
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
     }
 }

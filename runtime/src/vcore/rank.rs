@@ -18,21 +18,16 @@ use crate::stats::KickReason;
 /// How a thread ranks: Horizon priority, then the HOS_VCORE_FIRST flag. `Ord` is the rank
 /// (smaller is better).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Rank {
+pub(crate) struct Rank {
     priority: u8,
     /// `!first`, so that a first thread sorts before others of its priority.
     later: bool,
 }
 
 impl Rank {
-    /// The rank of a thread of Horizon `priority` that ranks first or not.
-    ///
-    /// ```
-    /// use hos_runtime::vcore::rank::Rank;
-    /// assert!(Rank::new(44, true) < Rank::new(44, false));
-    /// assert!(Rank::new(43, false) < Rank::new(44, true));
-    /// ```
-    pub const fn new(priority: u8, first: bool) -> Rank {
+    /// The rank of a thread of Horizon `priority` that ranks first or not: a first thread
+    /// before others of its priority, any better priority before both.
+    pub(crate) const fn new(priority: u8, first: bool) -> Rank {
         Rank {
             priority,
             later: !first,
@@ -40,29 +35,30 @@ impl Rank {
     }
 
     /// Horizon priority, 0 (best) ..= 63.
-    pub const fn priority(self) -> u8 {
+    pub(crate) const fn priority(self) -> u8 {
         self.priority
     }
 
+    #[cfg(all(test, not(loom)))]
     /// Whether the rank is first (HOS_VCORE_FIRST).
-    pub const fn is_first(self) -> bool {
+    pub(crate) const fn is_first(self) -> bool {
         !self.later
     }
 
     /// The rank with the first flag dropped: how a first thread ranks after it gave its core
     /// up by turn (SPEC.md 5: otherwise it takes the core straight back, a livelock).
-    pub const fn by_priority(self) -> Rank {
+    pub(crate) const fn by_priority(self) -> Rank {
         Rank::new(self.priority, false)
     }
 
     /// Whether a waiter of this rank may kick a holder of `holder`'s rank: it is strictly better.
-    pub fn outranks(self, holder: Rank) -> bool {
+    pub(crate) fn outranks(self, holder: Rank) -> bool {
         self < holder
     }
 
     /// Why a waiter of this rank kicks `holder` (it must outrank it): a better priority, or the
     /// first flag at equal priority.
-    pub fn kick_reason(self, holder: Rank) -> KickReason {
+    pub(crate) fn kick_reason(self, holder: Rank) -> KickReason {
         debug_assert!(
             self.outranks(holder),
             "{self:?} does not outrank {holder:?}"
@@ -76,12 +72,12 @@ impl Rank {
 
     /// Whether a waiter of this rank may take a turn from `holder` (time slice): it is as good
     /// by guest priority. First flags do not count: a first holder's slices follow priority.
-    pub fn may_take_turn(self, holder: Rank) -> bool {
+    pub(crate) fn may_take_turn(self, holder: Rank) -> bool {
         self.priority <= holder.priority
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -6,7 +6,7 @@
 use std::task::Waker;
 
 /// The most virtual cores (HOS_CORES is 1..=8).
-pub const MAX_CORES: usize = 8;
+pub(crate) const MAX_CORES: usize = 8;
 
 /// What ranks and places a thread: read from its record when it asks for a core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +20,19 @@ pub struct Traits {
     pub mask: u64,
     /// The preferred core, if it names one of the table's cores.
     pub ideal: Option<usize>,
+}
+
+impl Traits {
+    /// The traits of a thread of this priority, first flag, mask and ideal core; an ideal core
+    /// that names no core of any table (negative, or past [`MAX_CORES`]) reads as none.
+    pub fn new(priority: u8, first: bool, mask: u64, ideal_core: i32) -> Traits {
+        Traits {
+            priority,
+            first,
+            mask,
+            ideal: usize::try_from(ideal_core).ok().filter(|&c| c < MAX_CORES),
+        }
+    }
 }
 
 /// A thread that asks for a core: a unique id and its traits. The table keeps nothing else
@@ -37,7 +50,7 @@ pub struct Who {
 /// a checkpoint takes the lock only at `Turn` (once its slice is over) or `Kick`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
-pub enum Flag {
+pub(crate) enum Flag {
     /// Nobody waits for this slot (or it is free).
     Idle = 0,
     /// Someone may take this slot, but none as good as the holder by priority: a yield to any
@@ -56,7 +69,7 @@ impl Flag {
     ///
     /// # Panics
     /// On any other value: an impossible state.
-    pub fn from_u8(v: u8) -> Flag {
+    pub(crate) fn from_u8(v: u8) -> Flag {
         match v {
             0 => Flag::Idle,
             1 => Flag::Waiter,
@@ -67,7 +80,7 @@ impl Flag {
     }
 
     /// The flag as a `u8`, for an atomic.
-    pub fn as_u8(self) -> u8 {
+    pub(crate) fn as_u8(self) -> u8 {
         self as u8
     }
 }
@@ -89,7 +102,7 @@ pub enum YieldKind {
 /// decision needs the time (a grant's stamp, a wait's start, a slice, an escape), so one that
 /// needs none (a release nobody waits for) reads none. A `u64` is a clock stopped at that
 /// time: tests drive the table with one.
-pub trait Clock {
+pub(crate) trait Clock {
     /// The time now. Within one operation every read must give the same value.
     fn now(&self) -> u64;
 }
@@ -108,11 +121,11 @@ impl<C: Clock + ?Sized> Clock for &C {
 
 /// A queued wait: poll it with [`super::table::Table::poll_wait`] until it ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct WaitId(pub(super) usize);
+pub(crate) struct WaitId(pub(super) usize);
 
 /// Where a thread stands after an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Step {
+pub(crate) enum Step {
     /// It holds `slot`, acquired at `since`.
     Held {
         /// The slot.
@@ -133,7 +146,7 @@ pub enum Step {
 /// What an operation asks of the caller once the lock is dropped (wake, count) or before
 /// (mirror the dirty flags).
 #[derive(Debug, Default)]
-pub struct Effects {
+pub(crate) struct Effects {
     /// Wakers of waiters whose wait ended (granted or cancelled).
     pub wake: Vec<Waker>,
     /// Kicks made, indexed by [`crate::stats::KickReason`] `as usize`.

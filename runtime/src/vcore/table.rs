@@ -68,7 +68,7 @@ struct Waiter {
 
 /// The slots and the queue.
 #[derive(Debug)]
-pub struct Table {
+pub(crate) struct Table {
     /// # Invariant: `slots[s]` is `None` exactly when bit `s` of `free` is set.
     slots: Vec<Option<Hold>>,
     free: u64,
@@ -110,7 +110,7 @@ impl Table {
     ///
     /// # Panics
     /// If `cores` is outside 1..=8 (the config rejects such a value before).
-    pub fn new(cores: usize, slice_ns: u64, escape_ns: u64) -> Self {
+    pub(crate) fn new(cores: usize, slice_ns: u64, escape_ns: u64) -> Self {
         assert!(
             (1..=MAX_CORES).contains(&cores),
             "{cores} virtual cores: expected 1..=8"
@@ -132,55 +132,57 @@ impl Table {
     }
 
     /// Number of slots.
-    pub fn cores(&self) -> usize {
+    pub(crate) fn cores(&self) -> usize {
         self.slots.len()
     }
 
     /// Free slots, a bit per slot.
-    pub fn free_mask(&self) -> u64 {
+    pub(crate) fn free_mask(&self) -> u64 {
         self.free
     }
 
     /// The flag of `slot`, for its holder's checkpoint.
-    pub fn flag(&self, slot: usize) -> Flag {
+    pub(crate) fn flag(&self, slot: usize) -> Flag {
         self.flags[slot]
     }
 
     /// The holder of `slot`, and when it acquired the slot.
-    pub fn holder(&self, slot: usize) -> Option<(&Who, u64)> {
+    pub(crate) fn holder(&self, slot: usize) -> Option<(&Who, u64)> {
         self.slots[slot].as_ref().map(|h| (&h.who, h.since))
     }
 
+    #[cfg(all(test, not(loom)))]
     /// The kick pending on `slot`, if any.
-    pub fn kick(&self, slot: usize) -> Option<KickReason> {
+    pub(crate) fn kick(&self, slot: usize) -> Option<KickReason> {
         self.slots[slot].as_ref().and_then(|h| h.kick)
     }
 
     /// The slot thread `id` holds.
-    pub fn slot_of(&self, id: u64) -> Option<usize> {
+    pub(crate) fn slot_of(&self, id: u64) -> Option<usize> {
         self.slots
             .iter()
             .position(|h| h.as_ref().is_some_and(|h| h.who.id == id))
     }
 
     /// Whether thread `id` runs past the slots by escape.
-    pub fn is_escaped(&self, id: u64) -> bool {
+    pub(crate) fn is_escaped(&self, id: u64) -> bool {
         self.escaped.iter().any(|w| w.id == id)
     }
 
     /// The queued threads' ids, best first.
-    pub fn queue(&self) -> Vec<u64> {
+    pub(crate) fn queue(&self) -> Vec<u64> {
         self.order.iter().map(|&k| self.waiters[k].id).collect()
     }
 
+    #[cfg(all(test, not(loom)))]
     /// Whether [`Table::shutdown`] ran.
-    pub fn is_shut_down(&self) -> bool {
+    pub(crate) fn is_shut_down(&self) -> bool {
         self.shut
     }
 
     /// Thread `who` asks for a core at `now`: it takes a free allowed slot (its ideal core
     /// first) or queues by rank, kicking the worst holder it outranks on its allowed cores.
-    pub fn acquire(&mut self, who: Who, now: impl Clock, fx: &mut Effects) -> Step {
+    pub(crate) fn acquire(&mut self, who: Who, now: impl Clock, fx: &mut Effects) -> Step {
         let now: &dyn Clock = &now;
         let step = self.enter(who, false, None, now, fx);
         self.check();
@@ -189,7 +191,7 @@ impl Table {
 
     /// Polls a queued wait at `now`: `None` while it waits (`waker` is kept to wake it), else
     /// how it ended. A waiter past the escape time leaves the queue and runs beside the slots.
-    pub fn poll_wait(
+    pub(crate) fn poll_wait(
         &mut self,
         key: WaitId,
         now: impl Clock,
@@ -222,7 +224,7 @@ impl Table {
 
     /// Ends a wait that will not be polled again (its future was dropped): a queued waiter
     /// leaves the queue; a slot granted to it goes to the next waiter.
-    pub fn abandon(&mut self, key: WaitId, now: impl Clock, fx: &mut Effects) {
+    pub(crate) fn abandon(&mut self, key: WaitId, now: impl Clock, fx: &mut Effects) {
         let now: &dyn Clock = &now;
         if matches!(self.waiters[key.0].state, State::Queued(_)) {
             self.unqueue(key.0);
@@ -236,7 +238,7 @@ impl Table {
 
     /// Thread `id` gives its core back (it blocks or ends): the slot goes to the best waiter
     /// allowed on it. `false` if it held none (an escaped thread holds none but leaves).
-    pub fn release(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> bool {
+    pub(crate) fn release(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> bool {
         let now: &dyn Clock = &now;
         let held = if let Some(s) = self.slot_of(id) {
             self.unseat(s, fx);
@@ -258,7 +260,7 @@ impl Table {
     /// claimed it or its mask no longer allows it (then waits by its rank), or if its slice
     /// is over and a waiter as good by priority asks for a turn (then waits by priority
     /// alone). An escaped thread takes a free allowed slot if there is one.
-    pub fn checkpoint(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> Step {
+    pub(crate) fn checkpoint(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> Step {
         let now: &dyn Clock = &now;
         let step = if let Some(s) = self.slot_of(id) {
             if self.must_leave(s) {
@@ -293,7 +295,7 @@ impl Table {
     /// a claimed slot is given up as at a checkpoint. A thread that gives its slot up by a
     /// yield waits by priority alone (a turn), so a first thread does not take it straight
     /// back. An escaped thread, or one without a slot, keeps going.
-    pub fn yield_core(
+    pub(crate) fn yield_core(
         &mut self,
         id: u64,
         kind: YieldKind,
@@ -323,7 +325,7 @@ impl Table {
 
     /// Thread `id`'s priority, first flag, mask or ideal core changed: re-rank it wherever it
     /// is. A holder whose mask no longer allows its slot is asked to leave (not a kick).
-    pub fn refresh(&mut self, id: u64, traits: Traits, now: impl Clock, fx: &mut Effects) {
+    pub(crate) fn refresh(&mut self, id: u64, traits: Traits, now: impl Clock, fx: &mut Effects) {
         let now: &dyn Clock = &now;
         if let Some(s) = self.slot_of(id) {
             self.slots[s]
@@ -353,7 +355,7 @@ impl Table {
 
     /// Shuts down: every queued waiter's wait ends `Cancelled`, kicks are dropped, and later
     /// acquires return `Cancelled` at once. Holders keep their slots until they release.
-    pub fn shutdown(&mut self, fx: &mut Effects) {
+    pub(crate) fn shutdown(&mut self, fx: &mut Effects) {
         self.shut = true;
         for k in std::mem::take(&mut self.order) {
             let w = &mut self.waiters[k];

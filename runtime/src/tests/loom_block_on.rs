@@ -1,11 +1,13 @@
 //! Loom models of the parker and of block_on's spin-to-park transition: no lost wakeup.
 //!
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hos-runtime --release --test loom`
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hos-runtime --release --lib`
 
 #![cfg(loom)]
 
-use hos_runtime::park::{block_on_with, Parker, Wait};
-use hos_runtime::policy::SpinGate;
+use crate::block_on::{block_on_with, Wait};
+use crate::context::current;
+use crate::parker::Parker;
+use crate::policy::SpinGate;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::{Arc, Mutex};
 use std::future::Future;
@@ -86,7 +88,14 @@ fn block_on_wakes_in_spin_and_in_park() {
         let f2 = flag.clone();
         let t = loom::thread::spawn(move || f2.signal());
         let gate = SpinGate::new();
-        block_on_with(&parker, &waker, WaitFlag(&flag), Wait::object(&gate), None);
+        block_on_with(
+            &parker,
+            &waker,
+            WaitFlag(&flag),
+            Wait::object(&gate),
+            None,
+            current,
+        );
         t.join().unwrap();
     });
 }

@@ -4,10 +4,9 @@
 //! every operation (debug builds), and the harness checks that the threads' view agrees
 //! with the table's and that nobody is left waiting once every holder has left.
 
-use hos_runtime::vcore::step::{Step, YieldKind};
+use crate::vcore::step::{Step, YieldKind};
 
-mod vcore_harness;
-use vcore_harness::*;
+use super::vcore_harness::*;
 
 use proptest::prelude::*;
 

@@ -1,12 +1,11 @@
 //! The virtual-core state machine driven step by step with an injected clock: one test (or
 //! more) per rule of SPEC.md section 5 and the yields of section 6.
 
-use hos_runtime::stats::KickReason;
-use hos_runtime::vcore::step::{Flag, Step, YieldKind};
-use hos_runtime::vcore::table::Table;
+use crate::stats::KickReason;
+use crate::vcore::step::{Flag, Step, YieldKind};
+use crate::vcore::table::Table;
 
-mod vcore_harness;
-use vcore_harness::*;
+use super::vcore_harness::*;
 
 #[test]
 fn free_slots_go_at_once_ideal_core_first() {

@@ -1,11 +1,12 @@
 //! Helpers shared by the switch and policy tests: a builder whose environment is a table,
 //! so no test mutates the process environment.
 
-use hos_runtime::{Builder, Config, ConfigError, Runtime};
+use crate::runtime::Runtime;
+use crate::{Builder, Config, ConfigError};
 use std::collections::HashMap;
 
 /// A builder that reads `vars` as its environment.
-pub fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
+pub(super) fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
     let map: HashMap<String, String> = vars
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -14,6 +15,6 @@ pub fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
 }
 
 /// The config `vars` resolve to, or the error naming the bad switch.
-pub fn resolve(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+pub(super) fn resolve(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
     with_env(vars).resolve()
 }

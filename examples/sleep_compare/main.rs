@@ -3,7 +3,6 @@
 //!
 //! `cargo run --release --example sleep_compare [-- --quick]`
 
-#[path = "../benches/support/sleepers.rs"]
 mod sleepers;
 
 use sleepers::{Sleeper, ALL_TARGETS};
@@ -11,7 +10,7 @@ use std::time::Duration;
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let procs = hos_runtime::sys::logical_processors();
+    let procs = hos::machine::logical_processors();
     println!(
         "machine: {:?} logical processors, kernel {}",
         procs,

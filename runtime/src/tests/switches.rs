@@ -6,11 +6,11 @@
 //! through `Builder::env_from`, and the tests of `Builder::env` run this binary again as a
 //! child with its own environment.
 
-use hos_runtime::{Builder, Calibration, Config, Runtime, ShortSleep};
+use crate::runtime::Runtime;
+use crate::{Builder, Calibration, Config, ShortSleep};
 use std::collections::HashMap;
 
-mod common;
-use common::{resolve, with_env};
+use super::common::{resolve, with_env};
 
 #[test]
 fn numbers_and_modes_are_read() {
@@ -384,7 +384,11 @@ fn name_parts_are_trimmed_and_empty_ones_dropped() {
 /// Runs this test binary again, as `test` alone, with `vars` as extra environment.
 fn run_child(test: &str, vars: &[(&str, &std::ffi::OsStr)]) {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test, "--test-threads=1"]);
+    cmd.args([
+        "--exact",
+        &format!("tests::switches::{test}"),
+        "--test-threads=1",
+    ]);
     cmd.env("HOS_SWITCHES_TEST_CHILD", "1");
     for (k, v) in vars {
         cmd.env(k, v);

@@ -1,7 +1,10 @@
 //! The reactor: no deadline fires early, cancels leave nothing behind, shutdown ends all.
 
-use hos_runtime::reactor::DeadlineClass;
-use hos_runtime::{block_on, sys, Calibration, Config, PrecisePath, Runtime, Wait};
+use crate::block_on::Wait;
+use crate::context::block_on;
+use crate::reactor::DeadlineClass;
+use crate::runtime::Runtime;
+use crate::{sys, Calibration, Config, PrecisePath};
 use std::time::Duration;
 
 fn pinned(precise: PrecisePath) -> Runtime {

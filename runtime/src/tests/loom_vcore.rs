@@ -3,15 +3,20 @@
 //! threads hold the one core at once and that no wake is lost (a lost wake leaves a thread
 //! parked for ever, which loom reports).
 //!
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hos-runtime --release --test loom_vcore`
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hos-runtime --release --lib`
 #![cfg(loom)]
 
-use hos_runtime::config::Config;
-use hos_runtime::stats::Counters;
-use hos_runtime::thread::{ThreadRecord, ThreadSpec};
-use hos_runtime::vcore::Vcores;
+use crate::config::Config;
+use crate::policy::Spin;
+use crate::stats::Counters;
+use crate::thread::{ThreadRecord, ThreadSpec};
+use crate::vcore::{Occupant, Vcores};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// The waits' spin: none (a spin is wall-clock time, which a model cannot replay; the vcore
+/// wait skips it under loom anyway).
+const SPIN: Spin = Spin::NONE;
 
 /// Runs `f` under loom with at most two preemptions unless LOOM_MAX_PREEMPTIONS says.
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -48,7 +53,7 @@ struct Holders(AtomicUsize);
 
 impl Holders {
     fn enter(&self, t: &ThreadRecord) {
-        assert_eq!(t.vcore.slot(), Some(0), "{} runs without the core", t.id());
+        assert_eq!(t.seat().slot(), Some(0), "{} runs without the core", t.id());
         // SeqCst: the count is the model's check, not the runtime's; keep it simple.
         let n = self.0.fetch_add(1, Ordering::SeqCst);
         assert_eq!(n, 0, "two threads hold the one core");
@@ -67,10 +72,10 @@ fn spawn_waiter(
 ) -> loom::thread::JoinHandle<()> {
     let (vcores, holders) = (vcores.clone(), holders.clone());
     loom::thread::spawn(move || {
-        vcores.acquire(&t);
+        vcores.acquire(&*t, SPIN);
         holders.enter(&t);
         holders.leave();
-        assert!(vcores.release(&t));
+        assert!(vcores.release(&*t));
     })
 }
 
@@ -79,13 +84,13 @@ fn a_release_hands_the_core_to_a_waiter_that_registers_meanwhile() {
     model(|| {
         let (vcores, t1, t2) = setup(44, 44);
         let holders = Arc::new(Holders::default());
-        vcores.acquire(&t1);
+        vcores.acquire(&*t1, SPIN);
         holders.enter(&t1);
         let th = spawn_waiter(&vcores, &holders, t2);
         holders.leave();
-        assert!(vcores.release(&t1));
+        assert!(vcores.release(&*t1));
         th.join().unwrap();
-        assert_eq!(t1.vcore.slot(), None);
+        assert_eq!(t1.seat().slot(), None);
     });
 }
 
@@ -94,15 +99,15 @@ fn a_kick_hands_the_core_over_at_the_holders_checkpoint() {
     model(|| {
         let (vcores, t1, t2) = setup(44, 10);
         let holders = Arc::new(Holders::default());
-        vcores.acquire(&t1);
+        vcores.acquire(&*t1, SPIN);
         holders.enter(&t1);
         let th = spawn_waiter(&vcores, &holders, t2);
         // Gives the core up here if the kick is there, and comes back after the better thread.
         holders.leave();
-        vcores.checkpoint(&t1);
+        vcores.checkpoint(&*t1, SPIN);
         holders.enter(&t1);
         holders.leave();
-        assert!(vcores.release(&t1));
+        assert!(vcores.release(&*t1));
         th.join().unwrap();
     });
 }
@@ -121,14 +126,14 @@ fn a_chain_of_hand_offs_never_doubles_a_holder() {
             Arc::new(ThreadRecord::new(3, &spec, false, false))
         };
         let holders = Arc::new(Holders::default());
-        vcores.acquire(&t1);
+        vcores.acquire(&*t1, SPIN);
         holders.enter(&t1);
         let ths: Vec<_> = [t2, t3]
             .into_iter()
             .map(|t| spawn_waiter(&vcores, &holders, t))
             .collect();
         holders.leave();
-        assert!(vcores.release(&t1));
+        assert!(vcores.release(&*t1));
         for th in ths {
             th.join().unwrap();
         }
@@ -139,19 +144,19 @@ fn a_chain_of_hand_offs_never_doubles_a_holder() {
 fn shutdown_ends_a_wait() {
     model(|| {
         let (vcores, t1, t2) = setup(44, 44);
-        vcores.acquire(&t1);
+        vcores.acquire(&*t1, SPIN);
         let th = {
             let vcores = vcores.clone();
             loom::thread::spawn(move || {
-                vcores.acquire(&t2);
+                vcores.acquire(&*t2, SPIN);
                 // Granted before the shutdown, or none at all.
-                if t2.vcore.holds() {
-                    assert!(vcores.release(&t2));
+                if t2.seat().holds() {
+                    assert!(vcores.release(&*t2));
                 }
             })
         };
         vcores.shutdown();
         th.join().unwrap();
-        assert!(vcores.release(&t1));
+        assert!(vcores.release(&*t1));
     });
 }

@@ -2,13 +2,20 @@
 //! yield's fast paths, waits and their counters, escape, re-ranking, shutdown. Bounded by the
 //! escape time where a bug would hang; no timing asserts.
 
-use hos_runtime::config::Config;
-use hos_runtime::stats::Counters;
-use hos_runtime::thread::{ThreadRecord, ThreadSpec};
-use hos_runtime::vcore::{Vcores, YieldKind};
+use crate::config::Config;
+use crate::policy::Spin;
+use crate::stats::Counters;
+use crate::thread::{ThreadRecord, ThreadSpec};
+use crate::vcore::{Occupant, Vcores, YieldKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// The spin of every wait here: no runtime, so the default.
+const SPIN: Spin = Spin {
+    ns: 20_000,
+    full: true,
+};
 
 struct Rig {
     v: Arc<Vcores>,
@@ -53,10 +60,10 @@ impl Rig {
         let ran = Arc::new(AtomicBool::new(false));
         let (v, t, r) = (self.v.clone(), t.clone(), ran.clone());
         let h = std::thread::spawn(move || {
-            v.acquire(&t);
+            v.acquire(&*t, SPIN);
             r.store(true, Ordering::SeqCst);
             body(&v, &t);
-            v.release(&t);
+            v.release(&*t);
         });
         (h, ran)
     }
@@ -91,19 +98,25 @@ fn until(counter: &std::sync::atomic::AtomicU64, n: u64) {
 fn seats_follow_acquire_and_release() {
     let r = rig(2, 2_000, 5_000);
     let t = thread(1, 44, 0b10, false);
-    assert!(!r.v.release(&t), "held nothing");
-    r.v.acquire(&t);
-    assert_eq!(t.vcore.slot(), Some(1), "its mask's only core");
-    assert!(t.vcore.holds() && !t.vcore.is_escaped());
-    r.v.checkpoint(&t);
-    assert!(!r.v.yield_core(&t, YieldKind::Any), "nobody to hand it to");
-    assert!(r.v.release(&t));
-    assert_eq!(t.vcore.slot(), None);
-    assert!(!t.vcore.holds());
-    assert!(!r.v.release(&t));
-    assert!(!r.v.yield_core(&t, YieldKind::SamePriority), "holds none");
+    assert!(!r.v.release(&*t), "held nothing");
+    r.v.acquire(&*t, SPIN);
+    assert_eq!(t.seat().slot(), Some(1), "its mask's only core");
+    assert!(t.seat().holds() && !t.seat().is_escaped());
+    r.v.checkpoint(&*t, SPIN);
+    assert!(
+        !r.v.yield_core(&*t, YieldKind::Any, SPIN).handed,
+        "nobody to hand it to"
+    );
+    assert!(r.v.release(&*t));
+    assert_eq!(t.seat().slot(), None);
+    assert!(!t.seat().holds());
+    assert!(!r.v.release(&*t));
+    assert!(
+        !r.v.yield_core(&*t, YieldKind::SamePriority, SPIN).handed,
+        "holds none"
+    );
     assert_eq!(load(&r.stats.vcore_waits), 0);
-    assert_eq!(load(&t.vcore_wait_ns), 0);
+    assert_eq!(t.vcore_wait_ns(), 0);
     r.no_escape();
 }
 
@@ -117,16 +130,18 @@ fn with_the_semaphore_off_every_call_returns_at_once() {
     };
     let v = Vcores::new(&config, stats.clone());
     let (a, b) = (thread(1, 44, 1, false), thread(2, 44, 1, false));
-    v.acquire(&a);
-    v.acquire(&b);
-    assert_eq!(a.vcore.slot(), None);
-    v.checkpoint(&a);
-    assert!(!v.yield_core(&a, YieldKind::Any));
-    v.set_priority(&a, 10);
+    v.acquire(&*a, SPIN);
+    v.acquire(&*b, SPIN);
+    assert_eq!(a.seat().slot(), None);
+    v.checkpoint(&*a, SPIN);
+    assert!(!v.yield_core(&*a, YieldKind::Any, SPIN).handed);
+    a.set_priority(10);
+    v.refresh(&*a);
     assert_eq!(a.priority(), 10);
-    v.set_affinity(&a, 0, 1);
-    v.refresh(&a);
-    assert!(!v.release(&a));
+    a.set_affinity(0, 1);
+    v.refresh(&*a);
+    v.refresh(&*a);
+    assert!(!v.release(&*a));
     v.shutdown();
     assert_eq!(load(&stats.vcore_waits), 0);
 }
@@ -135,26 +150,23 @@ fn with_the_semaphore_off_every_call_returns_at_once() {
 fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
     let r = rig(1, 60_000_000, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&holder);
+    r.v.acquire(&*holder, SPIN);
     let better = thread(2, 10, 1, false);
     let (h, ran) = r.spawn(&better, |_, _| {});
     until(&r.stats.vcore_kicks[0], 1);
     assert_eq!(load(&r.stats.vcore_waits), 1);
     assert!(!ran.load(Ordering::SeqCst));
-    r.v.checkpoint(&holder);
+    r.v.checkpoint(&*holder, SPIN);
     assert!(
         ran.load(Ordering::SeqCst),
         "the better thread ran in between"
     );
-    assert_eq!(holder.vcore.slot(), Some(0));
+    assert_eq!(holder.seat().slot(), Some(0));
     h.join().unwrap();
-    assert!(
-        load(&holder.vcore_wait_ns) > 0,
-        "the holder waited to come back"
-    );
-    assert!(load(&better.vcore_wait_ns) > 0);
+    assert!(holder.vcore_wait_ns() > 0, "the holder waited to come back");
+    assert!(better.vcore_wait_ns() > 0);
     assert_eq!(load(&r.stats.vcore_waits), 2);
-    assert!(r.v.release(&holder));
+    assert!(r.v.release(&*holder));
     r.no_escape();
 }
 
@@ -162,26 +174,29 @@ fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
 fn a_worse_waiter_is_no_reason_to_stop() {
     let r = rig(1, 1, 5_000);
     let holder = thread(1, 10, 1, false);
-    r.v.acquire(&holder);
+    r.v.acquire(&*holder, SPIN);
     let worse = thread(2, 44, 1, false);
     let (h, ran) = r.spawn(&worse, |_, _| {});
     r.until_waits(1);
     for _ in 0..100 {
-        r.v.checkpoint(&holder);
+        r.v.checkpoint(&*holder, SPIN);
     }
-    assert!(!r.v.yield_core(&holder, YieldKind::SamePriority));
-    assert!(!r.v.yield_core(&holder, YieldKind::Migrate));
+    assert!(
+        !r.v.yield_core(&*holder, YieldKind::SamePriority, SPIN)
+            .handed
+    );
+    assert!(!r.v.yield_core(&*holder, YieldKind::Migrate, SPIN).handed);
     assert!(
         !ran.load(Ordering::SeqCst),
         "no kick, no turn for a worse waiter"
     );
     assert_eq!(load(&r.stats.vcore_kicks[1]), 0);
     // -2 hands the core to any waiter; the yielder waits by its rank and kicks it back.
-    assert!(r.v.yield_core(&holder, YieldKind::Any));
+    assert!(r.v.yield_core(&*holder, YieldKind::Any, SPIN).handed);
     assert!(ran.load(Ordering::SeqCst));
-    assert_eq!(holder.vcore.slot(), Some(0));
+    assert_eq!(holder.seat().slot(), Some(0));
     h.join().unwrap();
-    r.v.release(&holder);
+    r.v.release(&*holder);
     r.no_escape();
 }
 
@@ -190,28 +205,31 @@ fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     // A 1 us slice: over by the next checkpoint.
     let r = rig(1, 1, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&holder);
+    r.v.acquire(&*holder, SPIN);
     let equal = thread(2, 44, 1, false);
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
     let start = std::time::Instant::now();
     while load(&r.stats.vcore_kicks[1]) == 0 {
         assert!(start.elapsed().as_secs() < 10, "no slice turn");
-        r.v.checkpoint(&holder);
+        r.v.checkpoint(&*holder, SPIN);
     }
     assert!(ran.load(Ordering::SeqCst));
     h.join().unwrap();
-    assert!(r.v.release(&holder));
+    assert!(r.v.release(&*holder));
     // A yield 0 hands over before any slice.
     let r = rig(1, 60_000_000, 5_000);
-    r.v.acquire(&holder);
+    r.v.acquire(&*holder, SPIN);
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
-    r.v.checkpoint(&holder);
+    r.v.checkpoint(&*holder, SPIN);
     assert!(!ran.load(Ordering::SeqCst), "the slice is far");
-    assert!(r.v.yield_core(&holder, YieldKind::SamePriority));
+    assert!(
+        r.v.yield_core(&*holder, YieldKind::SamePriority, SPIN)
+            .handed
+    );
     assert!(ran.load(Ordering::SeqCst));
-    assert_eq!(holder.vcore.slot(), Some(0));
+    assert_eq!(holder.seat().slot(), Some(0));
     h.join().unwrap();
     assert_eq!(load(&r.stats.vcore_kicks[1]), 0, "a yield is no kick");
     r.no_escape();
@@ -256,7 +274,7 @@ mod logs {
     }
 
     /// Captures every event of the process from now on; the lines that hold `part`.
-    pub fn lines_with(part: &str) -> Vec<String> {
+    pub(super) fn lines_with(part: &str) -> Vec<String> {
         let _ = tracing::subscriber::set_global_default(Capture);
         let lines = LINES.lock().unwrap();
         lines.iter().filter(|l| l.contains(part)).cloned().collect()
@@ -265,51 +283,52 @@ mod logs {
 
 #[test]
 fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
-    logs::lines_with("");
     let r = rig(1, 2_000, 30);
     let hog = thread(10, 44, 1, false);
-    r.v.acquire(&hog);
+    r.v.acquire(&*hog, SPIN);
     let waiter = thread(20, 44, 1, false);
-    let escaped = Arc::new(AtomicBool::new(false));
     let go = Arc::new(AtomicBool::new(false));
-    let (h, _) = {
-        let (escaped, go) = (escaped.clone(), go.clone());
-        r.spawn(&waiter, move |v, t| {
-            escaped.store(t.vcore.is_escaped(), Ordering::SeqCst);
+    let h = {
+        let (v, t, go) = (r.v.clone(), waiter.clone(), go.clone());
+        std::thread::spawn(move || {
+            let escape = v.acquire(&*t, SPIN);
+            let escaped = t.seat().is_escaped();
             while !go.load(Ordering::SeqCst) {
                 std::thread::yield_now();
             }
             // The hog left: the escaped thread takes the free core at its checkpoint.
-            v.checkpoint(t);
-            assert_eq!(t.vcore.slot(), Some(0));
+            assert!(v.checkpoint(&*t, SPIN).is_none());
+            assert_eq!(t.seat().slot(), Some(0));
+            assert!(v.release(&*t));
+            (escape, escaped)
         })
     };
     while load(&r.stats.vcore_escapes) == 0 {
         std::thread::yield_now();
     }
-    assert!(r.v.release(&hog));
+    assert!(r.v.release(&*hog));
     go.store(true, Ordering::SeqCst);
-    h.join().unwrap();
-    assert!(escaped.load(Ordering::SeqCst));
-    assert!(load(&waiter.vcore_wait_ns) >= 30_000_000);
+    let (escape, escaped) = h.join().unwrap();
+    assert!(escaped);
+    assert!(waiter.vcore_wait_ns() >= 30_000_000);
     assert_eq!(load(&r.stats.vcore_escapes), 1);
-    // One warning, at the escape, naming each core's holder and how long it held.
-    let lines = logs::lines_with("thread=T20");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    let line = &lines[0];
-    assert!(
-        line.starts_with("WARN") && line.contains("HOS_VCORE_ESCAPE_MS"),
-        "{line}"
-    );
-    // Bare virtual cores, no runtime: the holder is named by its id.
-    let at = line
-        .find("holders=0: thread 10 (priority 44, held ")
-        .expect(line)
-        + 40;
-    let held: f64 = line[at..].split(' ').next().unwrap().parse().expect(line);
+    // The report names each core's holder (by the caller's names) and how long it held.
+    let escape = escape.expect("an escape is reported to the caller");
+    assert_eq!(escape.escape_ms(), 30);
+    let holders = escape.holders(|id| format!("thread {id}"));
+    let at = holders
+        .find("0: thread 10 (priority 44, held ")
+        .expect(&holders)
+        + 32;
+    let held: f64 = holders[at..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .expect(&holders);
     assert!(
         held >= 0.030,
-        "held {held} s when the waiter escaped: {line}"
+        "held {held} s when the waiter escaped: {holders}"
     );
 }
 
@@ -317,33 +336,34 @@ fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
 fn an_escaped_thread_keeps_running_while_no_core_is_free() {
     let r = rig(1, 2_000, 1);
     let hog = thread(1, 44, 1, false);
-    r.v.acquire(&hog);
+    r.v.acquire(&*hog, SPIN);
     let waiter = thread(2, 44, 1, false);
     let (h, _) = r.spawn(&waiter, |v, t| {
-        assert!(t.vcore.is_escaped());
-        v.checkpoint(t);
-        assert!(t.vcore.is_escaped(), "no free core: keeps running");
-        assert!(!v.yield_core(t, YieldKind::Any));
-        assert!(v.release(t), "an escaped thread leaves");
-        assert!(!t.vcore.holds());
-        v.acquire(t);
+        assert!(t.seat().is_escaped());
+        v.checkpoint(&**t, SPIN);
+        assert!(t.seat().is_escaped(), "no free core: keeps running");
+        assert!(!v.yield_core(&**t, YieldKind::Any, SPIN).handed);
+        assert!(v.release(&**t), "an escaped thread leaves");
+        assert!(!t.seat().holds());
+        v.acquire(&**t, SPIN);
     });
     h.join().unwrap();
     assert_eq!(load(&r.stats.vcore_escapes), 2);
-    assert!(r.v.release(&hog));
+    assert!(r.v.release(&*hog));
 }
 
 #[test]
 fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     let r = rig(2, 60_000_000, 5_000);
     let (a, b) = (thread(1, 44, 0b11, false), thread(2, 44, 0b11, false));
-    r.v.acquire(&a);
-    r.v.acquire(&b);
+    r.v.acquire(&*a, SPIN);
+    r.v.acquire(&*b, SPIN);
     let w = thread(3, 50, 0b11, false);
     let (h, ran) = r.spawn(&w, |_, _| {});
     r.until_waits(1);
     assert_eq!(load(&r.stats.vcore_kicks[0]), 0);
-    r.v.set_priority(&w, 20);
+    w.set_priority(20);
+    r.v.refresh(&*w);
     assert_eq!(w.priority(), 20);
     assert_eq!(
         load(&r.stats.vcore_kicks[0]),
@@ -353,25 +373,26 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     // One of the two holders was kicked; each checkpoints, the kicked one hands over and
     // waits until the better thread is done.
     std::thread::scope(|s| {
-        s.spawn(|| r.v.checkpoint(&a));
-        s.spawn(|| r.v.checkpoint(&b));
+        s.spawn(|| r.v.checkpoint(&*a, SPIN));
+        s.spawn(|| r.v.checkpoint(&*b, SPIN));
         h.join().unwrap();
     });
     assert!(ran.load(Ordering::SeqCst));
-    let waited = [&a, &b].map(|t| load(&t.vcore_wait_ns) > 0);
+    let waited = [&a, &b].map(|t| t.vcore_wait_ns() > 0);
     assert!(
         waited[0] ^ waited[1],
         "exactly one holder was kicked: {waited:?}"
     );
     // A holder whose mask no longer allows its core moves at its next checkpoint.
-    let s = a.vcore.slot().unwrap();
+    let s = a.seat().slot().unwrap();
     let other = 1 - s;
-    if b.vcore.slot() == Some(other) {
-        r.v.release(&b);
+    if b.seat().slot() == Some(other) {
+        r.v.release(&*b);
     }
-    r.v.set_affinity(&a, other as i32, 1 << other);
-    r.v.checkpoint(&a);
-    assert_eq!(a.vcore.slot(), Some(other));
+    a.set_affinity(other as i32, 1 << other);
+    r.v.refresh(&*a);
+    r.v.checkpoint(&*a, SPIN);
+    assert_eq!(a.seat().slot(), Some(other));
     assert_eq!(load(&r.stats.vcore_kicks[0]), 1, "a move is no kick");
     r.no_escape();
 }
@@ -380,13 +401,13 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
 fn shutdown_ends_a_wait_without_a_core() {
     let r = rig(1, 2_000, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&holder);
+    r.v.acquire(&*holder, SPIN);
     let w = thread(2, 44, 1, false);
     let held = Arc::new(AtomicBool::new(true));
     let (h, _) = {
         let held = held.clone();
         r.spawn(&w, move |_, t| {
-            held.store(t.vcore.holds(), Ordering::SeqCst)
+            held.store(t.seat().holds(), Ordering::SeqCst)
         })
     };
     r.until_waits(1);
@@ -397,9 +418,9 @@ fn shutdown_ends_a_wait_without_a_core() {
         "cancelled: runs without a core"
     );
     let late = thread(3, 44, 1, false);
-    r.v.acquire(&late);
-    assert!(!late.vcore.holds(), "later acquires return at once");
-    assert!(r.v.release(&holder));
+    r.v.acquire(&*late, SPIN);
+    assert!(!late.seat().holds(), "later acquires return at once");
+    assert!(r.v.release(&*holder));
     r.no_escape();
 }
 
@@ -407,7 +428,7 @@ fn shutdown_ends_a_wait_without_a_core() {
 fn a_first_thread_ranks_before_equal_waiters() {
     let r = rig(1, 60_000_000, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&holder);
+    r.v.acquire(&*holder, SPIN);
     let first = thread(2, 44, 1, true);
     let (h, ran) = r.spawn(&first, |_, _| {});
     until(&r.stats.vcore_kicks[2], 1);
@@ -416,10 +437,10 @@ fn a_first_thread_ranks_before_equal_waiters() {
         0,
         "a first kick, not a priority one"
     );
-    r.v.checkpoint(&holder);
+    r.v.checkpoint(&*holder, SPIN);
     assert!(ran.load(Ordering::SeqCst));
     h.join().unwrap();
-    r.v.release(&holder);
+    r.v.release(&*holder);
     r.no_escape();
 }
 
@@ -429,8 +450,8 @@ fn a_first_thread_ranks_before_equal_waiters() {
 fn a_second_acquire_is_a_bug() {
     let r = rig(1, 2_000, 5_000);
     let t = thread(1, 44, 1, false);
-    r.v.acquire(&t);
-    r.v.acquire(&t);
+    r.v.acquire(&*t, SPIN);
+    r.v.acquire(&*t, SPIN);
 }
 
 #[test]
@@ -444,16 +465,17 @@ fn the_ideal_core_comes_first() {
     };
     let a = Arc::new(ThreadRecord::new(1, &spec(1, 2), false, false));
     let b = Arc::new(ThreadRecord::new(2, &spec(2, 2), false, false));
-    r.v.acquire(&a);
-    r.v.acquire(&b);
-    assert_eq!(a.vcore.slot(), Some(2), "its ideal core");
-    assert_eq!(b.vcore.slot(), Some(0), "ideal taken: the lowest free");
-    assert!(r.v.release(&a) && r.v.release(&b));
+    r.v.acquire(&*a, SPIN);
+    r.v.acquire(&*b, SPIN);
+    assert_eq!(a.seat().slot(), Some(2), "its ideal core");
+    assert_eq!(b.seat().slot(), Some(0), "ideal taken: the lowest free");
+    assert!(r.v.release(&*a) && r.v.release(&*b));
 }
 
 #[test]
 fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
-    use hos_runtime::{context, Calibration, Runtime};
+    use crate::runtime::Runtime;
+    use crate::{context, Calibration};
     let rt = Runtime::builder()
         .config(Config {
             cores: 1,
@@ -471,19 +493,19 @@ fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
     };
     let holder = rt.register_thread(&spec("Holder"));
     let waiter = rt.register_thread(&spec("Waiter"));
-    rt.vcores().acquire(&holder);
+    rt.acquire_core(&holder);
     let h = {
         let rt = rt.clone();
         std::thread::spawn(move || {
             let _guest = context::enter(&rt, waiter.clone());
-            rt.vcores().acquire(&waiter);
-            assert_eq!(waiter.vcore.slot(), Some(0));
-            rt.vcores().release(&waiter);
+            rt.acquire_core(&waiter);
+            assert_eq!(waiter.seat().slot(), Some(0));
+            rt.release_core(&waiter);
         })
     };
     // Parked: its spin ran out first.
     until(&rt.counters().parks, 1);
-    assert!(rt.vcores().release(&holder));
+    assert!(rt.release_core(&holder));
     h.join().unwrap();
     let s = rt.counters();
     assert!(load(&s.spins_missed) >= 1, "the wait spun before it parked");
@@ -496,27 +518,28 @@ fn a_kick_reaches_the_holder_of_any_core() {
     let r = rig(2, 60_000_000, 5_000);
     let good = thread(1, 10, 0b01, false);
     let bad = thread(2, 44, 0b10, false);
-    r.v.acquire(&good);
-    r.v.acquire(&bad);
+    r.v.acquire(&*good, SPIN);
+    r.v.acquire(&*bad, SPIN);
     let w = thread(3, 20, 0b11, false);
     let (h, ran) = r.spawn(&w, |_, _| {});
     until(&r.stats.vcore_kicks[0], 1);
-    r.v.checkpoint(&good);
+    r.v.checkpoint(&*good, SPIN);
     assert!(
         !ran.load(Ordering::SeqCst),
         "the better holder keeps its core"
     );
-    r.v.checkpoint(&bad);
+    r.v.checkpoint(&*bad, SPIN);
     assert!(ran.load(Ordering::SeqCst));
-    assert_eq!(bad.vcore.slot(), Some(1));
+    assert_eq!(bad.seat().slot(), Some(1));
     h.join().unwrap();
-    assert!(r.v.release(&good) && r.v.release(&bad));
+    assert!(r.v.release(&*good) && r.v.release(&*bad));
     r.no_escape();
 }
 
 #[test]
 fn the_escape_log_names_holders_from_the_runtime() {
-    use hos_runtime::{context, Calibration, Runtime};
+    use crate::runtime::Runtime;
+    use crate::{context, Calibration};
     logs::lines_with("");
     let rt = Runtime::builder()
         .config(Config {
@@ -535,14 +558,14 @@ fn the_escape_log_names_holders_from_the_runtime() {
     };
     let hog = rt.register_thread(&spec("LogHog", 0b01));
     let late = rt.register_thread(&spec("LogLate", 0b01));
-    rt.vcores().acquire(&hog);
+    rt.acquire_core(&hog);
     let h = {
         let rt = rt.clone();
         std::thread::spawn(move || {
             let _guest = context::enter(&rt, late.clone());
-            rt.vcores().acquire(&late);
-            assert!(late.vcore.is_escaped());
-            rt.vcores().release(&late);
+            rt.acquire_core(&late);
+            assert!(late.seat().is_escaped());
+            rt.release_core(&late);
         })
     };
     h.join().unwrap();
@@ -555,6 +578,6 @@ fn the_escape_log_names_holders_from_the_runtime() {
         + 38;
     let held: f64 = line[at..].split(' ').next().unwrap().parse().expect(line);
     assert!(held >= 0.020 && line.ends_with(" s); 1: free"), "{line}");
-    assert!(rt.vcores().release(&hog));
+    assert!(rt.release_core(&hog));
     rt.shutdown();
 }

@@ -1,13 +1,14 @@
 //! The sleepers a host could use, measured the same way: hos in each short-sleep mode,
 //! `std::thread::sleep`, `spin_sleep`, `tokio::time::sleep`, and a yield loop.
-//! Shared by `benches/sleep.rs` and `examples/sleep_compare.rs`.
+//! Shared by `examples/sleep_compare` and `benches/sleep.rs`; it uses only hos's public API.
 
 use hdrhistogram::Histogram;
 use hos::ShortSleep;
-use hos_runtime::sys;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::LazyLock;
 use std::time::Duration;
+use std::time::Instant;
 
 /// One contender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,20 +60,20 @@ pub const ALL_TARGETS: [Duration; 3] = [
     Duration::from_millis(1),
 ];
 
-/// This thread's CPU clock, in ns (one clock_gettime).
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is valid and writable for the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// Monotonic nanoseconds since the first call.
+fn now() -> u64 {
+    static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
+    ORIGIN.elapsed().as_nanos() as u64
+}
+
+/// This thread's CPU time, in ns (one system call).
+fn thread_cpu_ns() -> u64 {
+    hos::thread::cpu_time().total().as_nanos() as u64
 }
 
 /// The process's CPU time, in ns.
-pub fn process_cpu_ns() -> u64 {
-    sys::process_cpu().total().as_nanos() as u64
+fn process_cpu_ns() -> u64 {
+    hos::machine::process_cpu_time().total().as_nanos() as u64
 }
 
 /// What one cell measured.
@@ -86,7 +87,7 @@ pub struct Cell {
 }
 
 fn yield_until(deadline: u64) {
-    while sys::now() < deadline {
+    while now() < deadline {
         std::thread::yield_now();
     }
 }
@@ -132,7 +133,7 @@ fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runtime>
         Sleeper::Tokio => tokio
             .expect("tokio runtime")
             .block_on(async { tokio::time::sleep(d).await }),
-        Sleeper::YieldLoop => yield_until(sys::now() + d.as_nanos() as u64),
+        Sleeper::YieldLoop => yield_until(now() + d.as_nanos() as u64),
     }
 }
 
@@ -153,9 +154,9 @@ pub fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
         let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
         let c0 = thread_cpu_ns();
         for _ in 0..n {
-            let deadline = sys::now() + d.as_nanos() as u64;
+            let deadline = now() + d.as_nanos() as u64;
             sleep_once(who, d, tokio.as_ref());
-            let late = sys::now().saturating_sub(deadline);
+            let late = now().saturating_sub(deadline);
             h.saturating_record(late.max(1));
         }
         (h, thread_cpu_ns() - c0)
@@ -232,9 +233,9 @@ pub fn pollers(who: Sleeper, pollers: usize, run: Duration) -> Pollers {
         rt.as_ref()
             .map_or(0, |rt| rt.stats().reactor_cpu.total().as_nanos() as u64)
     };
-    let (t0, p0, r0) = (sys::now(), process_cpu_ns(), reactor_ns(&rt));
+    let (t0, p0, r0) = (now(), process_cpu_ns(), reactor_ns(&rt));
     std::thread::sleep(run);
-    let (t1, p1, r1) = (sys::now(), process_cpu_ns(), reactor_ns(&rt));
+    let (t1, p1, r1) = (now(), process_cpu_ns(), reactor_ns(&rt));
     stop.store(true, Ordering::Relaxed);
     for j in joins {
         j();

@@ -1,8 +1,9 @@
 //! Sleeps: never early in any mode, bad lengths do not hang, shutdown ends long sleeps,
 //! poller slots come back.
 
-use hos_runtime::thread::ThreadSpec;
-use hos_runtime::{context, sys, Config, Runtime, ShortSleep, SleepPath};
+use crate::runtime::Runtime;
+use crate::thread::ThreadSpec;
+use crate::{context, sys, Config, ShortSleep, SleepPath};
 use std::time::Duration;
 
 fn runtime(mode: ShortSleep) -> Runtime {
@@ -45,11 +46,10 @@ fn no_sleep_is_early_in_any_mode_or_role() {
     ] {
         let rt = runtime(mode);
         for name in ["ModuleSystemWorker0", "MainThread"] {
-            let r = rt.clone();
             guest(&rt, name, move || {
                 for ns in LENGTHS {
                     let d = sys::now() + ns;
-                    r.sleep(ns);
+                    context::sleep(ns);
                     let now = sys::now();
                     assert!(now >= d, "{mode:?} {ns} ns sleep {} ns early", d - now);
                 }
@@ -70,10 +70,9 @@ fn no_sleep_is_early_in_any_mode_or_role() {
 #[test]
 fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
     let rt = runtime(ShortSleep::Reactor);
-    let r = rt.clone();
-    guest(&rt, "Worker", move || {
-        r.sleep(2_000_000);
-        r.sleep(10_000);
+    guest(&rt, "Worker", || {
+        context::sleep(2_000_000);
+        context::sleep(10_000);
     });
     let s = rt.stats();
     assert_eq!(
@@ -91,8 +90,7 @@ fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
     rt.shutdown();
 
     let rt = runtime(ShortSleep::Yield);
-    let r = rt.clone();
-    guest(&rt, "MainThread", move || r.sleep(10_000));
+    guest(&rt, "MainThread", || context::sleep(10_000));
     assert_eq!(rt.stats().path(SleepPath::Yield).count, 1);
     rt.shutdown();
 }
@@ -110,8 +108,8 @@ fn shutdown_ends_endless_sleeps() {
         });
         let sleeper = std::thread::spawn(move || {
             let _ctx = context::enter(&r, rec);
-            r.sleep(i64::MAX as u64);
-            r.sleep(u64::MAX);
+            context::sleep(i64::MAX as u64);
+            context::sleep(u64::MAX);
         });
         let host = {
             let r = rt.clone();
@@ -127,10 +125,10 @@ fn shutdown_ends_endless_sleeps() {
 
 #[test]
 fn pinned_calibration_is_kept() {
-    let c = hos_runtime::Calibration {
+    let c = crate::Calibration {
         timer_lateness_ns: 12_345,
         wake_latency_ns: 2_345,
-        precise: hos_runtime::PrecisePath::OwnTimer,
+        precise: crate::PrecisePath::OwnTimer,
         ..Default::default()
     };
     let rt = Runtime::builder().calibration(c).build().unwrap();

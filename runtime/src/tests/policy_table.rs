@@ -7,13 +7,13 @@
 //! No test here sets a process variable (unsound while tests run in parallel): switches come
 //! through `Builder::env_from`.
 
-use hos_runtime::policy::{Policy, Role, SleepRoute, SpinGate};
-use hos_runtime::{Builder, Calibration, Config, Runtime, ShortSleep};
+use crate::policy::{Policy, Role, SleepRoute, Spin, SpinGate};
+use crate::runtime::Runtime;
+use crate::{Builder, Calibration, Config, ShortSleep};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use SleepRoute::{Precise, Timer, Yield};
 
-mod common;
-use common::resolve;
+use super::common::resolve;
 
 fn policy(vars: &[(&str, &str)], processors: Option<usize>) -> Policy {
     let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
@@ -107,7 +107,7 @@ fn seen(p: &Policy) -> Seen {
     Seen {
         paths: ROLES.map(|r| p.short_route(r)),
         cap: p.poller_cap(),
-        spins_ns: ROLES.map(|r| p.spin_ns(r)),
+        spins_ns: ROLES.map(|r| p.spin(r).ns),
     }
 }
 
@@ -263,15 +263,12 @@ fn the_spin_table() {
             let other_us = if few { few_us } else { more_us };
             let p = policy(&vars, machine.processors);
             let what = format!("{:?} processors, {vars:?}", machine.processors);
-            assert_eq!(p.spin_ns(Role::Serial), serial_us * 1000, "{what}");
-            assert_eq!(p.spin_ns(Role::Host), serial_us * 1000, "{what}");
-            assert_eq!(p.spin_ns(Role::Other), other_us * 1000, "{what}");
-            assert!(p.is_full_spin(serial_us * 1000), "{what}");
-            assert_eq!(
-                p.is_full_spin(other_us * 1000),
-                other_us == serial_us,
-                "{what}"
-            );
+            assert_eq!(p.spin(Role::Serial).ns, serial_us * 1000, "{what}");
+            assert_eq!(p.spin(Role::Host).ns, serial_us * 1000, "{what}");
+            assert_eq!(p.spin(Role::Other).ns, other_us * 1000, "{what}");
+            assert!(p.spin(Role::Serial).full, "{what}");
+            assert!(p.spin(Role::Host).full, "{what}");
+            assert_eq!(p.spin(Role::Other).full, other_us == serial_us, "{what}");
         }
     }
 }
@@ -285,10 +282,20 @@ fn spin_arithmetic_never_overflows() {
         ..Config::default()
     };
     let p = Policy::new(&config, Some(16));
-    assert_eq!(p.spin_ns(Role::Serial), u64::MAX);
-    assert_eq!(p.spin_ns(Role::Other), u64::MAX);
-    assert!(p.is_full_spin(u64::MAX));
-    assert!(!p.is_full_spin(u64::MAX - 1));
+    assert_eq!(
+        p.spin(Role::Serial),
+        Spin {
+            ns: u64::MAX,
+            full: true
+        }
+    );
+    assert_eq!(
+        p.spin(Role::Other),
+        Spin {
+            ns: u64::MAX,
+            full: true
+        }
+    );
 }
 
 #[test]
@@ -298,12 +305,12 @@ fn the_clamp_is_the_only_one() {
             &[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "11")],
             machine.processors,
         );
-        assert_eq!(p.spin_ns(Role::Other), 10_000);
+        assert_eq!(p.spin(Role::Other).ns, 10_000);
         let p = policy(
             &[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "9")],
             machine.processors,
         );
-        assert_eq!(p.spin_ns(Role::Other), 9_000);
+        assert_eq!(p.spin(Role::Other).ns, 9_000);
     }
     let c = resolve(&[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "11")]).unwrap();
     assert_eq!(
@@ -501,7 +508,7 @@ fn each_decision_is_logged_once_with_the_count() {
     // test thread registers while it is being set up (tracing caches "nobody listens").
     const CHILD: &str = "HOS_POLICY_TABLE_CHILD";
     if std::env::var_os(CHILD).is_none() {
-        let test = "each_decision_is_logged_once_with_the_count";
+        let test = "tests::policy_table::each_decision_is_logged_once_with_the_count";
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--exact", test, "--test-threads=1"])
             .env(CHILD, "1")

@@ -4,22 +4,22 @@
 
 #![allow(dead_code)]
 
-use hos_runtime::stats::KickReason;
-use hos_runtime::vcore::step::{Effects, Flag, Step, Traits, WaitId, Who, YieldKind};
-use hos_runtime::vcore::table::Table;
+use crate::stats::KickReason;
+use crate::vcore::step::{Effects, Flag, Step, Traits, WaitId, Who, YieldKind};
+use crate::vcore::table::Table;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-pub const US: u64 = 1_000;
-pub const MS: u64 = 1_000_000;
-pub const SLICE: u64 = 2_000 * US;
-pub const ESCAPE: u64 = 2_000 * MS;
+pub(super) const US: u64 = 1_000;
+pub(super) const MS: u64 = 1_000_000;
+pub(super) const SLICE: u64 = 2_000 * US;
+pub(super) const ESCAPE: u64 = 2_000 * MS;
 
 /// Counts its wakes.
 #[derive(Default)]
-pub struct Count(AtomicUsize);
+pub(super) struct Count(AtomicUsize);
 
 impl Wake for Count {
     fn wake(self: Arc<Self>) {
@@ -29,7 +29,7 @@ impl Wake for Count {
 
 /// Where a test thread stands, as the harness tracks it from the steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum At {
+pub(super) enum At {
     Off,
     Slot(usize),
     Waiting,
@@ -37,7 +37,7 @@ pub enum At {
 }
 
 /// A table, a clock, the sum of every operation's effects, and one waker per thread.
-pub struct H {
+pub(super) struct H {
     pub t: Table,
     pub now: u64,
     pub kicks: [u32; 3],
@@ -48,7 +48,7 @@ pub struct H {
     pub wakes: HashMap<u64, Arc<Count>>,
 }
 
-pub fn traits(priority: u8, first: bool, mask: u64, ideal: Option<usize>) -> Traits {
+pub(super) fn traits(priority: u8, first: bool, mask: u64, ideal: Option<usize>) -> Traits {
     Traits {
         priority,
         first,
@@ -58,11 +58,11 @@ pub fn traits(priority: u8, first: bool, mask: u64, ideal: Option<usize>) -> Tra
 }
 
 impl H {
-    pub fn new(cores: usize) -> H {
+    pub(super) fn new(cores: usize) -> H {
         H::with(cores, SLICE, ESCAPE)
     }
 
-    pub fn with(cores: usize, slice: u64, escape: u64) -> H {
+    pub(super) fn with(cores: usize, slice: u64, escape: u64) -> H {
         H {
             t: Table::new(cores, slice, escape),
             now: 1_000 * MS,
@@ -76,12 +76,19 @@ impl H {
     }
 
     /// Registers thread `id` (not yet asking for a core).
-    pub fn thread(&mut self, id: u64, priority: u8, first: bool, mask: u64, ideal: Option<usize>) {
+    pub(super) fn thread(
+        &mut self,
+        id: u64,
+        priority: u8,
+        first: bool,
+        mask: u64,
+        ideal: Option<usize>,
+    ) {
         self.traits.insert(id, traits(priority, first, mask, ideal));
         self.wakes.insert(id, Arc::default());
     }
 
-    pub fn absorb(&mut self, fx: Effects) {
+    pub(super) fn absorb(&mut self, fx: Effects) {
         for (i, n) in fx.kicks.iter().enumerate() {
             self.kicks[i] += n;
         }
@@ -99,18 +106,18 @@ impl H {
         }
     }
 
-    pub fn kicked(&self, r: KickReason) -> u32 {
+    pub(super) fn kicked(&self, r: KickReason) -> u32 {
         self.kicks[r as usize]
     }
 
-    pub fn follow(&mut self, id: u64, step: Step) -> Step {
+    pub(super) fn follow(&mut self, id: u64, step: Step) -> Step {
         if let Step::Queued(k) = step {
             self.keys.insert(id, k);
         }
         step
     }
 
-    pub fn acquire(&mut self, id: u64) -> Step {
+    pub(super) fn acquire(&mut self, id: u64) -> Step {
         let mut fx = Effects::default();
         let who = Who {
             id,
@@ -122,7 +129,7 @@ impl H {
     }
 
     /// Polls `id`'s wait; `None` while it waits.
-    pub fn poll(&mut self, id: u64) -> Option<Step> {
+    pub(super) fn poll(&mut self, id: u64) -> Option<Step> {
         let key = self.keys[&id];
         let waker = Waker::from(self.wakes[&id].clone());
         let mut fx = Effects::default();
@@ -134,48 +141,48 @@ impl H {
         step
     }
 
-    pub fn release(&mut self, id: u64) -> bool {
+    pub(super) fn release(&mut self, id: u64) -> bool {
         let mut fx = Effects::default();
         let held = self.t.release(id, self.now, &mut fx);
         self.absorb(fx);
         held
     }
 
-    pub fn checkpoint(&mut self, id: u64) -> Step {
+    pub(super) fn checkpoint(&mut self, id: u64) -> Step {
         let mut fx = Effects::default();
         let step = self.t.checkpoint(id, self.now, &mut fx);
         self.absorb(fx);
         self.follow(id, step)
     }
 
-    pub fn yield_core(&mut self, id: u64, kind: YieldKind) -> Step {
+    pub(super) fn yield_core(&mut self, id: u64, kind: YieldKind) -> Step {
         let mut fx = Effects::default();
         let step = self.t.yield_core(id, kind, self.now, &mut fx);
         self.absorb(fx);
         self.follow(id, step)
     }
 
-    pub fn refresh(&mut self, id: u64, t: Traits) {
+    pub(super) fn refresh(&mut self, id: u64, t: Traits) {
         self.traits.insert(id, t);
         let mut fx = Effects::default();
         self.t.refresh(id, t, self.now, &mut fx);
         self.absorb(fx);
     }
 
-    pub fn abandon(&mut self, id: u64) {
+    pub(super) fn abandon(&mut self, id: u64) {
         let key = self.keys.remove(&id).expect("a wait to abandon");
         let mut fx = Effects::default();
         self.t.abandon(key, self.now, &mut fx);
         self.absorb(fx);
     }
 
-    pub fn shutdown(&mut self) {
+    pub(super) fn shutdown(&mut self) {
         let mut fx = Effects::default();
         self.t.shutdown(&mut fx);
         self.absorb(fx);
     }
 
-    pub fn at(&self, id: u64) -> At {
+    pub(super) fn at(&self, id: u64) -> At {
         if let Some(s) = self.t.slot_of(id) {
             At::Slot(s)
         } else if self.t.is_escaped(id) {
@@ -187,16 +194,16 @@ impl H {
         }
     }
 
-    pub fn wakes(&self, id: u64) -> usize {
+    pub(super) fn wakes(&self, id: u64) -> usize {
         self.wakes[&id].0.load(Ordering::Relaxed)
     }
 
-    pub fn advance(&mut self, ns: u64) {
+    pub(super) fn advance(&mut self, ns: u64) {
         self.now += ns;
     }
 
     /// Fills every slot with threads 100.. of `priority` (not first, any core).
-    pub fn fill(&mut self, priority: u8) {
+    pub(super) fn fill(&mut self, priority: u8) {
         for s in 0..self.t.cores() {
             let id = 100 + s as u64;
             self.thread(id, priority, false, u64::MAX, Some(s));
@@ -204,7 +211,7 @@ impl H {
         }
     }
 
-    pub fn held(&self, slot: usize) -> Step {
+    pub(super) fn held(&self, slot: usize) -> Step {
         Step::Held {
             slot,
             since: self.now,
@@ -212,4 +219,4 @@ impl H {
     }
 }
 
-pub const ALL: u64 = u64::MAX;
+pub(super) const ALL: u64 = u64::MAX;

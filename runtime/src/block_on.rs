@@ -1,0 +1,219 @@
+//! `block_on`: the one loop every wait blocks in, with the wait policy's inputs as arguments.
+//!
+//! Invariant (no lost wakeup): a wake that happens after a future registered its waker always
+//! ends the wait, whatever phase the waiter is in: the waker sets the thread's [`Parker`]
+//! token, and both the spin phase and the park consume the token before polling again.
+//!
+//! The flow of one wait: poll; if pending, ask the caller for the policy ([`WaitPolicy`]:
+//! the role's spin, the counters, the virtual-core hooks), give the virtual core back, spin
+//! (unless the object's [`SpinGate`] says spins miss), park; when woken, poll again; when
+//! ready, take a virtual core again. This layer knows no runtime: whoever blocks (the
+//! runtime's context, the virtual cores' own wait, a loom model) says what the policy is, and
+//! is asked only once the first poll found the future pending, so a wait that is ready at once
+//! costs one poll.
+
+use crate::parker::Parker;
+use crate::policy::{Spin, SpinGate};
+use crate::stats::Counters;
+use crate::sys;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+/// What a wait is for: decides whether it gives the virtual core back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitFor {
+    /// A deadline (a sleep through the reactor).
+    Sleep,
+    /// A sync object: event, queue, mutex, condition variable, semaphore, wait_any.
+    Object,
+    /// A virtual core (the acquire itself: it holds no core to give back).
+    Vcore,
+}
+
+/// One wait's description.
+#[derive(Clone, Copy, Debug)]
+pub struct Wait<'a> {
+    /// What the wait is for.
+    pub what: WaitFor,
+    /// The object's spin gate (miss counter); `None` spins by role alone.
+    pub gate: Option<&'a SpinGate>,
+    /// Whether to spin before parking (a sleep's deadline is known to be far: it does not).
+    pub spin: bool,
+}
+
+impl<'a> Wait<'a> {
+    /// A wait on a sync object with its spin gate.
+    pub fn object(gate: &'a SpinGate) -> Self {
+        Wait {
+            what: WaitFor::Object,
+            gate: Some(gate),
+            spin: true,
+        }
+    }
+
+    /// A wait on several objects (wait_any): no one object's gate applies.
+    pub fn objects() -> Wait<'static> {
+        Wait {
+            what: WaitFor::Object,
+            gate: None,
+            spin: true,
+        }
+    }
+
+    /// A wait for a deadline, which never spins before it parks.
+    pub fn sleep() -> Wait<'static> {
+        Wait {
+            what: WaitFor::Sleep,
+            gate: None,
+            spin: false,
+        }
+    }
+
+    /// The wait for a virtual core.
+    pub fn vcore() -> Wait<'static> {
+        Wait {
+            what: WaitFor::Vcore,
+            gate: None,
+            spin: true,
+        }
+    }
+}
+
+/// The wait policy of whoever blocks: its spin, its counters, and its virtual core.
+pub trait WaitPolicy {
+    /// The spin before a park.
+    fn spin(&self) -> Spin;
+
+    /// Where spins and parks are counted; `None`: nowhere.
+    fn counters(&self) -> Option<&Counters>;
+
+    /// Gives the caller's virtual core back; `true` if it held one.
+    fn release_core(&self) -> bool;
+
+    /// Takes a virtual core again (itself a ranked wait).
+    fn acquire_core(&self);
+}
+
+impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
+    fn spin(&self) -> Spin {
+        (**self).spin()
+    }
+
+    fn counters(&self) -> Option<&Counters> {
+        (**self).counters()
+    }
+
+    fn release_core(&self) -> bool {
+        (**self).release_core()
+    }
+
+    fn acquire_core(&self) {
+        (**self).acquire_core()
+    }
+}
+
+/// Blocks the calling thread on `fut`: `parker` must be the calling thread's and `waker` must
+/// unpark it. `policy` is asked once, when the first poll finds `fut` pending. Parks also end
+/// at `deadline` (a `sys::now()` value), so that `fut` is polled again then even if nothing
+/// wakes it: for a future that completes by itself at a known time without a reactor timer
+/// (the virtual-core wait's escape).
+///
+/// # Blocking
+/// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
+/// one again before returning (unless `wait.what` is [`WaitFor::Vcore`]). Past `deadline`
+/// every park returns at once, so `fut` should be ready by then, or the thread polls it in a
+/// loop.
+pub fn block_on_with<F: Future, P: WaitPolicy>(
+    parker: &Parker,
+    waker: &Waker,
+    fut: F,
+    wait: Wait<'_>,
+    deadline: Option<u64>,
+    policy: impl FnOnce() -> P,
+) -> F::Output {
+    let mut fut = pin!(fut);
+    let mut cx = Context::from_waker(waker);
+    if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+        return v;
+    }
+    let policy = policy();
+    let held = wait.what != WaitFor::Vcore && policy.release_core();
+    let out = loop {
+        spin_then_park(parker, &policy, wait, deadline);
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            break v;
+        }
+    };
+    if held {
+        policy.acquire_core();
+    }
+    out
+}
+
+/// How the spin of one wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SpinEnd {
+    /// No spin for this wait (a sleep, or a zero spin length).
+    None,
+    /// The object's gate said spins miss; skipped.
+    Skipped,
+    /// Woken while spinning: no park.
+    Caught,
+    /// Ran its whole length, then parked.
+    Missed,
+}
+
+/// Spin for the role's length unless the gate is closed, then park (until `deadline`).
+fn spin_then_park(
+    parker: &Parker,
+    policy: &impl WaitPolicy,
+    wait: Wait<'_>,
+    deadline: Option<u64>,
+) {
+    let end = spin(parker, policy, wait);
+    if let Some(c) = policy.counters() {
+        let counter = match end {
+            SpinEnd::None => None,
+            SpinEnd::Skipped => Some(&c.spins_skipped),
+            SpinEnd::Caught => Some(&c.spins_caught),
+            SpinEnd::Missed => Some(&c.spins_missed),
+        };
+        counter.into_iter().for_each(Counters::bump);
+        if end != SpinEnd::Caught {
+            Counters::bump(&c.parks);
+        }
+    }
+    if end != SpinEnd::Caught {
+        parker.park(deadline);
+    }
+}
+
+/// Spins until the parker is notified or the role's spin length passes.
+fn spin(parker: &Parker, policy: &impl WaitPolicy, wait: Wait<'_>) -> SpinEnd {
+    let spin = if wait.spin { policy.spin() } else { Spin::NONE };
+    if spin.ns == 0 {
+        return SpinEnd::None;
+    }
+    if wait.gate.is_some_and(|g| !g.should_spin()) {
+        return SpinEnd::Skipped;
+    }
+    let end = sys::now().saturating_add(spin.ns);
+    let caught = loop {
+        if parker.try_take() {
+            break true;
+        }
+        if sys::now() >= end {
+            break false;
+        }
+        crate::sync::spin_hint();
+    };
+    if let Some(g) = wait.gate {
+        g.record(caught, spin.full);
+    }
+    if caught {
+        SpinEnd::Caught
+    } else {
+        SpinEnd::Missed
+    }
+}

@@ -1,0 +1,253 @@
+//! The builder that starts a runtime: every switch has a method, `.env()` reads the `HOS_*`
+//! switches (docs/switches.md lists every one), `build()` checks them and starts the runtime.
+//!
+//! Invariant: a value set in code wins over the environment unless the host asked
+//! otherwise ([`Builder::env_overrides`]), and a bad value, from code or the environment, is
+//! a [`ConfigError`] naming the method or the variable before anything starts. The parsing
+//! and checking rules live in [`crate::config`]; this file only applies them in order.
+
+use crate::calibration::Calibration;
+use crate::config::{check, parts, Config, ConfigError, ShortSleep, Switch};
+use crate::runtime::Runtime;
+use std::marker::PhantomData;
+
+/// Where the environment is read from: a variable's name to its value, `None` if unset.
+type EnvSource = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The process environment; a value that is not UTF-8 is read lossily (so a boolean is on and
+/// a number is an error naming it), never taken for unset.
+fn process_env(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
+/// Builds a runtime. `R` is what `build` returns: the runtime itself, or a host-facing
+/// wrapper made from it (the `hos` crate's `Runtime`).
+///
+/// Every switch has a method; a value set in code wins over the environment unless the host
+/// calls [`Builder::env_overrides`]. Values are checked in [`Builder::resolve`], which `build`
+/// calls: a bad one is a [`ConfigError`] naming the method (or the `HOS_*` variable).
+///
+/// ```
+/// use hos_runtime::{Builder, ShortSleep};
+///
+/// let builder: Builder = Builder::new();
+/// let config = builder
+///     .env_from(|name| (name == "HOS_CORES").then(|| "4".to_string()))
+///     .short_sleep(ShortSleep::Timer)
+///     .spin_us(30)
+///     .resolve()?;
+/// assert_eq!((config.cores, config.spin_us), (4, 30));
+///
+/// let builder: Builder = Builder::new();
+/// let err = builder.vcores(9).resolve().unwrap_err();
+/// assert_eq!((err.switch, err.value.as_str()), ("vcores", "9"));
+/// # Ok::<(), hos_runtime::ConfigError>(())
+/// ```
+pub struct Builder<R = Runtime> {
+    config: Config,
+    /// Switches set in code, one [`Switch::bit`] each.
+    in_code: u32,
+    env: Option<EnvSource>,
+    env_overrides: bool,
+    out: PhantomData<fn() -> R>,
+}
+
+impl<R: From<Runtime>> Default for Builder<R> {
+    fn default() -> Self {
+        Builder {
+            config: Config::default(),
+            in_code: 0,
+            env: None,
+            env_overrides: false,
+            out: PhantomData,
+        }
+    }
+}
+
+impl<R: From<Runtime>> Builder<R> {
+    /// A builder with every switch at its default and the environment not read.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn in_code(mut self, switch: Switch) -> Self {
+        self.in_code |= switch.bit();
+        self
+    }
+
+    /// Replaces the whole configuration; every switch counts as set in code.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self.in_code = !0;
+        self
+    }
+
+    /// Reads every `HOS_*` switch from the process environment when the runtime is built
+    /// (in [`Builder::resolve`]), never later. Values set in code win unless
+    /// [`Builder::env_overrides`] is called too. A bad value makes `build` fail.
+    pub fn env(mut self) -> Self {
+        self.env = Some(Box::new(process_env));
+        self
+    }
+
+    /// Like [`Builder::env`], from `source` (a variable's name to its value, `None` if unset)
+    /// instead of the process environment: for tests (setting process variables while tests
+    /// run in parallel is unsound) and for hosts that keep switches elsewhere. The last of
+    /// `env` and `env_from` chooses the source.
+    pub fn env_from(
+        mut self,
+        source: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.env = Some(Box::new(source));
+        self
+    }
+
+    /// Lets the environment override values set in code too (the user's switches win over the
+    /// host's). Reads the process environment unless `env_from` chose another source.
+    pub fn env_overrides(mut self) -> Self {
+        self.env_overrides = true;
+        if self.env.is_none() {
+            self.env = Some(Box::new(process_env));
+        }
+        self
+    }
+
+    /// HOS_SHORT_SLEEP: the short-sleep mode (default `Reactor`).
+    pub fn short_sleep(mut self, mode: ShortSleep) -> Self {
+        self.config.short_sleep = mode;
+        self.in_code(Switch::ShortSleep)
+    }
+
+    /// HOS_SHORT_SLEEP_TIMER: `Some(true)` puts every short sleep on the timer, `Some(false)`
+    /// makes every short sleep yield, `None` follows the mode. Either `Some` turns the poller
+    /// cap off.
+    pub fn short_sleep_timer(mut self, all: Option<bool>) -> Self {
+        self.config.short_sleep_timer = all;
+        self.in_code(Switch::ShortSleepTimer)
+    }
+
+    /// HOS_SHORT_SLEEP_POLLERS: the poller cap, 0..=1024 (`Some(0)`: no cap; `None`: a
+    /// quarter of the logical processors, at least 1).
+    pub fn short_sleep_pollers(mut self, cap: Option<usize>) -> Self {
+        self.config.short_sleep_pollers = cap;
+        self.in_code(Switch::ShortSleepPollers)
+    }
+
+    /// HOS_SPIN_US: the spin of serial and host threads before a wait parks, 0..=1_000_000
+    /// microseconds (default 20).
+    pub fn spin_us(mut self, us: u64) -> Self {
+        self.config.spin_us = us;
+        self.in_code(Switch::SpinUs)
+    }
+
+    /// HOS_SPIN_OTHER_US: the spin of other guest threads, 0..=1_000_000 microseconds
+    /// (default 5 with more than 6 processors, else the serial spin). Setting it applies it on
+    /// every machine. Clamped to `spin_us`, the one documented clamp.
+    pub fn spin_other_us(mut self, us: u64) -> Self {
+        self.config.spin_other_us = Some(us);
+        self.in_code(Switch::SpinOtherUs)
+    }
+
+    /// HOS_SERIAL: the name parts of serial threads (case-sensitive substrings; trimmed, empty
+    /// parts dropped). Replaces the default `MainThread`, `Presentation`.
+    pub fn serial<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.config.serial = parts(names);
+        self.in_code(Switch::Serial)
+    }
+
+    /// HOS_CORES: the number of virtual cores the game sees, 1..=8 (default 6).
+    pub fn vcores(mut self, n: usize) -> Self {
+        self.config.cores = n;
+        self.in_code(Switch::Cores)
+    }
+
+    /// HOS_VCORES: `false` turns the virtual-core semaphore off (default on).
+    pub fn vcores_enabled(mut self, on: bool) -> Self {
+        self.config.vcores = on;
+        self.in_code(Switch::Vcores)
+    }
+
+    /// HOS_VCORE_SLICE_US: the time slice, 1..=1_000_000 microseconds (default 2000).
+    pub fn vcore_slice_us(mut self, us: u64) -> Self {
+        self.config.vcore_slice_us = us;
+        self.in_code(Switch::VcoreSliceUs)
+    }
+
+    /// HOS_VCORE_ESCAPE_MS: the wait after which a waiter takes a core anyway,
+    /// 1..=3_600_000 milliseconds (default 2000).
+    pub fn vcore_escape_ms(mut self, ms: u64) -> Self {
+        self.config.vcore_escape_ms = ms;
+        self.in_code(Switch::VcoreEscapeMs)
+    }
+
+    /// HOS_VCORE_FIRST: the name parts of threads that rank first on the virtual cores
+    /// (case-sensitive substrings; trimmed, empty parts dropped; default none).
+    pub fn vcore_first<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.config.vcore_first = parts(names);
+        self.in_code(Switch::VcoreFirst)
+    }
+
+    /// HOS_SLEEP_LOG: trace every guest sleep (default off).
+    pub fn sleep_log(mut self, on: bool) -> Self {
+        self.config.sleep_log = on;
+        self.in_code(Switch::SleepLog)
+    }
+
+    /// HOS_TLS_TRACE: trace each guest thread's name, priority, ideal core and mask when it
+    /// starts (default off).
+    pub fn tls_trace(mut self, on: bool) -> Self {
+        self.config.tls_trace = on;
+        self.in_code(Switch::TlsTrace)
+    }
+
+    /// Pins the calibration instead of measuring it at build (reproducible runs).
+    pub fn calibration(mut self, calibration: Calibration) -> Self {
+        self.config.calibration = Some(calibration);
+        self
+    }
+
+    /// Pins the logical processor count the policy decides with (`None`: unknown) instead of
+    /// counting the affinity mask at build: for tests and reproducible runs. At least 1.
+    pub fn logical_processors(mut self, n: Option<usize>) -> Self {
+        self.config.logical_processors = Some(n);
+        self
+    }
+
+    /// Reads the environment (if asked), applies it by the precedence above and checks every
+    /// value: the configuration `build` would start with.
+    ///
+    /// # Errors
+    /// The first value, in the order of SPEC.md section 9, that its switch does not accept.
+    pub fn resolve(self) -> Result<Config, ConfigError> {
+        let mut config = self.config;
+        if let Some(read) = &self.env {
+            for switch in Switch::ALL {
+                let Some(raw) = read(switch.env()) else {
+                    continue;
+                };
+                if self.in_code & switch.bit() != 0 && !self.env_overrides {
+                    switch.apply(&mut Config::default(), &raw)?;
+                    tracing::warn!(
+                        "{}={raw:?} ignored: the host set it in code (env_overrides() lets the environment win)",
+                        switch.env()
+                    );
+                } else {
+                    switch.apply(&mut config, &raw)?;
+                }
+            }
+        }
+        config.serial = parts(config.serial);
+        config.vcore_first = parts(config.vcore_first);
+        check(&config)?;
+        Ok(config)
+    }
+
+    /// Resolves the configuration and starts the runtime (its reactor thread).
+    ///
+    /// # Errors
+    /// As [`Builder::resolve`]; nothing is started then.
+    pub fn build(self) -> Result<R, ConfigError> {
+        let config = self.resolve()?;
+        Ok(R::from(Runtime::start(config)))
+    }
+}

@@ -1,0 +1,26 @@
+//! The runtime's tests that need its internals (the public surface is what the `hos` crate
+//! re-exports, so these live inside the crate, as tokio keeps its loom models). The loom
+//! models run only under `--cfg loom`, every other test only without it.
+
+#[cfg(not(loom))]
+mod common;
+#[cfg(loom)]
+mod loom_block_on;
+#[cfg(loom)]
+mod loom_vcore;
+#[cfg(not(loom))]
+mod policy_table;
+#[cfg(not(loom))]
+mod reactor;
+#[cfg(not(loom))]
+mod sleep;
+#[cfg(not(loom))]
+mod switches;
+#[cfg(not(loom))]
+mod vcore_harness;
+#[cfg(not(loom))]
+mod vcore_runtime;
+#[cfg(not(loom))]
+mod vcore_table;
+#[cfg(not(loom))]
+mod vcore_table_random;
