@@ -60,7 +60,7 @@ impl Runtime {
 
     /// Sleeps the calling host thread, always precisely.
     pub fn host_sleep(&self, d: Duration) {
-        self.inner.host_sleep(d);
+        hos_runtime::internal::host_sleep(&self.inner, d);
     }
 
     /// The configuration it was built with (the environment applied, every value checked).

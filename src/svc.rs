@@ -12,7 +12,7 @@ pub use handles::{HandleObject, MAX_HANDLES};
 use crate::os::{wait_any, MAX_WAIT_OBJECTS};
 use crate::thread::Thread;
 use crate::ResultCode;
-use hos_runtime::internal::{runtime, sleep, sys, with_guest, Counters, YieldKind};
+use hos_runtime::internal::{runtime, sleep_current, sys, with_guest, Counters, YieldKind};
 use std::time::Duration;
 
 /// A Horizon handle: a process-wide name for a waitable object or a guest thread.
@@ -72,7 +72,7 @@ pub fn sleep_thread(ns: i64) {
     };
     let kind = match ns {
         1.. => {
-            sleep(ns as u64);
+            sleep_current(ns as u64);
             return;
         }
         0 => YieldKind::SamePriority,

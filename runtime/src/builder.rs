@@ -6,8 +6,9 @@
 //! a [`ConfigError`] naming the method or the variable before anything starts. The parsing
 //! and checking rules live in [`crate::config`]; this file only applies them in order.
 
-use crate::calibration::Calibration;
 use crate::config::{check, parts, Config, ConfigError, ShortSleep, Switch};
+use crate::context::set_default;
+use crate::machine::Calibration;
 use crate::runtime::Runtime;
 use std::marker::PhantomData;
 
@@ -242,12 +243,15 @@ impl<R: From<Runtime>> Builder<R> {
         Ok(config)
     }
 
-    /// Resolves the configuration and starts the runtime (its reactor thread).
+    /// Resolves the configuration and starts the runtime (its reactor thread); it becomes the
+    /// default runtime of threads that are no guest thread of any runtime.
     ///
     /// # Errors
     /// As [`Builder::resolve`]; nothing is started then.
     pub fn build(self) -> Result<R, ConfigError> {
         let config = self.resolve()?;
-        Ok(R::from(Runtime::start(config)))
+        let rt = Runtime::start(config);
+        set_default(&rt);
+        Ok(R::from(rt))
     }
 }

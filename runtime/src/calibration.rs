@@ -8,38 +8,12 @@
 //! Machines differ tenfold: a slack-1 timer was 4-5 us late on a 16-core VM and 40-53 us on a
 //! 2-core one; a futex wake took 2.4-12 us. So nothing here is a constant.
 
+use crate::machine::{Calibration, PrecisePath};
 use crate::parker::Parker;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use std::sync::Arc;
-
-/// Which precise path a precise sleeper takes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PrecisePath {
-    /// Its own slack-1 OS timer to the deadline minus the timer's lateness, then a spin.
-    #[default]
-    OwnTimer,
-    /// The reactor spins for it and wakes it early by the wake latency; it spins the rest.
-    Reactor,
-}
-
-/// The measured (or pinned) figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Calibration {
-    /// How late a slack-1 OS timer fires (a high quantile, so most wakes come early).
-    pub timer_lateness_ns: u64,
-    /// How long a parked thread takes to run after its unpark (a high quantile).
-    pub wake_latency_ns: u64,
-    /// The precise path that costs the process less, for sleeps longer than the timer's
-    /// lateness (a shorter one always goes through the reactor: on its own timer it would be
-    /// all spin).
-    pub precise: PrecisePath,
-    /// Sleeper CPU a precise sleep on its own timer, as measured (0 when pinned).
-    pub own_cpu_ns: u64,
-    /// Sleeper CPU a precise sleep through the reactor, as measured (0 when pinned).
-    pub reactor_cpu_ns: u64,
-}
 
 /// Live estimates, shared by the reactor and every sleeper.
 #[derive(Debug)]

@@ -24,7 +24,7 @@
 //! | mode | `HOS_SHORT_SLEEP`: one of `yield`, `timer`, `reactor`, `auto` (trimmed, any case), else an error |
 //! | name parts | comma separated; each part trimmed; empty parts ignored |
 
-use crate::calibration::Calibration;
+use crate::machine::Calibration;
 use std::fmt;
 
 /// HOS_SPIN_US's default, in microseconds.

@@ -1,5 +1,5 @@
-//! Which runtime and which guest thread the calling OS thread belongs to, and the waits that
-//! need to know: the composed `block_on` and the svc-level sleep.
+//! Which runtime and which guest thread the calling OS thread belongs to, and the composed
+//! `block_on` that waits under that runtime's policy.
 //!
 //! Invariant: a thread's context is set once when it enters as a guest thread and cleared when
 //! it leaves (by guard, unwinding included). Host threads have no guest record; their waits
@@ -11,7 +11,7 @@ use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::{deadline_class, Role, Spin};
 use crate::reactor::DeadlineClass;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Counters;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
@@ -24,19 +24,21 @@ std::thread_local! {
     static CURRENT: RefCell<Option<(Runtime, Arc<ThreadRecord>)>> = const { RefCell::new(None) };
 }
 
-static DEFAULT: RwLock<Option<Runtime>> = RwLock::new(None);
+/// The newest runtime built. # Invariant: weak, so it never keeps a runtime alive; a runtime
+/// that has shut down is no default (see [`default_runtime`]).
+static DEFAULT: RwLock<Option<WeakRuntime>> = RwLock::new(None);
 
-/// Makes `rt` the runtime of threads that have no guest context.
-pub(crate) fn set_default(rt: Option<Runtime>) {
-    *write(&DEFAULT) = rt;
+/// Makes `rt` the runtime of threads that have no guest context (the builder calls it).
+pub(crate) fn set_default(rt: &Runtime) {
+    *write(&DEFAULT) = Some(rt.downgrade());
 }
 
-/// Clears the default if it is `rt`.
-pub(crate) fn clear_default(rt: &Runtime) {
-    let mut d = write(&DEFAULT);
-    if d.as_ref().is_some_and(|d| d.same(rt)) {
-        *d = None;
-    }
+/// The runtime of threads that have no guest context: the newest one built, while it runs.
+fn default_runtime() -> Option<Runtime> {
+    read(&DEFAULT)
+        .as_ref()
+        .and_then(WeakRuntime::upgrade)
+        .filter(|rt| !rt.is_shut_down())
 }
 
 /// Ends the guest context when dropped.
@@ -61,7 +63,7 @@ pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
 pub fn runtime() -> Option<Runtime> {
     CURRENT
         .with(|c| c.borrow().as_ref().map(|(rt, _)| rt.clone()))
-        .or_else(|| read(&DEFAULT).clone())
+        .or_else(default_runtime)
 }
 
 /// Runs `f` with the calling guest thread's runtime and record, borrowed (no clone, no lock);
@@ -85,7 +87,7 @@ pub fn current() -> Current {
         None => (None, None),
     });
     Current {
-        rt: rt.or_else(|| read(&DEFAULT).clone()),
+        rt: rt.or_else(default_runtime),
         thread,
     }
 }
@@ -165,19 +167,4 @@ impl WaitPolicy for Current {
 /// one again before returning.
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     with_parker(|p, w| block_on_with(p, w, fut, wait, None, current))
-}
-
-/// Sleeps the calling thread `ns` nanoseconds as what it is, on its own runtime (a guest
-/// thread by its role; any other thread as a host thread of the default runtime): the
-/// svcSleepThread path past its yields. `false`, without sleeping, where no runtime runs.
-///
-/// # Blocking
-/// Through the runtime's sleep paths, at least `ns` unless the runtime shuts down.
-pub fn sleep(ns: u64) -> bool {
-    let ctx = current();
-    let Some(rt) = ctx.runtime().cloned() else {
-        return false;
-    };
-    crate::sleep::sleep(&rt, &ctx, ns);
-    true
 }

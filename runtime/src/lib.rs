@@ -43,6 +43,7 @@ mod builder;
 mod calibration;
 mod config;
 mod context;
+mod machine;
 mod parker;
 mod policy;
 mod reactor;
@@ -60,8 +61,8 @@ mod wheel;
 mod tests;
 
 pub use builder::Builder;
-pub use calibration::{Calibration, PrecisePath};
 pub use config::{Config, ConfigError, ShortSleep};
+pub use machine::{Calibration, PrecisePath};
 pub use stats::{KickReason, Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
 
@@ -70,13 +71,12 @@ pub use sys::CpuTime;
 #[doc(hidden)]
 pub mod internal {
     pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
-    pub use crate::context::{
-        block_on, current, enter, runtime, sleep, with_guest, Current, EnterGuard,
-    };
+    pub use crate::context::{block_on, current, enter, runtime, with_guest, Current, EnterGuard};
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{Role, Spin, SpinGate};
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
     pub use crate::runtime::Runtime;
+    pub use crate::sleep::{host_sleep, sleep_current};
     pub use crate::stats::Counters;
     pub use crate::sync::{lock, read, write, Lockable};
     pub use crate::thread::{ThreadRecord, ThreadSpec};

@@ -76,7 +76,7 @@ struct Shared {
     /// (checked under this lock, which `shutdown` takes after setting it).
     stop_watch: Mutex<slab::Slab<Waker>>,
     tracker: Arc<Tracker>,
-    stats: Arc<Counters>,
+    counters: Arc<Counters>,
 }
 
 /// `Op` behind a debug-printable wrapper.
@@ -125,7 +125,7 @@ pub struct Reactor {
 impl Reactor {
     /// Starts the reactor thread. With `measure`, it first calibrates (a few tens of ms) and
     /// stores the result in `tracker` before it serves any deadline.
-    pub fn start(tracker: Arc<Tracker>, stats: Arc<Counters>, measure: bool) -> Self {
+    pub fn start(tracker: Arc<Tracker>, counters: Arc<Counters>, measure: bool) -> Self {
         let shared = Arc::new(Shared {
             ops: SegQueue::new(),
             armed: AtomicU64::new(0),
@@ -134,7 +134,7 @@ impl Reactor {
             pending: AtomicU64::new(0),
             stop_watch: Mutex::new(slab::Slab::new()),
             tracker,
-            stats,
+            counters,
         });
         let s = shared.clone();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -376,7 +376,7 @@ fn run(s: &Shared) {
                     }
                 }
             }
-            s.stats
+            s.counters
                 .reactor_fired
                 .fetch_add(wakers.len() as u64, Ordering::Relaxed);
             // 3. Wake in a batch, holding nothing.
@@ -406,7 +406,7 @@ fn run(s: &Shared) {
         if s.ops.is_empty() && !s.stop.load(Ordering::Acquire) {
             let now = sys::now();
             if wake_at > now {
-                s.stats.reactor_wakeups.fetch_add(1, Ordering::Relaxed);
+                s.counters.reactor_wakeups.fetch_add(1, Ordering::Relaxed);
                 sys::futex_wait(&s.nudge, gen, (wake_at != u64::MAX).then_some(wake_at));
                 let woke = sys::now();
                 if woke >= wake_at && s.nudge.load(Ordering::Relaxed) == gen {

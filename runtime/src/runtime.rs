@@ -4,10 +4,9 @@
 //! `start` until `shutdown`, and after `shutdown` every wait ends (Cancelled) and no new
 //! deadline is served.
 
-use crate::builder::Builder;
-use crate::calibration::{Calibration, Tracker};
+use crate::calibration::Tracker;
 use crate::config::Config;
-use crate::context;
+use crate::machine::Calibration;
 use crate::policy::{Policy, Role};
 use crate::reactor::Reactor;
 use crate::stats::{Counters, Stats, ThreadStats};
@@ -15,7 +14,6 @@ use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
-use crate::time::nanos;
 use crate::vcore::{Escape, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -24,13 +22,24 @@ use std::time::Duration;
 struct Inner {
     config: Config,
     policy: Policy,
-    stats: Arc<Counters>,
+    counters: Arc<Counters>,
     tracker: Arc<Tracker>,
     reactor: Reactor,
     vcores: Vcores,
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
     shut_down: AtomicBool,
+}
+
+/// A handle to a runtime that does not keep it alive (the process's default runtime).
+#[derive(Clone, Debug)]
+pub(crate) struct WeakRuntime(Weak<Inner>);
+
+impl WeakRuntime {
+    /// The runtime, if it is still alive.
+    pub(crate) fn upgrade(&self) -> Option<Runtime> {
+        self.0.upgrade().map(|inner| Runtime { inner })
+    }
 }
 
 /// A running hos runtime. Clone it freely: every clone is the same runtime.
@@ -49,25 +58,20 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// A builder with every switch at its default.
-    pub fn builder() -> Builder<Runtime> {
-        Builder::new()
-    }
-
     /// Starts a runtime from a validated config: counts the processors, calibrates (unless
-    /// pinned) and starts the reactor thread. Becomes the default runtime of host threads.
+    /// pinned) and starts the reactor thread.
     pub(crate) fn start(config: Config) -> Runtime {
         let processors = config
             .logical_processors
             .unwrap_or_else(sys::logical_processors);
         let policy = Policy::new(&config, processors);
-        let stats = Arc::new(Counters::default());
+        let counters = Arc::new(Counters::default());
         let tracker = Arc::new(Tracker::new(
             config.calibration.unwrap_or_default(),
             config.calibration.is_some(),
         ));
-        let reactor = Reactor::start(tracker.clone(), stats.clone(), config.calibration.is_none());
-        let vcores = Vcores::new(&config, stats.clone());
+        let reactor = Reactor::start(tracker.clone(), counters.clone(), config.calibration.is_none());
+        let vcores = Vcores::new(&config, counters.clone());
         let c = tracker.get();
         tracing::info!(
             os = sys::KIND,
@@ -77,11 +81,11 @@ impl Runtime {
             precise = ?c.precise,
             "hos runtime started"
         );
-        let rt = Runtime {
+        Runtime {
             inner: Arc::new(Inner {
                 config,
                 policy,
-                stats,
+                counters,
                 tracker,
                 reactor,
                 vcores,
@@ -89,14 +93,17 @@ impl Runtime {
                 next_id: AtomicU64::new(1),
                 shut_down: AtomicBool::new(false),
             }),
-        };
-        context::set_default(Some(rt.clone()));
-        rt
+        }
     }
 
     /// Whether two handles are the same runtime.
     pub fn same(&self, other: &Runtime) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// A handle that does not keep the runtime alive.
+    pub(crate) fn downgrade(&self) -> WeakRuntime {
+        WeakRuntime(Arc::downgrade(&self.inner))
     }
 
     /// The configuration it was built with.
@@ -126,15 +133,7 @@ impl Runtime {
 
     /// The live counters (for the runtime's own parts; hosts read [`Runtime::stats`]).
     pub fn counters(&self) -> &Counters {
-        &self.inner.stats
-    }
-
-    /// Sleeps the calling host thread for `d`, always precisely (frame limiter, audio).
-    ///
-    /// # Blocking
-    /// Returns at the deadline, or at once once the runtime has shut down.
-    pub fn host_sleep(&self, d: Duration) {
-        crate::sleep::sleep(self, &context::current_host(self), nanos(d));
+        &self.inner.counters
     }
 
     /// Registers a guest thread; `serial` and `first` come from its name and the config.
@@ -255,7 +254,7 @@ impl Runtime {
 
     /// Counters, calibration, process and per-thread CPU.
     pub fn stats(&self) -> Stats {
-        let mut s = self.inner.stats.snapshot();
+        let mut s = self.inner.counters.snapshot();
         s.calibration = self.calibration();
         s.process_cpu = sys::process_cpu();
         s.reactor_cpu = self.inner.reactor.cpu();
@@ -291,6 +290,5 @@ impl Runtime {
         for t in self.threads() {
             t.unpark();
         }
-        context::clear_default(self);
     }
 }

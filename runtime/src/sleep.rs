@@ -18,13 +18,16 @@
 //! `host_sleep(Duration::MAX)` included).
 
 use crate::block_on::Wait;
-use crate::calibration::{spin_until, PrecisePath};
-use crate::context::Current;
+use crate::calibration::spin_until;
+use crate::context::{current, current_host, Current};
+use crate::machine::PrecisePath;
 use crate::policy::{Role, SleepRoute, SHORT_SLEEP_NS};
 use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
 use crate::stats::SleepPath;
 use crate::sys;
+use crate::time::nanos;
+use std::time::Duration;
 
 /// Linux's default timer slack, where the thread's own cannot be read.
 const DEFAULT_SLACK_NS: u64 = 50_000;
@@ -61,8 +64,31 @@ fn timer_slack(precise: bool) {
     });
 }
 
+/// Sleeps the calling host thread for `d` on `rt`, always precisely (frame limiter, audio).
+///
+/// # Blocking
+/// Returns at the deadline, or at once once the runtime has shut down.
+pub fn host_sleep(rt: &Runtime, d: Duration) {
+    sleep(rt, &current_host(rt), nanos(d));
+}
+
+/// Sleeps the calling thread `ns` nanoseconds as what it is, on its own runtime (a guest
+/// thread by its role; any other thread as a host thread of the default runtime): the
+/// svcSleepThread path past its yields. `false`, without sleeping, where no runtime runs.
+///
+/// # Blocking
+/// Through the runtime's sleep paths, at least `ns` unless the runtime shuts down.
+pub fn sleep_current(ns: u64) -> bool {
+    let ctx = current();
+    let Some(rt) = ctx.runtime().cloned() else {
+        return false;
+    };
+    sleep(&rt, &ctx, ns);
+    true
+}
+
 /// Sleeps the calling thread for `ns` as `ctx` says it is (guest or host, serial or not).
-pub(crate) fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
+fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));

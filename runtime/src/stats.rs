@@ -255,7 +255,7 @@ pub struct Stats {
     /// See [`Counters::reactor_wakeups`].
     pub reactor_wakeups: u64,
     /// The calibration in force when the snapshot was taken.
-    pub calibration: crate::calibration::Calibration,
+    pub calibration: crate::machine::Calibration,
     /// The process's CPU time.
     pub process_cpu: crate::sys::CpuTime,
     /// The reactor thread's CPU time.

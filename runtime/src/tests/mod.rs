@@ -4,6 +4,8 @@
 
 #[cfg(not(loom))]
 mod common;
+#[cfg(not(loom))]
+mod layers;
 #[cfg(loom)]
 mod loom_block_on;
 #[cfg(loom)]

@@ -8,7 +8,7 @@ use crate::{sys, Calibration, Config, PrecisePath};
 use std::time::Duration;
 
 fn pinned(precise: PrecisePath) -> Runtime {
-    Runtime::builder()
+    crate::Builder::<Runtime>::new()
         .config(Config {
             calibration: Some(Calibration {
                 timer_lateness_ns: 50_000,

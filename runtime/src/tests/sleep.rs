@@ -7,7 +7,7 @@ use crate::{context, sys, Config, ShortSleep, SleepPath};
 use std::time::Duration;
 
 fn runtime(mode: ShortSleep) -> Runtime {
-    Runtime::builder()
+    crate::Builder::<Runtime>::new()
         .config(Config {
             short_sleep: mode,
             vcores: false,
@@ -49,7 +49,7 @@ fn no_sleep_is_early_in_any_mode_or_role() {
             guest(&rt, name, move || {
                 for ns in LENGTHS {
                     let d = sys::now() + ns;
-                    context::sleep(ns);
+                    crate::sleep::sleep_current(ns);
                     let now = sys::now();
                     assert!(now >= d, "{mode:?} {ns} ns sleep {} ns early", d - now);
                 }
@@ -57,7 +57,7 @@ fn no_sleep_is_early_in_any_mode_or_role() {
         }
         for ns in LENGTHS {
             let d = sys::now() + ns;
-            rt.host_sleep(Duration::from_nanos(ns));
+            crate::sleep::host_sleep(&rt, Duration::from_nanos(ns));
             assert!(sys::now() >= d, "{mode:?} host sleep of {ns} ns early");
         }
         let s = rt.stats();
@@ -71,8 +71,8 @@ fn no_sleep_is_early_in_any_mode_or_role() {
 fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
     let rt = runtime(ShortSleep::Reactor);
     guest(&rt, "Worker", || {
-        context::sleep(2_000_000);
-        context::sleep(10_000);
+        crate::sleep::sleep_current(2_000_000);
+        crate::sleep::sleep_current(10_000);
     });
     let s = rt.stats();
     assert_eq!(
@@ -82,7 +82,7 @@ fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
     );
     let precise = s.path(SleepPath::PreciseOwn).count + s.path(SleepPath::PreciseReactor).count;
     assert_eq!(precise, 1, "a short guest sleep within the cap is precise");
-    rt.host_sleep(Duration::from_millis(2));
+    crate::sleep::host_sleep(&rt, Duration::from_millis(2));
     assert_eq!(
         rt.stats().path(SleepPath::PreciseReactor).count,
         1 + s.path(SleepPath::PreciseReactor).count
@@ -90,7 +90,7 @@ fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
     rt.shutdown();
 
     let rt = runtime(ShortSleep::Yield);
-    guest(&rt, "MainThread", || context::sleep(10_000));
+    guest(&rt, "MainThread", || crate::sleep::sleep_current(10_000));
     assert_eq!(rt.stats().path(SleepPath::Yield).count, 1);
     rt.shutdown();
 }
@@ -108,12 +108,12 @@ fn shutdown_ends_endless_sleeps() {
         });
         let sleeper = std::thread::spawn(move || {
             let _ctx = context::enter(&r, rec);
-            context::sleep(i64::MAX as u64);
-            context::sleep(u64::MAX);
+            crate::sleep::sleep_current(i64::MAX as u64);
+            crate::sleep::sleep_current(u64::MAX);
         });
         let host = {
             let r = rt.clone();
-            std::thread::spawn(move || r.host_sleep(Duration::MAX))
+            std::thread::spawn(move || crate::sleep::host_sleep(&r, Duration::MAX))
         };
         // Whether or not the sleeps have begun, shutdown must end them.
         std::thread::sleep(Duration::from_millis(20));
@@ -131,8 +131,11 @@ fn pinned_calibration_is_kept() {
         precise: crate::PrecisePath::OwnTimer,
         ..Default::default()
     };
-    let rt = Runtime::builder().calibration(c).build().unwrap();
-    rt.host_sleep(Duration::from_micros(50));
+    let rt = crate::Builder::<Runtime>::new()
+        .calibration(c)
+        .build()
+        .unwrap();
+    crate::sleep::host_sleep(&rt, Duration::from_micros(50));
     assert_eq!(rt.stats().calibration.timer_lateness_ns, 12_345);
     rt.shutdown();
 }

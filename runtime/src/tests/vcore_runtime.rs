@@ -476,7 +476,7 @@ fn the_ideal_core_comes_first() {
 fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
     use crate::runtime::Runtime;
     use crate::{context, Calibration};
-    let rt = Runtime::builder()
+    let rt = crate::Builder::<Runtime>::new()
         .config(Config {
             cores: 1,
             vcore_escape_ms: 5_000,
@@ -541,7 +541,7 @@ fn the_escape_log_names_holders_from_the_runtime() {
     use crate::runtime::Runtime;
     use crate::{context, Calibration};
     logs::lines_with("");
-    let rt = Runtime::builder()
+    let rt = crate::Builder::<Runtime>::new()
         .config(Config {
             cores: 2,
             vcore_escape_ms: 20,

@@ -1,0 +1,155 @@
+//! The layers of the crate doc, kept: every source file (the tests aside) is placed in the
+//! order below, and imports only files placed before it. So a leaf never reaches up to a
+//! decision or to the runtime, and no two files import each other, even within a layer.
+
+use std::path::Path;
+
+/// Every file, leaves first, then primitives, decisions, waiting and composition (the crate
+/// doc's layers), each after everything it may import.
+const ORDER: &[&str] = &[
+    // leaves
+    "sync",
+    "sys",
+    "time",
+    "wheel",
+    "machine",
+    "stats",
+    "vcore/step",
+    "vcore/rank",
+    "vcore/table",
+    "vcore/escape",
+    // primitives
+    "parker",
+    "config",
+    // decisions
+    "calibration",
+    "reactor",
+    "policy",
+    // waiting
+    "block_on",
+    "vcore",
+    "thread",
+    // composition
+    "runtime",
+    "context",
+    "sleep",
+    "builder",
+];
+
+/// The files of `vcore/` that are units of their own (the rest of `vcore/` is `vcore`).
+const VCORE_PARTS: [&str; 4] = ["step", "rank", "table", "escape"];
+
+/// The unit a source file belongs to: `sys/linux.rs` is `sys`, `vcore/table.rs` is
+/// `vcore/table`, `vcore/mod.rs` is `vcore`.
+fn unit_of(rel: &str) -> String {
+    let rel = rel.trim_end_matches(".rs");
+    match rel.split_once('/') {
+        Some(("sys", _)) => "sys".into(),
+        Some(("vcore", "mod")) => "vcore".into(),
+        Some(("vcore", part)) => format!("vcore/{part}"),
+        _ => rel.into(),
+    }
+}
+
+/// The units a line of `unit`'s code names: `crate::x`, and inside `vcore/` its parts by
+/// `super::x` or a bare `x::`.
+fn imports(unit: &str, line: &str) -> Vec<String> {
+    let word = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, _) in line.match_indices("crate::") {
+        let rest = &line[i + "crate::".len()..];
+        let m = word(rest);
+        let part = rest
+            .strip_prefix("vcore::")
+            .map(word)
+            .filter(|p| VCORE_PARTS.contains(&p.as_str()));
+        out.push(match (m.as_str(), part) {
+            ("vcore", Some(p)) => format!("vcore/{p}"),
+            _ => m,
+        });
+    }
+    if unit.starts_with("vcore") {
+        for part in VCORE_PARTS {
+            let named = line.contains(&format!("super::{part}"))
+                || line.trim_start().starts_with(&format!("use {part}::"));
+            if named {
+                out.push(format!("vcore/{part}"));
+            }
+        }
+    }
+    out
+}
+
+fn sources(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).expect("src is readable") {
+        let path = entry.expect("a directory entry").path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if path.is_dir() {
+            if rel != "tests" {
+                sources(&path, root, out);
+            }
+        } else if rel.ends_with(".rs") && rel != "lib.rs" {
+            out.push((rel, std::fs::read_to_string(&path).expect("a source file")));
+        }
+    }
+}
+
+#[test]
+fn every_file_imports_only_files_below_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &root, &mut files);
+    assert!(files.len() > 20, "found {} files", files.len());
+    let rank = |u: &str| ORDER.iter().position(|o| *o == u);
+    for (rel, text) in &files {
+        let unit = unit_of(rel);
+        let me = rank(&unit).unwrap_or_else(|| panic!("{rel} is in no layer: add it to ORDER"));
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for dep in imports(&unit, line) {
+                if dep == unit {
+                    continue;
+                }
+                let at = rank(&dep).unwrap_or_else(|| panic!("{rel}:{}: unknown `{dep}`", n + 1));
+                assert!(
+                    at < me,
+                    "{rel}:{}: `{unit}` imports `{dep}`, which is not below it: {line}",
+                    n + 1
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_check_sees_an_upward_import() {
+    assert_eq!(
+        imports("stats", "use crate::runtime::Runtime;"),
+        ["runtime"]
+    );
+    assert_eq!(
+        imports("vcore/table", "use super::step::{Clock};"),
+        ["vcore/step"]
+    );
+    assert_eq!(imports("vcore", "use table::Table;"), ["vcore/table"]);
+    assert_eq!(
+        imports("thread", "use crate::vcore::table::Table;"),
+        ["vcore/table"]
+    );
+    assert_eq!(
+        imports("thread", "use crate::vcore::{Seat, Who};"),
+        ["vcore"]
+    );
+    assert_eq!(unit_of("sys/linux.rs"), "sys");
+    assert_eq!(unit_of("vcore/mod.rs"), "vcore");
+}
