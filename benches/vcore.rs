@@ -15,22 +15,10 @@
 //! The hand-offs time only the stretch from the release (or store) to the waiter running; the
 //! waiter is given 200 us to park first, longer than the vcore wait's 20 us spin.
 //!
-//! Measured on the 2-core VM shared with other work (criterion's median of the estimate, load
-//! average under 1):
-//!
-//! | bench | time |
-//! | --- | --- |
-//! | `uncontended/acquire+release` | 54 ns (78 ns while the table kept a reference to each holder's record: two reference-count updates) |
-//! | `uncontended/checkpoint` | 2.0 ns |
-//! | `uncontended/yield` | 1.7 ns |
-//! | `handoff/vcore` | 10.1 us |
-//! | `handoff/futex` | 3.9 us |
-//! | `handoff/futex+spin` | 11.1 us |
-//!
-//! The vcore hand-off costs what the futex hand-off costs after the same spin: on this VM a
-//! thread that spun before its futex wait wakes some 6-7 us later than one that went straight
-//! to sleep, whatever wakes it. The semaphore's own share (lock, table, wake) is under a
-//! microsecond: the release itself measured 1.0-1.6 us with its `futex_wake` system call.
+//! Figures, with the machine and the command: BENCHMARKS.md, "Virtual cores". Reading them: a
+//! thread that spun before its futex wait wakes later than one that went straight to sleep,
+//! whatever wakes it, so the vcore hand-off is compared with the futex hand-off after the same
+//! spin; the semaphore's own share (lock, table, wake) is the difference.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use hos_runtime::internal::{sys, Counters, Spin, ThreadRecord, ThreadSpec, Vcores, YieldKind};

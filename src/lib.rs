@@ -15,8 +15,8 @@ mod sync;
 pub mod thread;
 
 pub use hos_runtime::{
-    Calibration, Config, ConfigError, CpuTime, KickReason, Lateness, PrecisePath, ShortSleep,
-    SleepPath, Stats, ThreadStats, LATE_BUCKETS,
+    Calibration, Config, ConfigError, CpuTime, Lateness, PrecisePath, ShortSleep, SleepPath, Stats,
+    ThreadStats, LATE_BUCKETS,
 };
 pub use result::ResultCode;
 

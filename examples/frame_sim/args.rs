@@ -16,7 +16,7 @@ frame_sim: a game-shaped load on hos, arm against arm
 
 USAGE: cargo run --release --example frame_sim -- [FLAGS]
 
-The load mirrors the measured game (SPEC.md): a MainThread (priority 44) runs a CPU burst
+The load mirrors the measured game (docs/design.md, the introduction): a MainThread (priority 44) runs a CPU burst
 each frame, hands work to BaseProcExecutor0..5 (one pinned to each virtual core) and to
 ModuleSystemWorker0..4 (job workers that poll a shared queue with 20 us sleeps), waits for
 the last of them, and hands the frame to the Presentation Thread, which submits it (a burst)

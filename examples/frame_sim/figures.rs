@@ -1,4 +1,4 @@
-//! The figures a run reports (SPEC.md section 8), and the medians and ratios over pairs.
+//! The figures a run reports (docs/design.md section 11), and the medians and ratios over pairs.
 //!
 //! Invariant: every figure of a run comes from that run's window alone (present times of
 //! its measured frames, deltas between its two snapshots); a median is over pairs of one

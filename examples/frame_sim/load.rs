@@ -5,7 +5,7 @@
 //! joins; and a frame's work is CPU time spent on each thread's own clock, the same on any
 //! machine, whatever the runtime or the neighbours cost.
 //!
-//! One frame, as in the measured game (SPEC.md):
+//! One frame, as in the measured game (docs/design.md, the introduction):
 //!
 //! | thread | priority | cores | each frame |
 //! | --- | --- | --- | --- |

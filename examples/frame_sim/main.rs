@@ -1,5 +1,5 @@
 //! frame_sim: the main job. A game-shaped load on hos, run under each arm (a runtime
-//! configuration), the arms alternating, the figures of SPEC.md section 8 side by side.
+//! configuration), the arms alternating, the figures of docs/design.md section 11 side by side.
 //!
 //! Invariant: arms are compared only on runs made the same way in the same invocation:
 //! the same load, the same processors (`--procs` is applied before the first runtime is

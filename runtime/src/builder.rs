@@ -218,7 +218,7 @@ impl<R: From<Runtime>> Builder<R> {
     /// value: the configuration `build` would start with.
     ///
     /// # Errors
-    /// The first value, in the order of SPEC.md section 9, that its switch does not accept.
+    /// The first value, in the order of docs/switches.md, that its switch does not accept.
     pub fn resolve(self) -> Result<Config, ConfigError> {
         let mut config = self.config;
         if let Some(read) = &self.env {

@@ -5,8 +5,8 @@
 //! spins to its exact deadline, so a wrong estimate costs CPU or lateness, never an early
 //! return). Pinned calibrations (from the config) are never updated.
 //!
-//! Machines differ tenfold: a slack-1 timer was 4-5 us late on a 16-core VM and 40-53 us on a
-//! 2-core one; a futex wake took 2.4-12 us. So nothing here is a constant.
+//! Machines differ tenfold in both figures (docs/design.md section 4), so nothing here is a
+//! constant.
 
 use crate::machine::{Calibration, PrecisePath};
 use crate::parker::Parker;

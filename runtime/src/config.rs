@@ -30,7 +30,7 @@ use std::fmt;
 /// HOS_SPIN_US's default, in microseconds.
 pub(crate) const DEFAULT_SPIN_US: u64 = 20;
 
-/// How guest sleeps under 1 ms are served (SPEC.md section 1).
+/// How guest sleeps under 1 ms are served (docs/design.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShortSleep {
     /// The sleeper yields in a loop until its deadline (at most the poller cap of non-serial
@@ -136,7 +136,7 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// The switches of SPEC.md section 9, each with its environment name and builder method.
+/// The switches of docs/switches.md, each with its environment name and builder method.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Switch {
     ShortSleep,

@@ -5,7 +5,7 @@
 //! slots always comes back to zero, unwinding included. Serial threads and host sleeps never
 //! take a counted slot.
 //!
-//! # The decisions (SPEC.md sections 1 to 3)
+//! # The decisions (docs/design.md sections 4 to 6)
 //!
 //! Short sleeps (under 1 ms), by mode; `n` is the logical processor count, "few" is n <= 6:
 //!
@@ -34,8 +34,8 @@
 //!
 //! # Publication
 //!
-//! SPEC.md asks for the choice to be made once and published as one atomic word, so that no
-//! thread ever reads half a decision or races to make it. Here the decision is made eagerly by
+//! The choice must be made once and published so that no thread ever reads half a decision or
+//! races to make it (the reference host publishes it as one atomic word). Here it is made by
 //! the thread that builds the runtime, before any guest thread exists, and never changes: the
 //! `Policy` is immutable (its one atomic is the poller count, which is not a decision) and
 //! reaches every thread inside the runtime's `Arc`, whose publication orders it. That gives
@@ -124,7 +124,7 @@ pub(crate) fn deadline_class(role: Role) -> DeadlineClass {
 }
 
 /// With this many logical processors or fewer, or an unknown count, `auto` puts guest short
-/// sleeps on the timer and every thread spins the full length (SPEC.md sections 1 and 3).
+/// sleeps on the timer and every thread spins the full length (docs/design.md sections 4 and 6).
 const FEW_PROCESSORS: usize = 6;
 
 /// The default spin of non-serial guest threads with more than [`FEW_PROCESSORS`], in us.
@@ -151,7 +151,7 @@ impl Policy {
     /// Decides everything from `config` and the process's logical processor count (`None`:
     /// unknown), and logs each decision once with the count.
     pub(crate) fn new(config: &Config, processors: Option<usize>) -> Self {
-        let (guest, host) = short_paths(config, processors);
+        let (guest, host) = short_routes(config, processors);
         let policy = Policy {
             processors,
             guest,
@@ -274,7 +274,7 @@ fn few(processors: Option<usize>) -> bool {
 }
 
 /// The short paths of guest and host sleeps (the table in the module doc).
-fn short_paths(config: &Config, processors: Option<usize>) -> (SleepRoute, SleepRoute) {
+fn short_routes(config: &Config, processors: Option<usize>) -> (SleepRoute, SleepRoute) {
     match (config.short_sleep_timer, config.short_sleep) {
         (Some(true), _) | (None, ShortSleep::Timer) => (SleepRoute::Timer, SleepRoute::Precise),
         (Some(false), _) | (None, ShortSleep::Yield) => (SleepRoute::Yield, SleepRoute::Yield),

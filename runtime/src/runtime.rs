@@ -70,7 +70,11 @@ impl Runtime {
             config.calibration.unwrap_or_default(),
             config.calibration.is_some(),
         ));
-        let reactor = Reactor::start(tracker.clone(), counters.clone(), config.calibration.is_none());
+        let reactor = Reactor::start(
+            tracker.clone(),
+            counters.clone(),
+            config.calibration.is_none(),
+        );
         let vcores = Vcores::new(&config, counters.clone());
         let c = tracker.get();
         tracing::info!(

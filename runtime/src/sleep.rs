@@ -1,21 +1,22 @@
-//! Sleeps: the short-sleep modes, the poller cap, and the precise and relaxed classes.
+//! Sleeps: each served along the route the policy picks for it (docs/design.md section 4).
 //!
 //! Invariant: no sleep returns before its deadline unless the runtime is shutting down (every
 //! path ends on a clock check or a timer that never fires early), and a guest thread holds no
 //! virtual core while it sleeps.
 //!
-//! | sleep | path |
+//! | route ([`Policy::sleep_route`](crate::policy::Policy::sleep_route)) | served by |
 //! | --- | --- |
-//! | 1 ms or more, host or serial thread | precise |
-//! | 1 ms or more, other guest thread | relaxed (reactor, OS timer alone) |
-//! | under 1 ms | by the policy's short path for the role: yield (capped), timer, or precise (capped; past the cap: the sleeper's own timer) |
+//! | yield | a yield loop, within the poller cap; past it, the sleeper's own timer |
+//! | timer | the sleeper's own OS timer, no spin |
+//! | precise, short | within the poller cap, the calibrated precise path; past it, the own timer |
+//! | precise, long (1 ms or more) | the reactor, so that shutdown can end it |
+//! | relaxed | the reactor's relaxed wheel: the OS timer alone, no spin |
 //!
-//! Precise: the calibrated cheaper of (own slack-1 timer to the deadline minus its lateness,
-//! then spin) and (the reactor wakes the sleeper early by the wake latency, then spin); a
-//! sleep no longer than the timer's lateness always takes the reactor (on its own timer it
-//! would be all spin). Sleeps
-//! of 1 ms or more always go through the reactor, so shutdown can end them (a frame limiter's
-//! `host_sleep(Duration::MAX)` included).
+//! The calibrated precise path is the cheaper of (own slack-1 timer to the deadline minus its
+//! lateness, then spin) and (the reactor wakes the sleeper early by the wake latency, then
+//! spin); a sleep no longer than the timer's lateness always takes the reactor (on its own
+//! timer it would be all spin). A frame limiter's `host_sleep(Duration::MAX)` is a long
+//! precise sleep: shutdown ends it.
 
 use crate::block_on::Wait;
 use crate::calibration::spin_until;

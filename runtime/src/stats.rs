@@ -228,19 +228,20 @@ pub struct ThreadStats {
 pub struct Stats {
     /// Sleeps and their lateness, by path.
     pub sleeps: Vec<(SleepPath, Lateness)>,
-    /// See [`Counters::bad_sleeps`].
+    /// Guest sleeps of a negative length other than the three yields: bad input, returned at
+    /// once.
     pub bad_sleeps: u64,
-    /// See [`Counters::yields`].
+    /// Yields: `sleep_thread` of 0, -1 or -2.
     pub yields: u64,
-    /// See [`Counters::spins_caught`].
+    /// Waits woken while they spun (no park).
     pub spins_caught: u64,
-    /// See [`Counters::spins_missed`].
+    /// Spins that ran their whole length, then parked.
     pub spins_missed: u64,
-    /// See [`Counters::spins_skipped`].
+    /// Waits whose spin the object's spin gate skipped (spins there kept missing).
     pub spins_skipped: u64,
-    /// See [`Counters::parks`].
+    /// Parks: waits that reached the futex.
     pub parks: u64,
-    /// See [`Counters::vcore_waits`].
+    /// Virtual-core acquisitions that had to wait.
     pub vcore_waits: u64,
     /// Kicks by a strictly better waiter.
     pub vcore_kicks_priority: u64,
@@ -248,11 +249,11 @@ pub struct Stats {
     pub vcore_kicks_slice: u64,
     /// Kicks by a HOS_VCORE_FIRST waiter.
     pub vcore_kicks_first: u64,
-    /// See [`Counters::vcore_escapes`].
+    /// Waiters that ran past the virtual cores by escape (a healthy run has none).
     pub vcore_escapes: u64,
-    /// See [`Counters::reactor_fired`].
+    /// Deadlines the reactor fired.
     pub reactor_fired: u64,
-    /// See [`Counters::reactor_wakeups`].
+    /// Times the reactor thread woke from its timer.
     pub reactor_wakeups: u64,
     /// The calibration in force when the snapshot was taken.
     pub calibration: crate::machine::Calibration,

@@ -162,7 +162,7 @@ fn slot_start(elapsed: u64, level: usize, slot: usize) -> u64 {
 /// A hierarchical timer wheel: O(1) insert and remove, exact [`next_deadline`](Wheel::next_deadline),
 /// and a [`poll`](Wheel::poll) that jumps from occupied slot to occupied slot.
 ///
-/// See the [module documentation](self) for the invariant and the levels.
+/// The module doc of `wheel.rs` gives the invariant and the levels.
 ///
 /// ```
 /// use hos_runtime::internal::Wheel;

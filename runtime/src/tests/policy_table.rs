@@ -1,5 +1,5 @@
 //! The policy table: every processor count of interest times every way a switch can be written,
-//! with the expected short-sleep path by role, poller cap and spin by role (SPEC.md sections
+//! with the expected short-sleep path by role, poller cap and spin by role (docs/design.md sections
 //! 1 to 3 and 9); then the clamp, the spin gate, the poller slots and the decision log.
 //! `switches.rs` tests how switches are read: numbers, errors, precedence, the process
 //! environment.
@@ -20,7 +20,7 @@ fn policy(vars: &[(&str, &str)], processors: Option<usize>) -> Policy {
     Policy::new(&config, processors)
 }
 
-/// What one machine decides with default switches, written out from SPEC.md.
+/// What one machine decides with default switches, written out from docs/design.md.
 struct Machine {
     processors: Option<usize>,
     /// `auto`'s guest and host paths.

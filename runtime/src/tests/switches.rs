@@ -1,4 +1,4 @@
-//! How switches are read (SPEC.md section 9): numbers, modes and name parts, the errors that
+//! How switches are read (docs/switches.md): numbers, modes and name parts, the errors that
 //! name a switch and its value, the builder methods, code against the environment, and the
 //! process environment itself. `policy_table.rs` tests what the switches decide.
 //!

@@ -1,5 +1,5 @@
 //! The virtual-core state machine driven step by step with an injected clock: one test (or
-//! more) per rule of SPEC.md section 5 and the yields of section 6.
+//! more) per rule of docs/design.md section 8, yields included.
 
 use crate::stats::KickReason;
 use crate::vcore::step::{Flag, Step, YieldKind};

@@ -1,4 +1,4 @@
-//! Who outranks whom on the virtual cores (SPEC.md section 5).
+//! Who outranks whom on the virtual cores (docs/design.md section 8).
 //!
 //! A thread's [`Rank`] is its Horizon priority (0 best ..= 63) and whether it ranks first
 //! (HOS_VCORE_FIRST). Keys order lexicographically, priority before the first flag:
@@ -46,7 +46,7 @@ impl Rank {
     }
 
     /// The rank with the first flag dropped: how a first thread ranks after it gave its core
-    /// up by turn (SPEC.md 5: otherwise it takes the core straight back, a livelock).
+    /// up by turn (otherwise it takes the core straight back, a livelock).
     pub(crate) const fn by_priority(self) -> Rank {
         Rank::new(self.priority, false)
     }
@@ -86,7 +86,7 @@ mod tests {
         (0..64u8).flat_map(|p| [Rank::new(p, true), Rank::new(p, false)])
     }
 
-    /// SPEC.md section 5, read literally, for one pair.
+    /// The rule of docs/design.md section 8, read literally, for one pair.
     fn spec_outranks(a: Rank, b: Rank) -> bool {
         let (pa, pb) = (a.priority(), b.priority());
         match (a.is_first(), b.is_first()) {

@@ -85,7 +85,7 @@ impl Flag {
     }
 }
 
-/// How a thread yields its core (svcSleepThread 0, -1, -2; SPEC.md section 6).
+/// How a thread yields its core (svcSleepThread 0, -1, -2; docs/design.md section 8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum YieldKind {
     /// 0: hand the core to the longest waiter of the same priority whose mask allows it, else

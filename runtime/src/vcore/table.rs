@@ -1,5 +1,5 @@
 //! The virtual cores as a pure state machine: slots, the queue of waiters, kicks, turns and
-//! escapes (SPEC.md section 5). No threads, no lock and no clock of its own: every operation
+//! escapes (docs/design.md section 8). No threads, no lock and no clock of its own: every operation
 //! takes a [`Clock`] and says what the caller must do afterwards ([`Effects`]; the words it
 //! speaks are in [`super::step`]), so tests drive it step by step with an injected clock, and
 //! [`super::Vcores`] runs it under its one mutex.
