@@ -168,7 +168,7 @@ pub fn set_thread_core_mask(h: Handle, ideal: i32, mask: u64) -> Result<(), Resu
 /// Cancelled once the runtime shuts down.
 ///
 /// # Blocking
-/// As [`crate::os::wait_any`].
+/// As [`crate::os::wait_any()`].
 pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize, ResultCode> {
     checkpoint();
     if handles.len() > MAX_WAIT_OBJECTS {

@@ -4,7 +4,7 @@
 //! Invariant: runtime code takes atomics, `Arc`, `Mutex` and `thread_local!` from here, never
 //! from `std` directly; under `--cfg loom` they are loom's (`Arc` excepted, below) and every
 //! model sees them. Every lock, loom's or std's (process bookkeeping outside the models), is
-//! taken through [`lock`], [`read`] or [`write`], which take a poisoned lock over: no code in
+//! taken through [`lock`], [`read`] or [`write()`], which take a poisoned lock over: no code in
 //! hos panics while it holds a lock with its state half-changed, so poison tells nothing.
 
 #[cfg(loom)]

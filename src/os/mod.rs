@@ -23,7 +23,7 @@
 //! | `condvar.rs` | [`ConditionVariable`] |
 //! | `semaphore.rs` | [`Semaphore`] |
 //! | `message_queue.rs` | [`MessageQueue`] (and [`LightMessageQueue`]) |
-//! | `wait_any.rs` | [`wait_any`], [`Waitable`] |
+//! | `wait_any.rs` | [`wait_any()`], [`Waitable`] |
 
 mod condvar;
 mod event;

@@ -24,7 +24,7 @@ pub struct Traits {
 
 impl Traits {
     /// The traits of a thread of this priority, first flag, mask and ideal core; an ideal core
-    /// that names no core of any table (negative, or past [`MAX_CORES`]) reads as none.
+    /// that names no core of any table (negative, or past the most cores, 8) reads as none.
     pub fn new(priority: u8, first: bool, mask: u64, ideal_core: i32) -> Traits {
         Traits {
             priority,
