@@ -10,6 +10,7 @@
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::{deadline_class, Role, Spin};
+use crate::poll::{self, PollSite};
 use crate::reactor::DeadlineClass;
 use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Counters;
@@ -71,6 +72,20 @@ pub fn runtime() -> Option<Runtime> {
 #[inline]
 pub fn with_guest<R>(f: impl FnOnce(&Runtime, &Arc<ThreadRecord>) -> R) -> Option<R> {
     CURRENT.with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
+}
+
+/// The calling guest thread polled `site` (one waiter list of an hos object) and found
+/// nothing: its next short sleep, unless it waits first, is an idle poll of that object. Call
+/// it under the object's lock. Nothing on other threads.
+pub fn poll_missed(site: &Arc<PollSite>) {
+    if CURRENT.with(|c| c.borrow().is_some()) {
+        poll::missed(site);
+    }
+}
+
+/// A poll of an hos object found something: the calling thread is no idle poller now.
+pub fn poll_found() {
+    poll::clear();
 }
 
 /// A snapshot of the calling thread's context for one wait.
@@ -166,5 +181,7 @@ impl WaitPolicy for Current {
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
 /// one again before returning.
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    // A wait between a poll and a sleep makes the sleep no idle poll (docs/design.md section 4).
+    poll::clear();
     with_parker(|p, w| block_on_with(p, w, fut, wait, None, current))
 }

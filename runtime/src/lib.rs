@@ -9,8 +9,8 @@
 //! cores' pure table: `vcore::{table, rank, step}`) depend on nothing of hos. Primitives
 //! (`parker`; `config`: the typed config and its switch rules) sit on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
-//! takes its spin, counters and core hooks as inputs; `vcore`, the semaphore; `thread`, the
-//! record of a guest thread) uses the decisions. Composition (`runtime`, `builder`,
+//! takes its spin, counters and core hooks as inputs; `poll`, the idle pollers' marks and
+//! links; `vcore`, the semaphore; `thread`, the record of a guest thread) uses the decisions. Composition (`runtime`, `builder`,
 //! `context`, `sleep`) puts one runtime together and is the only layer that knows it.
 //!
 //! | module | layer | what |
@@ -26,6 +26,7 @@
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
 //! | `reactor` | decision | the reactor thread that owns every deadline |
 //! | `block_on` | waiting | the one loop every wait blocks in |
+//! | `poll` | waiting | idle pollers: each thread's poll marks, an object's sleeping pollers, their wait |
 //! | `vcore` | waiting | the virtual-core semaphore |
 //! | `thread` | waiting | the runtime's record of a guest thread |
 //! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
@@ -46,6 +47,7 @@ mod context;
 mod machine;
 mod parker;
 mod policy;
+mod poll;
 mod reactor;
 mod runtime;
 mod sleep;
@@ -71,9 +73,12 @@ pub use sys::CpuTime;
 #[doc(hidden)]
 pub mod internal {
     pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
-    pub use crate::context::{block_on, current, enter, runtime, with_guest, Current, EnterGuard};
+    pub use crate::context::{
+        block_on, current, enter, poll_found, poll_missed, runtime, with_guest, Current, EnterGuard,
+    };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{Role, Spin, SpinGate};
+    pub use crate::poll::PollSite;
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
     pub use crate::runtime::Runtime;
     pub use crate::sleep::{host_sleep, sleep_current};

@@ -1,4 +1,5 @@
-//! Every runtime choice in one place: short-sleep path, poller cap, spin length, spin gate.
+//! Every runtime choice in one place: short-sleep path, poller cap, idle pollers, spin length,
+//! spin gate.
 //!
 //! Invariant: decisions are made once, at build, from a validated `Config` and the processor
 //! count; the hot path only reads them. A poller slot is an RAII guard, so the count of taken
@@ -26,6 +27,17 @@
 //! the precise path in `reactor` mode, at once; the rest take the timer. HOS_SHORT_SLEEP_POLLERS
 //! sets it (0: none); by default it is a quarter of `n`, at least 1, and 1 when `n` is unknown
 //! (an unknown machine may be a small one, where yielding pollers cost the frame the most).
+//!
+//! Idle pollers (reactor mode only; docs/design.md section 4): a short sleep of an *other*
+//! guest thread that follows a poll of an hos object that found nothing (with no wait between)
+//! is an idle poll: it parks on the OS timer alone (the thread's own slack) until
+//! HOS_IDLE_POLL_STRETCH_US past its deadline (with HOS_IDLE_POLL_COALESCE, until the first
+//! shared tick that far apart at or after it), linked to the objects it polled, and the moment
+//! one of them becomes ready it is promoted ([`idle_step`]): finished on the precise path, or
+//! ended at once past its deadline. HOS_IDLE_POLL_BLIND > 0 also treats that many short sleeps
+//! in a row with no other call between them as an idle poll of something hos cannot see:
+//! relaxed at the deadline (no stretch: nothing could promote it). Serial threads and host
+//! sleeps never are.
 //!
 //! The spin before a wait parks: serial and host threads HOS_SPIN_US (20 us); other guest
 //! threads HOS_SPIN_OTHER_US (5 us) with more than 6 processors, HOS_SPIN_US with 6 or fewer or
@@ -57,6 +69,82 @@ pub enum Role {
     Other,
     /// A host thread: frame limiter, audio, timer events. Never on the plain timer, never capped.
     Host,
+}
+
+/// What a guest thread did before a sleep, as its poll marks say (`poll.rs` keeps them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Polled {
+    /// It polled hos objects and found them empty, with no wait since.
+    Objects,
+    /// Its sleeps since its last call: this many short sleeps in a row, this one included, with
+    /// no other svc or nn::os call between them (0: it made other calls).
+    Quiet(u32),
+    /// Nothing the policy can use (a host thread, or more objects polled than a sleep links).
+    Nothing,
+}
+
+/// How an idle-poll sleep is served ([`Policy::idle_poll`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IdlePoll {
+    /// How far past its deadline it may last while nothing promotes it, in ns.
+    pub(crate) stretch_ns: u64,
+    /// Whether it wakes on the shared ticks `stretch_ns` apart instead.
+    pub(crate) coalesce: bool,
+}
+
+impl IdlePoll {
+    /// When the sleep of `deadline` wakes if nothing promotes it: `stretch_ns` past the
+    /// deadline, or (coalesced) the first shared tick at or after it; never before it.
+    pub(crate) fn wake_at(self, deadline: u64) -> u64 {
+        match (self.stretch_ns, self.coalesce) {
+            (0, _) => deadline,
+            (t, true) => deadline.div_ceil(t).saturating_mul(t).max(deadline),
+            (t, false) => deadline.saturating_add(t),
+        }
+    }
+
+    /// Whether its wake is on a shared tick (counted when another poller woke on it too).
+    pub(crate) fn on_ticks(self) -> bool {
+        self.coalesce && self.stretch_ns > 0
+    }
+}
+
+/// What an idle-poll sleeper does when it wakes ([`idle_step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IdleStep {
+    /// Park again: nothing happened (a stale token), its wake time has not come.
+    Park,
+    /// Promoted before its deadline: finish the sleep on the precise path.
+    Precise,
+    /// Return: past its deadline and promoted or at its wake time, or the runtime shut down.
+    End,
+}
+
+/// The rule of an idle-poll sleeper that wakes at `now`: never return before `deadline` unless
+/// the runtime `shut` down; a promotion ends the sleep at once past the deadline and sends it
+/// to the precise path before it; without one, the sleep lasts until `wake_at`.
+pub(crate) fn idle_step(
+    now: u64,
+    deadline: u64,
+    wake_at: u64,
+    promoted: bool,
+    shut: bool,
+) -> IdleStep {
+    if shut {
+        return IdleStep::End;
+    }
+    if now < deadline {
+        return if promoted {
+            IdleStep::Precise
+        } else {
+            IdleStep::Park
+        };
+    }
+    if promoted || now >= wake_at {
+        IdleStep::End
+    } else {
+        IdleStep::Park
+    }
 }
 
 /// How one sleep is served, before the poller cap: what the policy decides for a role and a
@@ -140,6 +228,10 @@ pub(crate) struct Policy {
     guest: SleepRoute,
     host: SleepRoute,
     cap: usize,
+    /// Idle-poll sleeps: `None` when the policy is off or the mode has no precise guest sleeps.
+    idle: Option<IdlePoll>,
+    /// Quiet short sleeps in a row that make a blind idle poll (0: never).
+    blind: u32,
     /// Counted slots taken now. # Invariant: at most `cap` when `cap > 0`, and 0 when no
     /// [`PollerSlot`] of this policy is alive.
     pollers: AtomicUsize,
@@ -157,6 +249,8 @@ impl Policy {
             guest,
             host,
             cap: poller_cap(config, processors, guest),
+            idle: idle_polls(config, guest),
+            blind: config.idle_poll_blind,
             pollers: AtomicUsize::new(0),
             spin_serial_ns: config.spin_us.saturating_mul(US),
             spin_other_ns: spin_other_us(config, processors).saturating_mul(US),
@@ -183,6 +277,22 @@ impl Policy {
         match self.cap {
             0 => tracing::info!("poller cap: none, {count}"),
             cap => tracing::info!("poller cap: {cap}, {count}"),
+        }
+        match self.idle {
+            None => tracing::info!("idle pollers: served like other sleeps, {count}"),
+            Some(idle) => tracing::info!(
+                "idle pollers: relaxed, up to {} ns late{}, blind ones {}, {count}",
+                idle.stretch_ns,
+                if idle.coalesce {
+                    " on shared ticks"
+                } else {
+                    ""
+                },
+                match self.blind {
+                    0 => "precise".to_string(),
+                    n => format!("relaxed after {n} quiet sleeps"),
+                }
+            ),
         }
         tracing::info!(
             "spin: serial and host {} ns, other {} ns, {count}",
@@ -255,6 +365,25 @@ impl Policy {
         }
     }
 
+    /// Whether a sleep of `ns` by `role` after `polled` is an idle poll, and how it is served:
+    /// only short sleeps of other guest threads, in a mode whose guest short sleeps are
+    /// precise; after a poll of hos objects that found nothing, stretched; after
+    /// HOS_IDLE_POLL_BLIND quiet sleeps in a row (when set), at the deadline.
+    pub(crate) fn idle_poll(&self, role: Role, ns: u64, polled: Polled) -> Option<IdlePoll> {
+        let idle = self.idle?;
+        if role != Role::Other || ns >= SHORT_SLEEP_NS {
+            return None;
+        }
+        match polled {
+            Polled::Objects => Some(idle),
+            Polled::Quiet(n) if self.blind > 0 && n >= self.blind => Some(IdlePoll {
+                stretch_ns: 0,
+                coalesce: false,
+            }),
+            Polled::Quiet(_) | Polled::Nothing => None,
+        }
+    }
+
     /// How a sleep of `ns` by `role` is served, before the poller cap: a long sleep by its
     /// deadline class, a short one by the short-sleep table above.
     pub(crate) fn sleep_route(&self, role: Role, ns: u64) -> SleepRoute {
@@ -295,6 +424,15 @@ fn poller_cap(config: &Config, processors: Option<usize>, guest: SleepRoute) -> 
     config
         .short_sleep_pollers
         .unwrap_or_else(|| processors.map_or(1, |n| (n / PROCESSORS_A_POLLER).max(1)))
+}
+
+/// The idle-poll rule: on (HOS_IDLE_POLL) where guest short sleeps are precise, stretched by
+/// HOS_IDLE_POLL_STRETCH_US, on shared ticks with HOS_IDLE_POLL_COALESCE.
+fn idle_polls(config: &Config, guest: SleepRoute) -> Option<IdlePoll> {
+    (config.idle_poll && guest == SleepRoute::Precise).then(|| IdlePoll {
+        stretch_ns: config.idle_poll_stretch_us.saturating_mul(US),
+        coalesce: config.idle_poll_coalesce,
+    })
 }
 
 /// The spin of other guest threads, in us: the switch, else 5 or, on few or unknown

@@ -8,6 +8,7 @@ use crate::calibration::Tracker;
 use crate::config::Config;
 use crate::machine::Calibration;
 use crate::policy::{Policy, Role};
+use crate::poll::{self, Ticks};
 use crate::reactor::Reactor;
 use crate::stats::{Counters, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,6 +27,7 @@ struct Inner {
     tracker: Arc<Tracker>,
     reactor: Reactor,
     vcores: Vcores,
+    ticks: Ticks,
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
     shut_down: AtomicBool,
@@ -93,6 +95,7 @@ impl Runtime {
                 tracker,
                 reactor,
                 vcores,
+                ticks: Ticks::default(),
                 threads: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
                 shut_down: AtomicBool::new(false),
@@ -133,6 +136,11 @@ impl Runtime {
     /// The reactor.
     pub fn reactor(&self) -> &Reactor {
         &self.inner.reactor
+    }
+
+    /// The shared ticks of idle pollers.
+    pub(crate) fn ticks(&self) -> &Ticks {
+        &self.inner.ticks
     }
 
     /// The live counters (for the runtime's own parts; hosts read [`Runtime::stats`]).
@@ -213,6 +221,7 @@ impl Runtime {
     /// Only when it gives its core up, until it has one again.
     #[inline]
     pub fn checkpoint(&self, rec: &ThreadRecord) {
+        poll::note_call();
         let escape = self.inner.vcores.checkpoint(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
     }

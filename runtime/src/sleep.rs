@@ -11,6 +11,7 @@
 //! | precise, short | within the poller cap, the calibrated precise path; past it, the own timer |
 //! | precise, long (1 ms or more) | the reactor, so that shutdown can end it |
 //! | relaxed | the reactor's relaxed wheel: the OS timer alone, no spin |
+//! | idle poll ([`Policy::idle_poll`](crate::policy::Policy::idle_poll), checked first) | a park on the OS timer alone to the stretch past the deadline, linked to the objects the thread polled empty; promoted when one becomes ready |
 //!
 //! The calibrated precise path is the cheaper of (own slack-1 timer to the deadline minus its
 //! lateness, then spin) and (the reactor wakes the sleeper early by the wake latency, then
@@ -22,12 +23,15 @@ use crate::block_on::Wait;
 use crate::calibration::spin_until;
 use crate::context::{current, current_host, Current};
 use crate::machine::PrecisePath;
-use crate::policy::{Role, SleepRoute, SHORT_SLEEP_NS};
+use crate::parker::with_parker;
+use crate::policy::{IdlePoll, Role, SleepRoute, SHORT_SLEEP_NS};
+use crate::poll::{self, PollSite, Woke};
 use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
-use crate::stats::SleepPath;
+use crate::stats::{Counters, SleepPath};
 use crate::sys;
 use crate::time::nanos;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Linux's default timer slack, where the thread's own cannot be read.
@@ -92,8 +96,13 @@ pub fn sleep_current(ns: u64) -> bool {
 fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
+    let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));
-    let path = serve(rt, ctx, role, ns, deadline);
+    let path = match rt.policy().idle_poll(role, ns, polled) {
+        Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
+        None => serve(rt, ctx, role, ns, deadline),
+    };
+    drop(sites);
     let late = sys::now().saturating_sub(deadline);
     rt.counters().sleep(path, late);
     if let Some(t) = ctx.thread() {
@@ -115,7 +124,42 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
     if let (true, Some(t)) = (held, ctx.thread()) {
         rt.acquire_core(t);
     }
+    poll::slept();
     path
+}
+
+/// An idle poll: parks on the OS timer alone (the thread's own slack) until the policy's
+/// stretch past the deadline, linked to `sites`; promoted by one of them before the deadline, it finishes on the precise
+/// path, without a poller slot (promotions are as many as the work that arrives, not as the
+/// polls).
+fn idle_poll(
+    rt: &Runtime,
+    ctx: &Current,
+    deadline: u64,
+    idle: IdlePoll,
+    sites: &[(Arc<PollSite>, u64)],
+) -> SleepPath {
+    let c = rt.counters();
+    Counters::bump(&c.idle_polls);
+    let wake_at = idle.wake_at(deadline);
+    timer_slack(false);
+    let woke = with_parker(|p, _| poll::wait(sites, p, deadline, wake_at, || rt.is_shut_down()));
+    match woke {
+        Woke::Tick => {
+            Counters::bump(&c.idle_relaxed);
+            if idle.on_ticks() && rt.ticks().shared(wake_at) {
+                Counters::bump(&c.idle_coalesced);
+            }
+        }
+        Woke::Promoted { early } => {
+            Counters::bump(&c.idle_promoted);
+            if early {
+                precise(rt, ctx, deadline, false);
+            }
+        }
+        Woke::ShutDown => {}
+    }
+    SleepPath::IdlePoll
 }
 
 /// Serves one sleep by the policy's route; a capped-out yield or precise sleep takes the

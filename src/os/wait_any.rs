@@ -7,7 +7,7 @@
 use super::waiters::WaitSlot;
 use super::waiting::{Limits, Timeout};
 use crate::ResultCode;
-use hos_runtime::internal::{block_on, Wait};
+use hos_runtime::internal::{block_on, poll_found, Wait};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -63,10 +63,13 @@ pub fn wait_any(objects: &[&dyn Waitable], timeout: Option<Duration>) -> Result<
     }
     if timeout == Timeout::Poll {
         let mut slot = WaitSlot::new();
-        return objects
+        let found = objects
             .iter()
-            .position(|o| o.poll_wait(&mut slot, None).is_ready())
-            .ok_or(ResultCode::TIMED_OUT);
+            .position(|o| o.poll_wait(&mut slot, None).is_ready());
+        if found.is_some() {
+            poll_found();
+        }
+        return found.ok_or(ResultCode::TIMED_OUT);
     }
     block_on(wait_any_async(objects).limit(timeout), Wait::objects())
 }

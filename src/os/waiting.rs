@@ -15,7 +15,8 @@ use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use crate::sync::{lock, Mutex};
 use crate::ResultCode;
 use hos_runtime::internal::{
-    block_on, current, deadline_after, sys, DeadlineClass, Runtime, SpinGate, Timer, Wait,
+    block_on, current, deadline_after, poll_found, sys, DeadlineClass, Runtime, SpinGate, Timer,
+    Wait,
 };
 use std::future::Future;
 use std::pin::Pin;
@@ -81,7 +82,8 @@ impl<S> Object<S> {
         r
     }
 
-    /// One poll of `op`: completes it, or registers `waker` under `slot`.
+    /// One poll of `op`: completes it, or registers `waker` under `slot`; without a waker (a
+    /// try), one that finds nothing marks the calling thread an idle poller of the list.
     pub(crate) fn poll_op<O: Op<State = S>>(
         &self,
         op: &mut O,
@@ -107,7 +109,10 @@ impl<S> Object<S> {
                     list.register(slot, w);
                     Poll::Pending
                 }
-                (None, None) => Poll::Pending,
+                (None, None) => {
+                    list.missed();
+                    Poll::Pending
+                }
             }
         })
     }
@@ -126,12 +131,16 @@ impl<S> Object<S> {
     }
 
     /// Runs `op` to its end on the calling thread: a try (`Timeout::Poll`) is one locked
-    /// attempt; anything longer blocks through [`block_on`] with this object's spin gate.
+    /// attempt (one that finds nothing marks the calling thread an idle poller of the
+    /// object); anything longer blocks through [`block_on`] with this object's spin gate.
     pub(crate) fn run<O: Op<State = S>>(&self, mut op: O, timeout: Timeout) -> O::Output {
         if let Timeout::Poll = timeout {
             crate::svc::checkpoint();
             return match self.poll_op(&mut op, &mut WaitSlot::new(), None) {
-                Poll::Ready(v) => v,
+                Poll::Ready(v) => {
+                    poll_found();
+                    v
+                }
                 Poll::Pending => op.fail(ResultCode::TIMED_OUT),
             };
         }

@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "policy",
     // waiting
     "block_on",
+    "poll",
     "vcore",
     "thread",
     // composition
