@@ -1,6 +1,8 @@
 //! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
-//! park/unpark pair; MessageQueue throughput with 1 and 4 producers; reading the own
-//! thread's CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//! park/unpark pair, each with the virtual cores on (the guest waiter gives its core back and
+//! takes it again on every wait) and off (`_no_vcores`: the difference is what the core's
+//! release and re-acquire add to a wait); MessageQueue throughput with 1 and 4 producers;
+//! reading the own thread's CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
@@ -14,12 +16,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A runtime whose waits spin `spin_us` before they park (0: park at once).
-fn runtime(spin_us: u64) -> Runtime {
+/// A runtime whose waits spin `spin_us` before they park (0: park at once), with or without
+/// the virtual cores.
+fn runtime(spin_us: u64, vcores: bool) -> Runtime {
     Runtime::builder()
         .config(Config {
             spin_us,
             spin_other_us: Some(spin_us),
+            vcores,
             ..Config::default()
         })
         .calibration(Calibration::default())
@@ -166,8 +170,13 @@ fn handoff(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
     // One runtime at a time: the bench thread is a host thread, whose waits follow the
     // newest running runtime's spin.
-    for (name, spin_us) in [("event_parked", 0), ("event_spinning", 20)] {
-        let rt = runtime(spin_us);
+    for (name, spin_us, vcores) in [
+        ("event_parked", 0, true),
+        ("event_parked_no_vcores", 0, false),
+        ("event_spinning", 20, true),
+        ("event_spinning_no_vcores", 20, false),
+    ] {
+        let rt = runtime(spin_us, vcores);
         let pp = Events::start(&rt);
         g.bench_function(name, |b| b.iter(|| pp.round_trip()));
         tails(name, &pp, 20_000);
@@ -187,7 +196,7 @@ fn queue_throughput(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(3))
         .throughput(Throughput::Elements(MESSAGES));
-    let rt = runtime(5);
+    let rt = runtime(5, true);
     for producers in [1u64, 4] {
         g.bench_with_input(
             BenchmarkId::new("producers", producers),
