@@ -148,11 +148,25 @@ fn serial_threads_and_blocking_waits_are_not_idle_polls() {
         .join()
         .expect("ran");
     let q2 = q.clone();
+    let full = Arc::new(MessageQueue::<u32>::new(4));
+    let ev = Arc::new(Event::new(ClearMode::Auto));
+    full.send(1).expect("room");
+    let (f2, e2) = (full.clone(), ev.clone());
     rt.thread()
         .name("ModuleSystemWorker0")
         .spawn(move || {
+            // A wait between the poll and the sleep.
             assert!(q2.try_receive().is_none());
             assert!(q2.receive_timeout(Duration::from_micros(50)).is_none());
+            svc::sleep_thread(20_000);
+            // A poll that found something after one that did not.
+            assert!(q2.try_receive().is_none());
+            assert_eq!(f2.try_receive(), Some(1));
+            svc::sleep_thread(20_000);
+            // A zero-timeout wait_any that found something.
+            e2.signal();
+            let objects: [&dyn Waitable; 2] = [&*q2, &*e2];
+            assert_eq!(wait_any(&objects, Some(Duration::ZERO)), Ok(1));
             svc::sleep_thread(20_000);
         })
         .expect("worker")
@@ -160,6 +174,75 @@ fn serial_threads_and_blocking_waits_are_not_idle_polls() {
         .expect("ran");
     let s = rt.stats();
     assert_eq!(s.idle_polls, 0);
-    assert_eq!(s.total_sleeps(), 2);
+    assert_eq!(s.total_sleeps(), 4);
     rt.shutdown();
+}
+
+#[test]
+fn a_job_that_a_blocked_waiter_takes_promotes_no_poller() {
+    let rt = Runtime::builder()
+        .calibration(Calibration::default())
+        .idle_poll_stretch_us(50_000)
+        .build()
+        .expect("valid switches");
+    let q = Arc::new(MessageQueue::<u32>::new(4));
+    let q2 = q.clone();
+    let blocked = rt
+        .thread()
+        .name("BaseProcExecutor0")
+        .spawn(move || q2.receive())
+        .expect("receiver");
+    let q2 = q.clone();
+    let poller = rt
+        .thread()
+        .name("ModuleSystemWorker0")
+        .spawn(move || {
+            assert!(q2.try_receive().is_none());
+            svc::sleep_thread(20_000);
+        })
+        .expect("poller");
+    let limit = Instant::now() + Duration::from_secs(10);
+    while (rt.stats().idle_polls == 0 || rt.stats().parks == 0) && Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    q.send(5).expect("room");
+    assert_eq!(blocked.join().expect("ran"), Ok(5));
+    poller.join().expect("ran");
+    let s = rt.stats();
+    assert_eq!((s.idle_polls, s.idle_relaxed, s.idle_promoted), (1, 1, 0));
+    rt.shutdown();
+}
+
+#[test]
+fn quiet_sleeps_are_blind_idle_polls_only_when_asked() {
+    for (blind, want) in [(0, 0), (3, 2)] {
+        let rt = Runtime::builder()
+            .calibration(Calibration::default())
+            .idle_poll_blind(blind)
+            .build()
+            .expect("valid switches");
+        rt.thread()
+            .name("ModuleSystemWorker0")
+            .spawn(|| {
+                // Four sleeps in a row with nothing between: the third and fourth are blind.
+                for _ in 0..4 {
+                    svc::sleep_thread(20_000);
+                }
+                // An svc between two sleeps breaks the run.
+                for _ in 0..3 {
+                    let _ = svc::get_thread_priority(svc::Handle::CURRENT_THREAD);
+                    svc::sleep_thread(20_000);
+                }
+            })
+            .expect("worker")
+            .join()
+            .expect("ran");
+        let s = rt.stats();
+        assert_eq!(
+            (s.idle_polls, s.idle_relaxed),
+            (want, want),
+            "blind {blind}"
+        );
+        rt.shutdown();
+    }
 }

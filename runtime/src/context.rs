@@ -10,7 +10,7 @@
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::{deadline_class, Role, Spin};
-use crate::poll::{self, PollSite};
+use crate::poll;
 use crate::reactor::DeadlineClass;
 use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Counters;
@@ -72,20 +72,6 @@ pub fn runtime() -> Option<Runtime> {
 #[inline]
 pub fn with_guest<R>(f: impl FnOnce(&Runtime, &Arc<ThreadRecord>) -> R) -> Option<R> {
     CURRENT.with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
-}
-
-/// The calling guest thread polled `site` (one waiter list of an hos object) and found
-/// nothing: its next short sleep, unless it waits first, is an idle poll of that object. Call
-/// it under the object's lock. Nothing on other threads.
-pub fn poll_missed(site: &Arc<PollSite>) {
-    if CURRENT.with(|c| c.borrow().is_some()) {
-        poll::missed(site);
-    }
-}
-
-/// A poll of an hos object found something: the calling thread is no idle poller now.
-pub fn poll_found() {
-    poll::clear();
 }
 
 /// A snapshot of the calling thread's context for one wait.

@@ -73,12 +73,10 @@ pub use sys::CpuTime;
 #[doc(hidden)]
 pub mod internal {
     pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
-    pub use crate::context::{
-        block_on, current, enter, poll_found, poll_missed, runtime, with_guest, Current, EnterGuard,
-    };
+    pub use crate::context::{block_on, current, enter, runtime, with_guest, Current, EnterGuard};
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{Role, Spin, SpinGate};
-    pub use crate::poll::PollSite;
+    pub use crate::poll::{clear as poll_found, missed as poll_missed, PollSite};
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
     pub use crate::runtime::Runtime;
     pub use crate::sleep::{host_sleep, sleep_current};

@@ -159,8 +159,10 @@ thread_local! {
     static MARKS: RefCell<Marks> = RefCell::new(Marks::default());
 }
 
-/// The calling thread polled `site` and found nothing (call it under the object's lock).
-pub(crate) fn missed(site: &Arc<PollSite>) {
+/// The calling thread polled `site` (one waiter list of an hos object) and found nothing: its
+/// next short sleep, unless it waits first, is an idle poll of that object. Call it under the
+/// object's lock. (A host thread's marks are never used: its sleeps are never idle polls.)
+pub fn missed(site: &Arc<PollSite>) {
     let gen = site.gen();
     MARKS.with(|m| {
         let m = &mut *m.borrow_mut();
@@ -174,8 +176,9 @@ pub(crate) fn missed(site: &Arc<PollSite>) {
     });
 }
 
-/// The calling thread waited, or a poll found something: it is no idle poller now.
-pub(crate) fn clear() {
+/// The calling thread waited, or a poll of an hos object found something: it is no idle
+/// poller now.
+pub fn clear() {
     MARKS.with(|m| {
         let m = &mut *m.borrow_mut();
         m.sites.clear();
@@ -346,6 +349,12 @@ mod tests {
             take(false).0,
             Polled::Quiet(0),
             "a long sleep breaks it too"
+        );
+        slept();
+        assert_eq!(
+            take(true).0,
+            Polled::Quiet(1),
+            "counted from the last sleep's end"
         );
         slept();
     }

@@ -4,7 +4,7 @@
 
 use crate::context;
 use crate::policy::{idle_step, IdlePoll, IdleStep, Policy, Polled, Role, SHORT_SLEEP_NS};
-use crate::poll::PollSite;
+use crate::poll::{self, PollSite};
 use crate::runtime::Runtime;
 use crate::thread::ThreadSpec;
 use crate::{sys, Builder, Calibration, SleepPath};
@@ -185,7 +185,7 @@ fn guest<T: Send + 'static>(rt: &Runtime, name: &str, f: impl FnOnce() -> T + Se
 
 /// A sleep of `ns` after a poll of `site` that found nothing; returns how late it ended.
 fn poll_then_sleep(site: &Arc<PollSite>, ns: u64) -> u64 {
-    context::poll_missed(site);
+    poll::missed(site);
     let deadline = sys::now() + ns;
     crate::sleep::sleep_current(ns);
     let now = sys::now();
@@ -208,20 +208,20 @@ fn a_poll_then_a_short_sleep_is_an_idle_poll_of_other_threads_only() {
             // No poll before it: an ordinary sleep.
             crate::sleep::sleep_current(20_000);
             // A wait between the poll and the sleep: no idle poll either.
-            context::poll_missed(&s);
+            poll::missed(&s);
             context::block_on(std::future::ready(()), crate::block_on::Wait::sleep());
             crate::sleep::sleep_current(20_000);
             // A poll that found something, after one that did not: neither.
-            context::poll_missed(&s);
-            context::poll_found();
+            poll::missed(&s);
+            poll::clear();
             crate::sleep::sleep_current(20_000);
             // A long sleep after a poll: no idle poll.
-            context::poll_missed(&s);
+            poll::missed(&s);
             crate::sleep::sleep_current(SHORT_SLEEP_NS);
         });
     }
-    // A host thread's poll marks nothing.
-    context::poll_missed(&site);
+    // A host thread's poll makes its sleep no idle poll.
+    poll::missed(&site);
     crate::sleep::host_sleep(&rt, Duration::from_micros(20));
     let s = rt.stats();
     assert_eq!(s.idle_polls, 1, "only the worker's first sleep");
@@ -297,13 +297,19 @@ fn shutdown_ends_an_idle_poll() {
     let s = site.clone();
     let slept = guest(&rt, "ModuleSystemWorker0", move || {
         let t = Instant::now();
-        context::poll_missed(&s);
+        poll::missed(&s);
         crate::sleep::sleep_current(SHORT_SLEEP_NS - 1);
         t.elapsed()
     });
     stopper.join().expect("stopper");
     assert!(slept < Duration::from_millis(500), "slept {slept:?}");
     assert_eq!(site.linked(), 0);
+    let s = rt.stats();
+    assert_eq!(
+        (s.idle_polls, s.idle_relaxed, s.idle_promoted),
+        (1, 0, 0),
+        "a sleep that shutdown ended is neither relaxed nor promoted"
+    );
 }
 
 #[test]
@@ -341,6 +347,10 @@ fn coalesced_wakes_are_counted() {
     assert!(
         s.idle_coalesced > 0,
         "three pollers on 2 ms ticks never shared one"
+    );
+    assert!(
+        s.idle_coalesced < s.idle_relaxed,
+        "the first wake on a tick shares it with nobody"
     );
     rt.shutdown();
 }
