@@ -13,6 +13,7 @@ use crate::parker::Parker;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
+use crate::time::nanos;
 use std::sync::Arc;
 
 /// Live estimates, shared by the reactor and every sleeper.
@@ -253,8 +254,8 @@ pub(crate) fn measure() -> Calibration {
         probe.wait_ack(round);
     }
     let (own, reactor) = helper.join().unwrap_or_default();
-    let own_cpu_ns = own.as_nanos() as u64 / SAMPLES as u64;
-    let reactor_cpu_ns = reactor.as_nanos() as u64 / SAMPLES as u64;
+    let own_cpu_ns = nanos(own) / SAMPLES as u64;
+    let reactor_cpu_ns = nanos(reactor) / SAMPLES as u64;
     Calibration {
         timer_lateness_ns,
         wake_latency_ns,

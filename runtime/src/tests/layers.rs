@@ -9,8 +9,8 @@ use std::path::Path;
 const ORDER: &[&str] = &[
     // leaves
     "sync",
-    "sys",
     "time",
+    "sys",
     "wheel",
     "machine",
     "stats",
