@@ -6,16 +6,22 @@
 //! held without a guard are released as abandoned), its context (guard). Then its exit event
 //! is signalled. Its OS thread is joined exactly once: by [`JoinHandle::join`] or by
 //! `Runtime::shutdown`, whichever takes the handle out of its shared slot first.
+//!
+//! A guest thread has a real handle from its spawn (the value the SDK writes into mutex
+//! words) until it has ended and its [`JoinHandle`] is joined or dropped, whichever is last:
+//! then the handle is closed and the arbiter forgets the thread, ending the lock waits
+//! registered against it with InvalidState (the console's thread object destruction).
 
 use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
 use crate::os::{ClearMode, Event};
+use crate::svc::{self, CancelState, Handle, HandleObject};
 use crate::sync::lock;
 use crate::CpuTime;
 use crate::{ResultCode, Runtime};
-use hos_runtime::internal::{enter, sys, with_guest, ThreadRecord, ThreadSpec};
+use hos_runtime::internal::{enter, sys, with_guest, Occupant, ThreadRecord, ThreadSpec};
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Poll, Waker};
 
 /// Highest (worst) Horizon priority.
@@ -99,8 +105,8 @@ impl Builder {
     /// # Errors
     /// InvalidPriority for a priority outside 0..=63; InvalidCoreId for an empty mask, a mask
     /// with a core past the runtime's cores, or an ideal core that is no core;
-    /// InvalidCombination for an ideal core outside the mask; InvalidState if the OS refuses
-    /// the thread.
+    /// InvalidCombination for an ideal core outside the mask; OutOfHandles if the handle table
+    /// is full; InvalidState if the OS refuses the thread.
     pub fn spawn<T, F>(self, f: F) -> Result<JoinHandle<T>, ResultCode>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -120,9 +126,14 @@ impl Builder {
             record: self.rt.inner().register_thread(&spec),
             rt: self.rt,
             exit: Arc::new(Event::new(ClearMode::Manual)),
+            kernel: Arc::default(),
         };
+        let handle = svc::create_handle(HandleObject::Thread(thread.clone()))?;
+        let _ = thread.kernel.handle.set(handle);
+        let owner = Arc::new(HandleOwner(handle));
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let t = thread.clone();
+        let named = owner.clone();
         let os = std::thread::Builder::new()
             .name(self.name)
             .spawn(move || {
@@ -147,11 +158,17 @@ impl Builder {
                 crate::os::mutex::abandon_held();
                 let _ = tx.send(out);
                 t.exit.signal();
+                drop(named);
             })
             .map_err(|_| ResultCode::INVALID_STATE)?;
         let slot = Arc::new(Mutex::new(Some(os)));
         thread.rt.track(slot.clone());
-        Ok(JoinHandle { thread, rx, slot })
+        Ok(JoinHandle {
+            thread,
+            rx,
+            slot,
+            _handle: owner,
+        })
     }
 }
 
@@ -196,6 +213,28 @@ fn check_affinity(
     } else {
         Err(ResultCode::INVALID_COMBINATION)
     }
+}
+
+/// A guest thread's real handle, shared by the running thread and its [`JoinHandle`]: the
+/// last to let it go closes it and has the arbiter forget the thread.
+#[derive(Debug)]
+struct HandleOwner(Handle);
+
+impl Drop for HandleOwner {
+    fn drop(&mut self) {
+        // Closed already if the host closed it itself: the console's handle would be gone too.
+        let _ = svc::close_handle(self.0);
+        svc::thread_gone(self.0);
+    }
+}
+
+/// What the kernel keeps of a guest thread beside the runtime's record: its real handle and
+/// its cancel state.
+#[derive(Debug, Default)]
+struct Kernel {
+    /// Set once, at spawn, before the thread runs.
+    handle: OnceLock<Handle>,
+    cancel: CancelState,
 }
 
 /// Holds the thread's virtual core for its guest code; gives it back on any exit.
@@ -252,6 +291,7 @@ pub struct Thread {
     rt: Runtime,
     record: Arc<ThreadRecord>,
     exit: Arc<Event>,
+    kernel: Arc<Kernel>,
 }
 
 impl Thread {
@@ -285,11 +325,32 @@ impl Thread {
     /// # Errors
     /// InvalidPriority outside 0..=63.
     pub fn set_priority(&self, p: i32) -> Result<(), ResultCode> {
-        // Through the virtual cores: a waiting or holding thread is re-ranked at once.
-        self.rt
-            .inner()
-            .set_priority(&self.record, check_priority(p)?);
+        let p = check_priority(p)?;
+        // Through the virtual cores: a waiting or holding thread is re-ranked at once; and
+        // through the arbiter: a wait it is in, and the lock owners it lends to, too.
+        self.rt.inner().set_priority(&self.record, p);
+        svc::priority_changed(self);
         Ok(())
+    }
+
+    /// Its real handle: the value the SDK keeps in the thread's TLS and writes into the mutex
+    /// words it locks. Valid from spawn until the thread has ended and its [`JoinHandle`] is
+    /// joined or dropped.
+    pub fn handle(&self) -> Handle {
+        self.kernel.handle.get().copied().unwrap_or(Handle::INVALID)
+    }
+
+    /// Its cancel state (svcCancelSynchronization).
+    pub(crate) fn cancel_state(&self) -> &CancelState {
+        &self.kernel.cancel
+    }
+
+    /// The virtual core it holds, else its ideal core.
+    pub(crate) fn current_core(&self) -> i32 {
+        self.record
+            .seat()
+            .slot()
+            .map_or(self.record.ideal_core(), |s| s as i32)
     }
 
     /// Allowed virtual cores.
@@ -355,6 +416,8 @@ pub struct JoinHandle<T> {
     thread: Thread,
     rx: std::sync::mpsc::Receiver<std::thread::Result<T>>,
     slot: Arc<JoinSlot>,
+    /// Keeps the thread's handle open while this lives.
+    _handle: Arc<HandleOwner>,
 }
 
 impl<T> JoinHandle<T> {

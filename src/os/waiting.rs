@@ -15,7 +15,8 @@ use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use crate::sync::{lock, Mutex};
 use crate::ResultCode;
 use hos_runtime::internal::{
-    block_on, current, deadline_after, sys, DeadlineClass, Runtime, SpinGate, Timer, Wait,
+    block_on, current, deadline_after, sys, with_guest, DeadlineClass, Runtime, SpinGate, Timer,
+    Wait,
 };
 use std::future::Future;
 use std::pin::Pin;
@@ -150,6 +151,17 @@ pub(crate) enum Timeout {
     After(Duration),
 }
 
+impl Timeout {
+    /// A svc's timeout in nanoseconds: negative waits without limit, 0 polls.
+    pub(crate) fn from_ns(ns: i64) -> Self {
+        match u64::try_from(ns) {
+            Err(_) => Timeout::Never,
+            Ok(0) => Timeout::Poll,
+            Ok(ns) => Timeout::After(Duration::from_nanos(ns)),
+        }
+    }
+}
+
 impl From<Option<Duration>> for Timeout {
     fn from(d: Option<Duration>) -> Self {
         match d {
@@ -158,6 +170,13 @@ impl From<Option<Duration>> for Timeout {
             Some(d) => Timeout::After(d),
         }
     }
+}
+
+/// Whether the calling guest thread's runtime is shutting down: a svc that would block
+/// answers Cancelled before it does anything, as the kernel answers a thread being
+/// terminated. Other threads learn it from their wait's [`Limits`].
+pub(crate) fn shutting_down() -> bool {
+    with_guest(|rt, _| rt.is_shut_down()) == Some(true)
 }
 
 /// What a wait learns of its context at its first pending poll.
@@ -189,6 +208,13 @@ impl Limits {
             timer: None,
             watch: None,
         }
+    }
+
+    /// Limits for `timeout`, cancellable.
+    pub(crate) fn for_timeout(timeout: Timeout) -> Self {
+        let mut limits = Limits::new(None);
+        limits.set_timeout(timeout);
+        limits
     }
 
     /// Sets the deadline from `timeout` (a zero timeout is a deadline of now).
