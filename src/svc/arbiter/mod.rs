@@ -14,6 +14,8 @@
 //! the lock against a park of microseconds; `benches/arbiter.rs` measures the hand-offs.
 
 mod lent;
+#[cfg(all(test, loom))]
+mod loom;
 mod table;
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -423,7 +423,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     }
 
     /// Thread `id`'s effective priority, while the table knows it.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn effective(&self, id: u32) -> Option<u8> {
         self.threads.get(&id).map(|i| i.effective)
     }
