@@ -18,8 +18,8 @@ mod sdk;
 use criterion::{criterion_group, criterion_main, Criterion};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, Mutex};
-use hos::{Calibration, Runtime};
-use hos_runtime::Config;
+use hos::{Calibration, Config, Runtime};
+
 use sdk::libnx;
 use sdk::stratosphere::InternalLightEvent;
 use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Release};

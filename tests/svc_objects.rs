@@ -118,7 +118,7 @@ fn a_guest_thread_has_a_real_handle_while_it_lives() {
 
 #[test]
 fn a_guest_thread_runs_on_a_virtual_core_it_may_use() {
-    let cores = rt().raw().config().cores as i32;
+    let cores = rt().config().cores as i32;
     let t = rt()
         .thread()
         .core_mask(0b10)
