@@ -152,7 +152,7 @@ fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
 /// InvalidHandle for a handle that names no thread.
 pub fn get_thread_priority(h: Handle) -> Result<u8, ResultCode> {
     checkpoint();
-    Ok(thread_of(h)?.priority())
+    Ok(thread_of(h)?.running_priority())
 }
 
 /// svcSetThreadPriority (0x0D).

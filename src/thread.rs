@@ -333,6 +333,18 @@ impl Thread {
         Ok(())
     }
 
+    /// The priority it runs at: its own, or a better one that a thread waiting for a lock it
+    /// holds lends it (svcGetThreadPriority reads this one, as on the console).
+    pub fn running_priority(&self) -> u8 {
+        self.record.running_priority()
+    }
+
+    /// Lends it a better priority while a thread waits for a lock it holds (`None`: takes it
+    /// back); the virtual cores re-rank it at once.
+    pub(crate) fn lend_priority(&self, lent: Option<u8>) {
+        self.rt.inner().lend_priority(&self.record, lent);
+    }
+
     /// Its real handle: the value the SDK keeps in the thread's TLS and writes into the mutex
     /// words it locks. Valid from spawn until the thread has ended and its [`JoinHandle`] is
     /// joined or dropped.

@@ -140,13 +140,25 @@ impl Arbiter {
         ARBITER.get_or_init(Arbiter::new)
     }
 
-    /// Runs one table operation under the lock, then does its effects.
+    /// Runs one table operation under the lock, then does its effects: the priorities it
+    /// lends or takes back still under the lock (so two operations' changes to one thread
+    /// land in their order; the virtual cores' lock nests inside this one, never the other
+    /// way), the wakes after it.
     pub(crate) fn run<T>(
         &self,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> T,
     ) -> T {
         let mut fx = Effects::default();
-        let r = op(&mut lock(&self.table), &mut fx);
+        let r = {
+            let mut table = lock(&self.table);
+            let r = op(&mut table, &mut fx);
+            for (thread, lent) in fx.lend.drain(..) {
+                if let Some(t) = thread {
+                    t.lend_priority(lent);
+                }
+            }
+            r
+        };
         for w in fx.wake {
             w.wake();
         }
