@@ -122,14 +122,15 @@ impl Builder {
             core_mask: self.core_mask,
             ideal_core,
         };
-        let thread = Thread {
+        let thread = Thread(Arc::new(Shared {
             record: self.rt.inner().register_thread(&spec),
             rt: self.rt,
-            exit: Arc::new(Event::new(ClearMode::Manual)),
-            kernel: Arc::default(),
-        };
+            exit: Event::new(ClearMode::Manual),
+            handle: OnceLock::new(),
+            cancel: CancelState::default(),
+        }));
         let handle = svc::create_handle(HandleObject::Thread(thread.clone()))?;
-        let _ = thread.kernel.handle.set(handle);
+        let _ = thread.0.handle.set(handle);
         let owner = Arc::new(HandleOwner(handle));
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let t = thread.clone();
@@ -137,7 +138,7 @@ impl Builder {
         let os = std::thread::Builder::new()
             .name(self.name)
             .spawn(move || {
-                let _ctx = enter(t.rt.inner(), t.record.clone());
+                let _ctx = enter(t.0.rt.inner(), t.0.record.clone());
                 let _current = CurrentGuard::enter(t.clone());
                 if trace {
                     tracing::info!(
@@ -157,12 +158,12 @@ impl Builder {
                 }
                 crate::os::mutex::abandon_held();
                 let _ = tx.send(out);
-                t.exit.signal();
+                t.0.exit.signal();
                 drop(named);
             })
             .map_err(|_| ResultCode::INVALID_STATE)?;
         let slot = Arc::new(Mutex::new(Some(os)));
-        thread.rt.track(slot.clone());
+        thread.0.rt.track(slot.clone());
         Ok(JoinHandle {
             thread,
             rx,
@@ -228,28 +229,19 @@ impl Drop for HandleOwner {
     }
 }
 
-/// What the kernel keeps of a guest thread beside the runtime's record: its real handle and
-/// its cancel state.
-#[derive(Debug, Default)]
-struct Kernel {
-    /// Set once, at spawn, before the thread runs.
-    handle: OnceLock<Handle>,
-    cancel: CancelState,
-}
-
 /// Holds the thread's virtual core for its guest code; gives it back on any exit.
 struct CoreGuard<'a>(&'a Thread);
 
 impl<'a> CoreGuard<'a> {
     fn take(t: &'a Thread) -> Self {
-        t.rt.inner().acquire_core(&t.record);
+        t.0.rt.inner().acquire_core(&t.0.record);
         CoreGuard(t)
     }
 }
 
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
-        self.0.rt.inner().release_core(&self.0.record);
+        self.0 .0.rt.inner().release_core(&self.0 .0.record);
     }
 }
 
@@ -278,46 +270,59 @@ pub fn current() -> Option<Thread> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// Runs `f` with the calling guest thread, borrowed (no reference count touched); `None`,
+/// without calling `f`, on any other thread.
+pub(crate) fn with_current<R>(f: impl FnOnce(&Thread) -> R) -> Option<R> {
+    CURRENT.with(|c| c.borrow().as_ref().map(f))
+}
+
 /// The calling thread's own CPU time, user and kernel: one system call
 /// (`getrusage(RUSAGE_THREAD)` on Linux), no handle to make or release.
 pub fn cpu_time() -> CpuTime {
     sys::thread_cpu()
 }
 
-/// A guest thread: its name, priority, cores and CPU time. A cheap clone; waitable (ready
-/// once the thread has ended), so `svc` can name it by handle.
+/// A guest thread: its name, priority, cores and CPU time. A cheap clone (one reference
+/// count); waitable (ready once the thread has ended), so `svc` can name it by handle.
 #[derive(Clone, Debug)]
-pub struct Thread {
+pub struct Thread(Arc<Shared>);
+
+/// What every handle of one guest thread shares.
+#[derive(Debug)]
+struct Shared {
     rt: Runtime,
     record: Arc<ThreadRecord>,
-    exit: Arc<Event>,
-    kernel: Arc<Kernel>,
+    /// Signalled once the thread has ended.
+    exit: Event,
+    /// Its real handle: set once, at spawn, before the thread runs.
+    handle: OnceLock<Handle>,
+    cancel: CancelState,
 }
 
 impl Thread {
     /// A runtime-unique id.
     pub fn id(&self) -> u64 {
-        self.record.id()
+        self.0.record.id()
     }
 
     /// The name now (read whole).
     pub fn name(&self) -> Arc<str> {
-        self.record.name()
+        self.0.record.name()
     }
 
     /// Renames the thread; its serial role and HOS_VCORE_FIRST rank follow the new name.
     pub fn set_name(&self, name: &str) {
-        self.rt.inner().rename_thread(&self.record, name);
+        self.0.rt.inner().rename_thread(&self.0.record, name);
     }
 
     /// Whether it is serial (on the frame's critical chain).
     pub fn is_serial(&self) -> bool {
-        self.record.is_serial()
+        self.0.record.is_serial()
     }
 
     /// Horizon priority now.
     pub fn priority(&self) -> u8 {
-        self.record.priority()
+        self.0.record.priority()
     }
 
     /// Sets the priority (svcSetThreadPriority).
@@ -328,7 +333,7 @@ impl Thread {
         let p = check_priority(p)?;
         // Through the virtual cores: a waiting or holding thread is re-ranked at once; and
         // through the arbiter: a wait it is in, and the lock owners it lends to, too.
-        self.rt.inner().set_priority(&self.record, p);
+        self.0.rt.inner().set_priority(&self.0.record, p);
         svc::priority_changed(self);
         Ok(())
     }
@@ -336,43 +341,44 @@ impl Thread {
     /// The priority it runs at: its own, or a better one that a thread waiting for a lock it
     /// holds lends it (svcGetThreadPriority reads this one, as on the console).
     pub fn running_priority(&self) -> u8 {
-        self.record.running_priority()
+        self.0.record.running_priority()
     }
 
     /// Lends it a better priority while a thread waits for a lock it holds (`None`: takes it
     /// back); the virtual cores re-rank it at once.
     pub(crate) fn lend_priority(&self, lent: Option<u8>) {
-        self.rt.inner().lend_priority(&self.record, lent);
+        self.0.rt.inner().lend_priority(&self.0.record, lent);
     }
 
     /// Its real handle: the value the SDK keeps in the thread's TLS and writes into the mutex
     /// words it locks. Valid from spawn until the thread has ended and its [`JoinHandle`] is
     /// joined or dropped.
     pub fn handle(&self) -> Handle {
-        self.kernel.handle.get().copied().unwrap_or(Handle::INVALID)
+        self.0.handle.get().copied().unwrap_or(Handle::INVALID)
     }
 
     /// Its cancel state (svcCancelSynchronization).
     pub(crate) fn cancel_state(&self) -> &CancelState {
-        &self.kernel.cancel
+        &self.0.cancel
     }
 
     /// The virtual core it holds, else its ideal core.
     pub(crate) fn current_core(&self) -> i32 {
-        self.record
+        self.0
+            .record
             .seat()
             .slot()
-            .map_or(self.record.ideal_core(), |s| s as i32)
+            .map_or(self.0.record.ideal_core(), |s| s as i32)
     }
 
     /// Allowed virtual cores.
     pub fn core_mask(&self) -> u64 {
-        self.record.core_mask()
+        self.0.record.core_mask()
     }
 
     /// Preferred virtual core.
     pub fn ideal_core(&self) -> i32 {
-        self.record.ideal_core()
+        self.0.record.ideal_core()
     }
 
     /// Sets the ideal core and mask (svcSetThreadCoreMask): `ideal` -3 keeps the current one,
@@ -382,31 +388,31 @@ impl Thread {
     /// InvalidCoreId for an empty mask, a core past the runtime's cores, or an ideal core
     /// that is no core; InvalidCombination for an ideal core outside the mask.
     pub fn set_core_mask(&self, ideal: i32, mask: u64) -> Result<(), ResultCode> {
-        let cores = self.rt.inner().config().cores;
+        let cores = self.0.rt.inner().config().cores;
         let ideal = check_affinity(cores, ideal, mask, Some(self.ideal_core()))?;
-        self.rt.inner().set_affinity(&self.record, ideal, mask);
+        self.0.rt.inner().set_affinity(&self.0.record, ideal, mask);
         Ok(())
     }
 
     /// Its CPU time, user and kernel. For the calling thread itself: one system call
     /// ([`cpu_time`]); for another thread: through the clock it made once when it started.
     pub fn cpu_time(&self) -> CpuTime {
-        let me = with_guest(|_, r| Arc::ptr_eq(r, &self.record));
+        let me = with_guest(|_, r| Arc::ptr_eq(r, &self.0.record));
         if me == Some(true) {
             cpu_time()
         } else {
-            self.record.cpu()
+            self.0.record.cpu()
         }
     }
 
     /// The OS thread id, once started.
     pub fn os_id(&self) -> Option<u64> {
-        self.record.os_id()
+        self.0.record.os_id()
     }
 
     /// Whether it has ended (its result is ready for `join`).
     pub fn is_finished(&self) -> bool {
-        self.exit.is_signalled()
+        self.0.exit.is_signalled()
     }
 }
 
@@ -414,11 +420,11 @@ impl sealed::Sealed for Thread {}
 
 impl Waitable for Thread {
     fn poll_wait(&self, slot: &mut WaitSlot, waker: Option<&Waker>) -> Poll<()> {
-        self.exit.poll_wait(slot, waker)
+        self.0.exit.poll_wait(slot, waker)
     }
 
     fn leave_wait(&self, slot: &mut WaitSlot) {
-        self.exit.leave_wait(slot);
+        self.0.exit.leave_wait(slot);
     }
 }
 

@@ -34,7 +34,7 @@ pub const TICKS_PER_SECOND: u64 = 19_200_000;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn current_thread_handle() -> Handle {
-    crate::thread::current().map_or(Handle::INVALID, |t| t.handle())
+    crate::thread::with_current(|t| t.handle()).unwrap_or(Handle::INVALID)
 }
 
 /// svcGetThreadId (0x25): the id of the thread `h` names (the pseudo-handle included).
@@ -51,7 +51,7 @@ pub fn get_thread_id(h: Handle) -> Result<u64, ResultCode> {
 /// 0 on any other thread.
 pub fn get_current_processor_number() -> i32 {
     checkpoint();
-    crate::thread::current().map_or(0, |t| t.current_core())
+    crate::thread::with_current(|t| t.current_core()).unwrap_or(0)
 }
 
 /// svcGetInfo (0x29). hos answers [`INFO_TYPE_THREAD_TICK_COUNT`]: the CPU time of the
@@ -72,7 +72,7 @@ pub fn get_info(info_type: u32, h: Handle, subtype: u64) -> Result<u64, ResultCo
         return Err(ResultCode::INVALID_COMBINATION);
     }
     let t = thread_of(h)?;
-    let me = crate::thread::current().is_some_and(|c| c.handle() == t.handle());
+    let me = crate::thread::with_current(|c| c.handle() == t.handle()) == Some(true);
     let on_core = subtype == u64::MAX || (me && i64::from(t.current_core()) == subtype as i64);
     if !on_core {
         return Ok(0);

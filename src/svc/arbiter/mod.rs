@@ -53,18 +53,16 @@ pub(crate) const HOST_PRIORITY: u8 = 0;
 /// The calling thread as the table sees it: a guest thread by its real handle and own
 /// priority; any other thread by an id of its own (bit 31 set, so never a handle).
 pub(crate) fn caller() -> Caller {
-    match crate::thread::current() {
-        Some(t) => Party {
-            id: t.handle().0,
-            priority: t.priority(),
-            r: Some(t),
-        },
-        None => Party {
-            id: host_id(),
-            priority: HOST_PRIORITY,
-            r: None,
-        },
-    }
+    let guest = crate::thread::with_current(|t| Party {
+        id: t.handle().0,
+        priority: t.priority(),
+        r: Some(t.clone()),
+    });
+    guest.unwrap_or_else(|| Party {
+        id: host_id(),
+        priority: HOST_PRIORITY,
+        r: None,
+    })
 }
 
 /// The guest thread that handle `h` (a pseudo-handle is none) names, for a mutex word's
