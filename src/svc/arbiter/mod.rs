@@ -13,6 +13,7 @@
 //! One table for the process, not sharded: an operation is a few hundred nanoseconds under
 //! the lock against a park of microseconds; `benches/arbiter.rs` measures the hand-offs.
 
+mod hasher;
 mod lent;
 #[cfg(all(test, loom))]
 mod loom;

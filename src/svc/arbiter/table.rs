@@ -18,7 +18,7 @@
 //! # Invariants (checked by [`Table::check`] after every operation in debug builds)
 //!
 //! - A waiter is in exactly one place: one queue, one owner's list, or done (its result kept
-//!   until its future takes it); queues are sorted by (priority, ticket) and never empty.
+//!   until its future takes it); queues are sorted by (priority, ticket).
 //! - A thread has an entry in `threads` exactly while it waits or has lock waiters
 //!   registered against it; it waits at most once at a time.
 //! - A thread's effective priority is the best of its own priority and its lock waiters'
@@ -26,6 +26,7 @@
 //!   change of either re-ranks the wait at the back of its new priority, and goes up the
 //!   chain of lock owners (mesosphère's `RestorePriority`).
 
+use super::hasher::WordHash;
 use super::word;
 use crate::svc::{ArbitrationType, SignalType, WAITERS};
 use crate::sync::atomic::{AtomicU32, AtomicU64};
@@ -113,10 +114,16 @@ struct Info<R> {
 #[derive(Debug)]
 pub(crate) struct Table<R, W> {
     waiters: Slab<Waiter<W>>,
-    queues: HashMap<(Tree, usize), Vec<usize>>,
-    threads: HashMap<u32, Info<R>>,
+    /// An entry may be empty (kept to reuse its allocation on the next wait on that
+    /// address); the empty ones are swept when a new address comes to [`SWEEP_AT`] entries.
+    queues: HashMap<(Tree, usize), Vec<usize>, WordHash>,
+    threads: HashMap<u32, Info<R>, WordHash>,
     next_ticket: u64,
 }
+
+/// The queue entries the table keeps before it sweeps the empty ones (a game's distinct
+/// waited-on words in use at once are far fewer).
+const SWEEP_AT: usize = 1024;
 
 /// The address of a guest word: the key it is waited on by.
 fn addr_of<T>(w: &T) -> usize {
@@ -128,8 +135,8 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     pub(crate) fn new() -> Self {
         Table {
             waiters: Slab::new(),
-            queues: HashMap::new(),
-            threads: HashMap::new(),
+            queues: HashMap::default(),
+            threads: HashMap::default(),
             next_ticket: 0,
         }
     }
@@ -422,6 +429,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         self.queue_len(Tree::Address, addr)
     }
 
+    /// How many queue entries the table keeps, empty ones included.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn queue_entries(&self) -> usize {
+        self.queues.len()
+    }
+
     /// Thread `id`'s effective priority, while the table knows it.
     #[cfg(all(test, not(loom)))]
     pub(crate) fn effective(&self, id: u32) -> Option<u8> {
@@ -499,6 +512,9 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             }
             Place::Done(_) => unreachable!("linking a finished wait"),
         };
+        if self.queues.len() >= SWEEP_AT && !self.queues.contains_key(&tree) {
+            self.queues.retain(|_, q| !q.is_empty());
+        }
         let waiters = &self.waiters;
         let q = self.queues.entry(tree).or_default();
         let at = q.partition_point(|&j| (waiters[j].priority, waiters[j].ticket) < rank);
@@ -519,9 +535,8 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             Place::Done(_) => return,
         };
         if let Some(q) = self.queues.get_mut(&tree) {
-            q.retain(|&j| j != k);
-            if q.is_empty() {
-                self.queues.remove(&tree);
+            if let Some(i) = q.iter().position(|&j| j == k) {
+                q.remove(i);
             }
         }
     }
@@ -637,8 +652,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             return;
         }
         let mut seen = vec![0u32; self.waiters.capacity()];
+        assert!(
+            self.queues.len() <= SWEEP_AT,
+            "{} queue entries",
+            self.queues.len()
+        );
         for ((tree, addr), q) in &self.queues {
-            assert!(!q.is_empty(), "empty queue {tree:?} {addr:#x}");
             for pair in q.windows(2) {
                 assert!(
                     self.rank(pair[0]) < self.rank(pair[1]),

@@ -432,3 +432,29 @@ fn address_waits_wake_by_count_best_first() {
         "priority 20, then the longest of the 44s"
     );
 }
+
+#[test]
+fn empty_queues_are_kept_then_swept() {
+    let mut h = Harness::new(&[(1, 44)]);
+    let words: Vec<Word> = (0..3_000).map(|_| word(0)).collect();
+    for w in &words {
+        let k = h.wait_address(1, w, 0);
+        let mut fx = Effects::default();
+        h.t.signal_address(w, SignalType::Signal, 0, 1, &mut fx)
+            .unwrap();
+        assert_eq!(h.poll(k), Some(Ok(())));
+    }
+    let kept = h.t.queue_entries();
+    assert!(
+        (1..=1_024).contains(&kept),
+        "{kept} entries for 3000 words used once"
+    );
+    // A word used again reuses its entry.
+    let last = words.last().unwrap();
+    let k = h.wait_address(1, last, 0);
+    assert_eq!(h.t.queue_entries(), kept);
+    assert_eq!(
+        h.cancel(k, ResultCode::TIMED_OUT),
+        Err(ResultCode::TIMED_OUT)
+    );
+}
