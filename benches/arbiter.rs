@@ -10,6 +10,9 @@
 //!   of stratosphère's auto-clear light events on WaitForAddress/SignalToAddress, and through
 //!   two auto-clear `hos::os::Event`s, with the waiter parked (spin 0) and spinning (20 us).
 //!
+//! After each group, p50/p90/p99 of the same cases run alternately (A B A B ...), which the
+//! machine's drift hits alike: on a shared VM, read those ratios first.
+//!
 //! `cargo bench --bench arbiter`; targets: the svc forms within 1.2x of the nn::os ones.
 
 #[path = "../tests/sdk/mod.rs"]
@@ -175,6 +178,11 @@ impl Signal for Event {
 
 /// `rounds` round trips from a guest thread to a guest partner and back; their total time.
 fn ping_pong<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64) -> Duration {
+    ping_pong_samples(rt, make, rounds).iter().sum()
+}
+
+/// The round trips of [`ping_pong`], one a sample.
+fn ping_pong_samples<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64) -> Vec<Duration> {
     let (ping, pong) = (Arc::new(make()), Arc::new(make()));
     let (pi, po) = (ping.clone(), pong.clone());
     let partner = rt
@@ -191,12 +199,14 @@ fn ping_pong<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64) -> Duration 
         .thread()
         .name("PingMeasurer")
         .spawn(move || {
-            let start = Instant::now();
+            let mut samples = Vec::with_capacity(rounds as usize);
             for _ in 0..rounds {
+                let start = Instant::now();
                 ping.signal();
                 pong.wait();
+                samples.push(start.elapsed());
             }
-            start.elapsed()
+            samples
         })
         .expect("measurer");
     partner.join().expect("partner ran");
@@ -217,6 +227,21 @@ fn address_ping_pong(c: &mut Criterion) {
         g.bench_function(format!("os_event_{waiter}"), |b| {
             b.iter_custom(|n| ping_pong(&rt, || Event::new(ClearMode::Auto), n))
         });
+        let (mut svc, mut os) = (Vec::new(), Vec::new());
+        for _ in 0..5 {
+            svc.extend(ping_pong_samples(
+                &rt,
+                || InternalLightEvent::new(false),
+                4_000,
+            ));
+            os.extend(ping_pong_samples(
+                &rt,
+                || Event::new(ClearMode::Auto),
+                4_000,
+            ));
+        }
+        tails(&format!("light_event_svc_{waiter}"), &svc);
+        tails(&format!("os_event_{waiter}"), &os);
         rt.shutdown();
     }
     g.finish();
