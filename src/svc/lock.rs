@@ -12,7 +12,7 @@
 //! the mutex; a lock waiter is registered against the owner the word named, which inherits
 //! its priority until it unlocks.
 
-use super::arbiter::{caller, resolve, Arbiter};
+use super::arbiter::{caller, caller_id, resolve, Arbiter};
 use super::{checkpoint, Handle};
 use crate::os::{shutting_down, Limits, Timeout};
 use crate::sync::atomic::AtomicU32;
@@ -61,8 +61,8 @@ pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), R
 /// None on hos (the console answers a word it cannot write with InvalidCurrentMemory).
 pub fn arbitrate_unlock(addr: &AtomicU32) -> Result<(), ResultCode> {
     checkpoint();
-    let me = caller();
-    Arbiter::global().run(|t, fx| t.unlock(me.id, addr, fx));
+    let me = caller_id();
+    Arbiter::global().run(|t, fx| t.unlock(me, addr, fx));
     Ok(())
 }
 

@@ -66,6 +66,11 @@ pub(crate) fn caller() -> Caller {
     })
 }
 
+/// The calling thread's id in the table ([`caller`]'s, without the thread).
+pub(crate) fn caller_id() -> u32 {
+    crate::thread::with_current(|t| t.handle().0).unwrap_or_else(host_id)
+}
+
 /// The guest thread that handle `h` (a pseudo-handle is none) names, for a mutex word's
 /// owner: named by its own real handle whatever handle the word held.
 pub(crate) fn resolve(h: u32) -> Option<Caller> {
