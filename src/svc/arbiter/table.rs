@@ -572,35 +572,39 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     /// becomes the owner (woken with success) and inherits the others. Returns the word's new
     /// value.
     fn release(&mut self, me: u32, addr: usize, fx: &mut Effects<R>) -> u32 {
-        let Some(info) = self.threads.get_mut(&me) else {
+        let Some(info) = self.threads.get(&me) else {
             return 0;
         };
-        let waiters = &self.waiters;
-        let mut mine = Vec::new();
-        info.held.retain(|&k| {
-            let here = matches!(waiters[k].place, Place::Lock { addr: a, .. } if a == addr);
-            if here {
-                mine.push(k);
-            }
-            !here
-        });
-        let Some(next) = mine.iter().copied().min_by_key(|&k| self.rank(k)) else {
+        let here =
+            |k: usize| matches!(self.waiters[k].place, Place::Lock { addr: a, .. } if a == addr);
+        let at = info.held.iter().copied().filter(|&k| here(k));
+        let Some(next) = at.min_by_key(|&k| self.rank(k)) else {
             return 0;
         };
-        mine.retain(|&k| k != next);
+        let more = info.held.iter().any(|&k| k != next && here(k));
         let (next_id, tag) = (self.waiters[next].thread, self.waiters[next].tag);
-        let more = !mine.is_empty();
-        for &k in &mine {
-            self.waiters[k].place = Place::Lock {
-                owner: next_id,
-                addr,
-            };
-        }
+        // The others at this word now wait for the next owner (no allocation unless they do).
+        let mut moved = Vec::new();
+        let waiters = &mut self.waiters;
+        let info = self.threads.get_mut(&me).expect("found above");
+        info.held.retain(|&k| {
+            let stays =
+                k != next && !matches!(waiters[k].place, Place::Lock { addr: a, .. } if a == addr);
+            if !stays && k != next {
+                waiters[k].place = Place::Lock {
+                    owner: next_id,
+                    addr,
+                };
+                moved.push(k);
+            }
+            stays
+        });
+        debug_assert_eq!(more, !moved.is_empty(), "waiters moved to {next_id:#x}");
         self.threads
             .get_mut(&next_id)
             .expect("a waiting thread has an entry")
             .held
-            .extend(mine);
+            .extend(moved);
         self.finish(next, Ok(()), fx);
         self.restore(next_id, fx);
         self.restore(me, fx);
