@@ -31,7 +31,7 @@ use crate::os::Limits;
 use crate::sync::{lock, Mutex};
 use crate::thread::Thread;
 use crate::ResultCode;
-use hos_runtime::internal::{block_on, SpinGate, Wait};
+use hos_runtime::internal::{block_on, with_parker, SpinGate, Wait};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
@@ -180,12 +180,24 @@ impl Arbiter {
         limit: impl Limit,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> Result<Option<WaitKey>, ResultCode>,
     ) -> Result<(), ResultCode> {
-        let Some(key) = self.run(op)? else {
+        // The waker `block_on` will poll with (this thread's parker's), registered with the
+        // wait in the same locked step: the first poll then needs no lock of its own.
+        let waker = with_parker(|_, w| w.clone());
+        let registered = self.run(|t, fx| {
+            let key = op(t, fx)?;
+            if let Some(k) = key {
+                let ended = t.poll(k, &waker);
+                debug_assert!(ended.is_none(), "a wait ended as it registered");
+            }
+            Ok(key)
+        });
+        let Some(key) = registered? else {
             return Ok(());
         };
         let wait = Waiting {
             arbiter: self,
             key: Some(key),
+            registered: Some(waker),
             limit,
         };
         let gate = &self.gates[(addr >> 2) % GATES];
@@ -199,6 +211,8 @@ struct Waiting<'a, L> {
     arbiter: &'a Arbiter,
     /// `None` once the wait ended.
     key: Option<WaitKey>,
+    /// The waker the table already holds for this wait, until the first poll.
+    registered: Option<Waker>,
     limit: L,
 }
 
@@ -213,9 +227,17 @@ impl<L: Limit> Future for Waiting<'_, L> {
             // Polled after it returned: nothing more will come.
             return Poll::Pending;
         };
-        if let Some(r) = self.arbiter.run(|t, _| t.poll(key, cx.waker())) {
-            self.key = None;
-            return Poll::Ready(r);
+        // A first poll with the waker registered at the wait's start skips the table: a wake
+        // since then went to that waker, which will poll again.
+        let fresh = self
+            .registered
+            .take()
+            .is_some_and(|w| w.will_wake(cx.waker()));
+        if !fresh {
+            if let Some(r) = self.arbiter.run(|t, _| t.poll(key, cx.waker())) {
+                self.key = None;
+                return Poll::Ready(r);
+            }
         }
         let Some(code) = self.limit.check(cx.waker()) else {
             return Poll::Pending;
