@@ -35,7 +35,7 @@ pub use event::{clear_event, create_event, reset_signal, signal_event};
 pub use handles::{HandleObject, MAX_HANDLES};
 pub use info::{
     current_thread_handle, get_current_processor_number, get_info, get_thread_id,
-    INFO_TYPE_THREAD_TICK_COUNT, TICKS_PER_SECOND,
+    INFO_TYPE_THREAD_TICK_COUNT,
 };
 pub use lock::{
     arbitrate_lock, arbitrate_unlock, signal_process_wide_key, wait_process_wide_key_atomic,

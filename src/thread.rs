@@ -320,7 +320,8 @@ impl Thread {
         self.0.record.is_serial()
     }
 
-    /// Horizon priority now.
+    /// Its own Horizon priority (what svcSetThreadPriority set); it may run at a better one
+    /// while a lock waiter lends it one ([`Thread::running_priority`]).
     pub fn priority(&self) -> u8 {
         self.0.record.priority()
     }

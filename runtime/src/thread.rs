@@ -103,7 +103,7 @@ impl ThreadRecord {
         self.first.load(Ordering::Relaxed)
     }
 
-    /// Horizon priority now.
+    /// Its own Horizon priority now (a lent one aside: [`ThreadRecord::running_priority`]).
     pub fn priority(&self) -> u8 {
         self.priority.load(Ordering::Relaxed)
     }

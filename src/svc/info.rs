@@ -12,7 +12,7 @@ use crate::ResultCode;
 pub const INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
 
 /// The console's tick rate (CNTFRQ): 19.2 MHz.
-pub const TICKS_PER_SECOND: u64 = 19_200_000;
+const TICKS_PER_SECOND: u64 = 19_200_000;
 
 /// The calling guest thread's real handle: the value the SDK keeps in its thread-local
 /// storage and writes into the mutex words it locks (a host puts it there when the guest
