@@ -5,7 +5,6 @@
 //! limit; the escape time is set past it), and the test fails. Own binary: it builds its own
 //! runtime with two cores.
 
-#[path = "sdk/mod.rs"]
 mod sdk;
 
 use hos::os::{ClearMode, Event};
