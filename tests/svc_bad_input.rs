@@ -128,17 +128,26 @@ fn invalid_combination_e801_before_the_handle() {
     let t = rt().thread().spawn(|| {
         let ty = svc::INFO_TYPE_THREAD_TICK_COUNT;
         let me = Handle::CURRENT_THREAD;
-        let core = svc::get_current_processor_number() as u64;
         let bad = [64, 1000, u64::MAX - 1].map(|sub| svc::get_info(ty, me, sub));
         let order = svc::get_info(ty, Handle::INVALID, 64);
-        // Within the thread's own CPU time read around it (zero where the OS layer has no
-        // per-thread clock, as the std fallback).
-        let before = ticks(hos::thread::cpu_time());
-        let (all, here) = (svc::get_info(ty, me, u64::MAX), svc::get_info(ty, me, core));
-        let after = ticks(hos::thread::cpu_time());
-        let within = |t: Result<u64, ResultCode>| t.is_ok_and(|t| (before..=after).contains(&t));
-        let elsewhere = svc::get_info(ty, me, (core + 1) % 64);
-        (bad, order, within(all), within(here), elsewhere)
+        // A svc is a checkpoint, where a thread may change cores: read again until the core
+        // stayed the same around the reads (bounded).
+        for _ in 0..1_000 {
+            let core = svc::get_current_processor_number() as u64;
+            // Within the thread's own CPU time read around it (zero where the OS layer has no
+            // per-thread clock, as the std fallback).
+            let before = ticks(hos::thread::cpu_time());
+            let (all, here) = (svc::get_info(ty, me, u64::MAX), svc::get_info(ty, me, core));
+            let after = ticks(hos::thread::cpu_time());
+            let elsewhere = svc::get_info(ty, me, (core + 1) % 64);
+            if svc::get_current_processor_number() as u64 != core {
+                continue;
+            }
+            let within =
+                |t: Result<u64, ResultCode>| t.is_ok_and(|t| (before..=after).contains(&t));
+            return (bad, order, within(all), within(here), elsewhere);
+        }
+        panic!("the thread changed cores at every try");
     });
     let (bad, order, all, here, elsewhere) = t.unwrap().join().unwrap();
     let e = Err(ResultCode::INVALID_COMBINATION);
