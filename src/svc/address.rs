@@ -135,9 +135,9 @@ pub fn wait_for_address(
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU32 as usize;
-    Arbiter::global().block(at, Limits::for_timeout(timeout), |t, fx| {
+    Arbiter::global().block(at, Limits::for_timeout(timeout), |t, _| {
         let poll = timeout == Timeout::Poll;
-        t.wait_address(&me, addr, kind, value, poll, fx).map(Some)
+        t.wait_address(&me, addr, kind, value, poll).map(Some)
     })
 }
 
@@ -158,9 +158,9 @@ pub fn wait_for_address64(addr: &AtomicU64, value: i64, timeout_ns: i64) -> Resu
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU64 as usize;
-    Arbiter::global().block(at, Limits::for_timeout(timeout), |t, fx| {
+    Arbiter::global().block(at, Limits::for_timeout(timeout), |t, _| {
         let poll = timeout == Timeout::Poll;
-        t.wait_address64(&me, addr, value, poll, fx).map(Some)
+        t.wait_address64(&me, addr, value, poll).map(Some)
     })
 }
 

@@ -161,10 +161,9 @@ fn loom_signal_versus_timeout_on_one_address() {
                 arb.run(|t, fx| t.signal_address(&word, kind, 0, 1, fx))
             })
         };
-        let waited = arb.block(addr(&word), expiry, |t, fx| {
+        let waited = arb.block(addr(&word), expiry, |t, _| {
             let kind = ArbitrationType::WaitIfEqual;
-            t.wait_address(&party(1), &word, kind, 0, false, fx)
-                .map(Some)
+            t.wait_address(&party(1), &word, kind, 0, false).map(Some)
         });
         timer.join().unwrap();
         assert_eq!(signaller.join().unwrap(), Ok(()));

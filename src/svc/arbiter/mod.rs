@@ -4,11 +4,16 @@
 //! Invariant: every arbiter operation (the decision of [`table::Table`] and the atomics it
 //! does on guest words) runs under the one lock, so each is atomic with respect to every
 //! other, as under the console kernel's scheduler lock; guest code still races with it on
-//! the words through their atomics. Wakes happen after the lock is dropped. A wait ends when
-//! the table ends it (a signal, a hand-off, an owner gone), at its deadline (TimedOut), or at
-//! its runtime's shutdown (Cancelled): the last two take it out of the table under the lock,
-//! unless it ended first, whose result then wins. A wait's entry is gone from the table
-//! before the call that made it returns, on every path (its future's drop removes it).
+//! the words through their atomics. The priorities the table lends (priority inheritance)
+//! are put on the threads' virtual-core rank still under the lock, so they land in order;
+//! wakes happen after it is dropped. Locks nest in one order only: the arbiter's, then the
+//! handle table's (looking a mutex word's owner up) or the virtual cores' (a lent priority).
+//!
+//! A wait ends when the table ends it (a signal, a hand-off, an owner gone), at its deadline
+//! (TimedOut), or at its runtime's shutdown (Cancelled): the last two take it out of the table
+//! under the lock, unless it ended first, whose result then wins. A wait's entry is gone from
+//! the table before the call that made it returns, on every path (its future's drop removes
+//! it).
 //!
 //! One table for the process, not sharded: an operation is a few hundred nanoseconds under
 //! the lock against a park of microseconds; `benches/arbiter.rs` measures the hand-offs.

@@ -158,12 +158,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             return Ok(None);
         }
         let owner = resolve(owner).ok_or(ResultCode::INVALID_HANDLE)?;
-        self.enter(&owner, fx);
+        self.enter(&owner);
         let place = Place::Lock {
             owner: owner.id,
             addr: addr_of(word),
         };
-        let k = self.push(me, tag, place, fx);
+        let k = self.push(me, tag, place);
         self.restore(owner.id, fx);
         self.check();
         Ok(Some(WaitKey(k)))
@@ -201,7 +201,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             key: addr_of(key),
             mutex,
         };
-        let k = self.push(me, tag, place, fx);
+        let k = self.push(me, tag, place);
         self.check();
         Ok(WaitKey(k))
     }
@@ -238,7 +238,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             }
             match resolve(old & !WAITERS) {
                 Some(owner) => {
-                    self.enter(&owner, fx);
+                    self.enter(&owner);
                     let ticket = self.ticket();
                     let w = &mut self.waiters[k];
                     w.ticket = ticket;
@@ -249,6 +249,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                     self.link(k);
                     self.restore(owner.id, fx);
                 }
+                // InvalidState as mesosphère; Ryujinx answers InvalidHandle here.
                 None => self.finish(k, Err(ResultCode::INVALID_STATE), fx),
             }
         }
@@ -268,7 +269,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         kind: ArbitrationType,
         value: i32,
         poll: bool,
-        fx: &mut Effects<R>,
     ) -> Result<WaitKey, ResultCode> {
         let waits = match kind {
             ArbitrationType::WaitIfLessThan => (word::load(word) as i32) < value,
@@ -277,7 +277,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             }
             ArbitrationType::WaitIfEqual => word::load(word) as i32 == value,
         };
-        self.enqueue(me, addr_of(word), waits, poll, fx)
+        self.enqueue(me, addr_of(word), waits, poll)
     }
 
     /// svcWaitForAddress WaitIfEqual64: as [`Table::wait_address`] on a 64-bit word.
@@ -287,10 +287,9 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         word: &AtomicU64,
         value: i64,
         poll: bool,
-        fx: &mut Effects<R>,
     ) -> Result<WaitKey, ResultCode> {
         let waits = word::load64(word) as i64 == value;
-        self.enqueue(me, addr_of(word), waits, poll, fx)
+        self.enqueue(me, addr_of(word), waits, poll)
     }
 
     fn enqueue(
@@ -299,7 +298,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         addr: usize,
         waits: bool,
         poll: bool,
-        fx: &mut Effects<R>,
     ) -> Result<WaitKey, ResultCode> {
         if !waits {
             return Err(ResultCode::INVALID_STATE);
@@ -307,7 +305,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         if poll {
             return Err(ResultCode::TIMED_OUT);
         }
-        let k = self.push(me, 0, Place::Address(addr), fx);
+        let k = self.push(me, 0, Place::Address(addr));
         self.check();
         Ok(WaitKey(k))
     }
@@ -461,24 +459,21 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             .and_then(|q| q.first().copied())
     }
 
-    /// Makes sure `p` has an entry; a changed own priority is taken in.
-    fn enter(&mut self, p: &Party<R>, fx: &mut Effects<R>) {
-        let info = self.threads.entry(p.id).or_insert_with(|| Info {
+    /// Makes sure `p` has an entry (a known thread's own priority is kept up to date by
+    /// [`Table::set_base`], which follows every change of it).
+    fn enter(&mut self, p: &Party<R>) {
+        self.threads.entry(p.id).or_insert_with(|| Info {
             base: p.priority,
             effective: p.priority,
             r: p.r.clone(),
             waiting: None,
             held: Vec::new(),
         });
-        if info.base != p.priority {
-            info.base = p.priority;
-            self.restore(p.id, fx);
-        }
     }
 
     /// Registers `me`'s wait at `place`, ranked by its effective priority.
-    fn push(&mut self, me: &Party<R>, tag: u32, place: Place<W>, fx: &mut Effects<R>) -> usize {
-        self.enter(me, fx);
+    fn push(&mut self, me: &Party<R>, tag: u32, place: Place<W>) -> usize {
+        self.enter(me);
         let ticket = self.ticket();
         let info = self.threads.get_mut(&me.id).expect("entered above");
         debug_assert!(info.waiting.is_none(), "thread {:#x} waits twice", me.id);

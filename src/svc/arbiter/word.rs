@@ -38,7 +38,7 @@ pub(crate) fn update_lock(w: &AtomicU32, if_zero: u32, or_mask: u32) -> u32 {
 }
 
 /// DecrementIfLessThan: the word is decremented (wrapping) only if it is less than `value`
-/// (signed). Returns the old value.
+/// (signed). Returns the old value (mesosphère's rule; Ryujinx decrements always).
 pub(crate) fn decrement_if_less_than(w: &AtomicU32, value: i32) -> i32 {
     let update = |old: u32| ((old as i32) < value).then(|| (old as i32).wrapping_sub(1) as u32);
     // AcqRel: the kernel's ldaxr/stlxr; a refusal leaves the word untouched.
