@@ -4,9 +4,12 @@
 //! ends, by return or by panic, everything it held is given back before its result is
 //! published: its core (guard), the mutex levels it held (guards unwind as abandoned; levels
 //! held without a guard are released as abandoned), its context (guard). Then its exit event
-//! is signalled. Its OS thread is joined exactly once: by [`JoinHandle::join`] or by
-//! `Runtime::shutdown`, whichever takes the handle out of its shared slot first.
+//! is signalled and it leaves the runtime's live set (what a shutdown waits for). Its OS
+//! thread is joined at most once: by [`JoinHandle::join`] or by `Runtime::shutdown`, whichever
+//! takes the handle out of its shared slot first (a shutdown that times out detaches it). A
+//! runtime that has shut down starts no guest thread.
 
+use crate::guests::JoinSlot;
 use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
 use crate::os::{ClearMode, Event};
@@ -15,7 +18,7 @@ use crate::CpuTime;
 use crate::{ResultCode, Runtime};
 use hos_runtime::internal::{enter, sys, with_guest, ThreadRecord, ThreadSpec};
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Poll, Waker};
 
 /// Highest (worst) Horizon priority.
@@ -27,9 +30,6 @@ pub const IDEAL_CORE_DONT_CARE: i32 = -1;
 pub const IDEAL_CORE_DEFAULT: i32 = -2;
 /// Ideal core -3 (in a core-mask change): keep the current ideal core.
 pub const IDEAL_CORE_KEEP: i32 = -3;
-
-/// The OS thread of a guest thread, in a slot shared by its handle and the runtime.
-pub(crate) type JoinSlot = Mutex<Option<std::thread::JoinHandle<()>>>;
 
 /// Builds a guest thread. Made by [`Runtime::thread`].
 ///
@@ -54,6 +54,7 @@ pub struct Builder {
     priority: i32,
     core_mask: u64,
     ideal_core: i32,
+    stack_size: Option<usize>,
 }
 
 impl Builder {
@@ -65,6 +66,7 @@ impl Builder {
             priority: 0x2C,
             core_mask: all_cores(cores),
             ideal_core: IDEAL_CORE_DEFAULT,
+            stack_size: None,
         }
     }
 
@@ -94,13 +96,21 @@ impl Builder {
         self
     }
 
+    /// The size of the thread's stack in bytes (svcCreateThread's stack; default: the OS
+    /// thread default, 2 MiB on Linux). The OS may round it up or refuse it (then `spawn`
+    /// returns InvalidState).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
     /// Starts the thread.
     ///
     /// # Errors
     /// InvalidPriority for a priority outside 0..=63; InvalidCoreId for an empty mask, a mask
     /// with a core past the runtime's cores, or an ideal core that is no core;
-    /// InvalidCombination for an ideal core outside the mask; InvalidState if the OS refuses
-    /// the thread.
+    /// InvalidCombination for an ideal core outside the mask; InvalidState if the runtime has
+    /// shut down or the OS refuses the thread (its stack, say).
     pub fn spawn<T, F>(self, f: F) -> Result<JoinHandle<T>, ResultCode>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -123,34 +133,39 @@ impl Builder {
         };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let t = thread.clone();
-        let os = std::thread::Builder::new()
-            .name(self.name)
-            .spawn(move || {
-                let _ctx = enter(t.rt.inner(), t.record.clone());
-                let _current = CurrentGuard::enter(t.clone());
-                if trace {
-                    tracing::info!(
-                        name = %t.name(),
-                        priority,
-                        ideal_core,
-                        core_mask = format_args!("{:#x}", t.core_mask()),
-                        "guest thread starts"
-                    );
-                }
-                let out = {
-                    let _core = CoreGuard::take(&t);
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-                };
-                if out.is_err() {
-                    tracing::warn!(name = %t.name(), "guest thread panicked");
-                }
-                crate::os::mutex::abandon_held();
-                let _ = tx.send(out);
-                t.exit.signal();
-            })
-            .map_err(|_| ResultCode::INVALID_STATE)?;
-        let slot = Arc::new(Mutex::new(Some(os)));
-        thread.rt.track(slot.clone());
+        let mut os = std::thread::Builder::new().name(self.name);
+        if let Some(bytes) = self.stack_size {
+            os = os.stack_size(bytes);
+        }
+        let body = move || {
+            let _ctx = enter(t.rt.inner(), t.record.clone());
+            let _current = CurrentGuard::enter(t.clone());
+            if trace {
+                tracing::info!(
+                    name = %t.name(),
+                    priority,
+                    ideal_core,
+                    core_mask = format_args!("{:#x}", t.core_mask()),
+                    "guest thread starts"
+                );
+            }
+            let out = {
+                let _core = CoreGuard::take(&t);
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            };
+            if out.is_err() {
+                tracing::warn!(name = %t.name(), "guest thread panicked");
+            }
+            crate::os::mutex::abandon_held();
+            t.record.mark_ended();
+            let _ = tx.send(out);
+            t.exit.signal();
+            t.rt.guests().leave(&t.record);
+        };
+        let rt = thread.rt.clone();
+        let slot = rt
+            .guests()
+            .admit(rt.inner(), &thread.record, || os.spawn(body))?;
         Ok(JoinHandle { thread, rx, slot })
     }
 }

@@ -17,11 +17,14 @@
 //! | --- | --- | --- |
 //! | `sync` | leaf | the loom seam and the one poison-free lock |
 //! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
+//! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
+//! | `chaos` | leaf | seeded yields and delays at every decision point (off: one load) |
 //! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
 //! | `stats` | leaf | counters, and the [`Stats`] snapshot a host reads |
 //! | `parker` | primitive | the per-thread futex parker |
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
+//! | `build_error` | primitive | [`BuildError`]: why a runtime did not start |
 //! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
 //! | `reactor` | decision | the reactor thread that owns every deadline |
@@ -39,8 +42,10 @@
 #![deny(unsafe_code)]
 
 mod block_on;
+mod build_error;
 mod builder;
 mod calibration;
+mod chaos;
 mod config;
 mod context;
 mod machine;
@@ -49,6 +54,7 @@ mod policy;
 mod reactor;
 mod runtime;
 mod sleep;
+mod spawn;
 mod stats;
 mod sync;
 mod sys;
@@ -60,6 +66,7 @@ mod wheel;
 #[cfg(test)]
 mod tests;
 
+pub use build_error::BuildError;
 pub use builder::Builder;
 pub use config::{Config, ConfigError, ShortSleep};
 pub use machine::{Calibration, PrecisePath};
@@ -71,7 +78,13 @@ pub use sys::CpuTime;
 #[doc(hidden)]
 pub mod internal {
     pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
-    pub use crate::context::{block_on, current, enter, runtime, with_guest, Current, EnterGuard};
+    /// Seeded yields and delays at every decision point, for tests and soaks.
+    pub mod chaos {
+        pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
+    }
+    pub use crate::context::{
+        block_on, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
+    };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{Role, Spin, SpinGate};
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
@@ -79,7 +92,7 @@ pub mod internal {
     pub use crate::sleep::{host_sleep, sleep_current};
     pub use crate::stats::Counters;
     pub use crate::sync::{lock, read, write, Lockable};
-    pub use crate::thread::{ThreadRecord, ThreadSpec};
+    pub use crate::thread::{Activity, ThreadRecord, ThreadSpec};
     pub use crate::time::{deadline_after, nanos};
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
     pub use crate::wheel::{Wheel, WheelKey};

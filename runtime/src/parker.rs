@@ -33,6 +33,7 @@ impl Parker {
 
     /// Gives the token; wakes the owner if it is parked.
     pub fn unpark(&self) {
+        crate::chaos::point();
         // Release: what the waker wrote before unpark is seen by the owner's Acquire take.
         // Swap, not store: exactly one unparker sees PARKED and pays for the futex call.
         if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {

@@ -10,6 +10,8 @@ const ORDER: &[&str] = &[
     // leaves
     "sync",
     "sys",
+    "spawn",
+    "chaos",
     "time",
     "wheel",
     "machine",
@@ -21,6 +23,7 @@ const ORDER: &[&str] = &[
     // primitives
     "parker",
     "config",
+    "build_error",
     // decisions
     "calibration",
     "reactor",

@@ -120,7 +120,7 @@ fn block_on_wakes_in_spin_and_in_park() {
             &parker,
             &waker,
             WaitFlag(&flag),
-            Wait::object(&gate),
+            Wait::object("flag", &gate),
             None,
             current,
         );
