@@ -5,9 +5,10 @@
 //! # Layers
 //!
 //! Each layer uses only the layers below it, never one above; no file reaches up to the
-//! runtime it is part of. Leaves (`sync`, `sys`, `time`, `wheel`, `stats`, and the virtual
-//! cores' pure table: `vcore::{table, rank, step}`) depend on nothing of hos. Primitives
-//! (`parker`; `config`: the typed config and its switch rules) sit on the leaves. Decisions
+//! runtime it is part of. Leaves (`sync`, `sys`, `spawn`, `chaos`, `time`, `wheel`, `stats`,
+//! and the virtual cores' pure table: `vcore::{table, rank, step}`) depend on nothing of hos.
+//! Primitives (`parker`; `config`: the typed config and its switch rules; `build_error`) sit
+//! on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
 //! takes its spin, counters and core hooks as inputs; `vcore`, the semaphore; `thread`, the
 //! record of a guest thread) uses the decisions. Composition (`runtime`, `builder`,
