@@ -15,6 +15,7 @@ use crate::spawn::Spawn;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
+use crate::time::nanos;
 use std::sync::Arc;
 
 /// Live estimates, shared by the reactor and every sleeper.
@@ -231,7 +232,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
             }
             let own = sys::thread_cpu().since(&before).total();
             // Relaxed: the join publishes it.
-            p.own_ns.store(own.as_nanos() as u64, Ordering::Relaxed);
+            p.own_ns.store(nanos(own), Ordering::Relaxed);
             p.ack();
             // Reactor path: park until unparked early, then spin to the deadline the waker set.
             let before = sys::thread_cpu();
@@ -241,8 +242,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
                 p.ack();
             }
             let reactor = sys::thread_cpu().since(&before).total();
-            p.reactor_ns
-                .store(reactor.as_nanos() as u64, Ordering::Relaxed);
+            p.reactor_ns.store(nanos(reactor), Ordering::Relaxed);
         }),
     )
     .map_err(|e| fail(format!("its helper thread could not start: {e}")))?;

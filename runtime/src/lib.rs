@@ -5,23 +5,26 @@
 //! # Layers
 //!
 //! Each layer uses only the layers below it, never one above; no file reaches up to the
-//! runtime it is part of. Leaves (`sync`, `sys`, `spawn`, `chaos`, `time`, `wheel`, `stats`,
-//! and the virtual cores' pure table: `vcore::{table, rank, step}`) depend on nothing of hos.
-//! Primitives (`parker`; `config`: the typed config and its switch rules; `build_error`) sit
-//! on the leaves. Decisions
+//! runtime it is part of. Leaves (`sync`, `time`, `sys`, `spawn`, `chaos`, `wheel`, `machine`,
+//! `stats`, and the virtual cores' pure table: `vcore::{table, rank, step, escape}`) depend on
+//! nothing of hos but each other. Primitives (`parker`; `config`: the typed config and its
+//! switch rules; `build_error`) sit on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
 //! takes its spin, counters and core hooks as inputs; `vcore`, the semaphore; `thread`, the
 //! record of a guest thread) uses the decisions. Composition (`runtime`, `builder`,
-//! `context`, `sleep`) puts one runtime together and is the only layer that knows it.
+//! `context`, `sleep`) puts one runtime together and is the only layer that knows it. Within a
+//! layer too, a file imports only files before it: `tests/layers.rs` holds the order and fails
+//! on any other import.
 //!
 //! | module | layer | what |
 //! | --- | --- | --- |
 //! | `sync` | leaf | the loom seam and the one poison-free lock |
+//! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
 //! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
 //! | `chaos` | leaf | seeded yields and delays at every decision point (off: one load) |
-//! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
+//! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
 //! | `stats` | leaf | counters, and the [`Stats`] snapshot a host reads |
 //! | `parker` | primitive | the per-thread futex parker |
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
@@ -93,8 +96,9 @@ pub mod internal {
     pub use crate::sleep::{host_sleep, sleep_current};
     pub use crate::stats::Counters;
     pub use crate::sync::{lock, read, write, Lockable};
+    pub use crate::sys::deadline_after;
     pub use crate::thread::{Activity, ThreadRecord, ThreadSpec};
-    pub use crate::time::{deadline_after, nanos};
+    pub use crate::time::nanos;
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
     pub use crate::wheel::{Wheel, WheelKey};
 

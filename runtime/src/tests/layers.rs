@@ -9,10 +9,10 @@ use std::path::Path;
 const ORDER: &[&str] = &[
     // leaves
     "sync",
+    "time",
     "sys",
     "spawn",
     "chaos",
-    "time",
     "wheel",
     "machine",
     "stats",
