@@ -138,6 +138,8 @@ impl Builder {
             os = os.stack_size(bytes);
         }
         let body = move || {
+            // First made, last dropped: whatever happens below, the thread leaves the live set.
+            let _leave = LeaveGuard(&t);
             let _ctx = enter(t.rt.inner(), t.record.clone());
             let _current = CurrentGuard::enter(t.clone());
             if trace {
@@ -160,7 +162,6 @@ impl Builder {
             t.record.mark_ended();
             let _ = tx.send(out);
             t.exit.signal();
-            t.rt.guests().leave(&t.record);
         };
         let rt = thread.rt.clone();
         let slot = rt
@@ -226,6 +227,16 @@ impl<'a> CoreGuard<'a> {
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         self.0.rt.inner().release_core(&self.0.record);
+    }
+}
+
+/// Takes the thread out of its runtime's live set when dropped: at its end, unwinding included.
+struct LeaveGuard<'a>(&'a Thread);
+
+impl Drop for LeaveGuard<'_> {
+    fn drop(&mut self) {
+        self.0.record.mark_ended();
+        self.0.rt.guests().leave(&self.0.record);
     }
 }
 
