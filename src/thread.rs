@@ -4,14 +4,17 @@
 //! ends, by return or by panic, everything it held is given back before its result is
 //! published: its core (guard), the mutex levels it held (guards unwind as abandoned; levels
 //! held without a guard are released as abandoned), its context (guard). Then its exit event
-//! is signalled. Its OS thread is joined exactly once: by [`JoinHandle::join`] or by
-//! `Runtime::shutdown`, whichever takes the handle out of its shared slot first.
+//! is signalled and it leaves the runtime's live set (what a shutdown waits for). Its OS
+//! thread is joined at most once: by [`JoinHandle::join`] or by `Runtime::shutdown`, whichever
+//! takes the handle out of its shared slot first (a shutdown that times out detaches it). A
+//! runtime that has shut down starts no guest thread.
 //!
 //! A guest thread has a real handle from its spawn (the value the SDK writes into mutex
 //! words) until it has ended and its [`JoinHandle`] is joined or dropped, whichever is last:
 //! then the handle is closed and the arbiter forgets the thread, ending the lock waits
 //! registered against it with InvalidState (the console's thread object destruction).
 
+use crate::guests::JoinSlot;
 use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
 use crate::os::{ClearMode, Event};
@@ -21,7 +24,7 @@ use crate::CpuTime;
 use crate::{ResultCode, Runtime};
 use hos_runtime::internal::{enter, sys, with_guest, Occupant, ThreadRecord, ThreadSpec};
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::task::{Poll, Waker};
 
 /// Highest (worst) Horizon priority.
@@ -33,9 +36,6 @@ pub const IDEAL_CORE_DONT_CARE: i32 = -1;
 pub const IDEAL_CORE_DEFAULT: i32 = -2;
 /// Ideal core -3 (in a core-mask change): keep the current ideal core.
 pub const IDEAL_CORE_KEEP: i32 = -3;
-
-/// The OS thread of a guest thread, in a slot shared by its handle and the runtime.
-pub(crate) type JoinSlot = Mutex<Option<std::thread::JoinHandle<()>>>;
 
 /// Builds a guest thread. Made by [`Runtime::thread`].
 ///
@@ -60,6 +60,7 @@ pub struct Builder {
     priority: i32,
     core_mask: u64,
     ideal_core: i32,
+    stack_size: Option<usize>,
 }
 
 impl Builder {
@@ -71,6 +72,7 @@ impl Builder {
             priority: 0x2C,
             core_mask: all_cores(cores),
             ideal_core: IDEAL_CORE_DEFAULT,
+            stack_size: None,
         }
     }
 
@@ -100,13 +102,22 @@ impl Builder {
         self
     }
 
+    /// The size of the thread's stack in bytes (svcCreateThread's stack; default: the OS
+    /// thread default, 2 MiB on Linux). The OS may round it up or refuse it (then `spawn`
+    /// returns InvalidState).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
     /// Starts the thread.
     ///
     /// # Errors
     /// InvalidPriority for a priority outside 0..=63; InvalidCoreId for an empty mask, a mask
     /// with a core past the runtime's cores, or an ideal core that is no core;
     /// InvalidCombination for an ideal core outside the mask; OutOfHandles if the handle table
-    /// is full; InvalidState if the OS refuses the thread.
+    /// is full; InvalidState if the runtime has shut down or the OS refuses the thread (its
+    /// stack, say).
     pub fn spawn<T, F>(self, f: F) -> Result<JoinHandle<T>, ResultCode>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -135,35 +146,41 @@ impl Builder {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let t = thread.clone();
         let named = owner.clone();
-        let os = std::thread::Builder::new()
-            .name(self.name)
-            .spawn(move || {
-                let _ctx = enter(t.0.rt.inner(), t.0.record.clone());
-                let _current = CurrentGuard::enter(t.clone());
-                if trace {
-                    tracing::info!(
-                        name = %t.name(),
-                        priority,
-                        ideal_core,
-                        core_mask = format_args!("{:#x}", t.core_mask()),
-                        "guest thread starts"
-                    );
-                }
-                let out = {
-                    let _core = CoreGuard::take(&t);
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-                };
-                if out.is_err() {
-                    tracing::warn!(name = %t.name(), "guest thread panicked");
-                }
-                crate::os::mutex::abandon_held();
-                let _ = tx.send(out);
-                t.0.exit.signal();
-                drop(named);
-            })
-            .map_err(|_| ResultCode::INVALID_STATE)?;
-        let slot = Arc::new(Mutex::new(Some(os)));
-        thread.0.rt.track(slot.clone());
+        let mut os = std::thread::Builder::new().name(self.name);
+        if let Some(bytes) = self.stack_size {
+            os = os.stack_size(bytes);
+        }
+        let body = move || {
+            // First made, last dropped: whatever happens below, the thread leaves the live set.
+            let _leave = LeaveGuard(&t);
+            let _ctx = enter(t.0.rt.inner(), t.0.record.clone());
+            let _current = CurrentGuard::enter(t.clone());
+            if trace {
+                tracing::info!(
+                    name = %t.name(),
+                    priority,
+                    ideal_core,
+                    core_mask = format_args!("{:#x}", t.core_mask()),
+                    "guest thread starts"
+                );
+            }
+            let out = {
+                let _core = CoreGuard::take(&t);
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            };
+            if out.is_err() {
+                tracing::warn!(name = %t.name(), "guest thread panicked");
+            }
+            crate::os::mutex::abandon_held();
+            t.0.record.mark_ended();
+            let _ = tx.send(out);
+            t.0.exit.signal();
+            drop(named);
+        };
+        let rt = thread.0.rt.clone();
+        let slot = rt
+            .guests()
+            .admit(rt.inner(), &thread.0.record, || os.spawn(body))?;
         Ok(JoinHandle {
             thread,
             rx,
@@ -242,6 +259,17 @@ impl<'a> CoreGuard<'a> {
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
         self.0 .0.rt.inner().release_core(&self.0 .0.record);
+    }
+}
+
+/// Takes the thread out of its runtime's live set when dropped: at its end, unwinding included.
+struct LeaveGuard<'a>(&'a Thread);
+
+impl Drop for LeaveGuard<'_> {
+    fn drop(&mut self) {
+        let t = &self.0 .0;
+        t.record.mark_ended();
+        t.rt.guests().leave(&t.record);
     }
 }
 

@@ -7,10 +7,28 @@
 use crate::parker::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
-use crate::sys::{CpuTime, ThreadClock};
+use crate::sys::{self, CpuTime, ThreadClock};
 use crate::vcore::{Occupant, Seat, Traits, Who};
 use std::sync::Arc;
 use std::sync::OnceLock;
+
+/// What a guest thread is doing, as the runtime last saw it: what a shutdown reports of a
+/// thread that did not leave, and what a watchdog names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// Running guest code, or blocked outside the runtime (an OS call, a lock of its own).
+    Running,
+    /// Blocked in a wait of the runtime: on what (`"sleep"`, `"virtual core"`, an object's
+    /// kind) and since when (a `sys::now()` value).
+    Waiting {
+        /// What it waits on.
+        on: &'static str,
+        /// Since when.
+        since: u64,
+    },
+    /// Its code returned or unwound.
+    Ended,
+}
 
 /// What a guest thread is, as the runtime sees it.
 #[derive(Debug)]
@@ -32,6 +50,9 @@ pub struct ThreadRecord {
     vcore_wait_ns: AtomicU64,
     /// The thread's virtual-core state, owned by the virtual cores.
     seat: Seat,
+    /// What it does now. # Invariant: only the thread itself writes it. A std lock even under
+    /// loom: bookkeeping, no synchronization point the models check.
+    activity: std::sync::Mutex<Activity>,
 }
 
 /// `ThreadRecord::lent` when no priority is lent.
@@ -68,6 +89,7 @@ impl ThreadRecord {
             sleeps: AtomicU64::new(0),
             vcore_wait_ns: AtomicU64::new(0),
             seat: Seat::default(),
+            activity: std::sync::Mutex::new(Activity::Running),
         }
     }
 
@@ -188,6 +210,16 @@ impl ThreadRecord {
         self.sleeps.load(Ordering::Relaxed)
     }
 
+    /// What the thread is doing now.
+    pub fn activity(&self) -> Activity {
+        *lock(&self.activity)
+    }
+
+    /// Notes that the thread's code returned or unwound (the thread itself calls it).
+    pub fn mark_ended(&self) {
+        *lock(&self.activity) = Activity::Ended;
+    }
+
     /// Time spent waiting for a virtual core.
     pub fn vcore_wait_ns(&self) -> u64 {
         // Relaxed: a counter (stats module invariant).
@@ -215,5 +247,15 @@ impl Occupant for ThreadRecord {
     fn waited(&self, ns: u64) {
         // Relaxed: a counter (stats module invariant).
         self.vcore_wait_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    fn mark_wait(&self, on: Option<&'static str>) {
+        *lock(&self.activity) = match on {
+            Some(on) => Activity::Waiting {
+                on,
+                since: sys::now(),
+            },
+            None => Activity::Running,
+        };
     }
 }

@@ -209,6 +209,7 @@ impl Take<'_> {
 impl Op for Take<'_> {
     type State = Waiters;
     type Output = Result<(), ResultCode>;
+    const ON: &'static str = "event";
 
     fn fast(&mut self) -> Option<Self::Output> {
         self.attempt(false)

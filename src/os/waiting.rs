@@ -37,6 +37,8 @@ pub trait Op {
     type State;
     /// What the wait gives.
     type Output;
+    /// What it waits on, in words: what a thread stuck in it is reported waiting on.
+    const ON: &'static str;
 
     /// A lock-free attempt before the first lock (objects with an atomic fast path).
     fn fast(&mut self) -> Option<Self::Output> {
@@ -76,6 +78,7 @@ impl<S> Object<S> {
 
     /// Runs `f` on the locked state and wakes what it collected after unlocking.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut S, &mut WakeBatch) -> R) -> R {
+        hos_runtime::internal::chaos::point();
         let mut batch = WakeBatch::new();
         let r = f(&mut lock(&self.state), &mut batch);
         batch.wake();
@@ -334,7 +337,7 @@ impl<'a, O: Op> Waiting<'a, O> {
     pub fn block(self) -> O::Output {
         crate::svc::checkpoint();
         let obj = self.obj;
-        block_on(self, Wait::object(&obj.gate))
+        block_on(self, Wait::object(O::ON, &obj.gate))
     }
 
     /// Makes the wait immune to shutdown (a condition variable taking its mutex back).

@@ -135,10 +135,15 @@ pub fn wait_for_address(
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU32 as usize;
-    Arbiter::global().block(at, Limits::for_timeout(timeout), |t, _| {
-        let poll = timeout == Timeout::Poll;
-        t.wait_address(&me, addr, kind, value, poll).map(Some)
-    })
+    Arbiter::global().block(
+        "WaitForAddress",
+        at,
+        Limits::for_timeout(timeout),
+        |t, _| {
+            let poll = timeout == Timeout::Poll;
+            t.wait_address(&me, addr, kind, value, poll).map(Some)
+        },
+    )
 }
 
 /// svcWaitForAddress (0x34) type 3, WaitIfEqual64 (firmware 19.0.0 and later): waits on the
@@ -158,10 +163,15 @@ pub fn wait_for_address64(addr: &AtomicU64, value: i64, timeout_ns: i64) -> Resu
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU64 as usize;
-    Arbiter::global().block(at, Limits::for_timeout(timeout), |t, _| {
-        let poll = timeout == Timeout::Poll;
-        t.wait_address64(&me, addr, value, poll).map(Some)
-    })
+    Arbiter::global().block(
+        "WaitForAddress",
+        at,
+        Limits::for_timeout(timeout),
+        |t, _| {
+            let poll = timeout == Timeout::Poll;
+            t.wait_address64(&me, addr, value, poll).map(Some)
+        },
+    )
 }
 
 /// svcSignalToAddress (0x35): updates `addr` as `kind` says, then wakes up to `count`

@@ -47,9 +47,12 @@ pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), R
     }
     let me = caller();
     let at = addr as *const AtomicU32 as usize;
-    Arbiter::global().block(at, Limits::for_timeout(Timeout::Never), |t, fx| {
-        t.lock(&me, owner.0, addr, tag, resolve, fx)
-    })
+    Arbiter::global().block(
+        "ArbitrateLock",
+        at,
+        Limits::for_timeout(Timeout::Never),
+        |t, fx| t.lock(&me, owner.0, addr, tag, resolve, fx),
+    )
 }
 
 /// svcArbitrateUnlock (0x1B): hands the mutex word `addr` to the best thread waiting for it

@@ -11,6 +11,8 @@ const ORDER: &[&str] = &[
     "sync",
     "time",
     "sys",
+    "spawn",
+    "chaos",
     "wheel",
     "machine",
     "stats",
@@ -21,6 +23,7 @@ const ORDER: &[&str] = &[
     // primitives
     "parker",
     "config",
+    "build_error",
     // decisions
     "calibration",
     "reactor",

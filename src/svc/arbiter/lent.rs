@@ -34,13 +34,18 @@ impl Arbiter {
         poll: bool,
         limit: impl Limit,
     ) -> Result<(), ResultCode> {
-        self.block(key as *const AtomicU32 as usize, limit, |t, fx| {
-            // SAFETY: the table holds the lent word only while the wait registered here is in
-            // it, and `block` takes that wait out before it returns, on every path (the wait's
-            // drop does on unwinding), while `mutex` is borrowed for this whole call.
-            let mutex = unsafe { GuestWord::lend(mutex) };
-            t.wait_condvar(me, mutex, key, tag, poll, fx).map(Some)
-        })
+        self.block(
+            "WaitProcessWideKeyAtomic",
+            key as *const AtomicU32 as usize,
+            limit,
+            |t, fx| {
+                // SAFETY: the table holds the lent word only while the wait registered here is in
+                // it, and `block` takes that wait out before it returns, on every path (the wait's
+                // drop does on unwinding), while `mutex` is borrowed for this whole call.
+                let mutex = unsafe { GuestWord::lend(mutex) };
+                t.wait_condvar(me, mutex, key, tag, poll, fx).map(Some)
+            },
+        )
     }
 }
 

@@ -60,7 +60,7 @@ fn lock(arb: &Arbiter, word: &AtomicU32, me: u32) {
         }
         let owner = v & !WAITERS;
         let mut queued = false;
-        let r = arb.block(addr(word), Unlimited, |t, fx| {
+        let r = arb.block("ArbitrateLock", addr(word), Unlimited, |t, fx| {
             let r = t.lock(&party(me), owner, word, me, resolve, fx);
             queued = matches!(r, Ok(Some(_)));
             r
@@ -161,7 +161,7 @@ fn loom_signal_versus_timeout_on_one_address() {
                 arb.run(|t, fx| t.signal_address(&word, kind, 0, 1, fx))
             })
         };
-        let waited = arb.block(addr(&word), expiry, |t, _| {
+        let waited = arb.block("WaitForAddress", addr(&word), expiry, |t, _| {
             let kind = ArbitrationType::WaitIfEqual;
             t.wait_address(&party(1), &word, kind, 0, false).map(Some)
         });

@@ -175,12 +175,14 @@ impl Arbiter {
     }
 
     /// Runs `op`, which may register a wait (`Ok(Some(key))`), and blocks until that wait
-    /// ends, or until `limit` ends it. `addr` picks the spin gate.
+    /// ends, or until `limit` ends it. `addr` picks the spin gate; `on` names the svc in a
+    /// stuck thread's report.
     ///
     /// # Blocking
     /// Through the runtime's `block_on`: a guest thread holds no virtual core while it waits.
     pub(crate) fn block(
         &self,
+        on: &'static str,
         addr: usize,
         limit: impl Limit,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> Result<Option<WaitKey>, ResultCode>,
@@ -206,7 +208,7 @@ impl Arbiter {
             limit,
         };
         let gate = &self.gates[(addr >> 2) % GATES];
-        block_on(wait, Wait::object(gate))
+        block_on(wait, Wait::object(on, gate))
     }
 }
 
