@@ -261,6 +261,12 @@ impl Limits {
             .timer
             .get_or_insert_with(|| rt.reactor().timer(deadline, ctx.class));
         match Pin::new(timer).poll(&mut Context::from_waker(waker)) {
+            // A shutdown that began after the check above fires every timer at once: its
+            // flag is set before it does (and read here with Acquire), so the wait reports
+            // the shutdown, not a deadline that has not passed.
+            Poll::Ready(()) if self.cancellable && rt.is_shut_down() => {
+                Some(ResultCode::CANCELLED)
+            }
             Poll::Ready(()) => Some(ResultCode::TIMED_OUT),
             Poll::Pending => None,
         }
