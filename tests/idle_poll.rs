@@ -5,8 +5,9 @@
 //! sleep would last unpromoted.
 
 use hos::os::{wait_any, ClearMode, Event, MessageQueue, Mutex, Semaphore, Waitable};
-use hos::svc;
-use hos::{Calibration, Runtime};
+use hos::svc::{self, ArbitrationType::WaitIfEqual, SignalType};
+use hos::{Calibration, ResultCode, Runtime};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -134,6 +135,44 @@ fn a_signal_promotes_a_zero_timeout_wait_synchronization() {
 }
 
 #[test]
+fn a_signal_promotes_a_zero_timeout_wait_for_address() {
+    // A word poll's sleep is not stretched (a plain store could ready the word unseen), so
+    // the worker sleeps just under 1 ms and the host signals each sleep it sees start, until
+    // one signal lands inside a sleep. Without promotion, none would: 10 s, then the test fails.
+    let rt = runtime();
+    let word = Arc::new(AtomicU32::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (w2, s2) = (word.clone(), stop.clone());
+    let worker = rt
+        .thread()
+        .name("ModuleSystemWorker0")
+        .spawn(move || {
+            while !s2.load(Ordering::Relaxed) {
+                let r = svc::wait_for_address(&w2, WaitIfEqual, 0, 0);
+                assert_eq!(r, Err(ResultCode::TIMED_OUT), "the word stays 0");
+                svc::sleep_thread(999_000);
+            }
+        })
+        .expect("worker");
+    let limit = Instant::now() + Duration::from_secs(10);
+    while rt.stats().idle_promoted == 0 && Instant::now() < limit {
+        let seen = rt.stats().idle_polls;
+        while rt.stats().idle_polls == seen && Instant::now() < limit {
+            std::thread::yield_now();
+        }
+        // Most likely linked by now: the signal must promote it, not its own check.
+        std::thread::sleep(Duration::from_micros(200));
+        svc::signal_to_address(&word, SignalType::Signal, 0, 1).expect("a plain signal");
+    }
+    stop.store(true, Ordering::Relaxed);
+    worker.join().expect("worker ran");
+    let s = rt.stats();
+    assert!(s.idle_promoted >= 1, "no signal promoted a sleep: {s:?}");
+    assert_eq!(s.idle_polls, s.idle_relaxed + s.idle_promoted);
+    rt.shutdown();
+}
+
+#[test]
 fn serial_threads_and_blocking_waits_are_not_idle_polls() {
     let rt = runtime();
     let q = Arc::new(MessageQueue::<u32>::new(4));
@@ -168,13 +207,21 @@ fn serial_threads_and_blocking_waits_are_not_idle_polls() {
             let objects: [&dyn Waitable; 2] = [&*q2, &*e2];
             assert_eq!(wait_any(&objects, Some(Duration::ZERO)), Ok(1));
             svc::sleep_thread(20_000);
+            // A zero-timeout WaitForAddress that found its word ready.
+            assert!(q2.try_receive().is_none());
+            let word = AtomicU32::new(1);
+            assert_eq!(
+                svc::wait_for_address(&word, WaitIfEqual, 0, 0),
+                Err(ResultCode::INVALID_STATE)
+            );
+            svc::sleep_thread(20_000);
         })
         .expect("worker")
         .join()
         .expect("ran");
     let s = rt.stats();
     assert_eq!(s.idle_polls, 0);
-    assert_eq!(s.total_sleeps(), 4);
+    assert_eq!(s.total_sleeps(), 5);
     rt.shutdown();
 }
 

@@ -25,7 +25,8 @@ use crate::context::{current, current_host, Current};
 use crate::machine::PrecisePath;
 use crate::parker::with_parker;
 use crate::policy::{IdlePoll, Role, SleepRoute, SHORT_SLEEP_NS};
-use crate::poll::{self, PollSite, Woke};
+use crate::poll;
+use crate::pollers::{self, PollSite, Woke};
 use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
 use crate::stats::{Counters, SleepPath};
@@ -149,7 +150,7 @@ fn idle_poll(
     Counters::bump(&c.idle_polls);
     let wake_at = idle.wake_at(deadline);
     timer_slack(false);
-    let woke = with_parker(|p, _| poll::wait(sites, p, deadline, wake_at, || rt.is_shut_down()));
+    let woke = with_parker(|p, _| pollers::wait(sites, p, deadline, wake_at, || rt.is_shut_down()));
     match woke {
         Woke::Tick => {
             Counters::bump(&c.idle_relaxed);

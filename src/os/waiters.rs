@@ -16,7 +16,7 @@
 //! passes the notice on to the next waiter ([`Waiters::remove`] says whether it held one).
 //! So a notice always ends in a consumer or in another waiter, never in a dropped future.
 
-use hos_runtime::internal::{poll_missed, PollSite};
+use hos_runtime::internal::{poll_missed, promotions, PollSite};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Waker;
@@ -126,8 +126,9 @@ impl Waiters {
             }
         }
         if let Some(site) = &self.site {
-            if site.ready(left) {
-                batch.promote.push((site.clone(), left));
+            let n = promotions(n, n - left);
+            if site.ready(n) {
+                batch.promote.push((site.clone(), n));
             }
         }
     }

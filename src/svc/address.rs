@@ -103,7 +103,9 @@ pub fn check_word_address(addr: usize, align: usize) -> Result<(), ResultCode> {
 
 /// svcWaitForAddress (0x34), types 0..=2: waits on `addr` if its value calls for it, until a
 /// [`signal_to_address`] on it wakes this thread. `timeout_ns`: negative waits without
-/// limit, 0 checks (and decrements, for type 1) without waiting.
+/// limit, 0 checks (and decrements, for type 1) without waiting: a poll, which makes a guest
+/// thread's next short sleep an idle poll of the word when it finds the word calling for a
+/// wait (docs/design.md section 4).
 ///
 /// # Errors
 /// InvalidState if the word does not call for a wait (types 0 and 1: it is not less than
@@ -135,14 +137,15 @@ pub fn wait_for_address(
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU32 as usize;
-    Arbiter::global().block(
+    let arbiter = Arbiter::global();
+    if timeout == Timeout::Poll {
+        return arbiter.poll_word(at, |t| t.wait_address(&me, addr, kind, value, true));
+    }
+    arbiter.block(
         "WaitForAddress",
         at,
         Limits::for_timeout(timeout),
-        |t, _| {
-            let poll = timeout == Timeout::Poll;
-            t.wait_address(&me, addr, kind, value, poll).map(Some)
-        },
+        |t, _| t.wait_address(&me, addr, kind, value, false).map(Some),
     )
 }
 
@@ -163,14 +166,15 @@ pub fn wait_for_address64(addr: &AtomicU64, value: i64, timeout_ns: i64) -> Resu
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU64 as usize;
-    Arbiter::global().block(
+    let arbiter = Arbiter::global();
+    if timeout == Timeout::Poll {
+        return arbiter.poll_word(at, |t| t.wait_address64(&me, addr, value, true));
+    }
+    arbiter.block(
         "WaitForAddress",
         at,
         Limits::for_timeout(timeout),
-        |t, _| {
-            let poll = timeout == Timeout::Poll;
-            t.wait_address64(&me, addr, value, poll).map(Some)
-        },
+        |t, _| t.wait_address64(&me, addr, value, false).map(Some),
     )
 }
 
@@ -201,5 +205,12 @@ pub fn signal_to_address(
     count: i32,
 ) -> Result<(), ResultCode> {
     checkpoint();
-    Arbiter::global().run(|t, fx| t.signal_address(addr, kind, value, count, fx))
+    let at = addr as *const AtomicU32 as usize;
+    let told = usize::try_from(count)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or(usize::MAX);
+    Arbiter::global().signal_word(at, told, |t, fx| {
+        t.signal_address(addr, kind, value, count, fx)
+    })
 }

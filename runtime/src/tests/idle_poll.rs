@@ -3,8 +3,11 @@
 //! and serial threads are never relaxed. Then the same through a running runtime.
 
 use crate::context;
-use crate::policy::{idle_step, IdlePoll, IdleStep, Policy, Polled, Role, SHORT_SLEEP_NS};
-use crate::poll::{self, PollSite};
+use crate::policy::{
+    idle_step, polled, promotions, IdlePoll, IdleStep, Marked, Policy, Polled, Role, SHORT_SLEEP_NS,
+};
+use crate::poll;
+use crate::pollers::PollSite;
 use crate::runtime::Runtime;
 use crate::thread::ThreadSpec;
 use crate::{sys, Builder, Calibration, SleepPath};
@@ -20,8 +23,9 @@ fn policy(vars: &[(&str, &str)]) -> Policy {
 
 const ROLES: [Role; 3] = [Role::Serial, Role::Other, Role::Host];
 const LENGTHS: [u64; 5] = [1, 20_000, SHORT_SLEEP_NS - 1, SHORT_SLEEP_NS, u64::MAX];
-const POLLED: [Polled; 6] = [
+const POLLED: [Polled; 7] = [
     Polled::Objects,
+    Polled::Words,
     Polled::Nothing,
     Polled::Quiet(0),
     Polled::Quiet(1),
@@ -74,6 +78,11 @@ fn which_sleeps_are_idle_polls() {
                             stretch_ns: stretch_us * 1000,
                             coalesce,
                         }),
+                        // A guest word can be readied unseen: never stretched.
+                        Polled::Words => Some(IdlePoll {
+                            stretch_ns: 0,
+                            coalesce: false,
+                        }),
                         Polled::Quiet(n) if blind > 0 && n >= blind => Some(IdlePoll {
                             stretch_ns: 0,
                             coalesce: false,
@@ -87,7 +96,67 @@ fn which_sleeps_are_idle_polls() {
             }
         }
     }
-    assert_eq!(rows, 12 * 3 * 5 * 6);
+    assert_eq!(rows, 12 * 3 * 5 * 7);
+}
+
+#[test]
+fn which_sleeps_count_as_polls() {
+    // (lists polled empty, one a word, overflow, calls since the last sleep, short, quiet
+    // run before) -> (what the sleep follows, quiet run after).
+    type Case = ((usize, bool, bool, u64, bool, u32), (Polled, u32));
+    let cases: [Case; 14] = [
+        // A poll that found nothing, then the sleep: whatever the calls and length.
+        ((1, false, false, 1, true, 0), (Polled::Objects, 0)),
+        ((3, false, false, 9, true, 5), (Polled::Objects, 0)),
+        ((1, false, false, 1, false, 2), (Polled::Objects, 0)),
+        // One of them a guest word.
+        ((1, true, false, 1, true, 0), (Polled::Words, 0)),
+        ((4, true, false, 2, true, 7), (Polled::Words, 0)),
+        // More than one sleep links: nothing.
+        ((0, false, true, 1, true, 3), (Polled::Nothing, 0)),
+        ((64, true, true, 1, true, 3), (Polled::Nothing, 0)),
+        // No poll: a short sleep with at most its own svc since the last one extends the run.
+        ((0, false, false, 0, true, 0), (Polled::Quiet(1), 1)),
+        ((0, false, false, 1, true, 0), (Polled::Quiet(1), 1)),
+        ((0, false, false, 1, true, 3), (Polled::Quiet(4), 4)),
+        (
+            (0, false, false, 1, true, u32::MAX),
+            (Polled::Quiet(u32::MAX), u32::MAX),
+        ),
+        // Another call between, or a long sleep, breaks it.
+        ((0, false, false, 2, true, 3), (Polled::Quiet(0), 0)),
+        ((0, false, false, 1, false, 3), (Polled::Quiet(0), 0)),
+        ((0, false, false, u64::MAX, true, 3), (Polled::Quiet(0), 0)),
+    ];
+    for ((lists, words, overflow, calls, short, quiet), want) in cases {
+        let marked = Marked {
+            lists,
+            words,
+            overflow,
+            calls,
+        };
+        assert_eq!(
+            polled(marked, short, quiet),
+            want,
+            "{marked:?} short {short} quiet {quiet}"
+        );
+    }
+}
+
+#[test]
+fn a_readiness_promotes_only_what_no_blocked_waiter_took() {
+    // (told, woken by it) -> pollers promoted.
+    for (told, woken, want) in [
+        (1, 0, 1),
+        (1, 1, 0),
+        (3, 1, 2),
+        (3, 3, 0),
+        (0, 0, 0),
+        (usize::MAX, 5, usize::MAX - 5),
+        (2, 5, 0),
+    ] {
+        assert_eq!(promotions(told, woken), want, "told {told}, woken {woken}");
+    }
 }
 
 #[test]
@@ -228,6 +297,22 @@ fn a_poll_then_a_short_sleep_is_an_idle_poll_of_other_threads_only() {
     assert_eq!(s.path(SleepPath::IdlePoll).count, 1);
     assert_eq!((s.idle_relaxed, s.idle_promoted), (1, 0));
     assert_eq!(site.linked(), 0, "the sleeper unlinked itself");
+    rt.shutdown();
+}
+
+#[test]
+fn a_guest_word_poll_ends_at_its_deadline_not_stretched() {
+    // Stretched by a second for hos objects: a sleep that also polled a guest word (which a
+    // plain store readies unseen) must not last that long.
+    let rt = runtime(&[("HOS_IDLE_POLL_STRETCH_US", "1000000")]);
+    let (object, word) = (Arc::new(PollSite::new()), Arc::new(PollSite::word()));
+    let late = guest(&rt, "ModuleSystemWorker0", move || {
+        poll::missed(&object);
+        poll_then_sleep(&word, 20_000)
+    });
+    assert!(late < 500_000_000, "stretched: {late} ns late");
+    let s = rt.stats();
+    assert_eq!((s.idle_polls, s.idle_relaxed, s.idle_promoted), (1, 1, 0));
     rt.shutdown();
 }
 

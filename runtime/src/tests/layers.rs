@@ -30,6 +30,7 @@ const ORDER: &[&str] = &[
     "policy",
     // waiting
     "block_on",
+    "pollers",
     "poll",
     "vcore",
     "thread",

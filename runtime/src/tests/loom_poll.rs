@@ -12,7 +12,7 @@
 
 use crate::calibration::spin_until;
 use crate::parker::with_parker;
-use crate::poll::{wait, PollSite, Woke};
+use crate::pollers::{wait, PollSite, Woke};
 use crate::sys;
 use std::sync::Arc;
 
