@@ -27,6 +27,8 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
   seeds    every short sleep yields, every thread spins 20 us, no poller cap (the old design)
   auto     ShortSleep::Auto with its defaults (the reference host today)
   reactor  every default (hos's default)
+  precise  the reactor with idle polls off: pollers' sleeps precise (HOS_IDLE_POLL=0)
+  stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)
 
 FLAGS:
   --scene field|forest  field: 12 jobs of 150 us a frame (busy); forest: no jobs, the
@@ -223,7 +225,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
     let mut o = Options {
         scene,
         load: scene.load(),
-        arms: Arm::ALL.to_vec(),
+        arms: Arm::DEFAULT.to_vec(),
         pairs: 3,
         frames: 300,
         warmup: 60,

@@ -1,6 +1,7 @@
 //! Side by side, in one run: overshoot and CPU of 20 us, 100 us and 1 ms sleeps for hos in
 //! each short-sleep mode and for the sleepers a host would use instead; then 5 idle pollers of
-//! an hos message queue and of a plain atomic, a job posted every millisecond.
+//! an hos message queue, of a guest word (WaitForAddress) and of a plain atomic, a job posted
+//! every millisecond.
 //!
 //! `cargo run --release --example sleep_compare [-- --quick] [--pollers-only]
 //! [--stretch 0,250,1000] [--coalesce] [--blind 4]`: `--stretch` adds an hos reactor row for
@@ -88,15 +89,13 @@ fn poller_runs(quick: bool) {
         Sleeper::YieldLoop,
     ];
     let reactor = |label: &str, tune| Arm::reactor(label.to_string(), tune);
+    let idle_off = Tune {
+        idle: false,
+        ..Tune::DEFAULT
+    };
     let mut queue = vec![
         reactor("hos reactor", Tune::DEFAULT),
-        reactor(
-            "hos reactor, idle off",
-            Tune {
-                idle: false,
-                ..Tune::DEFAULT
-            },
-        ),
+        reactor("hos reactor, idle off", idle_off),
     ];
     for us in list("--stretch") {
         let tune = Tune {
@@ -112,6 +111,10 @@ fn poller_runs(quick: bool) {
         };
         queue.push(reactor("hos reactor, coalesced", tune));
     }
+    let mut word = vec![
+        reactor("hos reactor", Tune::DEFAULT),
+        reactor("hos reactor, idle off", idle_off),
+    ];
     let mut atomic = vec![reactor("hos reactor", Tune::DEFAULT)];
     for blind in list("--blind") {
         let tune = Tune {
@@ -121,12 +124,18 @@ fn poller_runs(quick: bool) {
         atomic.push(reactor(&format!("hos reactor, blind {blind}"), tune));
     }
     queue.extend(others.map(Arm::plain));
+    word.extend(others.map(Arm::plain));
     atomic.extend(others.map(Arm::plain));
     for (source, arms, what) in [
         (
             Source::Queue,
             queue,
             "poll an hos MessageQueue (try_receive)",
+        ),
+        (
+            Source::Word,
+            word,
+            "poll a guest word (WaitForAddress, zero timeout)",
         ),
         (Source::Atomic, atomic, "poll an atomic"),
     ] {

@@ -1,15 +1,17 @@
 //! Idle pollers side by side: N job workers that poll for work and sleep 20 us when they find
 //! none, while a producer posts one job every `every`, for each contender. The work is polled
-//! two ways: an hos `MessageQueue` (`try_receive`, which hos sees) or a plain atomic mailbox
-//! (which it cannot). Each run reports the process's CPU s/s, polls a second per poller, the
+//! three ways: an hos `MessageQueue` (`try_receive`, which hos sees), a guest word
+//! (a zero-timeout WaitForAddress, which the producer signals), or a plain atomic mailbox
+//! (which hos cannot see). Each run reports the process's CPU s/s, polls a second per poller, the
 //! pickup latency (the post to the worker taking the job) p50 and p99, the reactor's CPU s/s,
 //! and hos's sleep paths and idle-poll counters.
 
 use crate::sleepers::{self, now, process_cpu_ns, sleep_once, Sleeper};
 use hdrhistogram::Histogram;
 use hos::os::MessageQueue;
-use hos::ShortSleep;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use hos::svc::{self, ArbitrationType, SignalType};
+use hos::{ResultCode, ShortSleep};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,6 +20,9 @@ use std::time::Duration;
 pub enum Source {
     /// An hos message queue, polled with `try_receive`.
     Queue,
+    /// A guest word polled with a zero-timeout WaitForAddress (WaitIfEqual 0); the producer
+    /// sets it and signals it with SignalToAddress, as a LightEvent does.
+    Word,
     /// A plain atomic mailbox, polled with a swap: invisible to hos.
     Atomic,
 }
@@ -113,6 +118,8 @@ struct Work {
     source: Source,
     queue: MessageQueue<u64>,
     mailbox: AtomicU64,
+    /// 1 while a job waits in `mailbox` (the word source).
+    word: AtomicU32,
 }
 
 impl Work {
@@ -121,6 +128,14 @@ impl Work {
         match self.source {
             Source::Queue => self.queue.try_send(now().max(1)).is_ok(),
             Source::Atomic => self.mailbox.swap(now().max(1), Ordering::Release) == 0,
+            Source::Word => {
+                if self.mailbox.swap(now().max(1), Ordering::Release) != 0 {
+                    return false;
+                }
+                self.word.store(1, Ordering::Release);
+                let _ = svc::signal_to_address(&self.word, SignalType::Signal, 0, 1);
+                true
+            }
         }
     }
 
@@ -132,6 +147,13 @@ impl Work {
                 0 => None,
                 t => Some(t),
             },
+            Source::Word => {
+                let r = svc::wait_for_address(&self.word, ArbitrationType::WaitIfEqual, 0, 0);
+                if r != Err(ResultCode::INVALID_STATE) || self.word.swap(0, Ordering::AcqRel) != 1 {
+                    return None;
+                }
+                Some(self.mailbox.swap(0, Ordering::Acquire)).filter(|&t| t != 0)
+            }
         }
     }
 }
@@ -165,6 +187,7 @@ pub fn run(arm: &Arm, source: Source, pollers: usize, run: Duration, every: Dura
         source,
         queue: MessageQueue::new(64),
         mailbox: AtomicU64::new(0),
+        word: AtomicU32::new(0),
     });
     let stop = Arc::new(AtomicBool::new(false));
     let polls = Arc::new(AtomicU64::new(0));
