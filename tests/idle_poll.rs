@@ -173,6 +173,39 @@ fn a_signal_promotes_a_zero_timeout_wait_for_address() {
 }
 
 #[test]
+fn a_zero_timeout_64_bit_wait_for_address_is_a_poll_and_others_are_not() {
+    let rt = runtime();
+    rt.thread()
+        .name("ModuleSystemWorker0")
+        .spawn(|| {
+            let word = std::sync::atomic::AtomicU64::new(7);
+            let r = svc::wait_for_address64(&word, 7, 0);
+            assert_eq!(r, Err(ResultCode::TIMED_OUT));
+            svc::sleep_thread(20_000);
+            // A timed wait that times out is no poll.
+            let r = svc::wait_for_address64(&word, 7, 50_000);
+            assert_eq!(r, Err(ResultCode::TIMED_OUT));
+            svc::sleep_thread(20_000);
+            // Nor is a poll followed by a timed wait.
+            let r = svc::wait_for_address64(&word, 7, 0);
+            assert_eq!(r, Err(ResultCode::TIMED_OUT));
+            let r = svc::wait_for_address64(&word, 7, 50_000);
+            assert_eq!(r, Err(ResultCode::TIMED_OUT));
+            svc::sleep_thread(20_000);
+        })
+        .expect("worker")
+        .join()
+        .expect("ran");
+    let s = rt.stats();
+    assert_eq!(
+        (s.idle_polls, s.idle_relaxed),
+        (1, 1),
+        "only the first sleep"
+    );
+    rt.shutdown();
+}
+
+#[test]
 fn serial_threads_and_blocking_waits_are_not_idle_polls() {
     let rt = runtime();
     let q = Arc::new(MessageQueue::<u32>::new(4));

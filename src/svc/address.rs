@@ -206,11 +206,35 @@ pub fn signal_to_address(
 ) -> Result<(), ResultCode> {
     checkpoint();
     let at = addr as *const AtomicU32 as usize;
-    let told = usize::try_from(count)
-        .ok()
-        .filter(|&n| n > 0)
-        .unwrap_or(usize::MAX);
-    Arbiter::global().signal_word(at, told, |t, fx| {
+    Arbiter::global().signal_word(at, told(count), |t, fx| {
         t.signal_address(addr, kind, value, count, fx)
     })
+}
+
+/// How many waiters a SignalToAddress of `count` tells: `count`, or every one (`usize::MAX`)
+/// for `count <= 0`.
+fn told(count: i32) -> usize {
+    usize::try_from(count)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or(usize::MAX)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::told;
+
+    #[test]
+    fn a_count_of_zero_or_less_tells_every_waiter() {
+        for (count, want) in [
+            (1, 1),
+            (2, 2),
+            (i32::MAX, i32::MAX as usize),
+            (0, usize::MAX),
+            (-1, usize::MAX),
+            (i32::MIN, usize::MAX),
+        ] {
+            assert_eq!(told(count), want, "count {count}");
+        }
+    }
 }
