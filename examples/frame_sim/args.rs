@@ -36,9 +36,10 @@ MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.
                         2,4,6,8,16; counts above this machine's are skipped): field capped
                         with --calibrate once and each, field uncapped, and heavy at 4;
-                        one summary table. Defaults there: 3 pairs of 200 frames (+30)
+                        one summary table. Defaults there: 3 pairs of 180 frames (+30)
   --check-reference S   hyrule, kokiri or all: the reference host's published rows, each at
                         its processors and cap, beside frame_sim's figures and their ratio
+                        (3 pairs of 240 frames (+30) a row)
   --fit S               hyrule or kokiri: probe cells around the scene (with any load flags
                         below), a local model, the fitted preset, then its check
   With --procs, every cell of a mode runs at that count instead (a rehearsal).
@@ -211,7 +212,7 @@ fn mode(flag: &str, value: &str) -> Result<Mode, ArgError> {
 /// An unknown flag, a flag without its value, a value outside its range, two modes, or a
 /// combination that could not run as asked.
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError> {
-    let mut chosen = Scene::Field;
+    let mut chosen = None;
     // (flag, value) in order; applied onto the scene's preset afterwards.
     let mut sets: Vec<(String, String)> = Vec::new();
     let mut it = args.into_iter();
@@ -235,12 +236,29 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
             None => return Err(ArgError(format!("{flag} needs a value"))),
         };
         if flag == "--scene" {
-            chosen = scene(&flag, &value, &Scene::ALL)?;
+            chosen = Some(scene(&flag, &value, &Scene::ALL)?);
         } else {
             sets.push((flag, value));
         }
     }
 
+    let o = apply(chosen.unwrap_or(Scene::Field), &sets)?;
+    // A mode of one scene starts from that scene's preset unless --scene said otherwise.
+    let single = match &o.mode {
+        Mode::Fit(s) => Some(*s),
+        Mode::CheckReference(v) if v.len() == 1 => Some(v[0]),
+        _ => None,
+    };
+    let o = match (single, chosen) {
+        (Some(s), None) => apply(s, &sets)?,
+        _ => o,
+    };
+    check(&o, chosen, sets.iter().any(|(f, _)| f == "--fps"))?;
+    Ok(Parsed::Run(Box::new(o)))
+}
+
+/// The options of `sets` (flag, value) applied in order onto the preset of `chosen`.
+fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> {
     let max_procs = hos::machine::logical_processors().unwrap_or(4096) as u64;
     let mut o = Options {
         mode: Mode::Cell,
@@ -257,7 +275,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
         json: None,
     };
     const BURST: u64 = 1_000_000;
-    for (flag, v) in &sets {
+    for (flag, v) in sets {
         let f = flag.as_str();
         let n = |lo, hi, what| number(f, v, lo, hi, what);
         let l = &mut o.load;
@@ -333,12 +351,11 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
             _ => unreachable!("KNOWN and this match disagree on {f}"),
         }
     }
-    check(&o)?;
-    Ok(Parsed::Run(Box::new(o)))
+    Ok(o)
 }
 
 /// The combinations no mode could run as asked.
-fn check(o: &Options) -> Result<(), ArgError> {
+fn check(o: &Options, chosen: Option<Scene>, fps_given: bool) -> Result<(), ArgError> {
     if o.load.jobs > 0 && o.load.workers == 0 {
         return Err(ArgError(format!(
             "--workers 0 with --jobs {}: nobody would run the jobs",
@@ -352,7 +369,7 @@ fn check(o: &Options) -> Result<(), ArgError> {
                 "--procs with --matrix: the matrix sets each cell's processors".into(),
             ))
         }
-        Mode::Matrix(_) if o.load_flags || o.scene != Scene::Field || o.load.fps != 60 => {
+        Mode::Matrix(_) if o.load_flags || chosen.is_some() || fps_given => {
             return Err(ArgError(
                 "load flags, --scene or --fps with --matrix: the matrix runs its standard cells"
                     .into(),
@@ -362,23 +379,59 @@ fn check(o: &Options) -> Result<(), ArgError> {
         Mode::CheckReference(s) => s.clone(),
         Mode::Fit(s) => vec![*s],
     };
+    if fps_given {
+        return Err(ArgError(
+            "--fps with --check-reference or --fit: each row runs at its own cap".into(),
+        ));
+    }
     if scenes.len() > 1 && o.load_flags {
         return Err(ArgError(
             "load flags with --check-reference all: name one scene to check a changed load".into(),
         ));
     }
-    if o.scene != Scene::Field && !scenes.contains(&o.scene) {
-        return Err(ArgError(format!(
+    match chosen {
+        Some(c) if !scenes.contains(&c) => Err(ArgError(format!(
             "--scene {}: this mode runs its own scenes ({})",
-            o.scene.name(),
+            c.name(),
             scenes
                 .iter()
                 .map(|s| s.name())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )));
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// The flags that make `load` from any scene's preset (every load field but the cap): what
+/// a fit prints and hands to the check it runs.
+pub fn load_flags(l: &Load) -> Vec<String> {
+    let h = &l.host;
+    let mut f: Vec<(&str, String)> = vec![
+        ("--executors", l.executors.to_string()),
+        ("--workers", l.workers.to_string()),
+        ("--main-us", l.main_us.to_string()),
+        ("--exec-us", l.exec_us.to_string()),
+        ("--present-us", l.present_us.to_string()),
+        ("--jobs", l.jobs.to_string()),
+        ("--job-us", l.job_us.to_string()),
+        ("--poll-us", l.poll_us.to_string()),
+        (
+            "--linger-us",
+            l.linger_us.map_or("none".into(), |v| v.to_string()),
+        ),
+        (
+            "--render-threads",
+            h.render_threads.map_or("machine".into(), |v| v.to_string()),
+        ),
+        ("--render-us", h.render_us.to_string()),
+        ("--gpu-us", h.gpu_us.to_string()),
+        ("--audio-us", h.audio_us.to_string()),
+        ("--audio-period-us", h.audio_period_us.to_string()),
+    ];
+    f.drain(..)
+        .flat_map(|(flag, v)| [flag.to_string(), v])
+        .collect()
 }
 
 /// Every flag that takes a value.
@@ -415,6 +468,7 @@ const KNOWN: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::HostLoad;
 
     fn run(args: &[&str]) -> Result<Options, ArgError> {
         match parse(args.iter().map(|s| s.to_string()))? {
@@ -440,7 +494,48 @@ mod tests {
         assert!(o.load_flags);
         let o = run(&["--fit", "kokiri", "--render-threads", "4"]).unwrap();
         assert_eq!(o.mode, Mode::Fit(Scene::Kokiri));
-        assert_eq!(o.load.host.render_threads, Some(4));
+        assert_eq!(
+            o.scene,
+            Scene::Kokiri,
+            "a mode of one scene starts from its preset"
+        );
+        assert_eq!(
+            o.load,
+            Load {
+                host: HostLoad {
+                    render_threads: Some(4),
+                    ..Scene::Kokiri.load().host
+                },
+                ..Scene::Kokiri.load()
+            }
+        );
+        let o = run(&["--check-reference", "hyrule", "--jobs", "2"]).unwrap();
+        assert_eq!((o.scene, o.load.jobs), (Scene::Hyrule, 2));
+    }
+
+    #[test]
+    fn load_flags_make_the_load_from_any_preset() {
+        let mut l = Scene::Hyrule.load().scaled(1.3);
+        l.host.render_threads = Some(3);
+        l.workers = 7;
+        for from in Scene::ALL {
+            let mut args = vec!["--scene".to_string(), from.name().to_string()];
+            args.extend(load_flags(&l));
+            let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+            assert_eq!(
+                o.load,
+                Load {
+                    fps: from.load().fps,
+                    ..l
+                },
+                "from {from:?}"
+            );
+        }
+        let field = Scene::Field.load();
+        let mut args = vec!["--scene".to_string(), "hyrule".to_string()];
+        args.extend(load_flags(&field));
+        let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+        assert_eq!(o.load, field);
     }
 
     #[test]
@@ -471,6 +566,8 @@ mod tests {
             &["--matrix", "2", "--procs", "1"],
             &["--check-reference", "all", "--main-us", "10"],
             &["--fit", "hyrule", "--scene", "kokiri"],
+            &["--check-reference", "kokiri", "--fps", "30"],
+            &["--matrix", "2", "--scene", "field"],
         ] {
             assert!(run(args).is_err(), "{args:?}");
         }

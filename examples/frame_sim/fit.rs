@@ -3,25 +3,29 @@
 //!
 //! The procedure (docs/frame_sim.md says why each step is there):
 //! 1. The centre is the scene's preset with any load flags given (a previous fit's printed
-//!    flags re-centre it). Three parameters move it: `s` multiplies every burst, guest and
-//!    host (the CPU a frame); `m` multiplies the game thread's burst on top (the serial
-//!    critical path, so fps against CPU); `linger` is the workers' polling time before they
-//!    block (what `seeds` turns into yield loops, so the size of the change).
+//!    flags re-centre it). Four parameters move it ([`PARAMS`]): `s` multiplies every burst,
+//!    guest and host (the CPU a frame); `m` multiplies the game thread's burst on top (the
+//!    serial critical path: fps against CPU); `h` multiplies the host threads' bursts on top
+//!    (how busy the processors are while the workers poll, untouched by the arms); `linger`
+//!    is the workers' polling time before they block (what `seeds` turns into yield loops:
+//!    the size of the change).
 //! 2. Probes: the centre and one step along each parameter, every row of the scene at its
-//!    processors and cap, seeds and auto, 2 pairs of 120 frames.
+//!    processors and cap, seeds and auto, 2 pairs of 120 frames (+30).
 //! 3. A local linear model per row and quantity (CPU a frame and frame time of each arm, the
-//!    pair-by-pair change in CPU, p99 of each arm) from the four probes; frame time is
+//!    pair-by-pair change in CPU, p99 of each arm) from the five probes; frame time is
 //!    clamped to the cap's period.
-//! 4. The fit: on a grid over a trust region around the centre, the parameters whose
-//!    predicted rows have the smallest worst verdict ([`Verdict::worst`]), ties broken by the
-//!    sum of squared criteria.
-//! 5. The check: every row run with the fitted preset (3 pairs of 240 frames, or the
-//!    `--pairs`, `--frames`, `--warmup` given), beside the game, as `--check-reference`.
+//! 4. The fit: a grid over a trust region around the centre, refined around its best point
+//!    three times; the best point has the smallest worst verdict ([`Verdict::worst`]) over
+//!    the predicted rows, ties broken by the sum of squared criteria.
+//! 5. The check: `--check-reference` of the fitted preset in a child process (3 pairs of 240
+//!    frames (+30), or the `--pairs`, `--frames`, `--warmup` given; seeds and auto unless
+//!    `--arms` says otherwise).
 //!
-//! Invariant: the preset printed is the one the check ran, and the model is never asked
-//! outside its trust region (at most about three probe steps from the centre).
+//! Invariant: the preset printed is the one the check runs (the same flags, printed), and
+//! the model is never asked outside its trust region (about three probe steps from the
+//! centre at most).
 
-use crate::args::Options;
+use crate::args::{self, Options};
 use crate::arms::Arm;
 use crate::load::Load;
 use crate::reference::{self, Measured, Row, Shape, Verdict};
@@ -29,44 +33,70 @@ use crate::report;
 use crate::scenes::Scene;
 use std::fmt::Write as _;
 
-/// The fitted parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Params {
-    /// Every burst is multiplied by this.
-    pub s: f64,
-    /// The game thread's burst is multiplied by this on top.
-    pub m: f64,
-    /// The workers' linger, us.
-    pub linger_us: f64,
+/// A parameter of the fit: its name, its probe step, and its trust region, each as a
+/// function of the centre's value.
+pub struct Param {
+    /// Its name in the output.
+    pub name: &'static str,
+    /// The probe's step from the centre's value `c`.
+    pub step: fn(c: f64) -> f64,
+    /// The trust region around the centre's value `c`: `[lo, hi]`.
+    pub region: fn(c: f64) -> [f64; 2],
 }
 
+/// The parameters, in [`Params`] order. The multipliers step by a quarter (a half for the
+/// host share) and stay within 0.6x to 1.6x (0.5x to 2x); the linger steps by half its
+/// value (at least 1 ms) and ranges from 0 to three steps past the centre's.
+pub const PARAMS: [Param; 4] = [
+    Param {
+        name: "s",
+        step: |_| 0.25,
+        region: |c| [c * 0.6, c * 1.6],
+    },
+    Param {
+        name: "m",
+        step: |_| 0.25,
+        region: |c| [c * 0.6, c * 1.6],
+    },
+    Param {
+        name: "h",
+        step: |_| 0.5,
+        region: |c| [c * 0.5, c * 2.0],
+    },
+    Param {
+        name: "linger us",
+        step: |c| (c * 0.5).max(1000.0),
+        region: |c| [0.0, c + 3.0 * (c * 0.5).max(1000.0)],
+    },
+];
+
+/// Values of the [`PARAMS`]: `s`, `m`, `h`, the linger in us.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params(pub [f64; 4]);
+
 impl Params {
-    fn get(&self, k: usize) -> f64 {
-        [self.s, self.m, self.linger_us][k]
+    /// The centre load moved by these parameters.
+    pub fn load(&self, centre: &Load) -> Load {
+        let [s, m, h, linger] = self.0;
+        let l = centre.scaled(s);
+        let host = |us: u64| (us as f64 * h).round() as u64;
+        Load {
+            main_us: (centre.main_us as f64 * s * m).round() as u64,
+            linger_us: Some(linger.max(0.0).round() as u64),
+            host: crate::host::HostLoad {
+                render_us: host(l.host.render_us),
+                gpu_us: host(l.host.gpu_us),
+                audio_us: host(l.host.audio_us),
+                ..l.host
+            },
+            ..l
+        }
     }
 
     fn with(mut self, k: usize, v: f64) -> Params {
-        match k {
-            0 => self.s = v,
-            1 => self.m = v,
-            _ => self.linger_us = v,
-        }
+        self.0[k] = v;
         self
     }
-
-    /// The centre load moved by these parameters.
-    pub fn load(&self, centre: &Load) -> Load {
-        Load {
-            main_us: (centre.main_us as f64 * self.s * self.m).round() as u64,
-            linger_us: Some(self.linger_us.max(0.0).round() as u64),
-            ..centre.scaled(self.s)
-        }
-    }
-}
-
-/// The probe steps: `s` and `m` by a quarter, the linger by half its value (at least 1 ms).
-fn steps(centre: &Params) -> [f64; 3] {
-    [0.25, 0.25, (centre.linger_us * 0.5).max(1000.0)]
 }
 
 /// The modelled quantities of a row: CPU ms a frame of seeds and auto, frame time (ms) of
@@ -89,17 +119,18 @@ pub struct RowModel {
     row: Row,
     centre: Params,
     q0: [f64; 7],
-    grad: [[f64; 3]; 7],
+    grad: [[f64; 4]; 7],
 }
 
 impl RowModel {
     /// The model from the centre's figures and one probe along each parameter.
-    fn new(row: Row, centre: Params, at_centre: &Measured, along: [(Params, Measured); 3]) -> Self {
+    fn new(row: Row, centre: Params, at_centre: &Measured, along: [(Params, Measured); 4]) -> Self {
         let q0 = quantities(at_centre);
-        let mut grad = [[0.0; 3]; 7];
+        let mut grad = [[0.0; 4]; 7];
         for (k, (p, m)) in along.iter().enumerate() {
             let dq = quantities(m);
-            let dp = p.get(k) - centre.get(k);
+            let dp = p.0[k] - centre.0[k];
+            debug_assert!(dp != 0.0, "probe {k} does not move its parameter");
             for (i, g) in grad.iter_mut().enumerate() {
                 g[k] = (dq[i] - q0[i]) / dp;
             }
@@ -117,8 +148,8 @@ impl RowModel {
         let q: Vec<f64> = (0..7)
             .map(|i| {
                 self.q0[i]
-                    + (0..3)
-                        .map(|k| self.grad[i][k] * (p.get(k) - self.centre.get(k)))
+                    + (0..4)
+                        .map(|k| self.grad[i][k] * (p.0[k] - self.centre.0[k]))
                         .sum::<f64>()
             })
             .collect();
@@ -151,75 +182,65 @@ fn score(models: &[RowModel], p: &Params) -> (f64, f64) {
     })
 }
 
-/// The grid search over the trust region: `s` and `m` within 0.6x to 1.6x of the centre,
-/// the linger from 0 to three steps past the centre's.
+/// The grid search: 9 points a parameter over its trust region, then three times again
+/// over a quarter of the last span around the best point (kept inside the region).
 pub fn solve(models: &[RowModel], centre: Params) -> Params {
-    let step = steps(&centre);
-    let span = |lo: f64, hi: f64, n: usize| -> Vec<f64> {
-        (0..=n)
-            .map(|i| lo + (hi - lo) * i as f64 / n as f64)
-            .collect()
-    };
+    let region: Vec<[f64; 2]> = (0..4).map(|k| (PARAMS[k].region)(centre.0[k])).collect();
+    let mut span: Vec<[f64; 2]> = region.clone();
     let mut best = (centre, score(models, &centre));
-    for s in span(centre.s * 0.6, centre.s * 1.6, 40) {
-        for m in span(centre.m * 0.6, centre.m * 1.6, 20) {
-            for l in span(0.0, centre.linger_us + 3.0 * step[2], 60) {
-                let p = Params { s, m, linger_us: l };
-                let sc = score(models, &p);
-                if sc.0 < best.1 .0 - 1e-12 || (sc.0 <= best.1 .0 + 1e-12 && sc.1 < best.1 .1) {
-                    best = (p, sc);
+    const N: usize = 8;
+    for _round in 0..4 {
+        let axis = |k: usize| -> Vec<f64> {
+            let [lo, hi] = span[k];
+            (0..=N)
+                .map(|i| lo + (hi - lo) * i as f64 / N as f64)
+                .collect()
+        };
+        let axes: Vec<Vec<f64>> = (0..4).map(axis).collect();
+        for &a in &axes[0] {
+            for &b in &axes[1] {
+                for &c in &axes[2] {
+                    for &d in &axes[3] {
+                        let p = Params([a, b, c, d]);
+                        let sc = score(models, &p);
+                        let better = sc.0 < best.1 .0 - 1e-12
+                            || (sc.0 <= best.1 .0 + 1e-12 && sc.1 < best.1 .1);
+                        if better {
+                            best = (p, sc);
+                        }
+                    }
                 }
             }
+        }
+        for k in 0..4 {
+            let half = (span[k][1] - span[k][0]) / 8.0;
+            let [lo, hi] = region[k];
+            span[k] = [(best.0 .0[k] - half).max(lo), (best.0 .0[k] + half).min(hi)];
         }
     }
     best.0
 }
 
-/// The preset as flags and as the code of scenes.rs.
-fn preset_text(scene: Scene, l: &Load) -> String {
+/// The preset as the code of scenes.rs.
+fn preset_code(scene: Scene, l: &Load) -> String {
     let h = &l.host;
-    let flags = format!(
-        "--main-us {} --exec-us {} --present-us {} --jobs {} --job-us {} --linger-us {} \
-         --render-us {} --gpu-us {} --audio-us {} --audio-period-us {}",
-        l.main_us,
-        l.exec_us,
-        l.present_us,
-        l.jobs,
-        l.job_us,
-        l.linger_us.unwrap_or(0),
-        h.render_us,
-        h.gpu_us,
-        h.audio_us,
-        h.audio_period_us
-    );
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "fitted preset as flags (check it, or centre the next fit on it):\n  \
-         frame_sim --fit {} {flags}\n  frame_sim --check-reference {} {flags}",
-        scene.name(),
-        scene.name()
-    );
-    let _ = writeln!(
-        t,
-        "as the preset in examples/frame_sim/scenes.rs (Scene::{:?}):\n  \
-         main_us: {}, exec_us: {}, present_us: {}, jobs: {}, job_us: {}, linger_us: Some({}),\n  \
+    format!(
+        "as the preset in examples/frame_sim/scenes.rs (Scene::{scene:?}):\n  \
+         main_us: {}, exec_us: {}, present_us: {}, jobs: {}, job_us: {}, linger_us: {:?},\n  \
          host: HostLoad {{ render_threads: {:?}, render_us: {}, gpu_us: {}, audio_us: {}, \
-         audio_period_us: {} }},",
-        scene,
+         audio_period_us: {} }},\n",
         l.main_us,
         l.exec_us,
         l.present_us,
         l.jobs,
         l.job_us,
-        l.linger_us.unwrap_or(0),
+        l.linger_us,
         h.render_threads,
         h.render_us,
         h.gpu_us,
         h.audio_us,
         h.audio_period_us
-    );
-    t
+    )
 }
 
 /// `--fit scene`.
@@ -238,14 +259,10 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
             "--fit varies the workers' linger: the centre needs one (--linger-us N)".into(),
         );
     };
-    let centre = Params {
-        s: 1.0,
-        m: 1.0,
-        linger_us: linger as f64,
-    };
-    let step = steps(&centre);
+    let centre = Params([1.0, 1.0, 1.0, linger as f64]);
+    let step: Vec<f64> = (0..4).map(|k| (PARAMS[k].step)(centre.0[k])).collect();
     let probes: Vec<Params> = std::iter::once(centre)
-        .chain((0..3).map(|k| centre.with(k, centre.get(k) + step[k])))
+        .chain((0..4).map(|k| centre.with(k, centre.0[k] + step[k])))
         .collect();
     let probe_shape = Shape {
         arms: vec![Arm::Seeds, Arm::Auto],
@@ -258,13 +275,14 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "frame_sim --fit {}: centre {}\nprobes: the centre, then s {:+}, m {:+}, linger {:+} us; \
-         seeds and auto, {} pairs of {} frames (+{})\n",
+        "frame_sim --fit {}: centre {}\nprobes: the centre, then one step each: {}; seeds and \
+         auto, {} pairs of {} frames (+{})\n",
         scene.name(),
         centre_load.describe(),
-        step[0],
-        step[1],
-        step[2],
+        (0..4)
+            .map(|k| format!("{} {:+}", PARAMS[k].name, step[k]))
+            .collect::<Vec<_>>()
+            .join(", "),
         probe_shape.pairs,
         probe_shape.frames,
         probe_shape.warmup
@@ -300,7 +318,11 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
             let _ = writeln!(
                 t,
                 "{:<34}{:>8.2}{:>8.2}{:>8.1}%{:>8.2}{:>8.2}{:>7.1}%{:>8.1}{:>8.1}{:>8.0}",
-                format!("{}, {}", row.name(), ["centre", "s+", "m+", "linger+"][i]),
+                format!(
+                    "{}, {}",
+                    row.name(),
+                    ["centre", "s+", "m+", "h+", "linger+"][i]
+                ),
                 m.cpu[0],
                 m.cpu[1],
                 m.d_cpu * 100.0,
@@ -309,7 +331,7 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
                 m.d_fps * 100.0,
                 m.p99[0],
                 m.p99[1],
-                p.linger_us
+                p.0[3]
             );
             measured.push((*p, m));
         }
@@ -317,7 +339,7 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
             *row,
             centre,
             &measured[0].1,
-            [measured[1], measured[2], measured[3]],
+            [measured[1], measured[2], measured[3], measured[4]],
         ));
     }
     let fitted = solve(&models, centre);
@@ -326,72 +348,83 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
         models.iter().map(|m| (m.row, m.predict(&fitted))).collect();
     let _ = writeln!(
         t,
-        "\nfit: s {:.3}, m {:.3}, linger {:.0} us (model's worst criterion {:.2}; <= 1 met)\n\
+        "\nfit: {} (the model's worst criterion {:.2}; <= 1 met)\n\
          the model's prediction at the fit:\n{}",
-        fitted.s,
-        fitted.m,
-        fitted.linger_us,
+        (0..4)
+            .map(|k| format!("{} {:.3}", PARAMS[k].name, fitted.0[k]))
+            .collect::<Vec<_>>()
+            .join(", "),
         score(&models, &fitted).0,
         reference::table(&predicted, o.procs)
     );
-    let _ = writeln!(t, "{}", preset_text(scene, &load));
-    print!("{t}");
-    let verify = Shape {
-        arms: o
-            .arms
-            .clone()
-            .unwrap_or_else(|| vec![Arm::Seeds, Arm::Auto]),
-        pairs: o.pairs.unwrap_or(3),
-        warmup: o.warmup.unwrap_or(30),
-        frames: o.frames.unwrap_or(240),
-    };
-    let mut results = Vec::new();
-    for row in &rows {
-        let cell = reference::run_row(
-            row,
-            load,
-            &verify,
-            o.procs,
-            &format!("check p{}", row.procs),
-            &dir.join(format!("p{}-check", row.procs)),
-        )?;
-        results.push((*row, Measured::of(&cell)));
-    }
-    let check = format!(
-        "\nthe check: the fitted preset, {} pairs of {} frames (+{}) a cell\n{}",
-        verify.pairs,
-        verify.frames,
-        verify.warmup,
-        reference::table(&results, o.procs)
+    let flags = args::load_flags(&load).join(" ");
+    let _ = writeln!(
+        t,
+        "fitted preset as flags (centre the next fit on it with --fit {0} FLAGS):\n  {flags}\n{1}",
+        scene.name(),
+        preset_code(scene, &load)
     );
-    print!("{check}");
-    t.push_str(&check);
+    print!("{t}");
     report::write(&dir.join("fit.txt"), &t)?;
-    println!("probes, checks and this text: {}", dir.display());
-    Ok(())
+    check(o, scene, &load, &dir.join("check"))
+}
+
+/// Step 5: `--check-reference` of the fitted load, in a child process of this binary (the
+/// probes restricted this process to the last row's processors, and a mask only shrinks).
+///
+/// # Errors
+/// The child could not start or failed.
+fn check(o: &Options, scene: Scene, load: &Load, out: &std::path::Path) -> Result<(), String> {
+    let arms = o
+        .arms
+        .clone()
+        .unwrap_or_else(|| vec![Arm::Seeds, Arm::Auto]);
+    let mut args: Vec<String> = vec!["--check-reference".into(), scene.name().into()];
+    args.extend(args::load_flags(load));
+    for (flag, v) in [
+        (
+            "--arms",
+            arms.iter().map(|a| a.name()).collect::<Vec<_>>().join(","),
+        ),
+        ("--pairs", o.pairs.unwrap_or(3).to_string()),
+        ("--frames", o.frames.unwrap_or(240).to_string()),
+        ("--warmup", o.warmup.unwrap_or(30).to_string()),
+        ("--out", out.display().to_string()),
+    ] {
+        args.extend([flag.to_string(), v]);
+    }
+    if let Some(n) = o.procs {
+        args.extend(["--procs".to_string(), n.to_string()]);
+    }
+    println!("\nthe check: frame_sim {}", args.join(" "));
+    let exe = std::env::current_exe().map_err(|e| format!("finding this binary: {e}"))?;
+    let status = std::process::Command::new(exe)
+        .args(&args)
+        .status()
+        .map_err(|e| format!("starting the check: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the check failed ({status})"))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A made-up row whose changes scale with the linger and whose CPU scales with `s`:
-    /// the solver must find the linger and scale that reproduce it.
+    /// A made-up row whose changes scale with the linger and whose CPU scales with `s` and
+    /// `h`: the solver must find parameters that reproduce the game's row.
     #[test]
     fn the_solver_finds_a_known_optimum() {
         let row = reference::ROWS[0];
-        let centre = Params {
-            s: 1.0,
-            m: 1.0,
-            linger_us: 4000.0,
-        };
-        // cpu_a = 40 s; cpu_s = cpu_a + 2 ms per ms of linger; frame time 18 ms, + 2 ms of
-        // seeds' a ms of linger; d_cpu follows.
+        let centre = Params([1.0, 1.0, 1.0, 12000.0]);
         let at = |p: Params| {
-            let cpu_a = 40.0 * p.s;
-            let cpu_s = cpu_a + 2.0 * p.linger_us / 1000.0;
-            let t_a = 18.0 * p.s * p.m.sqrt();
-            let t_s = t_a + 0.5 * p.linger_us / 1000.0;
+            let [s, m, h, linger] = p.0;
+            let cpu_a = 30.0 * s + 10.0 * s * h;
+            let cpu_s = cpu_a + 2.0 * linger / 1000.0;
+            let t_a = 18.0 * s * m.sqrt();
+            let t_s = t_a + 0.5 * linger / 1000.0 / h;
             Measured {
                 fps: [1e3 / t_s, 1e3 / t_a],
                 cpu: [cpu_s, cpu_a],
@@ -401,16 +434,23 @@ mod tests {
                 reactor: None,
             }
         };
-        let step = steps(&centre);
-        let along = [0, 1, 2].map(|k| {
-            let p = centre.with(k, centre.get(k) + step[k]);
+        let along = [0, 1, 2, 3].map(|k| {
+            let p = centre.with(k, centre.0[k] + (PARAMS[k].step)(centre.0[k]));
             (p, at(p))
         });
         let model = RowModel::new(row, centre, &at(centre), along);
+        assert!(
+            Verdict::of(&row, &at(centre)).worst() > 1.0,
+            "the centre must miss"
+        );
         let fitted = solve(std::slice::from_ref(&model), centre);
         let v = Verdict::of(&row, &model.predict(&fitted));
         assert!(v.worst() <= 1.0, "{fitted:?}: {v:?}");
-        // And the model at the centre is the centre's figures.
+        for k in 0..4 {
+            let [lo, hi] = (PARAMS[k].region)(centre.0[k]);
+            assert!((lo..=hi).contains(&fitted.0[k]), "{k}: {fitted:?}");
+        }
+        // The model at the centre is the centre's figures.
         let c = model.predict(&centre);
         assert!((c.cpu[1] - 40.0).abs() < 1e-9 && (c.d_cpu - at(centre).d_cpu).abs() < 1e-9);
     }
@@ -418,15 +458,11 @@ mod tests {
     #[test]
     fn params_move_the_load_as_documented() {
         let centre = Scene::Hyrule.load();
-        let p = Params {
-            s: 2.0,
-            m: 1.5,
-            linger_us: 1234.4,
-        };
-        let l = p.load(&centre);
+        let l = Params([2.0, 1.5, 0.5, 1234.4]).load(&centre);
         assert_eq!(l.main_us, centre.main_us * 3);
         assert_eq!(l.exec_us, centre.exec_us * 2);
-        assert_eq!(l.host.render_us, centre.host.render_us * 2);
+        assert_eq!(l.host.render_us, centre.host.render_us);
+        assert_eq!(l.host.gpu_us, centre.host.gpu_us);
         assert_eq!(l.linger_us, Some(1234));
         assert_eq!((l.jobs, l.fps), (centre.jobs, centre.fps));
     }

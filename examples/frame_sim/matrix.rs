@@ -86,7 +86,7 @@ pub fn run(o: &Options, list: &[usize]) -> Result<(), String> {
                     arms: o.arms.clone().unwrap_or_else(|| Arm::ALL.to_vec()),
                     pairs: o.pairs.unwrap_or(3),
                     warmup: o.warmup.unwrap_or(30),
-                    frames: o.frames.unwrap_or(200),
+                    frames: o.frames.unwrap_or(180),
                     calibrate_once: std.once,
                 },
                 &label,

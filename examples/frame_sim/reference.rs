@@ -395,6 +395,11 @@ pub fn run_row(
     dir: &Path,
 ) -> Result<Cell, String> {
     restrict(row.procs, procs)?;
+    let label = match procs {
+        Some(n) if n != row.procs => format!("{label}, at {n}"),
+        _ => label.to_string(),
+    };
+    let label = label.as_str();
     let cell = cell::run(
         CellSpec {
             load: row.load(load),
@@ -426,8 +431,8 @@ pub fn run(o: &crate::args::Options, scenes: &[Scene]) -> Result<(), String> {
     let shape = Shape {
         arms: o.arms.clone().unwrap_or_else(|| Arm::ALL.to_vec()),
         pairs: o.pairs.unwrap_or(3),
-        warmup: o.warmup.unwrap_or(60),
-        frames: o.frames.unwrap_or(300),
+        warmup: o.warmup.unwrap_or(30),
+        frames: o.frames.unwrap_or(240),
     };
     if !(shape.arms.contains(&Arm::Seeds) && shape.arms.contains(&Arm::Auto)) {
         return Err("--check-reference compares seeds with auto: --arms must name both".into());
