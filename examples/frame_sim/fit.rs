@@ -11,9 +11,9 @@
 //!    the size of the change).
 //! 2. Probes: the centre and one step along each parameter, every row of the scene at its
 //!    processors and cap, seeds and auto, 2 pairs of 120 frames (+30).
-//! 3. A local linear model per row and quantity (CPU a frame and frame time of each arm, the
-//!    pair-by-pair change in CPU, p99 of each arm) from the five probes; frame time is
-//!    clamped to the cap's period.
+//! 3. A local linear model per row and quantity (CPU a frame of each arm, auto's frame time,
+//!    the pair-by-pair changes in CPU and in fps, p99 of each arm) from the five probes;
+//!    frame times are clamped to the cap's period.
 //! 4. The fit: a grid over a trust region around the centre, refined around its best point
 //!    three times; the best point has the smallest worst verdict ([`Verdict::worst`]) over
 //!    the predicted rows, ties broken by the sum of squared criteria.
@@ -99,15 +99,16 @@ impl Params {
     }
 }
 
-/// The modelled quantities of a row: CPU ms a frame of seeds and auto, frame time (ms) of
-/// seeds and auto, the change in CPU (pair by pair), p99 ms of seeds and auto.
+/// The modelled quantities of a row: CPU ms a frame of seeds and auto, auto's frame time
+/// (ms), the changes in CPU and in fps (pair by pair, so a slow stretch of the machine
+/// divides out), p99 ms of seeds and auto.
 fn quantities(m: &Measured) -> [f64; 7] {
     [
         m.cpu[0],
         m.cpu[1],
-        1e3 / m.fps[0],
         1e3 / m.fps[1],
         m.d_cpu,
+        m.d_fps,
         m.p99[0],
         m.p99[1],
     ]
@@ -153,19 +154,23 @@ impl RowModel {
                         .sum::<f64>()
             })
             .collect();
-        // A frame is never shorter than the cap's period.
+        // A frame is never shorter than the cap's period: seeds' frame is auto's stretched by
+        // the change in fps, and both are clamped there.
         let floor = if self.row.cap > 0 {
             1e3 / self.row.cap as f64
         } else {
             0.0
         };
-        let fps = [1e3 / q[2].max(floor), 1e3 / q[3].max(floor)];
+        let fps = [
+            1e3 / (q[2] * (1.0 + q[4])).max(floor),
+            1e3 / q[2].max(floor),
+        ];
         Measured {
             fps,
             cpu: [q[0], q[1]],
             p99: [q[5], q[6]],
             d_fps: fps[1] / fps[0] - 1.0,
-            d_cpu: q[4],
+            d_cpu: q[3],
             reactor: None,
         }
     }
@@ -301,6 +306,8 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
         "a p99",
         "linger"
     );
+    print!("{t}");
+    let mut printed = t.len();
     let mut models = Vec::new();
     for row in &rows {
         let mut measured = Vec::new();
@@ -315,8 +322,8 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
                 &dir.join(format!("p{}-probe{i}", row.procs)),
             )?;
             let m = Measured::of(&cell);
-            let _ = writeln!(
-                t,
+            // Printed as it comes: a fit cut short still leaves its probes.
+            let line = format!(
                 "{:<34}{:>8.2}{:>8.2}{:>8.1}%{:>8.2}{:>8.2}{:>7.1}%{:>8.1}{:>8.1}{:>8.0}",
                 format!(
                     "{}, {}",
@@ -333,6 +340,9 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
                 m.p99[1],
                 p.0[3]
             );
+            println!("{line}");
+            let _ = writeln!(t, "{line}");
+            printed = t.len();
             measured.push((*p, m));
         }
         models.push(RowModel::new(
@@ -364,7 +374,7 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
         scene.name(),
         preset_code(scene, &load)
     );
-    print!("{t}");
+    print!("{}", &t[printed..]);
     report::write(&dir.join("fit.txt"), &t)?;
     check(o, scene, &load, &dir.join("check"))
 }

@@ -170,7 +170,7 @@ fn summary(cells: &[(usize, &Standard, Cell)]) -> String {
     );
     let _ = writeln!(
         t,
-        "{:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>10}{:>8}{:>8}",
+        "{:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>12}{:>8}{:>8}",
         "procs",
         "cell",
         "s CPU",
@@ -190,7 +190,7 @@ fn summary(cells: &[(usize, &Standard, Cell)]) -> String {
         let (over, escapes) = reactor_totals(c);
         let _ = writeln!(
             t,
-            "{n:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>10}{over:>8}{escapes:>8}",
+            "{n:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>12}{over:>8}{escapes:>8}",
             std.name,
             cell_text(s.median(Arm::Seeds, key), 2),
             cell_text(s.median(Arm::Auto, key), 2),
