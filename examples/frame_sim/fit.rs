@@ -27,6 +27,8 @@
 
 use crate::args::{self, Options};
 use crate::arms::Arm;
+use crate::cell::Cell;
+use crate::figures::median;
 use crate::load::Load;
 use crate::reference::{self, Measured, Row, Shape, Verdict};
 use crate::report;
@@ -99,19 +101,56 @@ impl Params {
     }
 }
 
-/// The modelled quantities of a row: CPU ms a frame of seeds and auto, auto's frame time
-/// (ms), the changes in CPU and in fps (pair by pair, so a slow stretch of the machine
-/// divides out), p99 ms of seeds and auto.
-fn quantities(m: &Measured) -> [f64; 7] {
-    [
-        m.cpu[0],
-        m.cpu[1],
-        1e3 / m.fps[1],
-        m.d_cpu,
-        m.d_fps,
-        m.p99[0],
-        m.p99[1],
-    ]
+/// A probe: the modelled quantities of a row and their noise. The quantities are CPU ms a
+/// frame of seeds and auto, auto's frame time (ms), the changes in CPU and in fps (pair by
+/// pair, so that a slow stretch of the machine divides out), p99 ms of seeds and auto; each
+/// is the median over the pairs, and its noise half the range of the pairs.
+#[derive(Clone, Copy, Debug)]
+pub struct Probe {
+    /// The quantities.
+    pub q: [f64; 7],
+    /// Their noise.
+    pub noise: [f64; 7],
+}
+
+impl Probe {
+    /// The probe of a cell that ran seeds and auto.
+    pub fn of(cell: &Cell) -> Probe {
+        let s = &cell.summary;
+        let runs = |arm| s.arm(arm).map_or(&[][..], |a| a.runs.as_slice());
+        let pairs: Vec<[f64; 7]> = runs(Arm::Seeds)
+            .iter()
+            .zip(runs(Arm::Auto))
+            .map(|(s, a)| {
+                [
+                    s.cpu_ms_frame,
+                    a.cpu_ms_frame,
+                    1e3 / a.fps,
+                    a.cpu_ms_frame / s.cpu_ms_frame - 1.0,
+                    a.fps / s.fps - 1.0,
+                    s.p99,
+                    a.p99,
+                ]
+            })
+            .collect();
+        let mut p = Probe {
+            q: [f64::NAN; 7],
+            noise: [0.0; 7],
+        };
+        for i in 0..7 {
+            let v = pairs.iter().map(|q| q[i]);
+            p.q[i] = median(v.clone());
+            let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+                (l.min(x), h.max(x))
+            });
+            p.noise[i] = if pairs.is_empty() {
+                0.0
+            } else {
+                (hi - lo) / 2.0
+            };
+        }
+        p
+    }
 }
 
 /// One row's local linear model: `q(p) = q0 + grad . (p - centre)`.
@@ -124,27 +163,35 @@ pub struct RowModel {
 }
 
 impl RowModel {
-    /// The model from the centre's figures and one probe along each parameter.
-    fn new(row: Row, centre: Params, at_centre: &Measured, along: [(Params, Measured); 4]) -> Self {
-        let q0 = quantities(at_centre);
+    /// The model from the centre's probe and one probe along each parameter. A probe that
+    /// moves a quantity by no more than the two probes' noise moves it by nothing here: a
+    /// slope read from noise would be extrapolated across the whole trust region.
+    fn new(row: Row, centre: Params, at_centre: &Probe, along: [(Params, Probe); 4]) -> Self {
         let mut grad = [[0.0; 4]; 7];
-        for (k, (p, m)) in along.iter().enumerate() {
-            let dq = quantities(m);
+        for (k, (p, probe)) in along.iter().enumerate() {
             let dp = p.0[k] - centre.0[k];
             debug_assert!(dp != 0.0, "probe {k} does not move its parameter");
             for (i, g) in grad.iter_mut().enumerate() {
-                g[k] = (dq[i] - q0[i]) / dp;
+                let dq = probe.q[i] - at_centre.q[i];
+                let resolved = dq.abs() > probe.noise[i] + at_centre.noise[i];
+                g[k] = if resolved && dq.is_finite() {
+                    dq / dp
+                } else {
+                    0.0
+                };
             }
         }
         RowModel {
             row,
             centre,
-            q0,
+            q0: at_centre.q,
             grad,
         }
     }
 
-    /// The row's figures the model predicts at `p`.
+    /// The row's figures the model predicts at `p`, kept physical: CPU and frame times
+    /// positive, no frame shorter than the cap's period (seeds' frame is auto's stretched by
+    /// the change in fps, both clamped there), no p99 shorter than its arm's mean frame.
     pub fn predict(&self, p: &Params) -> Measured {
         let q: Vec<f64> = (0..7)
             .map(|i| {
@@ -154,23 +201,20 @@ impl RowModel {
                         .sum::<f64>()
             })
             .collect();
-        // A frame is never shorter than the cap's period: seeds' frame is auto's stretched by
-        // the change in fps, and both are clamped there.
         let floor = if self.row.cap > 0 {
             1e3 / self.row.cap as f64
         } else {
-            0.0
+            0.1
         };
-        let fps = [
-            1e3 / (q[2] * (1.0 + q[4])).max(floor),
-            1e3 / q[2].max(floor),
-        ];
+        let d_fps = q[4].max(-0.9);
+        let frame = [(q[2] * (1.0 + d_fps)).max(floor), q[2].max(floor)];
+        let fps = frame.map(|t| 1e3 / t);
         Measured {
             fps,
-            cpu: [q[0], q[1]],
-            p99: [q[5], q[6]],
+            cpu: [q[0].max(0.1), q[1].max(0.1)],
+            p99: [q[5].max(frame[0]), q[6].max(frame[1])],
             d_fps: fps[1] / fps[0] - 1.0,
-            d_cpu: q[3],
+            d_cpu: q[3].clamp(-0.95, 10.0),
             reactor: None,
         }
     }
@@ -294,7 +338,7 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
     );
     let _ = writeln!(
         t,
-        "{:<34}{:>8}{:>8}{:>9}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}",
+        "{:<38}{:>8}{:>8}{:>13}{:>8}{:>8}{:>13}{:>8}{:>8}{:>8}",
         "row, probe",
         "s CPU",
         "a CPU",
@@ -322,6 +366,7 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
                 &dir.join(format!("p{}-probe{i}", row.procs)),
             )?;
             let m = Measured::of(&cell);
+            let probe = Probe::of(&cell);
             // Printed as it comes: a fit cut short still leaves its probes.
             let line = format!(
                 "{:<34}{:>8.2}{:>8.2}{:>8.1}%{:>8.2}{:>8.2}{:>7.1}%{:>8.1}{:>8.1}{:>8.0}",
@@ -343,7 +388,7 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
             println!("{line}");
             let _ = writeln!(t, "{line}");
             printed = t.len();
-            measured.push((*p, m));
+            measured.push((*p, probe));
         }
         models.push(RowModel::new(
             *row,
@@ -446,9 +491,9 @@ mod tests {
         };
         let along = [0, 1, 2, 3].map(|k| {
             let p = centre.with(k, centre.0[k] + (PARAMS[k].step)(centre.0[k]));
-            (p, at(p))
+            (p, exact(&at(p)))
         });
-        let model = RowModel::new(row, centre, &at(centre), along);
+        let model = RowModel::new(row, centre, &exact(&at(centre)), along);
         assert!(
             Verdict::of(&row, &at(centre)).worst() > 1.0,
             "the centre must miss"
@@ -463,6 +508,49 @@ mod tests {
         // The model at the centre is the centre's figures.
         let c = model.predict(&centre);
         assert!((c.cpu[1] - 40.0).abs() < 1e-9 && (c.d_cpu - at(centre).d_cpu).abs() < 1e-9);
+    }
+
+    /// A probe without noise.
+    fn exact(m: &Measured) -> Probe {
+        Probe {
+            q: [
+                m.cpu[0],
+                m.cpu[1],
+                1e3 / m.fps[1],
+                m.d_cpu,
+                m.d_fps,
+                m.p99[0],
+                m.p99[1],
+            ],
+            noise: [0.0; 7],
+        }
+    }
+
+    #[test]
+    fn a_slope_within_the_noise_is_none_and_predictions_stay_physical() {
+        let row = reference::ROWS[0];
+        let centre = Params([1.0, 1.0, 1.0, 4000.0]);
+        let base = Probe {
+            q: [60.0, 50.0, 20.0, -0.1, 0.05, 30.0, 25.0],
+            noise: [1.0, 1.0, 0.5, 0.02, 0.02, 3.0, 3.0],
+        };
+        let mut moved = base;
+        moved.q[0] += 1.5; // within 1.0 + 1.0: noise
+        moved.q[1] += 10.0; // resolved
+        moved.q[6] -= 100.0; // resolved, and would drive p99 negative
+        let along = [0, 1, 2, 3].map(|k| (centre.with(k, centre.0[k] + 1.0), base));
+        let mut along = along;
+        along[0].1 = moved;
+        let model = RowModel::new(row, centre, &base, along);
+        let far = centre.with(0, 3.0);
+        let m = model.predict(&far);
+        assert_eq!(m.cpu[0], 60.0, "a slope read from noise is none");
+        assert_eq!(m.cpu[1], 70.0, "a resolved slope is kept");
+        assert!(
+            m.p99[1] >= 1e3 / m.fps[1],
+            "p99 is never under the mean frame"
+        );
+        assert!(m.fps[1] <= 60.0 + 1e-9, "never over the cap");
     }
 
     #[test]
