@@ -501,8 +501,8 @@ mod tests {
         let fitted = solve(std::slice::from_ref(&model), centre);
         let v = Verdict::of(&row, &model.predict(&fitted));
         assert!(v.worst() <= 1.0, "{fitted:?}: {v:?}");
-        for k in 0..4 {
-            let [lo, hi] = (PARAMS[k].region)(centre.0[k]);
+        for (k, param) in PARAMS.iter().enumerate() {
+            let [lo, hi] = (param.region)(centre.0[k]);
             assert!((lo..=hi).contains(&fitted.0[k]), "{k}: {fitted:?}");
         }
         // The model at the centre is the centre's figures.
