@@ -47,7 +47,7 @@ MODES (one at most; without one, one cell of the scene below):
 FLAGS:
   --scene NAME          field: 12 jobs of 150 us a frame (busy); forest: no jobs, the workers
                         only poll (quiet); heavy: field's shape at 48 ms a frame; hyrule,
-                        kokiri: fitted to the reference host's rows          [default: field]
+                        kokiri: the game's shape with host threads, for --fit [default: field]
   --arms LIST           comma-separated arms                 [default: seeds,auto,reactor]
   --pairs N             rounds of the arms, 1..=100                            [default: 3]
   --frames N            measured frames a run, 1..=1000000                   [default: 300]

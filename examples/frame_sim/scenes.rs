@@ -17,9 +17,9 @@ pub enum Scene {
     Forest,
     /// Field's shape, heavy enough that 4 processors are nearly all busy at the 60 fps cap.
     Heavy,
-    /// Fitted to the reference host's Hyrule Field rows (docs/frame_sim.md).
+    /// Stands for the reference host's Hyrule Field rows; `--fit` fits it (docs/frame_sim.md).
     Hyrule,
-    /// Fitted to the reference host's Kokiri Forest rows (docs/frame_sim.md).
+    /// Stands for the reference host's Kokiri Forest rows; `--fit` fits it.
     Kokiri,
 }
 
@@ -65,9 +65,19 @@ impl Scene {
     /// with little to spare and whatever the pollers take shows.
     ///
     /// `hyrule` and `kokiri`: the game's shape (a long game-thread burst, the executors,
-    /// jobs, a renderer pool, a GPU submit and an audio renderer beside the guest threads),
-    /// with bursts and the workers' polling time fitted by `--fit` so that `seeds -> auto`
-    /// reproduces the reference host's published rows; docs/frame_sim.md has the procedure.
+    /// jobs, a renderer pool, a GPU submit and an audio renderer beside the guest threads).
+    /// These values are the fit's centre, reasoned from the game's figures; `--fit` on the
+    /// device moves them until `seeds -> auto` reproduces the published rows
+    /// (docs/frame_sim.md). Hyrule at 6 processors spends 59.7 ms a frame at 52 fps with
+    /// only 3.1 of 6 processors busy: its frame is bounded by a serial chain of about 19 ms,
+    /// so a 12 ms game-thread burst and 3.5 ms executors (the chain with its hand-offs), and
+    /// 57 ms a frame in all (executors 21, jobs 8, renderer 12, submit 2.5, present 1.5, audio
+    /// 0.1 s a second); at 4 processors the same work with a 16-thread renderer stretches
+    /// the executors' stage (the game: 47-51 fps). Kokiri spends 45.6-48.2 ms at 59-60 fps:
+    /// the same shape, lighter, a 12 ms chain that makes the cap. The linger (5 and 3 ms)
+    /// makes five yield-looping workers add at most 25 and 15 ms a frame where processors
+    /// are idle: the order of the game's changes at 4 processors (9.1 and 4.5 ms) if about a
+    /// third of the linger finds a processor.
     pub fn load(self) -> Load {
         let field = Load {
             executors: 6,
