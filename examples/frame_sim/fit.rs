@@ -10,7 +10,7 @@
 //!    is the workers' polling time before they block (what `seeds` turns into yield loops:
 //!    the size of the change).
 //! 2. Probes: the centre and one step along each parameter, every row of the scene at its
-//!    processors and cap, seeds and auto, 2 pairs of 120 frames (+30).
+//!    processors and cap, seeds and auto, 2 pairs of 100 frames (+25).
 //! 3. A local linear model per row and quantity (CPU a frame of each arm, auto's frame time,
 //!    the pair-by-pair changes in CPU and in fps, p99 of each arm) from the five probes;
 //!    frame times are clamped to the cap's period.
@@ -316,8 +316,8 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
     let probe_shape = Shape {
         arms: vec![Arm::Seeds, Arm::Auto],
         pairs: 2,
-        warmup: 30,
-        frames: 120,
+        warmup: 25,
+        frames: 100,
     };
     let rows = reference::rows(scene);
     let dir = o.out.join("fit").join(scene.name());
