@@ -5,23 +5,28 @@
 //! guest threads by Horizon priority. See the README for the whole picture.
 
 #![warn(missing_docs, unreachable_pub)]
-#![forbid(unsafe_code)]
+// Denied, not forbidden: svc/arbiter/lent.rs lends a blocked waiter's mutex word to the
+// arbiter (the module says why safe Rust cannot, and what keeps it sound).
+#![deny(unsafe_code)]
 
+mod guests;
 pub mod machine;
 pub mod os;
 mod result;
+mod shutdown;
 pub mod svc;
 mod sync;
 pub mod thread;
 
+pub use guests::{Doing, GuestState};
 pub use hos_runtime::{
-    Calibration, Config, ConfigError, CpuTime, Lateness, PrecisePath, ShortSleep, SleepPath, Stats,
-    ThreadStats, LATE_BUCKETS,
+    BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, PrecisePath, ShortSleep,
+    SleepPath, Stats, ThreadStats, LATE_BUCKETS,
 };
 pub use result::ResultCode;
+pub use shutdown::ShutdownReport;
 
-use crate::sync::lock;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Builds a [`Runtime`]: every switch has a method; `.env()` reads the HOS_* switches.
@@ -31,9 +36,8 @@ pub type RuntimeBuilder = hos_runtime::Builder<Runtime>;
 #[derive(Clone, Debug)]
 pub struct Runtime {
     inner: hos_runtime::internal::Runtime,
-    /// The OS threads of guest threads not yet joined. # Invariant: each slot is shared with
-    /// one `JoinHandle`; whoever takes the handle out of it joins, so nobody joins twice.
-    joins: Arc<Mutex<Vec<Arc<thread::JoinSlot>>>>,
+    /// Its guest threads: the live ones, and the OS threads not yet joined.
+    guests: Arc<guests::Guests>,
 }
 
 /// What the builder makes a `Runtime` from (an internal runtime handle).
@@ -42,7 +46,7 @@ impl From<hos_runtime::internal::Runtime> for Runtime {
     fn from(inner: hos_runtime::internal::Runtime) -> Self {
         Runtime {
             inner,
-            joins: Default::default(),
+            guests: Default::default(),
         }
     }
 }
@@ -78,32 +82,19 @@ impl Runtime {
         &self.inner
     }
 
-    /// Keeps a guest thread's join slot for [`Runtime::shutdown`], forgetting joined ones.
-    pub(crate) fn track(&self, slot: Arc<thread::JoinSlot>) {
-        let mut joins = lock(&*self.joins);
-        joins.retain(|s| lock(&**s).is_some());
-        joins.push(slot);
+    /// The registry of its guest threads.
+    pub(crate) fn guests(&self) -> &guests::Guests {
+        &self.guests
     }
 
-    /// Shuts down: every waiter returns Cancelled, the reactor stops, guest threads are
-    /// joined (those their handles have not joined; never the calling thread itself).
-    ///
-    /// # Blocking
-    /// Until every guest thread has returned: a thread that never reaches a wait or a
-    /// checkpoint is waited for.
-    pub fn shutdown(&self) {
-        self.inner.shutdown();
-        let slots = std::mem::take(&mut *lock(&*self.joins));
-        let me = std::thread::current().id();
-        for slot in slots {
-            let os = lock(&*slot).take();
-            match os {
-                Some(os) if os.thread().id() == me => {}
-                Some(os) => {
-                    let _ = os.join();
-                }
-                None => {}
-            }
-        }
+    /// What every live guest thread is doing now (running guest code, or waiting on what and
+    /// for how long): what a watchdog names when a run stalls.
+    pub fn guest_states(&self) -> Vec<GuestState> {
+        self.guests.states()
+    }
+
+    /// Whether it has shut down.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.is_shut_down()
     }
 }

@@ -165,3 +165,22 @@ fn bad_sleep_lengths_and_bad_core_masks_never_panic() {
         .unwrap();
     t.join().unwrap();
 }
+
+#[test]
+fn any_queue_capacity_is_accepted_without_a_panic() {
+    for capacity in [0, 1, usize::MAX / 2, usize::MAX] {
+        let q = hos::os::MessageQueue::<u64>::new(capacity);
+        assert_eq!(q.capacity(), capacity.max(1));
+        assert!(q.try_send(1).is_ok());
+        assert_eq!(q.try_receive(), Some(1));
+    }
+}
+
+#[test]
+fn a_guest_thread_the_os_refuses_is_invalid_state_and_the_runtime_serves_on() {
+    // No OS gives a thread a stack as large as the address space.
+    let refused = rt().thread().stack_size(usize::MAX).spawn(|| ());
+    assert_eq!(refused.err(), Some(ResultCode::INVALID_STATE));
+    let ok = rt().thread().stack_size(256 * 1024).spawn(|| 7).unwrap();
+    assert_eq!(ok.join().unwrap(), 7);
+}

@@ -12,6 +12,7 @@
 //! is asked only once the first poll found the future pending, so a wait that is ready at once
 //! costs one poll.
 
+use crate::chaos;
 use crate::parker::Parker;
 use crate::policy::{Spin, SpinGate};
 use crate::stats::Counters;
@@ -36,6 +37,9 @@ pub enum WaitFor {
 pub struct Wait<'a> {
     /// What the wait is for.
     pub what: WaitFor,
+    /// What it waits on, in words (`"sleep"`, `"virtual core"`, an object's kind): what a
+    /// thread stuck in it is reported waiting on.
+    pub on: &'static str,
     /// The object's spin gate (miss counter); `None` spins by role alone.
     pub gate: Option<&'a SpinGate>,
     /// Whether to spin before parking (a sleep's deadline is known to be far: it does not).
@@ -43,10 +47,11 @@ pub struct Wait<'a> {
 }
 
 impl<'a> Wait<'a> {
-    /// A wait on a sync object with its spin gate.
-    pub fn object(gate: &'a SpinGate) -> Self {
+    /// A wait on a sync object of kind `on` with its spin gate.
+    pub fn object(on: &'static str, gate: &'a SpinGate) -> Self {
         Wait {
             what: WaitFor::Object,
+            on,
             gate: Some(gate),
             spin: true,
         }
@@ -56,6 +61,7 @@ impl<'a> Wait<'a> {
     pub fn objects() -> Wait<'static> {
         Wait {
             what: WaitFor::Object,
+            on: "several objects",
             gate: None,
             spin: true,
         }
@@ -65,6 +71,7 @@ impl<'a> Wait<'a> {
     pub fn sleep() -> Wait<'static> {
         Wait {
             what: WaitFor::Sleep,
+            on: "sleep",
             gate: None,
             spin: false,
         }
@@ -74,6 +81,7 @@ impl<'a> Wait<'a> {
     pub fn vcore() -> Wait<'static> {
         Wait {
             what: WaitFor::Vcore,
+            on: "virtual core",
             gate: None,
             spin: true,
         }
@@ -93,6 +101,10 @@ pub trait WaitPolicy {
 
     /// Takes a virtual core again (itself a ranked wait).
     fn acquire_core(&self);
+
+    /// Notes what the caller is blocked on (`Some`) or that it runs again (`None`), for a
+    /// shutdown's report and a watchdog.
+    fn mark(&self, on: Option<&'static str>);
 }
 
 impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
@@ -110,6 +122,10 @@ impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
 
     fn acquire_core(&self) {
         (**self).acquire_core()
+    }
+
+    fn mark(&self, on: Option<&'static str>) {
+        (**self).mark(on)
     }
 }
 
@@ -138,13 +154,17 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
         return v;
     }
     let policy = policy();
+    policy.mark(Some(wait.on));
     let held = wait.what != WaitFor::Vcore && policy.release_core();
+    chaos::point();
     let out = loop {
         spin_then_park(parker, &policy, wait, deadline);
+        chaos::point();
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
             break v;
         }
     };
+    policy.mark(None);
     if held {
         policy.acquire_core();
     }

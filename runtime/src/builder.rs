@@ -6,6 +6,7 @@
 //! a [`ConfigError`] naming the method or the variable before anything starts. The parsing
 //! and checking rules live in [`crate::config`]; this file only applies them in order.
 
+use crate::build_error::BuildError;
 use crate::config::{check, parts, Config, ConfigError, ShortSleep, Switch};
 use crate::context::set_default;
 use crate::machine::Calibration;
@@ -244,13 +245,16 @@ impl<R: From<Runtime>> Builder<R> {
     }
 
     /// Resolves the configuration and starts the runtime (its reactor thread); it becomes the
-    /// default runtime of threads that are no guest thread of any runtime.
+    /// default runtime of threads that are no guest thread of any runtime (the newest one
+    /// still running is).
     ///
     /// # Errors
-    /// As [`Builder::resolve`]; nothing is started then.
-    pub fn build(self) -> Result<R, ConfigError> {
+    /// [`BuildError::Config`] as [`Builder::resolve`]; [`BuildError::Thread`] if the OS refuses
+    /// the reactor thread; [`BuildError::Calibration`] if the boot calibration cannot measure.
+    /// Nothing is left running then.
+    pub fn build(self) -> Result<R, BuildError> {
         let config = self.resolve()?;
-        let rt = Runtime::start(config);
+        let rt = Runtime::start(config)?;
         set_default(&rt);
         Ok(R::from(rt))
     }

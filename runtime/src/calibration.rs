@@ -8,16 +8,19 @@
 //! Machines differ tenfold in both figures (docs/design.md section 4), so nothing here is a
 //! constant.
 
+use crate::build_error::BuildError;
 use crate::machine::{Calibration, PrecisePath};
 use crate::parker::Parker;
+use crate::spawn::Spawn;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
+use crate::time::nanos;
 use std::sync::Arc;
 
 /// Live estimates, shared by the reactor and every sleeper.
 #[derive(Debug)]
-pub struct Tracker {
+pub(crate) struct Tracker {
     timer_lateness_ns: AtomicU64,
     wake_latency_ns: AtomicU64,
     precise: AtomicU8,
@@ -33,7 +36,7 @@ const MAX_ESTIMATE_NS: u64 = 2_000_000;
 
 impl Tracker {
     /// Starts from `c`; a pinned tracker never moves.
-    pub fn new(c: Calibration, pinned: bool) -> Self {
+    pub(crate) fn new(c: Calibration, pinned: bool) -> Self {
         Tracker {
             timer_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
             wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
@@ -45,7 +48,7 @@ impl Tracker {
     }
 
     /// Replaces every estimate (the boot measurement).
-    pub fn reset(&self, c: Calibration) {
+    pub(crate) fn reset(&self, c: Calibration) {
         // Relaxed: published to other threads by the reactor's start handshake.
         self.timer_lateness_ns
             .store(c.timer_lateness_ns, Ordering::Relaxed);
@@ -56,7 +59,7 @@ impl Tracker {
     }
 
     /// The figures now.
-    pub fn get(&self) -> Calibration {
+    pub(crate) fn get(&self) -> Calibration {
         // Relaxed: each estimate is an independent hint (module invariant).
         let (own_cpu_ns, reactor_cpu_ns) = *lock(&self.measured);
         Calibration {
@@ -70,19 +73,19 @@ impl Tracker {
 
     /// The timer's lateness estimate.
     #[inline]
-    pub fn timer_lateness_ns(&self) -> u64 {
+    pub(crate) fn timer_lateness_ns(&self) -> u64 {
         self.timer_lateness_ns.load(Ordering::Relaxed)
     }
 
     /// The wake latency estimate.
     #[inline]
-    pub fn wake_latency_ns(&self) -> u64 {
+    pub(crate) fn wake_latency_ns(&self) -> u64 {
         self.wake_latency_ns.load(Ordering::Relaxed)
     }
 
     /// The precise path in force.
     #[inline]
-    pub fn precise(&self) -> PrecisePath {
+    pub(crate) fn precise(&self) -> PrecisePath {
         if self.precise.load(Ordering::Relaxed) == PrecisePath::Reactor as u8 {
             PrecisePath::Reactor
         } else {
@@ -92,20 +95,20 @@ impl Tracker {
 
     /// Whether this call is the one in `every` whose sleep should park to measure the wake
     /// latency (never for a pinned tracker: it measures nothing).
-    pub fn sample_due(&self, every: u64) -> bool {
+    pub(crate) fn sample_due(&self, every: u64) -> bool {
         // Relaxed: a counter; which sleep samples does not matter.
         !self.pinned && self.samples.fetch_add(1, Ordering::Relaxed) % every.max(1) == 0
     }
 
     /// Feeds one observed timer lateness (its 90th percentile is tracked: the reactor wakes
     /// before most deadlines and spins the rest, which costs the reactor, not the sleeper).
-    pub fn observe_timer(&self, late_ns: u64) {
+    pub(crate) fn observe_timer(&self, late_ns: u64) {
         self.observe(&self.timer_lateness_ns, late_ns);
     }
 
     /// Feeds one observed wake latency (its 90th percentile too: a sleeper woken early spins
     /// a few microseconds, one woken late is late).
-    pub fn observe_wake(&self, latency_ns: u64) {
+    pub(crate) fn observe_wake(&self, latency_ns: u64) {
         self.observe(&self.wake_latency_ns, latency_ns);
     }
 
@@ -161,6 +164,10 @@ struct Probe {
     /// Relaxed: published by the parker's Release/Acquire or by `acks`.
     at: AtomicU64,
     acks: AtomicU64,
+    /// The helper's CPU on the own and reactor paths, all rounds (published by its end,
+    /// which the join orders before the reads).
+    own_ns: AtomicU64,
+    reactor_ns: AtomicU64,
 }
 
 impl Probe {
@@ -183,8 +190,13 @@ impl Probe {
 }
 
 /// Measures the machine, in a few tens of milliseconds. Call it on a thread with timer slack
-/// 1 ns (the reactor thread does); it starts one short-lived helper thread.
-pub(crate) fn measure() -> Calibration {
+/// 1 ns (the reactor thread does); it starts one short-lived helper thread through `spawn`.
+///
+/// # Errors
+/// [`BuildError::Calibration`] when the helper cannot start, panics, or never answers a
+/// wake (then there is no wake latency to measure).
+pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
+    let fail = |why: String| BuildError::Calibration(why);
     // 1. The OS timer's lateness at 1 ns of slack.
     let lateness: Vec<u64> = (0..SAMPLES)
         .map(|_| {
@@ -201,33 +213,39 @@ pub(crate) fn measure() -> Calibration {
     let probe = Arc::new(Probe::default());
     let p = probe.clone();
     let lat = timer_lateness_ns;
-    let helper = std::thread::spawn(move || {
-        sys::set_timer_slack_ns(1);
-        // Wake latency: park, note when we ran.
-        for _ in 0..SAMPLES {
-            p.parker.park(Some(sys::now() + ROUND_LIMIT_NS));
-            p.at.store(sys::now(), Ordering::Relaxed);
+    let helper = spawn(
+        "hos-calibrate",
+        Box::new(move || {
+            sys::set_timer_slack_ns(1);
+            // Wake latency: park, note when we ran.
+            for _ in 0..SAMPLES {
+                p.parker.park(Some(sys::now() + ROUND_LIMIT_NS));
+                p.at.store(sys::now(), Ordering::Relaxed);
+                p.ack();
+            }
+            // Own path: a precise own-timer sleep of PROBE_NS, SAMPLES times.
+            let before = sys::thread_cpu();
+            for _ in 0..SAMPLES {
+                let d = sys::now() + PROBE_NS;
+                sys::sleep_until(d.saturating_sub(lat));
+                spin_until(d);
+            }
+            let own = sys::thread_cpu().since(&before).total();
+            // Relaxed: the join publishes it.
+            p.own_ns.store(nanos(own), Ordering::Relaxed);
             p.ack();
-        }
-        // Own path: a precise own-timer sleep of PROBE_NS, SAMPLES times.
-        let before = sys::thread_cpu();
-        for _ in 0..SAMPLES {
-            let d = sys::now() + PROBE_NS;
-            sys::sleep_until(d.saturating_sub(lat));
-            spin_until(d);
-        }
-        let own = sys::thread_cpu().since(&before).total();
-        p.ack();
-        // Reactor path: park until unparked early, then spin to the deadline the waker set.
-        let before = sys::thread_cpu();
-        for _ in 0..SAMPLES {
-            p.parker.park(Some(sys::now() + ROUND_LIMIT_NS));
-            spin_until(p.at.load(Ordering::Relaxed));
-            p.ack();
-        }
-        let reactor = sys::thread_cpu().since(&before).total();
-        (own, reactor)
-    });
+            // Reactor path: park until unparked early, then spin to the deadline the waker set.
+            let before = sys::thread_cpu();
+            for _ in 0..SAMPLES {
+                p.parker.park(Some(sys::now() + ROUND_LIMIT_NS));
+                spin_until(p.at.load(Ordering::Relaxed));
+                p.ack();
+            }
+            let reactor = sys::thread_cpu().since(&before).total();
+            p.reactor_ns.store(nanos(reactor), Ordering::Relaxed);
+        }),
+    )
+    .map_err(|e| fail(format!("its helper thread could not start: {e}")))?;
     let mut wake = Vec::with_capacity(SAMPLES);
     let mut round = 0;
     for _ in 0..SAMPLES {
@@ -235,9 +253,11 @@ pub(crate) fn measure() -> Calibration {
         let t0 = sys::now();
         probe.parker.unpark();
         round += 1;
-        probe.wait_ack(round);
-        wake.push(probe.at.load(Ordering::Relaxed).saturating_sub(t0));
+        if probe.wait_ack(round) {
+            wake.push(probe.at.load(Ordering::Relaxed).saturating_sub(t0));
+        }
     }
+    let answered = wake.len();
     let wake_latency_ns = quantile(wake, 0.9);
     // Let the helper run its own-path probe, then act as its reactor.
     round += 1;
@@ -252,10 +272,19 @@ pub(crate) fn measure() -> Calibration {
         round += 1;
         probe.wait_ack(round);
     }
-    let (own, reactor) = helper.join().unwrap_or_default();
-    let own_cpu_ns = own.as_nanos() as u64 / SAMPLES as u64;
-    let reactor_cpu_ns = reactor.as_nanos() as u64 / SAMPLES as u64;
-    Calibration {
+    helper
+        .join()
+        .map_err(|_| fail("its helper thread panicked".into()))?;
+    if answered == 0 {
+        return Err(fail(format!(
+            "its helper thread answered none of {SAMPLES} wakes within {} ms each",
+            ROUND_LIMIT_NS / 1_000_000
+        )));
+    }
+    // Relaxed: the join above ordered the helper's stores before these reads.
+    let own_cpu_ns = probe.own_ns.load(Ordering::Relaxed) / SAMPLES as u64;
+    let reactor_cpu_ns = probe.reactor_ns.load(Ordering::Relaxed) / SAMPLES as u64;
+    Ok(Calibration {
         timer_lateness_ns,
         wake_latency_ns,
         // Compare what the process pays: through the reactor, the sleeper's park and wake plus
@@ -268,7 +297,7 @@ pub(crate) fn measure() -> Calibration {
         },
         own_cpu_ns,
         reactor_cpu_ns,
-    }
+    })
 }
 
 #[cfg(all(test, not(loom)))]

@@ -3,7 +3,9 @@
 //!
 //! Invariant: a thread's context is set once when it enters as a guest thread and cleared when
 //! it leaves (by guard, unwinding included). Host threads have no guest record; their waits
-//! use the process's default runtime (the newest one running), or plain defaults if none.
+//! use the process's default runtime: the newest one still running; when none runs, the newest
+//! one still alive, shut down (so a host's wait after shutdown is cancelled at once); plain
+//! defaults when no runtime is alive.
 //! A wait looks its context up once, only when its first poll finds it pending, and every
 //! decision of that wait (spin, deadline class, virtual core) comes from that one lookup.
 
@@ -15,6 +17,7 @@ use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Counters;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
+use crate::vcore::Occupant;
 use std::cell::RefCell;
 use std::future::Future;
 use std::sync::Arc;
@@ -24,21 +27,27 @@ std::thread_local! {
     static CURRENT: RefCell<Option<(Runtime, Arc<ThreadRecord>)>> = const { RefCell::new(None) };
 }
 
-/// The newest runtime built. # Invariant: weak, so it never keeps a runtime alive; a runtime
-/// that has shut down is no default (see [`default_runtime`]).
-static DEFAULT: RwLock<Option<WeakRuntime>> = RwLock::new(None);
+/// Every runtime built and still alive, oldest first. # Invariant: weak, so it never keeps a
+/// runtime alive; dead entries are dropped whenever one is added.
+static BUILT: RwLock<Vec<WeakRuntime>> = RwLock::new(Vec::new());
 
 /// Makes `rt` the runtime of threads that have no guest context (the builder calls it).
 pub(crate) fn set_default(rt: &Runtime) {
-    *write(&DEFAULT) = Some(rt.downgrade());
+    let mut built = write(&BUILT);
+    built.retain(|w| w.upgrade().is_some());
+    built.push(rt.downgrade());
 }
 
-/// The runtime of threads that have no guest context: the newest one built, while it runs.
+/// The runtime of threads that have no guest context: the newest one still running; when none
+/// runs, the newest one alive (shut down: its waits end Cancelled at once).
 fn default_runtime() -> Option<Runtime> {
-    read(&DEFAULT)
-        .as_ref()
-        .and_then(WeakRuntime::upgrade)
-        .filter(|rt| !rt.is_shut_down())
+    let built = read(&BUILT);
+    let mut alive = built.iter().rev().filter_map(WeakRuntime::upgrade);
+    let newest = alive.next()?;
+    if !newest.is_shut_down() {
+        return Some(newest);
+    }
+    Some(alive.find(|rt| !rt.is_shut_down()).unwrap_or(newest))
 }
 
 /// Ends the guest context when dropped.
@@ -71,6 +80,13 @@ pub fn runtime() -> Option<Runtime> {
 #[inline]
 pub fn with_guest<R>(f: impl FnOnce(&Runtime, &Arc<ThreadRecord>) -> R) -> Option<R> {
     CURRENT.with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
+}
+
+/// Notes what the calling guest thread now waits on (`Some`) or that it runs (`None`), for a
+/// wait whose object changes inside one `block_on` (a condition variable taking its mutex
+/// back). Nothing on other threads.
+pub fn mark_wait(on: Option<&'static str>) {
+    with_guest(|_, t| t.mark_wait(on));
 }
 
 /// A snapshot of the calling thread's context for one wait.
@@ -155,6 +171,12 @@ impl WaitPolicy for Current {
     fn acquire_core(&self) {
         if let (Some(rt), Some(t)) = (&self.rt, &self.thread) {
             rt.acquire_core(t);
+        }
+    }
+
+    fn mark(&self, on: Option<&'static str>) {
+        if let Some(t) = &self.thread {
+            t.mark_wait(on);
         }
     }
 }

@@ -5,23 +5,30 @@
 //! # Layers
 //!
 //! Each layer uses only the layers below it, never one above; no file reaches up to the
-//! runtime it is part of. Leaves (`sync`, `sys`, `time`, `wheel`, `stats`, and the virtual
-//! cores' pure table: `vcore::{table, rank, step}`) depend on nothing of hos. Primitives
-//! (`parker`; `config`: the typed config and its switch rules) sit on the leaves. Decisions
+//! runtime it is part of. Leaves (`sync`, `time`, `sys`, `spawn`, `chaos`, `wheel`, `machine`,
+//! `stats`, and the virtual cores' pure table: `vcore::{table, rank, step, escape}`) depend on
+//! nothing of hos but each other. Primitives (`parker`; `config`: the typed config and its
+//! switch rules; `build_error`) sit on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
 //! takes its spin, counters and core hooks as inputs; `vcore`, the semaphore; `thread`, the
 //! record of a guest thread) uses the decisions. Composition (`runtime`, `builder`,
-//! `context`, `sleep`) puts one runtime together and is the only layer that knows it.
+//! `context`, `sleep`) puts one runtime together and is the only layer that knows it. Within a
+//! layer too, a file imports only files before it: `tests/layers.rs` holds the order and fails
+//! on any other import.
 //!
 //! | module | layer | what |
 //! | --- | --- | --- |
 //! | `sync` | leaf | the loom seam and the one poison-free lock |
-//! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
 //! | `time` | leaf | nanoseconds: the one `Duration` conversion |
+//! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
+//! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
+//! | `chaos` | leaf | seeded yields and delays at every decision point (off: one load) |
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
+//! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
 //! | `stats` | leaf | counters, and the [`Stats`] snapshot a host reads |
 //! | `parker` | primitive | the per-thread futex parker |
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
+//! | `build_error` | primitive | [`BuildError`]: why a runtime did not start |
 //! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
 //! | `reactor` | decision | the reactor thread that owns every deadline |
@@ -39,8 +46,10 @@
 #![deny(unsafe_code)]
 
 mod block_on;
+mod build_error;
 mod builder;
 mod calibration;
+mod chaos;
 mod config;
 mod context;
 mod machine;
@@ -49,6 +58,7 @@ mod policy;
 mod reactor;
 mod runtime;
 mod sleep;
+mod spawn;
 mod stats;
 mod sync;
 mod sys;
@@ -60,6 +70,7 @@ mod wheel;
 #[cfg(test)]
 mod tests;
 
+pub use build_error::BuildError;
 pub use builder::Builder;
 pub use config::{Config, ConfigError, ShortSleep};
 pub use machine::{Calibration, PrecisePath};
@@ -71,7 +82,13 @@ pub use sys::CpuTime;
 #[doc(hidden)]
 pub mod internal {
     pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
-    pub use crate::context::{block_on, current, enter, runtime, with_guest, Current, EnterGuard};
+    /// Seeded yields and delays at every decision point, for tests and soaks.
+    pub mod chaos {
+        pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
+    }
+    pub use crate::context::{
+        block_on, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
+    };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{Role, Spin, SpinGate};
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
@@ -79,8 +96,9 @@ pub mod internal {
     pub use crate::sleep::{host_sleep, sleep_current};
     pub use crate::stats::Counters;
     pub use crate::sync::{lock, read, write, Lockable};
-    pub use crate::thread::{ThreadRecord, ThreadSpec};
-    pub use crate::time::{deadline_after, nanos};
+    pub use crate::sys::deadline_after;
+    pub use crate::thread::{Activity, ThreadRecord, ThreadSpec};
+    pub use crate::time::nanos;
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
     pub use crate::wheel::{Wheel, WheelKey};
 

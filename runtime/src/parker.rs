@@ -1,8 +1,9 @@
 //! The per-thread parker: a futex word with a one-token memory, like `std::thread::park`.
 //!
 //! Invariant (no lost wakeup): the waker only ever sets the state to NOTIFIED, with a swap, so
-//! exactly one side sees PARKED and makes the futex call; the owner consumes NOTIFIED (an
-//! acquiring read of it) before it returns from a park.
+//! exactly one side sees PARKED and makes the futex call; the owner consumes NOTIFIED with a
+//! read-modify-write that acquires (a compare-exchange or a swap, never a plain store), so it
+//! reads the latest token in the word's order and sees what every unpark before it published.
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::thread_local;
@@ -32,6 +33,7 @@ impl Parker {
 
     /// Gives the token; wakes the owner if it is parked.
     pub fn unpark(&self) {
+        crate::chaos::point();
         // Release: what the waker wrote before unpark is seen by the owner's Acquire take.
         // Swap, not store: exactly one unparker sees PARKED and pays for the futex call.
         if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {
@@ -54,14 +56,13 @@ impl Parker {
         if self.try_take() {
             return true;
         }
-        // Acquire on failure: the value is NOTIFIED, taken below.
-        if let Err(s) =
-            self.state
-                .compare_exchange(EMPTY, PARKED, Ordering::Relaxed, Ordering::Acquire)
+        // Relaxed on failure: the value seen is NOTIFIED, consumed by `take_notified`.
+        if self
+            .state
+            .compare_exchange(EMPTY, PARKED, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
         {
-            debug_assert_eq!(s, NOTIFIED, "parker in an impossible state {s}");
-            self.state.store(EMPTY, Ordering::Relaxed);
-            return true;
+            return self.take_notified();
         }
         loop {
             sys::futex_wait(&self.state, PARKED, deadline);
@@ -74,16 +75,25 @@ impl Parker {
                     PARKED,
                     EMPTY,
                     Ordering::Relaxed,
-                    Ordering::Acquire,
+                    Ordering::Relaxed,
                 ) {
                     Ok(_) => false,
-                    Err(_) => {
-                        self.state.store(EMPTY, Ordering::Relaxed);
-                        true
-                    }
+                    Err(_) => self.take_notified(),
                 };
             }
         }
+    }
+
+    /// Consumes the token a failed compare-exchange saw. A swap, not a store: a second unpark
+    /// may have swapped NOTIFIED in after the one that compare-exchange read, and only a
+    /// read-modify-write is sure to read that latest one and acquire what it published (a
+    /// store would leave the owner blind to it and then park on a token it erased; the loom
+    /// model `two_unparkers_never_lose_a_wake` finds that interleaving).
+    fn take_notified(&self) -> bool {
+        // Acquire: pairs with the Release swap of every unpark before this one.
+        let s = self.state.swap(EMPTY, Ordering::Acquire);
+        debug_assert_eq!(s, NOTIFIED, "parker in an impossible state {s}");
+        true
     }
 }
 

@@ -16,7 +16,9 @@
 //! deadline fires early: the wheel never returns an entry before its tick, and ticks are the
 //! clock's own nanoseconds.
 
-use crate::calibration::Tracker;
+use crate::build_error::BuildError;
+use crate::calibration::{measure, Tracker};
+use crate::spawn::Spawn;
 use crate::stats::Counters;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
@@ -123,9 +125,19 @@ pub struct Reactor {
 }
 
 impl Reactor {
-    /// Starts the reactor thread. With `measure`, it first calibrates (a few tens of ms) and
-    /// stores the result in `tracker` before it serves any deadline.
-    pub fn start(tracker: Arc<Tracker>, counters: Arc<Counters>, measure: bool) -> Self {
+    /// Starts the reactor thread (through `spawn`). With `calibrate`, it first measures the
+    /// machine (a few tens of ms) and stores the result in `tracker` before it serves any
+    /// deadline.
+    ///
+    /// # Errors
+    /// [`BuildError::Thread`] if the OS refuses the thread; [`BuildError::Calibration`] if the
+    /// measurement fails (the thread is joined first: nothing is left running).
+    pub(crate) fn start(
+        tracker: Arc<Tracker>,
+        counters: Arc<Counters>,
+        calibrate: bool,
+        spawn: Spawn,
+    ) -> Result<Self, BuildError> {
         let shared = Arc::new(Shared {
             ops: SegQueue::new(),
             armed: AtomicU64::new(0),
@@ -138,24 +150,42 @@ impl Reactor {
         });
         let s = shared.clone();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("hos-reactor".into())
-            .spawn(move || {
+        let thread = spawn(
+            "hos-reactor",
+            Box::new(move || {
                 sys::set_timer_slack_ns(1);
-                if measure {
-                    s.tracker.reset(crate::calibration::measure());
+                if calibrate {
+                    match measure(spawn) {
+                        Ok(c) => s.tracker.reset(c),
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    }
                 }
-                let _ = ready_tx.send(sys::ThreadClock::current());
+                let _ = ready_tx.send(Ok(sys::ThreadClock::current()));
                 run(&s);
-            })
-            .expect("the reactor thread must start");
-        let clock = ready_rx
-            .recv()
-            .expect("the reactor thread reports its clock before it serves");
-        Reactor {
-            shared,
-            thread: Mutex::new(Some(thread)),
-            clock,
+            }),
+        )
+        .map_err(|error| BuildError::Thread {
+            name: "hos-reactor",
+            error,
+        })?;
+        let ready = ready_rx.recv().unwrap_or_else(|_| {
+            Err(BuildError::Calibration(
+                "the reactor thread panicked while it measured".into(),
+            ))
+        });
+        match ready {
+            Ok(clock) => Ok(Reactor {
+                shared,
+                thread: Mutex::new(Some(thread)),
+                clock,
+            }),
+            Err(e) => {
+                let _ = thread.join();
+                Err(e)
+            }
         }
     }
 
@@ -266,14 +296,29 @@ impl Timer {
     }
 
     /// Registers with the reactor and sets the waker to wake when it fires. Later calls only
-    /// replace the waker. A timer whose reactor has stopped fires at once.
+    /// replace the waker. A timer whose deadline has passed, or whose reactor has stopped,
+    /// fires at once, inside this call.
     pub fn register(&mut self, waker: &Waker) {
+        self.register_as(waker, true);
+    }
+
+    /// As [`Timer::register`], but a deadline that has passed fires on the reactor's next
+    /// pass, never inside this call (only a stopped reactor's timer fires at once): for a
+    /// waker that re-arms a timer when it fires (a periodic timer), so that a period shorter
+    /// than the reactor can serve is one fire a pass, not a loop in its caller.
+    pub fn register_queued(&mut self, waker: &Waker) {
+        self.register_as(waker, false);
+    }
+
+    fn register_as(&mut self, waker: &Waker, inline_if_due: bool) {
+        crate::chaos::point();
         self.shared.waker.register(waker);
         if self.registered {
             return;
         }
         self.registered = true;
-        if self.reactor.stop.load(Ordering::Acquire) || self.shared.deadline <= sys::now() {
+        let due = inline_if_due && self.shared.deadline <= sys::now();
+        if due || self.reactor.stop.load(Ordering::Acquire) {
             self.fire_here();
             return;
         }
@@ -380,6 +425,7 @@ fn run(s: &Shared) {
                 .reactor_fired
                 .fetch_add(wakers.len() as u64, Ordering::Relaxed);
             // 3. Wake in a batch, holding nothing.
+            crate::chaos::point();
             for w in wakers.drain(..) {
                 w.wake();
             }

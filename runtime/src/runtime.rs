@@ -4,11 +4,13 @@
 //! `start` until `shutdown`, and after `shutdown` every wait ends (Cancelled) and no new
 //! deadline is served.
 
+use crate::build_error::BuildError;
 use crate::calibration::Tracker;
 use crate::config::Config;
 use crate::machine::Calibration;
 use crate::policy::{Policy, Role};
 use crate::reactor::Reactor;
+use crate::spawn::{self, Spawn};
 use crate::stats::{Counters, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
@@ -60,7 +62,16 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     /// Starts a runtime from a validated config: counts the processors, calibrates (unless
     /// pinned) and starts the reactor thread.
-    pub(crate) fn start(config: Config) -> Runtime {
+    ///
+    /// # Errors
+    /// The reactor thread or the calibration's helper refused by the OS, or a calibration
+    /// that could not measure; nothing is left running then.
+    pub(crate) fn start(config: Config) -> Result<Runtime, BuildError> {
+        Self::start_with(config, spawn::os)
+    }
+
+    /// [`Runtime::start`], starting its threads through `spawn` (tests play a refusing OS).
+    pub(crate) fn start_with(config: Config, spawn: Spawn) -> Result<Runtime, BuildError> {
         let processors = config
             .logical_processors
             .unwrap_or_else(sys::logical_processors);
@@ -74,7 +85,8 @@ impl Runtime {
             tracker.clone(),
             counters.clone(),
             config.calibration.is_none(),
-        );
+            spawn,
+        )?;
         let vcores = Vcores::new(&config, counters.clone());
         let c = tracker.get();
         tracing::info!(
@@ -85,7 +97,7 @@ impl Runtime {
             precise = ?c.precise,
             "hos runtime started"
         );
-        Runtime {
+        Ok(Runtime {
             inner: Arc::new(Inner {
                 config,
                 policy,
@@ -97,7 +109,7 @@ impl Runtime {
                 next_id: AtomicU64::new(1),
                 shut_down: AtomicBool::new(false),
             }),
-        }
+        })
     }
 
     /// Whether two handles are the same runtime.
@@ -165,6 +177,14 @@ impl Runtime {
     /// the virtual cores at once, waiting or holding.
     pub fn set_priority(&self, rec: &ThreadRecord, priority: u8) {
         rec.set_priority(priority);
+        self.inner.vcores.refresh(rec);
+    }
+
+    /// Lends a guest thread a better priority (`Some`: a thread waiting for a lock it holds
+    /// has it), or takes it back (`None`), and re-ranks it on the virtual cores at once: it
+    /// runs at the better of its own and the lent one (priority inheritance).
+    pub fn lend_priority(&self, rec: &ThreadRecord, lent: Option<u8>) {
+        rec.set_lent_priority(lent);
         self.inner.vcores.refresh(rec);
     }
 
@@ -248,7 +268,7 @@ impl Runtime {
         };
         tracing::warn!(
             thread = %rec.name(),
-            priority = rec.priority(),
+            priority = rec.running_priority(),
             escape_ms = escape.escape_ms(),
             holders = %escape.holders(name),
             "waited past HOS_VCORE_ESCAPE_MS for a virtual core: runs without one, so more \
@@ -262,6 +282,7 @@ impl Runtime {
         s.calibration = self.calibration();
         s.process_cpu = sys::process_cpu();
         s.reactor_cpu = self.inner.reactor.cpu();
+        s.vcores_held = self.inner.vcores.held();
         s.threads = self
             .threads()
             .iter()
@@ -289,7 +310,9 @@ impl Runtime {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return;
         }
+        crate::chaos::point();
         self.inner.reactor.shutdown();
+        crate::chaos::point();
         self.inner.vcores.shutdown();
         for t in self.threads() {
             t.unpark();

@@ -1,8 +1,8 @@
 //! Sleeps: each served along the route the policy picks for it (docs/design.md section 4).
 //!
 //! Invariant: no sleep returns before its deadline unless the runtime is shutting down (every
-//! path ends on a clock check or a timer that never fires early), and a guest thread holds no
-//! virtual core while it sleeps.
+//! path ends on a clock check or a timer that never fires early), a sleep that starts after
+//! shutdown returns at once, and a guest thread holds no virtual core while it sleeps.
 //!
 //! | route ([`Policy::sleep_route`](crate::policy::Policy::sleep_route)) | served by |
 //! | --- | --- |
@@ -18,7 +18,7 @@
 //! timer it would be all spin). A frame limiter's `host_sleep(Duration::MAX)` is a long
 //! precise sleep: shutdown ends it.
 
-use crate::block_on::Wait;
+use crate::block_on::{Wait, WaitPolicy};
 use crate::calibration::spin_until;
 use crate::context::{current, current_host, Current};
 use crate::machine::PrecisePath;
@@ -68,7 +68,7 @@ fn timer_slack(precise: bool) {
 /// Sleeps the calling host thread for `d` on `rt`, always precisely (frame limiter, audio).
 ///
 /// # Blocking
-/// Returns at the deadline, or at once once the runtime has shut down.
+/// Returns at the deadline, or once the runtime shuts down (at once if it has).
 pub fn host_sleep(rt: &Runtime, d: Duration) {
     sleep(rt, &current_host(rt), nanos(d));
 }
@@ -88,12 +88,19 @@ pub fn sleep_current(ns: u64) -> bool {
     true
 }
 
-/// Sleeps the calling thread for `ns` as `ctx` says it is (guest or host, serial or not).
-fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
+/// Sleeps the calling thread for `ns` as `ctx` says it is (guest or host, serial or not);
+/// nothing, not even counted, once the runtime has shut down.
+fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
+    if rt.is_shut_down() {
+        return;
+    }
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));
+    ctx.mark(Some("sleep"));
+    crate::chaos::point();
     let path = serve(rt, ctx, role, ns, deadline);
+    ctx.mark(None);
     let late = sys::now().saturating_sub(deadline);
     rt.counters().sleep(path, late);
     if let Some(t) = ctx.thread() {
@@ -115,7 +122,6 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) -> SleepPath {
     if let (true, Some(t)) = (held, ctx.thread()) {
         rt.acquire_core(t);
     }
-    path
 }
 
 /// Serves one sleep by the policy's route; a capped-out yield or precise sleep takes the

@@ -251,6 +251,9 @@ pub struct Stats {
     pub vcore_kicks_first: u64,
     /// Waiters that ran past the virtual cores by escape (a healthy run has none).
     pub vcore_escapes: u64,
+    /// Virtual cores held when the snapshot was taken (a gauge: 0 once no guest thread runs
+    /// guest code; more then is a leaked core).
+    pub vcores_held: usize,
     /// Deadlines the reactor fired.
     pub reactor_fired: u64,
     /// Times the reactor thread woke from its timer.

@@ -7,10 +7,28 @@
 use crate::parker::Parker;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
-use crate::sys::{CpuTime, ThreadClock};
+use crate::sys::{self, CpuTime, ThreadClock};
 use crate::vcore::{Occupant, Seat, Traits, Who};
 use std::sync::Arc;
 use std::sync::OnceLock;
+
+/// What a guest thread is doing, as the runtime last saw it: what a shutdown reports of a
+/// thread that did not leave, and what a watchdog names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// Running guest code, or blocked outside the runtime (an OS call, a lock of its own).
+    Running,
+    /// Blocked in a wait of the runtime: on what (`"sleep"`, `"virtual core"`, an object's
+    /// kind) and since when (a `sys::now()` value).
+    Waiting {
+        /// What it waits on.
+        on: &'static str,
+        /// Since when.
+        since: u64,
+    },
+    /// Its code returned or unwound.
+    Ended,
+}
 
 /// What a guest thread is, as the runtime sees it.
 #[derive(Debug)]
@@ -20,6 +38,8 @@ pub struct ThreadRecord {
     serial: AtomicBool,
     first: AtomicBool,
     priority: AtomicU8,
+    /// A better priority lent by a lock waiter (priority inheritance), or [`NOT_LENT`].
+    lent: AtomicU8,
     core_mask: AtomicU64,
     ideal_core: AtomicI32,
     parker: OnceLock<Arc<Parker>>,
@@ -30,7 +50,13 @@ pub struct ThreadRecord {
     vcore_wait_ns: AtomicU64,
     /// The thread's virtual-core state, owned by the virtual cores.
     seat: Seat,
+    /// What it does now. # Invariant: only the thread itself writes it. A std lock even under
+    /// loom: bookkeeping, no synchronization point the models check.
+    activity: std::sync::Mutex<Activity>,
 }
+
+/// `ThreadRecord::lent` when no priority is lent.
+const NOT_LENT: u8 = u8::MAX;
 
 /// What a thread is made with.
 #[derive(Clone, Debug)]
@@ -55,6 +81,7 @@ impl ThreadRecord {
             serial: AtomicBool::new(serial),
             first: AtomicBool::new(first),
             priority: AtomicU8::new(spec.priority),
+            lent: AtomicU8::new(NOT_LENT),
             core_mask: AtomicU64::new(spec.core_mask),
             ideal_core: AtomicI32::new(spec.ideal_core),
             parker: OnceLock::new(),
@@ -62,6 +89,7 @@ impl ThreadRecord {
             sleeps: AtomicU64::new(0),
             vcore_wait_ns: AtomicU64::new(0),
             seat: Seat::default(),
+            activity: std::sync::Mutex::new(Activity::Running),
         }
     }
 
@@ -97,7 +125,7 @@ impl ThreadRecord {
         self.first.load(Ordering::Relaxed)
     }
 
-    /// Horizon priority now.
+    /// Its own Horizon priority now (a lent one aside: [`ThreadRecord::running_priority`]).
     pub fn priority(&self) -> u8 {
         self.priority.load(Ordering::Relaxed)
     }
@@ -105,6 +133,29 @@ impl ThreadRecord {
     /// Sets the priority (validated by the caller; the runtime re-ranks the thread after).
     pub(crate) fn set_priority(&self, p: u8) {
         self.priority.store(p, Ordering::Relaxed);
+    }
+
+    /// The priority a lock waiter lends it, if any (priority inheritance).
+    pub fn lent_priority(&self) -> Option<u8> {
+        // Relaxed: read whole, like the priority; the virtual cores re-read it under their
+        // lock at the re-rank that follows every change.
+        match self.lent.load(Ordering::Relaxed) {
+            NOT_LENT => None,
+            p => Some(p),
+        }
+    }
+
+    /// Lends it a priority, or takes the lent one back (the runtime re-ranks it after).
+    pub(crate) fn set_lent_priority(&self, p: Option<u8>) {
+        // Relaxed: as `lent_priority`.
+        self.lent.store(p.unwrap_or(NOT_LENT), Ordering::Relaxed);
+    }
+
+    /// The priority it runs at, and ranks by on the virtual cores: its own, or a better one
+    /// lent to it.
+    pub fn running_priority(&self) -> u8 {
+        self.lent_priority()
+            .map_or(self.priority(), |lent| lent.min(self.priority()))
     }
 
     /// Allowed virtual cores.
@@ -159,6 +210,16 @@ impl ThreadRecord {
         self.sleeps.load(Ordering::Relaxed)
     }
 
+    /// What the thread is doing now.
+    pub fn activity(&self) -> Activity {
+        *lock(&self.activity)
+    }
+
+    /// Notes that the thread's code returned or unwound (the thread itself calls it).
+    pub fn mark_ended(&self) {
+        *lock(&self.activity) = Activity::Ended;
+    }
+
     /// Time spent waiting for a virtual core.
     pub fn vcore_wait_ns(&self) -> u64 {
         // Relaxed: a counter (stats module invariant).
@@ -171,7 +232,7 @@ impl Occupant for ThreadRecord {
         Who {
             id: self.id,
             traits: Traits::new(
-                self.priority(),
+                self.running_priority(),
                 self.is_first(),
                 self.core_mask(),
                 self.ideal_core(),
@@ -186,5 +247,15 @@ impl Occupant for ThreadRecord {
     fn waited(&self, ns: u64) {
         // Relaxed: a counter (stats module invariant).
         self.vcore_wait_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    fn mark_wait(&self, on: Option<&'static str>) {
+        *lock(&self.activity) = match on {
+            Some(on) => Activity::Waiting {
+                on,
+                since: sys::now(),
+            },
+            None => Activity::Running,
+        };
     }
 }

@@ -11,7 +11,7 @@ use super::mutex::{Lock, Mutex, MutexGuard};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
 use crate::ResultCode;
-use hos_runtime::internal::{block_on, Wait};
+use hos_runtime::internal::{block_on, mark_wait, Wait};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -71,9 +71,14 @@ impl ConditionVariable {
     /// # Blocking
     /// Through the runtime's wait policy, twice: for the signal and for the mutex.
     ///
-    /// # Caveats
-    /// If the mutex was abandoned while this thread waited, it stays marked for the next
-    /// locker after this one.
+    /// # Abandonment
+    /// If the mutex's owner ended (panicked) holding it while this thread waited, this thread
+    /// is the next locker and is told: the returned guard's
+    /// [`is_abandoned`](MutexGuard::is_abandoned) is true, and the mark is consumed (as a
+    /// POSIX condition wait on a robust mutex returns EOWNERDEAD). Horizon's own mutexes know
+    /// no abandonment (their waiters would wait for ever), so hos follows the POSIX rule.
+    /// Waiters still waiting for a signal are not woken by it: the condition variable does not
+    /// know its mutex between waits; they end at a signal, their timeout, or shutdown.
     pub fn wait<'g>(&self, guard: MutexGuard<'g>) -> (MutexGuard<'g>, Result<(), ResultCode>) {
         self.run(guard, Timeout::Never)
     }
@@ -97,7 +102,7 @@ impl ConditionVariable {
     ) -> (MutexGuard<'g>, Result<(), ResultCode>) {
         crate::svc::checkpoint();
         let fut = self.wait_async(guard).limit(timeout);
-        block_on(fut, Wait::object(&self.obj.gate))
+        block_on(fut, Wait::object(Notified::ON, &self.obj.gate))
     }
 
     /// The wait as a future, for async host tasks. Dropping it before it completes drops the
@@ -171,12 +176,16 @@ impl<'g> Future for CondvarWait<'_, 'g> {
                     let Poll::Ready(r) = Pin::new(signal).poll(cx) else {
                         return Poll::Pending;
                     };
+                    // From here on a blocked waiter waits on the mutex (what a shutdown's
+                    // report names: this wait ignores shutdown).
+                    mark_wait(Some(Lock::ON));
                     this.phase = Phase::Relock(this.mutex.relock(*saved), r);
                 }
                 Phase::Relock(lock, r) => {
                     let Poll::Ready(out) = Pin::new(lock).poll(cx) else {
                         return Poll::Pending;
                     };
+                    mark_wait(None);
                     let r = *r;
                     this.phase = Phase::Done;
                     return Poll::Ready((this.mutex.relocked(out), r));
@@ -195,6 +204,7 @@ pub(super) struct Notified;
 impl Op for Notified {
     type State = Waiters;
     type Output = Result<(), ResultCode>;
+    const ON: &'static str = "condition variable";
 
     fn complete(
         &mut self,

@@ -66,7 +66,13 @@ pub struct MessageQueue<T> {
 }
 
 impl<T> MessageQueue<T> {
-    /// A queue of `capacity` messages.
+    /// The most messages a queue reserves room for when it is made; past that it grows as
+    /// messages arrive.
+    pub const PREALLOCATED: usize = 1024;
+
+    /// A queue of `capacity` messages. Any capacity is accepted and none can fail here:
+    /// room for at most [`Self::PREALLOCATED`] messages is reserved up front, and a larger queue
+    /// grows as messages arrive (so `usize::MAX` is a queue that never fills).
     ///
     /// # Caveats
     /// A capacity of 0 is taken as 1 (Horizon asserts a positive count).
@@ -74,7 +80,7 @@ impl<T> MessageQueue<T> {
         let capacity = capacity.max(1);
         MessageQueue {
             obj: Object::new(Buffer {
-                items: VecDeque::with_capacity(capacity),
+                items: VecDeque::with_capacity(capacity.min(Self::PREALLOCATED)),
                 capacity,
                 receivers: Waiters::new(),
                 senders: Waiters::new(),
@@ -255,6 +261,7 @@ pub struct Send<T> {
 impl<T> Op for Send<T> {
     type State = Buffer<T>;
     type Output = Result<(), SendError<T>>;
+    const ON: &'static str = "message queue (room to send)";
 
     fn complete(
         &mut self,
@@ -328,6 +335,7 @@ fn look<T>() -> Receive<T, ()> {
 impl<T, R> Op for Receive<T, R> {
     type State = Buffer<T>;
     type Output = Result<R, ResultCode>;
+    const ON: &'static str = "message queue (a message)";
 
     fn complete(
         &mut self,

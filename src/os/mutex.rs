@@ -3,7 +3,8 @@
 //! Invariant: `owner == 0` exactly when `count == 0`; both change only under the state lock.
 //! An owner is a token: the calling thread's for a blocking lock (so a recursive mutex lets
 //! the same thread in again), a fresh one for each async lock (a task is no thread). A level
-//! released while its thread panics marks the mutex abandoned; the next locker is told once.
+//! released while its thread panics marks the mutex abandoned; the next locker is told once,
+//! a condition variable's waiter taking the mutex back included (its guard says so).
 //! Levels a thread gave up its guard for ([`MutexGuard::leak`]) are listed per thread and
 //! released as abandoned when the thread ends, guest thread or not.
 
@@ -237,20 +238,19 @@ impl Mutex {
         Waiting::new(&self.obj, self.op(token, levels)).uncancellable()
     }
 
-    /// The guard of a finished [`Mutex::relock`]. An abandonment it ran into is left marked
-    /// for the next locker (a condition variable's result has no room to tell it).
+    /// The guard of a finished [`Mutex::relock`]. An abandonment it ran into is told to this
+    /// waiter, the next locker, through the guard ([`MutexGuard::is_abandoned`]).
     pub(crate) fn relocked<'a>(&'a self, out: LockResult<'a>) -> MutexGuard<'a> {
         match out {
-            Ok(g) => g,
-            Err(LockError::Abandoned(g)) => {
-                self.obj.with(|s, _| s.abandoned = true);
-                g
-            }
+            Ok(g) | Err(LockError::Abandoned(g)) => g,
             Err(LockError::Failed(code)) => {
                 // Cannot happen: the relock has no deadline, ignores shutdown, and its token
                 // owns nothing. Should it, the caller's guard stays well-formed.
                 debug_assert!(false, "a condition variable's relock failed with {code}");
-                MutexGuard { mutex: self }
+                MutexGuard {
+                    mutex: self,
+                    abandoned: false,
+                }
             }
         }
     }
@@ -261,6 +261,8 @@ impl Mutex {
 #[must_use = "the level is released when the guard drops"]
 pub struct MutexGuard<'a> {
     mutex: &'a Mutex,
+    /// Taken over from an owner that ended holding the mutex.
+    abandoned: bool,
 }
 
 impl fmt::Debug for MutexGuard<'_> {
@@ -273,6 +275,14 @@ impl<'a> MutexGuard<'a> {
     /// The mutex it holds.
     pub fn mutex(&self) -> &'a Mutex {
         self.mutex
+    }
+
+    /// Whether this lock took the mutex over from an owner that ended (panicked) holding it,
+    /// so that what it guards may be half-changed: the guard of a [`LockError::Abandoned`],
+    /// or of a condition variable's wait that took the mutex back after that happened. Told
+    /// once: the next lock after this one is not abandoned.
+    pub fn is_abandoned(&self) -> bool {
+        self.abandoned
     }
 
     /// Keeps the level locked without a guard, owned by the calling thread, until it calls
@@ -303,15 +313,19 @@ pub struct Lock<'a> {
 impl<'a> Op for Lock<'a> {
     type State = Owner;
     type Output = LockResult<'a>;
+    const ON: &'static str = "mutex";
 
     fn complete(&mut self, s: &mut Owner, _: &WaitSlot, _: &mut WakeBatch) -> Option<Self::Output> {
-        let guard = || MutexGuard { mutex: self.mutex };
+        let guard = |abandoned| MutexGuard {
+            mutex: self.mutex,
+            abandoned,
+        };
         if s.owner == 0 {
             s.owner = self.token;
             s.count = self.levels;
             return Some(match std::mem::take(&mut s.abandoned) {
-                true => Err(LockError::Abandoned(guard())),
-                false => Ok(guard()),
+                true => Err(LockError::Abandoned(guard(true))),
+                false => Ok(guard(false)),
             });
         }
         if s.owner != self.token {
@@ -323,7 +337,7 @@ impl<'a> Op for Lock<'a> {
         Some(match s.count.checked_add(self.levels) {
             Some(c) => {
                 s.count = c;
-                Ok(guard())
+                Ok(guard(false))
             }
             None => Err(LockError::Failed(ResultCode::OUT_OF_RANGE)),
         })

@@ -127,6 +127,7 @@ pub struct Acquire;
 impl Op for Acquire {
     type State = Count;
     type Output = Result<(), ResultCode>;
+    const ON: &'static str = "semaphore";
 
     fn complete(&mut self, s: &mut Count, _: &WaitSlot, _: &mut WakeBatch) -> Option<Self::Output> {
         s.count = s.count.checked_sub(1)?;

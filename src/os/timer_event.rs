@@ -3,16 +3,19 @@
 //!
 //! Ground rules: the arming state (the pending reactor [`Timer`], the period) is behind one
 //! lock. The reactor fires a timer by waking the arming itself (it implements `Wake`), which
-//! signals the event and, if periodic, arms the next period. A wake can come while the lock is
-//! held, even from inside it (registering a timer whose deadline passed, or on a stopped
-//! reactor, fires at once): it then only raises `pending`, and whoever holds the lock handles
-//! it after unlocking ([`Arming::drain`]). A wake for a timer that is no longer the armed one
-//! (stopped, restarted) finds the armed timer unfired and does nothing.
+//! signals the event and, if periodic, arms the next period. Every arming registers through
+//! the reactor's queue, so a deadline that has passed fires on the reactor's next pass, never
+//! inside the call that armed it: a period shorter than the reactor can serve fires once a
+//! pass, with the periods in between merged and counted ([`TimerEvent::missed_ticks`]), and
+//! neither the caller nor the reactor loops. A wake can come while the lock is held (from the
+//! reactor, or at once on a stopped reactor): it then only raises `pending`, and whoever holds
+//! the lock handles it after unlocking ([`Arming::drain`]). A wake for a timer that is no
+//! longer the armed one (stopped, restarted) finds the armed timer unfired and does nothing.
 
 use super::event::{ClearMode, Event};
 use super::wait_any::{sealed, Waitable};
 use super::waiters::WaitSlot;
-use crate::sync::atomic::{fence, AtomicBool, Ordering};
+use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::ResultCode;
 use hos_runtime::internal::{deadline_after, nanos, runtime, sys, DeadlineClass, Runtime, Timer};
@@ -46,6 +49,8 @@ struct Arming {
     state: Mutex<Armed>,
     /// A fire not yet handled. Set by `wake`, cleared by whoever holds `state`.
     pending: AtomicBool,
+    /// Periods merged into a later signal since the last start (relaxed counter).
+    missed: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -65,6 +70,7 @@ impl TimerEvent {
                 event: Event::new(clear),
                 state: Mutex::new(Armed::default()),
                 pending: AtomicBool::new(false),
+                missed: AtomicU64::new(0),
             }),
         }
     }
@@ -78,7 +84,11 @@ impl TimerEvent {
     }
 
     /// Signals it `first` from now, then every `period` (replacing what was armed). Periods
-    /// missed while the reactor was late are merged into one signal; the phase is kept.
+    /// missed while the reactor was late are merged into one signal and counted
+    /// ([`TimerEvent::missed_ticks`]); the phase is kept. Any period from 1 ns is accepted: one
+    /// shorter than the reactor can serve (a few microseconds a fire) fires once each pass of
+    /// the reactor, which then serves every other deadline in the same pass; it never blocks
+    /// this call or stalls the reactor.
     ///
     /// # Errors
     /// OutOfRange for a zero period; otherwise as [`TimerEvent::start_one_shot`].
@@ -97,11 +107,19 @@ impl TimerEvent {
         }
         let deadline = deadline_after(first);
         self.arm.with_state(|arm, st| {
+            // Relaxed: a counter, reset under the state lock.
+            arm.missed.store(0, Ordering::Relaxed);
             st.period = period;
             st.timer = Some(arm.timer(&rt, deadline));
             st.rt = Some(rt);
         });
         Ok(())
+    }
+
+    /// Periods merged into a later signal since the last start: those that passed while the
+    /// reactor was late, or that were shorter than it can serve.
+    pub fn missed_ticks(&self) -> u64 {
+        self.arm.missed.load(Ordering::Relaxed)
     }
 
     /// Stops it; a signal already given stays.
@@ -140,10 +158,11 @@ impl Waitable for TimerEvent {
 }
 
 impl Arming {
-    /// A registered reactor timer for `deadline` that wakes this arming.
+    /// A reactor timer for `deadline` that wakes this arming, registered through the queue
+    /// (never fired inside this call, see the ground rules).
     fn timer(self: &Arc<Self>, rt: &Runtime, deadline: u64) -> Timer {
         let mut t = rt.reactor().timer(deadline, DeadlineClass::Precise);
-        t.register(&Waker::from(self.clone()));
+        t.register_queued(&Waker::from(self.clone()));
         t
     }
 
@@ -174,11 +193,17 @@ impl Arming {
         }
     }
 
-    /// Handles the armed timer if it fired: signals, and arms the next period.
+    /// Handles the armed timer if it fired: signals, and arms the next period. A timer the
+    /// reactor fired before its deadline (it fires every pending timer when it stops) is no
+    /// tick: the event is not signalled, and nothing is armed again.
     fn fire(self: &Arc<Self>, st: &mut Armed) {
         let Some(t) = st.timer.as_ref().filter(|t| t.is_fired()) else {
             return;
         };
+        if sys::now() < t.deadline() {
+            st.timer = None;
+            return;
+        }
         self.event.signal();
         let (Some(rt), p) = (st.rt.as_ref(), st.period) else {
             return;
@@ -191,7 +216,10 @@ impl Arming {
         let mut next = t.deadline().saturating_add(p);
         if next <= now {
             // Late by whole periods: merge them, keep the phase.
-            next = next.saturating_add((now - next) / p * p).saturating_add(p);
+            let merged = (now - next) / p + 1;
+            // Relaxed: a counter.
+            self.missed.fetch_add(merged, Ordering::Relaxed);
+            next = next.saturating_add(merged.saturating_mul(p));
         }
         st.timer = Some(self.timer(rt, next));
     }

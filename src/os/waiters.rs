@@ -154,6 +154,9 @@ impl WakeBatch {
 
     /// Wakes everything collected. Call it with no lock held.
     pub(crate) fn wake(self) {
+        if self.first.is_some() {
+            hos_runtime::internal::chaos::point();
+        }
         if let Some(w) = self.first {
             w.wake();
         }

@@ -25,7 +25,7 @@ static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
 #[cfg(not(loom))]
 #[inline]
 pub fn now() -> u64 {
-    ORIGIN.elapsed().as_nanos().min(u64::MAX as u128) as u64
+    crate::time::nanos(ORIGIN.elapsed())
 }
 
 #[cfg(loom)]

@@ -22,6 +22,8 @@
 //! | `set_affinity_first(n)` | restrict the process to its first `n` allowed processors |
 //! | `yield_now()` | give the processor to another ready thread |
 //! | `KIND` | which implementation is compiled in, for logs and stats |
+//!
+//! Shared by both: [`deadline_after`], the `now()` value a `Duration` from now.
 
 #[cfg(all(target_os = "linux", not(hos_force_fallback), not(loom)))]
 mod linux;
@@ -33,7 +35,14 @@ mod fallback;
 #[cfg(any(not(target_os = "linux"), hos_force_fallback, loom))]
 pub use fallback::*;
 
+use crate::time::nanos;
 use std::time::Duration;
+
+/// The [`now`] value `d` from now, saturating: never earlier than asked.
+#[inline]
+pub fn deadline_after(d: Duration) -> u64 {
+    now().saturating_add(nanos(d))
+}
 
 /// CPU time of a thread or process, as the OS accounts it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,6 +86,13 @@ mod tests {
             assert!(t >= last, "clock went back: {t} < {last}");
             last = t;
         }
+    }
+
+    #[test]
+    fn deadlines_saturate_and_never_come_early() {
+        assert_eq!(deadline_after(Duration::MAX), u64::MAX);
+        let before = now();
+        assert!(deadline_after(Duration::from_millis(1)) >= before + 1_000_000);
     }
 
     #[test]

@@ -9,8 +9,10 @@ use std::path::Path;
 const ORDER: &[&str] = &[
     // leaves
     "sync",
-    "sys",
     "time",
+    "sys",
+    "spawn",
+    "chaos",
     "wheel",
     "machine",
     "stats",
@@ -21,6 +23,7 @@ const ORDER: &[&str] = &[
     // primitives
     "parker",
     "config",
+    "build_error",
     // decisions
     "calibration",
     "reactor",

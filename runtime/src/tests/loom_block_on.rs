@@ -66,6 +66,34 @@ fn unpark_is_never_lost() {
     });
 }
 
+/// Two unparkers, each publishing its own flag (relaxed) before its unpark: the owner parks
+/// until it sees both. The second unpark may land between the owner's failed compare-exchange
+/// (which read the first token) and its consumption of that token; a plain store there erases
+/// the second token unseen, the owner misses the second flag and parks for ever (this model
+/// fails on that form). The swap reads the latest token and acquires from both unparks.
+#[test]
+fn two_unparkers_never_lose_a_wake() {
+    loom::model(|| {
+        let p = Arc::new(Parker::new());
+        let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let unparkers: Vec<_> = (0..2)
+            .map(|i| {
+                let (p, flags) = (p.clone(), flags.clone());
+                loom::thread::spawn(move || {
+                    flags[i].store(true, Ordering::Relaxed);
+                    p.unpark();
+                })
+            })
+            .collect();
+        while !(flags[0].load(Ordering::Relaxed) && flags[1].load(Ordering::Relaxed)) {
+            p.park(None);
+        }
+        for t in unparkers {
+            t.join().unwrap();
+        }
+    });
+}
+
 #[test]
 fn a_timed_out_park_keeps_a_late_token() {
     loom::model(|| {
@@ -92,7 +120,7 @@ fn block_on_wakes_in_spin_and_in_park() {
             &parker,
             &waker,
             WaitFlag(&flag),
-            Wait::object(&gate),
+            Wait::object("flag", &gate),
             None,
             current,
         );

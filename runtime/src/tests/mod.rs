@@ -3,6 +3,8 @@
 //! models run only under `--cfg loom`, every other test only without it.
 
 #[cfg(not(loom))]
+mod build_errors;
+#[cfg(not(loom))]
 mod common;
 #[cfg(not(loom))]
 mod layers;

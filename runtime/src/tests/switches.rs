@@ -7,7 +7,7 @@
 //! child with its own environment.
 
 use crate::runtime::Runtime;
-use crate::{Builder, Calibration, Config, ShortSleep};
+use crate::{BuildError, Builder, Calibration, Config, ShortSleep};
 use std::collections::HashMap;
 
 use super::common::{resolve, with_env};
@@ -100,7 +100,8 @@ fn bad_values_are_errors_naming_switch_and_value() {
             "{text}"
         );
         // build() refuses it too, and starts nothing.
-        assert_eq!(with_env(&[(name, raw)]).build().err(), Some(err));
+        let built = with_env(&[(name, raw)]).build().err();
+        assert_eq!(built.as_ref().and_then(BuildError::config), Some(&err));
     }
     let err = resolve(&[("HOS_SPIN_US", "2000000")]).unwrap_err();
     assert_eq!(

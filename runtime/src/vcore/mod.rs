@@ -53,6 +53,7 @@ pub use escape::Escape;
 pub use step::{Traits, Who, YieldKind};
 
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
+use crate::chaos;
 use crate::config::Config;
 use crate::parker::with_parker;
 use crate::policy::Spin;
@@ -144,6 +145,10 @@ pub trait Occupant {
 
     /// Counts `ns` more nanoseconds spent waiting for a core.
     fn waited(&self, ns: u64);
+
+    /// Notes that it waits on `on` (`Some`) or runs again (`None`): what a shutdown's report
+    /// and a watchdog say it does.
+    fn mark_wait(&self, on: Option<&'static str>);
 }
 
 /// The virtual-core semaphore of one runtime.
@@ -181,14 +186,15 @@ impl Clock for Now {
     }
 }
 
-/// The wait policy of a virtual-core wait: the caller's spin, the semaphore's counters, and no
-/// core to give back (it holds none).
-struct CoreWait<'a> {
+/// The wait policy of a virtual-core wait: the caller's spin, the semaphore's counters, no
+/// core to give back (it holds none), and the waiting thread to mark.
+struct CoreWait<'a, O> {
     spin: Spin,
     counters: &'a Counters,
+    t: &'a O,
 }
 
-impl WaitPolicy for CoreWait<'_> {
+impl<O: Occupant> WaitPolicy for CoreWait<'_, O> {
     fn spin(&self) -> Spin {
         self.spin
     }
@@ -202,6 +208,10 @@ impl WaitPolicy for CoreWait<'_> {
     }
 
     fn acquire_core(&self) {}
+
+    fn mark(&self, on: Option<&'static str>) {
+        self.t.mark_wait(on);
+    }
 }
 
 /// The vcore wait's description. Under loom the spin is off: its length is wall-clock time,
@@ -335,6 +345,15 @@ impl Vcores {
         inner.run(|table, fx| table.refresh(who.id, who.traits, Now::default(), fx));
     }
 
+    /// Slots held now (a gauge read under the lock; 0 when the semaphore is off): once no guest
+    /// thread runs guest code, 0, or a core leaked.
+    pub fn held(&self) -> usize {
+        self.inner.as_ref().map_or(0, |inner| {
+            let table = lock(&inner.table);
+            table.cores() - table.free_mask().count_ones() as usize
+        })
+    }
+
     /// Wakes every waiter (they return without a core); later acquires return at once.
     /// Holders keep their cores until they release them.
     pub fn shutdown(&self) {
@@ -358,6 +377,7 @@ impl Inner {
     /// Runs one table operation under the lock, mirrors the flags before unlocking, then
     /// counts and wakes.
     fn run<R>(&self, op: impl FnOnce(&mut Table, &mut Effects) -> R) -> R {
+        chaos::point();
         let mut fx = Effects::default();
         let r = {
             let mut table = lock(&self.table);
@@ -381,6 +401,9 @@ impl Inner {
         add(&c.vcore_escapes, fx.escapes);
         for (counter, n) in c.vcore_kicks.iter().zip(fx.kicks) {
             add(counter, n);
+        }
+        if !fx.wake.is_empty() {
+            chaos::point();
         }
         for w in fx.wake {
             w.wake();
@@ -426,6 +449,7 @@ impl Inner {
                 let policy = || CoreWait {
                     spin,
                     counters: &self.counters,
+                    t,
                 };
                 let out = with_parker(|parker, waker| {
                     block_on_with(parker, waker, wait, wait_kind(), Some(deadline), policy)

@@ -1,0 +1,79 @@
+//! Why a runtime did not start: a value a switch does not accept, a thread the OS refused, a
+//! calibration that could not measure the machine.
+//!
+//! Invariant: `build` either returns a running runtime or one of these, with nothing of the
+//! runtime left running (a reactor thread that started is joined before the error returns).
+
+use crate::config::ConfigError;
+use std::fmt;
+
+/// Why [`Builder::build`](crate::Builder::build) did not start a runtime.
+///
+/// ```
+/// use hos_runtime::{BuildError, Builder};
+///
+/// let builder: Builder = Builder::new();
+/// match builder.vcores(9).build() {
+///     Err(BuildError::Config(e)) => assert_eq!(e.switch, "vcores"),
+///     other => panic!("expected a config error, got {other:?}"),
+/// }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A switch or builder value that is not accepted (nothing was started).
+    Config(ConfigError),
+    /// The OS refused a thread the runtime needs: `name` is the thread (`hos-reactor`).
+    Thread {
+        /// The thread's name.
+        name: &'static str,
+        /// What the OS said.
+        error: std::io::Error,
+    },
+    /// The boot calibration could not measure the machine (why). A host that pins a
+    /// calibration ([`Builder::calibration`](crate::Builder::calibration)) starts without
+    /// measuring.
+    Calibration(String),
+}
+
+impl BuildError {
+    /// The config error, if that is what it is.
+    pub fn config(&self) -> Option<&ConfigError> {
+        match self {
+            BuildError::Config(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Config(e) => e.fmt(f),
+            BuildError::Thread { name, error } => {
+                write!(f, "the OS refused the runtime's thread {name}: {error}")
+            }
+            BuildError::Calibration(why) => write!(
+                f,
+                "the calibration could not measure the machine: {why} (a pinned calibration \
+                 starts without measuring)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Config(e) => Some(e),
+            BuildError::Thread { error, .. } => Some(error),
+            BuildError::Calibration(_) => None,
+        }
+    }
+}
+
+impl From<ConfigError> for BuildError {
+    fn from(e: ConfigError) -> Self {
+        BuildError::Config(e)
+    }
+}

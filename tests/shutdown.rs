@@ -1,0 +1,332 @@
+//! Shutdown always ends: every wait ends Cancelled, the report names each guest thread that
+//! did not leave with what it was doing, waits that start later end at once, concurrent
+//! shutdowns both wait, a runtime that shut down starts no thread, and host threads fall back
+//! to an older runtime still running.
+//!
+//! Host threads wait on the process's default runtime (the newest one running), so these
+//! tests take turns (`serial`): one test's runtime must not become another's default.
+
+use hos::os::{ClearMode, ConditionVariable, Event, MessageQueue, Mutex, Semaphore, TimerEvent};
+use hos::{Calibration, Doing, ResultCode, Runtime};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Longer than any test runs: a wait that returns before it did not wait for it.
+const LONG: Duration = Duration::from_secs(600);
+/// What "at once" may take on a loaded 2-core machine; far below `LONG`.
+const PROMPT: Duration = Duration::from_secs(10);
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn runtime() -> Runtime {
+    Runtime::builder()
+        .calibration(Calibration::default())
+        .build()
+        .expect("runtime")
+}
+
+/// Runs `f` on a new host thread and gives its result, or `None` if it takes longer than
+/// [`PROMPT`] (the thread is left behind: the test fails anyway).
+fn promptly<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(PROMPT).ok()
+}
+
+#[test]
+fn the_report_names_each_thread_that_did_not_leave_and_what_it_does() {
+    let _turn = serial();
+    let rt = runtime();
+    let (m, cv) = (
+        Arc::new(Mutex::new(false)),
+        Arc::new(ConditionVariable::new()),
+    );
+    let (release, stop) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (in_wait, waiting) = mpsc::channel();
+    // Waits on the condition variable; cancelled, it must take the mutex back, which the
+    // spinner holds: it is stuck in an uncancellable wait on the mutex.
+    let relocker = rt
+        .thread()
+        .name("Relocker")
+        .spawn({
+            let (m, cv) = (m.clone(), cv.clone());
+            move || {
+                let g = m.lock().expect("free");
+                in_wait.send(()).unwrap();
+                let (g, r) = cv.wait(g);
+                drop(g);
+                r
+            }
+        })
+        .unwrap();
+    waiting.recv().unwrap();
+    // Guest code that holds the mutex and never waits.
+    let (held, holding) = mpsc::channel();
+    let spinner = rt
+        .thread()
+        .name("Spinner")
+        .spawn({
+            let (m, release, stop) = (m.clone(), release.clone(), stop.clone());
+            move || {
+                let g = m.lock().expect("the relocker released it in its wait");
+                held.send(()).unwrap();
+                while !release.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+                drop(g);
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::yield_now();
+                }
+            }
+        })
+        .unwrap();
+    holding.recv().unwrap();
+    // Guest threads blocked in every kind of wait: they all leave.
+    let ev = Arc::new(Event::new(ClearMode::Auto));
+    let sem = Arc::new(Semaphore::new(0, 1));
+    let q = Arc::new(MessageQueue::<u8>::new(1));
+    let waiters: Vec<_> = (0..12)
+        .map(|i| {
+            let (ev, sem, q) = (ev.clone(), sem.clone(), q.clone());
+            rt.thread()
+                .name(format!("Waiter{i}"))
+                .spawn(move || match i % 4 {
+                    0 => ev.wait(),
+                    1 => sem.acquire(),
+                    2 => q.receive().map(drop),
+                    _ => {
+                        hos::svc::sleep_thread(LONG.as_nanos() as i64);
+                        Err(ResultCode::CANCELLED)
+                    }
+                })
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(20));
+
+    let report = rt.shutdown_timeout(Duration::from_millis(100));
+    let mut stragglers = report.stragglers.clone();
+    stragglers.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(stragglers.len(), 2, "{report}");
+    assert_eq!(stragglers[0].name, "Relocker");
+    assert!(
+        matches!(stragglers[0].doing, Doing::Waiting { on: "mutex", .. }),
+        "{report}"
+    );
+    assert_eq!(stragglers[1].name, "Spinner");
+    assert_eq!(stragglers[1].doing, Doing::GuestCode, "{report}");
+    assert_eq!(report.joined, waiters.len(), "{report}");
+    let text = report.to_string();
+    assert!(
+        text.contains("\"Spinner\"") && text.contains("running guest code"),
+        "{text}"
+    );
+    assert!(text.contains("waiting on mutex"), "{text}");
+    for w in waiters {
+        assert_eq!(w.join().unwrap(), Err(ResultCode::CANCELLED));
+    }
+    // The runtime is safe to drop with its stragglers detached; they end by themselves.
+    drop(rt);
+    release.store(true, Ordering::Relaxed);
+    assert_eq!(relocker.join().unwrap(), Err(ResultCode::CANCELLED));
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+}
+
+#[test]
+fn waits_sleeps_and_spawns_after_shutdown_end_at_once() {
+    let _turn = serial();
+    let rt = runtime();
+    // A guest thread blocked outside the runtime at shutdown: a straggler, detached.
+    let (go, gate) = mpsc::channel::<()>();
+    let (tx, results) = mpsc::channel();
+    let rt2 = rt.clone();
+    let m = Mutex::new(false);
+    let held = m.lock().expect("free");
+    let m2 = m.clone();
+    let straggler = rt
+        .thread()
+        .name("LateGuest")
+        .spawn(move || {
+            gate.recv().unwrap();
+            let ev = Event::new(ClearMode::Auto);
+            let start = Instant::now();
+            let got = [
+                ev.wait(),
+                ev.wait_async().timeout(LONG).block(),
+                m2.lock().map(drop).map_err(|e| e.code()),
+                rt2.thread().spawn(|| ()).map(drop),
+            ];
+            hos::svc::sleep_thread(LONG.as_nanos() as i64);
+            tx.send((got, start.elapsed())).unwrap();
+        })
+        .unwrap();
+    let report = rt.shutdown_timeout(Duration::from_millis(20));
+    assert_eq!(report.stragglers.len(), 1, "{report}");
+    go.send(()).unwrap();
+    let (got, took) = results
+        .recv_timeout(PROMPT)
+        .expect("the straggler's waits end at once");
+    assert_eq!(
+        got,
+        [
+            Err(ResultCode::CANCELLED),
+            Err(ResultCode::CANCELLED),
+            Err(ResultCode::CANCELLED),
+            Err(ResultCode::INVALID_STATE),
+        ]
+    );
+    assert!(took < PROMPT, "{took:?}");
+    straggler.join().unwrap();
+    drop(held);
+
+    // Host threads: the runtime is shut down, so their waits are cancelled, timed or not.
+    let ev = Arc::new(Event::new(ClearMode::Auto));
+    let e = ev.clone();
+    assert_eq!(promptly(move || e.wait()), Some(Err(ResultCode::CANCELLED)));
+    let e = ev.clone();
+    let timed = promptly(move || e.wait_async().timeout(LONG).block());
+    assert_eq!(timed, Some(Err(ResultCode::CANCELLED)));
+    let q = Arc::new(MessageQueue::<u8>::new(1));
+    assert_eq!(
+        promptly(move || q.receive()),
+        Some(Err(ResultCode::CANCELLED))
+    );
+    let r = rt.clone();
+    assert_eq!(promptly(move || r.host_sleep(LONG)), Some(()));
+    assert_eq!(
+        promptly(|| hos::svc::sleep_thread(LONG.as_nanos() as i64)),
+        Some(())
+    );
+    assert_eq!(
+        TimerEvent::new(ClearMode::Auto).start_one_shot(Duration::from_millis(1)),
+        Err(ResultCode::CANCELLED)
+    );
+    assert_eq!(
+        rt.thread().spawn(|| ()).err(),
+        Some(ResultCode::INVALID_STATE),
+        "a runtime that shut down starts no guest thread"
+    );
+    // A second shutdown finds nothing to wait for.
+    assert!(rt.shutdown_timeout(Duration::ZERO).is_clean());
+}
+
+#[test]
+fn concurrent_shutdowns_both_wait_for_every_guest_thread() {
+    let _turn = serial();
+    let rt = runtime();
+    const GUESTS: usize = 16;
+    let left = Arc::new(AtomicUsize::new(0));
+    let ev = Arc::new(Event::new(ClearMode::Manual));
+    let guests: Vec<_> = (0..GUESTS)
+        .map(|_| {
+            let (ev, left) = (ev.clone(), left.clone());
+            rt.thread()
+                .spawn(move || {
+                    assert_eq!(ev.wait(), Err(ResultCode::CANCELLED));
+                    // Cleanup that takes a while, outside the runtime.
+                    std::thread::sleep(Duration::from_millis(30));
+                    left.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(10));
+    let callers: Vec<_> = (0..2)
+        .map(|_| {
+            let (rt, left) = (rt.clone(), left.clone());
+            std::thread::spawn(move || {
+                rt.shutdown();
+                left.load(Ordering::SeqCst)
+            })
+        })
+        .collect();
+    for c in callers {
+        assert_eq!(c.join().unwrap(), GUESTS, "a shutdown returned early");
+    }
+    for g in guests {
+        g.join().unwrap();
+    }
+}
+
+#[test]
+fn a_guest_thread_may_shut_its_runtime_down() {
+    let _turn = serial();
+    let rt = runtime();
+    let ev = Arc::new(Event::new(ClearMode::Auto));
+    let e = ev.clone();
+    let waiter = rt.thread().spawn(move || e.wait()).unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    let r = rt.clone();
+    let closer = rt.thread().spawn(move || r.shutdown_timeout(LONG)).unwrap();
+    let report = closer.join().unwrap();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.joined, 1, "the waiter, not the caller itself");
+    assert_eq!(waiter.join().unwrap(), Err(ResultCode::CANCELLED));
+}
+
+#[test]
+fn two_runtimes_stay_independent_and_hosts_fall_back_to_the_older() {
+    let _turn = serial();
+    let older = runtime();
+    let newer = runtime();
+    // A guest of the older runtime waits on its own runtime: the newer's shutdown does not
+    // touch it.
+    let ev = Arc::new(Event::new(ClearMode::Auto));
+    let e = ev.clone();
+    let guest = older
+        .thread()
+        .spawn(move || e.wait_async().timeout(LONG).block())
+        .unwrap();
+    // A host wait started now belongs to the newer runtime: its shutdown cancels it.
+    let e = ev.clone();
+    let host = std::thread::spawn(move || e.wait_async().timeout(LONG).block());
+    std::thread::sleep(Duration::from_millis(20));
+    newer.shutdown();
+    assert_eq!(host.join().unwrap(), Err(ResultCode::CANCELLED));
+    assert!(
+        !guest.is_finished_hint(),
+        "the older runtime's guest still waits"
+    );
+    ev.signal();
+    assert_eq!(guest.join().unwrap(), Ok(()));
+
+    // Host threads now fall back to the older runtime, which still runs.
+    let start = Instant::now();
+    let timed = Event::new(ClearMode::Auto)
+        .wait_async()
+        .timeout(Duration::from_millis(5))
+        .block();
+    assert_eq!(timed, Err(ResultCode::TIMED_OUT));
+    assert!(start.elapsed() >= Duration::from_millis(5), "never early");
+    let timer = TimerEvent::new(ClearMode::Auto);
+    assert_eq!(timer.start_one_shot(Duration::from_millis(1)), Ok(()));
+    assert_eq!(timer.wait(), Ok(()));
+    // And the older runtime's shutdown ends a host's untimed wait.
+    let e = ev.clone();
+    let host = std::thread::spawn(move || e.wait());
+    std::thread::sleep(Duration::from_millis(20));
+    older.shutdown();
+    assert_eq!(host.join().unwrap(), Err(ResultCode::CANCELLED));
+}
+
+/// Whether a guest thread has ended, without joining it.
+trait FinishedHint {
+    fn is_finished_hint(&self) -> bool;
+}
+
+impl<T> FinishedHint for hos::thread::JoinHandle<T> {
+    fn is_finished_hint(&self) -> bool {
+        self.thread().is_finished()
+    }
+}
