@@ -424,8 +424,9 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
     check(o, scene, &load, &dir.join("check"))
 }
 
-/// Step 5: `--check-reference` of the fitted load, in a child process of this binary (the
-/// probes restricted this process to the last row's processors, and a mask only shrinks).
+/// Step 5: `--check-reference` of the fitted load, in a child process of this binary, started
+/// with the widest row's processors (the probes left this process restricted to the last
+/// row's, and a child inherits its parent's mask).
 ///
 /// # Errors
 /// The child could not start or failed.
@@ -452,6 +453,10 @@ fn check(o: &Options, scene: Scene, load: &Load, out: &std::path::Path) -> Resul
         args.extend(["--procs".to_string(), n.to_string()]);
     }
     println!("\nthe check: frame_sim {}", args.join(" "));
+    let widest = reference::rows(scene).iter().map(|r| r.procs).max();
+    if let Some(n) = widest {
+        reference::restrict(n, o.procs)?;
+    }
     let exe = std::env::current_exe().map_err(|e| format!("finding this binary: {e}"))?;
     let status = std::process::Command::new(exe)
         .args(&args)

@@ -367,15 +367,13 @@ pub fn restrict(procs: usize, fixed: Option<usize>) -> Result<(), String> {
     if fixed.is_some() {
         return Ok(());
     }
-    let have = hos::machine::logical_processors();
-    if have.is_some_and(|h| h < procs) {
-        return Err(format!(
-            "a row needs {procs} logical processors, this process may use {}: run it on a \
-             machine that has them, or rehearse with --procs N",
-            have.map_or("?".into(), |h| h.to_string())
-        ));
-    }
-    hos::machine::restrict_processors(procs).map_err(|e| format!("restricting to {procs}: {e}"))
+    hos::machine::restrict_processors(procs).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => format!(
+            "a row needs {procs} logical processors ({e}): run it on a machine that has them, \
+             or rehearse with --procs N"
+        ),
+        _ => format!("restricting to {procs}: {e}"),
+    })
 }
 
 /// How the cells of a row are run: arms, pairs and frames.

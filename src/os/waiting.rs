@@ -264,9 +264,7 @@ impl Limits {
             // A shutdown that began after the check above fires every timer at once: its
             // flag is set before it does (and read here with Acquire), so the wait reports
             // the shutdown, not a deadline that has not passed.
-            Poll::Ready(()) if self.cancellable && rt.is_shut_down() => {
-                Some(ResultCode::CANCELLED)
-            }
+            Poll::Ready(()) if self.cancellable && rt.is_shut_down() => Some(ResultCode::CANCELLED),
             Poll::Ready(()) => Some(ResultCode::TIMED_OUT),
             Poll::Pending => None,
         }
