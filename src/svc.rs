@@ -7,7 +7,7 @@
 
 mod handles;
 
-pub use handles::{HandleObject, MAX_HANDLES};
+pub use handles::{HandleObject, HostObject, MAX_HANDLES};
 
 use crate::os::{wait_any, MAX_WAIT_OBJECTS};
 use crate::thread::Thread;
@@ -44,6 +44,15 @@ impl Handle {
 pub fn create_handle(object: impl Into<HandleObject>) -> Result<Handle, ResultCode> {
     checkpoint();
     handles::insert(object.into())
+}
+
+/// What `h` names (the calling guest thread for [`Handle::CURRENT_THREAD`]): for hosts that
+/// keep their own objects in the table ([`HostObject`]).
+///
+/// # Errors
+/// InvalidHandle for a handle that is not open.
+pub fn handle_object(h: Handle) -> Result<HandleObject, ResultCode> {
+    handles::get(h)
 }
 
 /// svcCloseHandle (0x16).
@@ -102,7 +111,7 @@ pub fn checkpoint() {
 fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
     match handles::get(h)? {
         HandleObject::Thread(t) => Ok(t),
-        HandleObject::Waitable(_) => Err(ResultCode::INVALID_HANDLE),
+        HandleObject::Waitable(_) | HandleObject::Host(_) => Err(ResultCode::INVALID_HANDLE),
     }
 }
 
@@ -178,7 +187,10 @@ pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize
         .iter()
         .map(|h| handles::get(*h))
         .collect::<Result<Vec<_>, _>>()?;
-    let waitables: Vec<_> = objects.iter().map(HandleObject::as_waitable).collect();
+    let waitables = objects
+        .iter()
+        .map(|o| o.as_waitable().ok_or(ResultCode::INVALID_HANDLE))
+        .collect::<Result<Vec<_>, _>>()?;
     let timeout = u64::try_from(timeout_ns).ok().map(Duration::from_nanos);
     wait_any(&waitables, timeout)
 }

@@ -11,6 +11,7 @@ use crate::os::Waitable;
 use crate::sync::lock;
 use crate::thread::Thread;
 use crate::ResultCode;
+use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 /// Handles a process may hold at once (Horizon's usual handle table size).
@@ -27,6 +28,19 @@ pub enum HandleObject {
     Waitable(Arc<dyn Waitable + Send + Sync>),
     /// A guest thread (waitable too: ready once it has ended).
     Thread(Thread),
+    /// An object a host names by handle (the C ABI's events, queues, mutexes).
+    Host(Arc<dyn HostObject>),
+}
+
+/// An object a host keeps in the handle table: hos's objects wrapped in the host's own type
+/// (the C ABI's, for one), so that a handle can name any of them, waitable or not.
+pub trait HostObject: Any + Send + Sync {
+    /// The object to wait for, if a wait may name it; a wait for one that is not waitable (a
+    /// mutex, a condition variable) is InvalidHandle.
+    fn waitable(&self) -> Option<&dyn Waitable>;
+
+    /// The object as `Any`, for the host to downcast to its own type.
+    fn as_any(&self) -> &dyn Any;
 }
 
 impl std::fmt::Debug for HandleObject {
@@ -34,16 +48,18 @@ impl std::fmt::Debug for HandleObject {
         match self {
             HandleObject::Waitable(_) => f.write_str("Waitable"),
             HandleObject::Thread(t) => write!(f, "Thread({:?})", t.name()),
+            HandleObject::Host(_) => f.write_str("Host"),
         }
     }
 }
 
 impl HandleObject {
-    /// The object as something to wait for.
-    pub fn as_waitable(&self) -> &dyn Waitable {
+    /// The object as something to wait for; `None` for a host object no wait may name.
+    pub fn as_waitable(&self) -> Option<&dyn Waitable> {
         match self {
-            HandleObject::Waitable(w) => &**w,
-            HandleObject::Thread(t) => t,
+            HandleObject::Waitable(w) => Some(&**w),
+            HandleObject::Thread(t) => Some(t),
+            HandleObject::Host(h) => h.waitable(),
         }
     }
 }
@@ -51,6 +67,12 @@ impl HandleObject {
 impl<T: Waitable + Send + Sync + 'static> From<Arc<T>> for HandleObject {
     fn from(obj: Arc<T>) -> Self {
         HandleObject::Waitable(obj)
+    }
+}
+
+impl From<Arc<dyn HostObject>> for HandleObject {
+    fn from(obj: Arc<dyn HostObject>) -> Self {
+        HandleObject::Host(obj)
     }
 }
 
