@@ -70,3 +70,6 @@ pub mod semaphore;
 pub mod mutex;
 
 pub mod condvar;
+
+#[cfg(test)]
+mod tests;

@@ -165,3 +165,14 @@ fn the_c_host_does_every_job_once() {
 fn the_c_host_under_sanitizers() {
     host("examples/c/host.c", true, &[("HOS_CORES", "4")]);
 }
+
+#[test]
+fn every_call_answers_its_bad_inputs_with_their_codes() {
+    let out = host("capi/tests/c/bad_input.c", false, &[]);
+    assert!(out.contains("every bad input answered"), "{out}");
+}
+
+#[test]
+fn bad_inputs_under_sanitizers() {
+    host("capi/tests/c/bad_input.c", true, &[]);
+}
