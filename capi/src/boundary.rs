@@ -65,16 +65,20 @@ pub fn entry(body: impl FnOnce() -> Result<()>) -> hos_result {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => HOS_RESULT_SUCCESS,
         Ok(Err(e)) => e.record(),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("(no message)");
-            tracing::error!("hos panicked inside a C call (a bug in hos): {what}");
-            Error::new(HOS_RESULT_INTERNAL_ERROR, format!("hos panicked: {what}")).record()
-        }
+        Err(panic) => panicked(panic),
     }
+}
+
+/// A panic caught at the boundary: logged, kept as the last error, `HOS_RESULT_INTERNAL_ERROR`.
+#[cold]
+pub fn panicked(panic: Box<dyn std::any::Any + Send>) -> hos_result {
+    let what = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    tracing::error!("hos panicked inside a C call (a bug in hos): {what}");
+    Error::new(HOS_RESULT_INTERNAL_ERROR, format!("hos panicked: {what}")).record()
 }
 
 /// Runs the body of an entry point that returns a value instead of a result; a panic gives

@@ -28,7 +28,10 @@ pub extern "C" fn hos_svc_sleep_thread(ns: i64) {
 /// `hos_thread_kick_flag` inline and call it only when the word is non-zero.
 #[no_mangle]
 pub extern "C" fn hos_checkpoint() {
-    boundary::entry_or((), svc::checkpoint)
+    // The hot path of generated code: the panic catch alone, no result to keep.
+    if let Err(panic) = std::panic::catch_unwind(svc::checkpoint) {
+        boundary::panicked(panic);
+    }
 }
 
 /// svcGetThreadPriority: the priority of `thread` (`HOS_CURRENT_THREAD`: the calling guest

@@ -176,3 +176,14 @@ fn every_call_answers_its_bad_inputs_with_their_codes() {
 fn bad_inputs_under_sanitizers() {
     host("capi/tests/c/bad_input.c", true, &[]);
 }
+
+#[test]
+fn the_cpp_host_does_every_job_once() {
+    let out = host("examples/cpp/host.cpp", false, &[]);
+    assert!(out.contains("60 frames, 600 jobs"), "{out}");
+}
+
+#[test]
+fn the_cpp_host_under_sanitizers() {
+    host("examples/cpp/host.cpp", true, &[("HOS_CORES", "3")]);
+}
