@@ -67,8 +67,8 @@ const SYSTEM_LIBS: [&str; 7] = [
     "-lc",
 ];
 
-/// Compiles `source` (C or C++ by its extension) into an executable; `sanitize` adds
-/// AddressSanitizer and UndefinedBehaviorSanitizer.
+/// Compiles `source` (relative to the repository, C or C++ by its extension) into an
+/// executable; `sanitize` adds AddressSanitizer and UndefinedBehaviorSanitizer.
 fn compile(source: &str, sanitize: bool) -> PathBuf {
     let source = root().join(source);
     let cpp = source.extension().is_some_and(|e| e == "cpp");
@@ -186,4 +186,18 @@ fn the_cpp_host_does_every_job_once() {
 #[test]
 fn the_cpp_host_under_sanitizers() {
     host("examples/cpp/host.cpp", true, &[("HOS_CORES", "3")]);
+}
+
+#[test]
+fn the_readme_example_compiles_and_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let start = readme.find("```c\n").expect("a C example in the README") + "```c\n".len();
+    let len = readme[start..].find("```").expect("its end");
+    let dir = profile_dir().join("c-hosts");
+    std::fs::create_dir_all(&dir).expect("output directory");
+    let source = dir.join("readme.c");
+    std::fs::write(&source, &readme[start..start + len]).expect("write readme.c");
+    let exe = compile(source.to_str().expect("UTF-8 path"), false);
+    let out = run(&exe, &[]);
+    assert!(out.status.success(), "{out:?}");
 }
