@@ -177,7 +177,7 @@ pub unsafe extern "C" fn hos_runtime_cores(rt: *const hos_runtime, out: *mut u32
         // SAFETY: forwarded from the caller.
         let (rt, out) = unsafe { (boundary::arg(rt, "rt")?, Out::new(out, "out")?) };
         // HOS_CORES is at most 8.
-        out.write(rt.rt.raw().config().cores as u32);
+        out.write(rt.rt.config().cores as u32);
         Ok(())
     })
 }

@@ -171,17 +171,7 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
     }
 }
 
-/// One thread's figures (the Rust snapshot's fields: its type is not exported).
-struct ThreadFigures<'a> {
-    name: &'a str,
-    priority: u8,
-    serial: bool,
-    cpu: CpuTime,
-    sleeps: u64,
-    vcore_wait: Duration,
-}
-
-fn thread_stats(t: ThreadFigures<'_>) -> hos_thread_stats {
+fn thread_stats(t: &hos_rs::ThreadStats) -> hos_thread_stats {
     let (cpu_user_ns, cpu_kernel_ns) = cpu(t.cpu);
     let mut name = [0u8; 64];
     let mut cut = t.name.len().min(name.len() - 1);
@@ -262,15 +252,7 @@ pub unsafe extern "C" fn hos_stats_threads(
                 // SAFETY: as above; the element's size field is set to the stride first.
                 unsafe {
                     at.cast::<u32>().write(stride as u32);
-                    let figures = ThreadFigures {
-                        name: &t.name,
-                        priority: t.priority,
-                        serial: t.serial,
-                        cpu: t.cpu,
-                        sleeps: t.sleeps,
-                        vcore_wait: t.vcore_wait,
-                    };
-                    boundary::write_sized(at, &thread_stats(figures), "out[i]")?;
+                    boundary::write_sized(at, &thread_stats(t), "out[i]")?;
                 }
             }
         }
