@@ -9,6 +9,10 @@
 //! takes the handle out of its shared slot first (a shutdown that times out detaches it). A
 //! runtime that has shut down starts no guest thread.
 
+mod attach;
+
+pub use attach::Attached;
+
 use crate::guests::JoinSlot;
 use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
@@ -16,8 +20,11 @@ use crate::os::{ClearMode, Event};
 use crate::sync::lock;
 use crate::CpuTime;
 use crate::{ResultCode, Runtime};
-use hos_runtime::internal::{enter, sys, with_guest, ThreadRecord, ThreadSpec};
+use hos_runtime::internal::{
+    enter, sys, with_guest, EnterGuard, Occupant, ThreadRecord, ThreadSpec,
+};
 use std::cell::RefCell;
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 
@@ -116,41 +123,18 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let priority = check_priority(self.priority)?;
-        let config = self.rt.inner().config();
-        let ideal_core = check_affinity(config.cores, self.ideal_core, self.core_mask, None)?;
-        let trace = config.tls_trace;
-        let spec = ThreadSpec {
-            name: self.name.clone(),
-            priority,
-            core_mask: self.core_mask,
-            ideal_core,
-        };
-        let thread = Thread {
-            record: self.rt.inner().register_thread(&spec),
-            rt: self.rt,
-            exit: Arc::new(Event::new(ClearMode::Manual)),
-        };
+        let stack_size = self.stack_size;
+        let (thread, trace) = self.make()?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let t = thread.clone();
-        let mut os = std::thread::Builder::new().name(self.name);
-        if let Some(bytes) = self.stack_size {
+        let mut os = std::thread::Builder::new().name(thread.name().to_string());
+        if let Some(bytes) = stack_size {
             os = os.stack_size(bytes);
         }
         let body = move || {
             // First made, last dropped: whatever happens below, the thread leaves the live set.
             let _leave = LeaveGuard(&t);
-            let _ctx = enter(t.rt.inner(), t.record.clone());
-            let _current = CurrentGuard::enter(t.clone());
-            if trace {
-                tracing::info!(
-                    name = %t.name(),
-                    priority,
-                    ideal_core,
-                    core_mask = format_args!("{:#x}", t.core_mask()),
-                    "guest thread starts"
-                );
-            }
+            let _entered = t.enter_here(trace);
             let out = {
                 let _core = CoreGuard::take(&t);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
@@ -168,6 +152,26 @@ impl Builder {
             .guests()
             .admit(rt.inner(), &thread.record, || os.spawn(body))?;
         Ok(JoinHandle { thread, rx, slot })
+    }
+
+    /// Checks the builder's values and registers the thread; also whether HOS_TLS_TRACE is on.
+    fn make(self) -> Result<(Thread, bool), ResultCode> {
+        let priority = check_priority(self.priority)?;
+        let config = self.rt.inner().config();
+        let ideal_core = check_affinity(config.cores, self.ideal_core, self.core_mask, None)?;
+        let trace = config.tls_trace;
+        let spec = ThreadSpec {
+            name: self.name,
+            priority,
+            core_mask: self.core_mask,
+            ideal_core,
+        };
+        let thread = Thread {
+            record: self.rt.inner().register_thread(&spec),
+            rt: self.rt,
+            exit: Arc::new(Event::new(ClearMode::Manual)),
+        };
+        Ok((thread, trace))
     }
 }
 
@@ -244,19 +248,36 @@ std::thread_local! {
     static CURRENT: RefCell<Option<Thread>> = const { RefCell::new(None) };
 }
 
-/// Makes a thread the calling OS thread's [`current`] until dropped.
-struct CurrentGuard;
+/// A guest thread entered on the calling OS thread: its runtime context, and [`current`].
+/// Both end when it drops (a thread-local already torn down at the thread's exit is left as
+/// it is).
+#[derive(Debug)]
+struct Entered {
+    _ctx: EnterGuard,
+}
 
-impl CurrentGuard {
-    fn enter(t: Thread) -> Self {
-        CURRENT.with(|c| *c.borrow_mut() = Some(t));
-        CurrentGuard
+impl Thread {
+    /// Enters the thread on the calling OS thread, with the HOS_TLS_TRACE line if `trace`.
+    fn enter_here(&self, trace: bool) -> Entered {
+        let ctx = enter(self.rt.inner(), self.record.clone());
+        CURRENT.with(|c| *c.borrow_mut() = Some(self.clone()));
+        if trace {
+            tracing::info!(
+                name = %self.name(),
+                priority = self.priority(),
+                ideal_core = self.ideal_core(),
+                core_mask = format_args!("{:#x}", self.core_mask()),
+                "guest thread starts"
+            );
+        }
+        Entered { _ctx: ctx }
     }
 }
 
-impl Drop for CurrentGuard {
+impl Drop for Entered {
     fn drop(&mut self) {
-        CURRENT.with(|c| c.borrow_mut().take());
+        let _ = CURRENT.try_with(|c| c.borrow_mut().take());
+        // Then `_ctx` leaves the runtime context.
     }
 }
 
@@ -357,9 +378,18 @@ impl Thread {
         self.record.os_id()
     }
 
-    /// Whether it has ended (its result is ready for `join`).
+    /// Whether it has ended (its result is ready for `join`), or detached.
     pub fn is_finished(&self) -> bool {
         self.exit.is_signalled()
+    }
+
+    /// Its kick word: non-zero while its virtual core is asked for (a better thread waits, or
+    /// its time slice is over and an equal one waits) or it runs by escape, so that its next
+    /// [`crate::svc::checkpoint`] has something to do. Generated code (a JIT's or a
+    /// recompiler's loop heads) tests it with a plain load and calls the checkpoint only when
+    /// it is set. The address is stable for the thread's life and stays readable after it.
+    pub fn kick_flag(&self) -> &'static AtomicU32 {
+        self.record.seat().kick_word()
     }
 }
 

@@ -57,7 +57,9 @@ pub struct EnterGuard(());
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
-        CURRENT.with(|c| c.borrow_mut().take());
+        // At the thread's exit the slot may be torn down already (a guard held in another
+        // thread-local, an attached thread that never detached): then there is nothing to end.
+        let _ = CURRENT.try_with(|c| c.borrow_mut().take());
     }
 }
 
@@ -79,7 +81,11 @@ pub fn runtime() -> Option<Runtime> {
 /// `None`, without calling `f`, on any other thread. For hot paths such as checkpoints.
 #[inline]
 pub fn with_guest<R>(f: impl FnOnce(&Runtime, &Arc<ThreadRecord>) -> R) -> Option<R> {
-    CURRENT.with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
+    // A thread-local torn down at the thread's exit is no guest context.
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
+        .ok()
+        .flatten()
 }
 
 /// Notes what the calling guest thread now waits on (`Some`) or that it runs (`None`), for a

@@ -61,7 +61,8 @@ fn thread_token() -> u64 {
 /// Releases every level the calling thread holds without a guard, as abandoned (a guest
 /// thread's end; other threads do it in their thread-local destructor).
 pub(crate) fn abandon_held() {
-    let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    // At the thread's exit the list may be torn down already: its own destructor released it.
+    let held = HELD.try_with(|h| std::mem::take(&mut *h.borrow_mut()));
     drop(held);
 }
 
