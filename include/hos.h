@@ -409,6 +409,36 @@ hos_result hos_thread_spawn(hos_runtime *rt,
 // TimedOut; Cancelled once the runtime shuts down (when the caller is a guest thread).
 hos_result hos_thread_join(hos_handle thread, int64_t timeout_ns);
 
+// Makes the calling OS thread a guest thread of `rt`, as `hos_thread_spawn` would make one
+// with `p` (NULL: the defaults), and writes its handle to `*out`. It takes a virtual core
+// first (waiting for one by its priority); from then on its waits, sleeps and checkpoints are
+// a guest thread's, with its role's wait policy. `hos_thread_detach` ends it (a thread that
+// exits attached is detached then).
+//
+// Errors: InvalidPointer for a NULL `rt` or `out`, or a misaligned `p` or `out`; as
+// `hos_thread_spawn` for `p`; InvalidState if the thread is a guest thread already or the
+// runtime has shut down; OutOfHandles (then the thread is not attached).
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `p` is NULL or points to a
+// `hos_thread_params`; `out` is NULL or points to a writable `hos_handle`.
+hos_result hos_thread_attach(hos_runtime *rt, const hos_thread_params *p, hos_handle *out);
+
+// Ends the calling thread's attachment: it gives its virtual core back, the mutex levels it
+// still holds are released as abandoned, and a wait on its handle (or a shutdown) sees it
+// leave. Its handle stays open until `hos_svc_close_handle`.
+//
+// Errors: InvalidState if the calling thread is not attached through `hos_thread_attach`.
+hos_result hos_thread_detach(void);
+
+// The calling guest thread's kick word: non-zero while its virtual core is asked for (a
+// better thread waits for it, or its time slice is over and an equal one waits) or it runs
+// by escape, that is while `hos_checkpoint` has something to do. Generated code tests it
+// with a plain load at loop heads and calls `hos_checkpoint` only when it is set. The
+// address is stable for the thread's life and stays readable after it; on a thread that is
+// no guest thread it points to a word that is always 0. Never NULL.
+const volatile uint32_t *hos_thread_kick_flag(void);
+
 // svcSleepThread: sleeps the calling thread `ns` nanoseconds as a guest sleep (a thread that
 // is no guest thread sleeps as a host thread). 0, -1 and -2 are yields (to the same priority;
 // with migration; to any thread); any other negative value returns at once and is counted

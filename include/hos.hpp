@@ -1,8 +1,8 @@
 // hos.hpp: C++17 RAII wrappers over hos.h (header-only, written by hand).
 //
-// hos::Config, hos::Runtime, hos::Thread, hos::Event, hos::Queue and hos::Mutex own what they
-// make: a runtime is freed, a config freed and a handle closed when the wrapper goes out of
-// scope. Constructors throw hos::Error when the call fails (std::abort() when exceptions are
+// hos::Config, hos::Runtime, hos::Thread, hos::AttachedThread, hos::Event, hos::Queue and
+// hos::Mutex own what they make: a runtime is freed, a config freed, a handle closed and an
+// attached thread detached when the wrapper goes out of scope. Constructors throw hos::Error when the call fails (std::abort() when exceptions are
 // off); waits and sends return the hos_result, since TimedOut and Cancelled are outcomes a
 // host handles, not errors. A hos::Thread runs any callable; an exception that leaves it calls
 // std::terminate() (it must not unwind into hos).
@@ -163,6 +163,30 @@ private:
         (*f)();
     }
 };
+
+// The calling OS thread as a guest thread of a runtime (hos_thread_attach) until this goes out
+// of scope (hos_thread_detach). Made and destroyed on the same thread.
+class AttachedThread : public Handle {
+public:
+    AttachedThread(Runtime& rt, const ThreadParams& p) {
+        hos_thread_params params{};
+        params.size = sizeof params;
+        params.name = p.name.c_str();
+        params.priority = p.priority;
+        params.ideal_core = p.ideal_core;
+        params.core_mask = p.core_mask != 0 ? p.core_mask : (uint64_t{1} << rt.cores()) - 1;
+        detail::check(hos_thread_attach(rt.get(), &params, &h_));
+    }
+    ~AttachedThread() { hos_thread_detach(); }
+    AttachedThread(AttachedThread&&) = delete;
+    AttachedThread& operator=(AttachedThread&&) = delete;
+};
+
+// The calling thread's kick word: test it inline at loop heads, call checkpoint() when set.
+inline const volatile uint32_t* kick_flag() noexcept { return hos_thread_kick_flag(); }
+
+// Where a kicked guest thread gives its virtual core up.
+inline void checkpoint() noexcept { hos_checkpoint(); }
 
 // An event, auto- or manual-clear.
 class Event : public Handle {

@@ -31,6 +31,7 @@
 //! | [`runtime`] | `hos_runtime`: boot, bounded shutdown, host sleep |
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
 //! | [`thread`] | guest threads: spawn and join |
+//! | [`attach`] | a host's own threads as guest threads, and their kick flag |
 //! | [`svc`] | the svc calls: sleeps, priorities, cores, waits on handles, checkpoints |
 //! | [`object`] | the objects a handle names, and their lookup |
 //! | [`event`], [`timer_event`], [`queue`], [`semaphore`], [`mutex`], [`condvar`] | one nn::os object each |
@@ -54,6 +55,8 @@ pub mod stats;
 pub mod log;
 
 pub mod thread;
+
+pub mod attach;
 
 pub mod svc;
 

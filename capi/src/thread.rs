@@ -3,17 +3,20 @@
 //! Invariant: the host's entry function runs on the new thread with no lock of hos held, and
 //! only once the thread has a handle: a spawn that fails after the OS thread started (the
 //! handle table is full) tells the thread to end without calling it, so a failed call never
-//! runs the host's code.
+//! runs the host's code. The new thread waits for that word as a guest thread waits (its
+//! virtual core given back), since the spawner may need a core to name it (a checkpoint).
 
 use crate::boundary::{self, Error, Out, Result, Versioned};
 use crate::object::{self, hos_handle};
 use crate::result::{hos_result, HOS_RESULT_INVALID_POINTER, HOS_RESULT_INVALID_STATE};
 use crate::runtime::hos_runtime;
 use hos_rs::os::{wait_any, Waitable};
+use hos_rs::os::{ClearMode, Event};
 use hos_rs::svc;
 use std::ffi::{c_char, c_void};
 use std::mem::size_of;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 /// A guest thread's entry: called once on the new thread with the `arg` given to
 /// `hos_thread_spawn`. It must not unwind (a C++ exception must not leave it).
@@ -58,11 +61,56 @@ impl Entry {
     }
 }
 
+/// The start gate of a spawned thread (module invariant).
+struct Gate {
+    /// [`UNDECIDED`], [`RUN`] or [`NEVER`].
+    state: AtomicU8,
+    decided: Event,
+}
+
+const UNDECIDED: u8 = 0;
+const RUN: u8 = 1;
+const NEVER: u8 = 2;
+
+impl Gate {
+    fn new() -> Arc<Gate> {
+        Arc::new(Gate {
+            state: AtomicU8::new(UNDECIDED),
+            decided: Event::new(ClearMode::Manual),
+        })
+    }
+
+    /// The spawner's word: run the host's entry or not.
+    fn decide(&self, run: bool) {
+        // Release: the thread that reads it sees the spawn's writes.
+        self.state
+            .store(if run { RUN } else { NEVER }, Ordering::Release);
+        self.decided.signal();
+    }
+
+    /// Waits for the word on the new thread: whether to run the host's entry.
+    fn pass(&self) -> bool {
+        loop {
+            // Acquire: pairs with `decide`.
+            match self.state.load(Ordering::Acquire) {
+                UNDECIDED => {
+                    // A wait cancelled by a shutdown ends at once from now on: the word comes
+                    // right after the spawn's last call, so yield until it does.
+                    if self.decided.wait().is_err() {
+                        std::thread::yield_now();
+                    }
+                }
+                state => return state == RUN,
+            }
+        }
+    }
+}
+
 /// A builder from `p`, or the defaults (NULL).
 ///
 /// # Safety
 /// `p` is NULL or points to a `hos_thread_params` whose `name` is NULL or NUL-terminated.
-unsafe fn builder(
+pub(crate) unsafe fn builder(
     rt: &hos_runtime,
     p: *const hos_thread_params,
 ) -> Result<hos_rs::thread::Builder> {
@@ -110,15 +158,16 @@ pub unsafe extern "C" fn hos_thread_spawn(
         // SAFETY: forwarded from the caller.
         let builder = unsafe { builder(rt, p) }?;
         let host = Entry { f, arg };
-        let (go, start) = mpsc::sync_channel::<bool>(1);
+        let gate = Gate::new();
+        let pass = gate.clone();
         let thread = builder.spawn(move || {
-            if start.recv() == Ok(true) {
+            if pass.pass() {
                 host.run();
             }
         })?;
         let named = svc::create_handle(thread.thread().clone());
         // The thread waits for this before it calls the host: a failed spawn never runs it.
-        let _ = go.send(named.is_ok());
+        gate.decide(named.is_ok());
         rt.keep(thread);
         out.write(named?.0);
         Ok(())

@@ -201,3 +201,14 @@ fn the_readme_example_compiles_and_runs() {
     let out = run(&exe, &[]);
     assert!(out.status.success(), "{out:?}");
 }
+
+#[test]
+fn attached_threads_and_their_kick_flag() {
+    let out = host("capi/tests/c/attach.c", false, &[]);
+    assert!(out.contains("attached threads checked"), "{out}");
+}
+
+#[test]
+fn attached_threads_under_sanitizers() {
+    host("capi/tests/c/attach.c", true, &[]);
+}

@@ -1,6 +1,7 @@
 // The C host (examples/c/host.c) in C++ through hos.hpp: boots a runtime from the environment,
 // runs a MainThread and 5 job workers that exchange work through a queue and an event, prints
-// the stats, and shuts down.
+// the stats, and shuts down. Here the host's own main thread attaches as the MainThread (as a
+// JIT's thread would) instead of spawning one.
 //
 //   c++ -std=c++17 -Iinclude examples/cpp/host.cpp target/release/libhos.a
 //       -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o host && ./host
@@ -89,13 +90,15 @@ int main() {
         {
             Shared s;
             std::vector<hos::Thread> threads;
-            threads.emplace_back(rt, hos::ThreadParams{"MainThread", 44, 0, 0x1},
-                                 [&s] { main_thread(s); });
             for (int w = 0; w < kWorkers; w++) {
                 hos::ThreadParams p{"ModuleSystemWorker" + std::to_string(w), 45, -2,
                                     rt.cores() > 1 ? all & ~uint64_t{1} : all};
                 threads.emplace_back(rt, p, [&s] { worker(s); });
             }
+            {
+                hos::AttachedThread self(rt, hos::ThreadParams{"MainThread", 44, 0, 0x1});
+                main_thread(s);
+            }  // detached
             for (auto& t : threads) {
                 ok(t.join(), "join");
             }
