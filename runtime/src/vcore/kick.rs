@@ -10,7 +10,9 @@
 //! pool, zeroed, and the next seat made takes it. Only the virtual cores write a word, under
 //! their lock (`vcore/mod.rs`, "Ground rules"); its owner reads it without a lock as a hint.
 //! The words are std atomics, not loom's: they outlive any model, and a model checks the
-//! table's decisions, which never read them.
+//! table's decisions, which never read them. Each word has a cache line of its own: its owner
+//! reads it at every loop head of its guest code, and a write to another thread's word must
+//! not take that line away from it.
 
 use crate::sync::lock;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -20,8 +22,12 @@ use std::sync::Mutex;
 /// thread's record is made and once when it is dropped.
 static POOL: Mutex<Vec<&'static AtomicU32>> = Mutex::new(Vec::new());
 
-/// How many words one allocation makes when the pool is empty.
+/// How many words one allocation makes when the pool is empty (64 cache lines).
 const CHUNK: usize = 64;
+
+/// A word alone on its cache line (module invariant).
+#[repr(align(64))]
+struct Line(AtomicU32);
 
 /// A thread's kick word, owned (module invariant).
 #[derive(Debug)]
@@ -33,9 +39,12 @@ impl KickWord {
         let mut pool = lock(&POOL);
         if pool.is_empty() {
             // Leaked on purpose: a word lives as long as the process (module invariant).
-            let chunk: &'static [AtomicU32] =
-                Box::leak((0..CHUNK).map(|_| AtomicU32::new(0)).collect::<Box<[_]>>());
-            pool.extend(chunk.iter());
+            let chunk: &'static [Line] = Box::leak(
+                (0..CHUNK)
+                    .map(|_| Line(AtomicU32::new(0)))
+                    .collect::<Box<[_]>>(),
+            );
+            pool.extend(chunk.iter().map(|line| &line.0));
         }
         KickWord(pool.pop().expect("the pool was refilled"))
     }
@@ -54,8 +63,12 @@ impl Drop for KickWord {
 }
 
 /// Sets or clears a word (the virtual cores, under their lock; a dropped word, by its owner).
+/// A word that already says so is not written, so its owner's cache line stays its own.
 pub(crate) fn store(word: &AtomicU32, on: bool) {
+    let value = u32::from(on);
     // Relaxed: a hint for its owner's fast path; the virtual cores' lock orders every decision
-    // (module invariant).
-    word.store(u32::from(on), Ordering::Relaxed);
+    // (module invariant), and only writers under it (or the owner, dropping) change it.
+    if word.load(Ordering::Relaxed) != value {
+        word.store(value, Ordering::Relaxed);
+    }
 }

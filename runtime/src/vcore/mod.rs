@@ -115,6 +115,14 @@ impl Seat {
         self.kick.get()
     }
 
+    /// Whether the thread's checkpoint may have something to do: its kick word (ground
+    /// rules), one load. `false` means a checkpoint now returns at once.
+    #[inline]
+    pub fn is_asked(&self) -> bool {
+        // Relaxed: a hint (ground rules).
+        self.kick.get().load(Ordering::Relaxed) != 0
+    }
+
     /// The slot the thread holds.
     pub fn slot(&self) -> Option<usize> {
         // Relaxed: only the owning thread touches the seat (type invariant).
@@ -315,8 +323,7 @@ impl Vcores {
     /// Only when it gives its core up, as [`Vcores::acquire`].
     pub fn checkpoint(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
-        // Relaxed: a hint (ground rules): 0 means nothing to do.
-        if t.seat().kick_word().load(Ordering::Relaxed) == 0 || !inner.must_check(t) {
+        if !t.seat().is_asked() || !inner.must_check(t) {
             return None;
         }
         let now = Now::default();
