@@ -410,6 +410,7 @@ impl Locked {
     /// held slot `before`: a slot it left no longer names it; a slot it holds does, and its
     /// word says whether that slot's flag asks for a checkpoint; an escaped thread's word is
     /// set (its checkpoint looks for a free core), a waiting or cancelled thread's cleared.
+    #[inline]
     fn seat(
         &mut self,
         word: &'static std::sync::atomic::AtomicU32,
@@ -436,6 +437,7 @@ impl Locked {
 }
 
 /// Whether a holder whose slot has `flag` must look at its checkpoint.
+#[inline]
 fn needs_check(flag: Flag) -> bool {
     flag >= Flag::Turn
 }
