@@ -105,7 +105,7 @@ pub fn sleep_thread(ns: i64) {
 /// A point where a kicked guest thread gives its virtual core up (svc entry, nn::os calls,
 /// polled loop headers). Nothing on other threads.
 pub fn checkpoint() {
-    with_guest(|rt, t| rt.checkpoint(t));
+    hos_runtime::internal::checkpoint();
 }
 
 fn thread_of(h: Handle) -> Result<Thread, ResultCode> {

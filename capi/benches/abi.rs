@@ -1,23 +1,31 @@
 //! What the C ABI costs next to the Rust API, in one run: an event ping-pong between a host
 //! thread and a guest thread through `libhos.so` (loaded with `dlopen`, called through its C
 //! symbols as a C host does), the same ping-pong through the `hos` crate, and `hos_checkpoint`
-//! on a guest thread that nobody kicks.
+//! on a guest thread that nobody kicks, through `libhos.so`, from C linked against `libhos.a`
+//! (`checkpoint.c`, a child process), and through the Rust API.
 //!
-//! `cargo bench -p hos-capi --bench abi` (it builds `libhos.so` with cargo first)
+//! `cargo bench -p hos-capi --bench abi` (it builds `libhos.so` and `libhos.a` with cargo, and
+//! `checkpoint.c` with the system's `cc`, first)
 //!
 //! | bench | what |
 //! | --- | --- |
 //! | `pingpong/abi` | host signals `ping`, guest waits for it and signals `pong`, host waits: one round trip, every call through the C ABI (handle lookups included) |
 //! | `pingpong/rust` | the same round trip with `hos::os::Event`s and a `hos` guest thread |
-//! | `checkpoint/abi` | `hos_checkpoint()` on a guest thread with no waiter for its core |
-//! | `checkpoint/rust` | `hos::svc::checkpoint()` the same |
+//! | `checkpoint/abi` | `hos_checkpoint()` through `libhos.so` on a guest thread with no waiter for its core |
+//! | `checkpoint/abi-static` | the same from C linked against `libhos.a` (an attached thread) |
+//! | `checkpoint/kick-flag` | the inline test of generated code there: a load of the kick flag, no call |
+//! | `checkpoint/rust` | `hos::svc::checkpoint()` on a guest thread |
+//!
+//! A shared library reaches its thread-locals through `__tls_get_addr`; a static one linked
+//! into the executable does not, which is most of the difference between the two.
 //!
 //! Figures: BENCHMARKS.md.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::ffi::{c_char, c_void, CStr};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -65,7 +73,7 @@ unsafe fn sym<F: Copy>(lib: *mut c_void, name: &CStr) -> F {
     unsafe { std::mem::transmute_copy(&p) }
 }
 
-/// Builds `libhos.so` with cargo and loads it.
+/// Builds `libhos.so` and `libhos.a` with cargo, and loads the first.
 fn abi() -> &'static Abi {
     static ABI: OnceLock<Abi> = OnceLock::new();
     ABI.get_or_init(|| {
@@ -256,7 +264,68 @@ fn checkpoint(c: &mut Criterion, rig: &AbiRig, rt: &hos_rs::Runtime) {
     g.bench_function("rust", |b| b.iter_custom(|n| timed(&jobs, n)));
     drop(jobs);
     guest.join().expect("joined");
+
+    let mut c_side = StaticSide::start();
+    g.bench_function("abi-static", |b| b.iter_custom(|n| c_side.timed(0, n)));
+    g.bench_function("kick-flag", |b| b.iter_custom(|n| c_side.timed(1, n)));
     g.finish();
+}
+
+/// `checkpoint.c`, built against `libhos.a` and running: it times loops on request.
+struct StaticSide {
+    child: std::process::Child,
+    answers: BufReader<std::process::ChildStdout>,
+}
+
+impl StaticSide {
+    fn start() -> StaticSide {
+        let profile = profile_dir();
+        let exe = profile.join("checkpoint-bench");
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let status = Command::new("cc")
+            .args(["-std=c11", "-O2", "-pthread", "-I"])
+            .arg(format!("{root}/include"))
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/checkpoint.c"))
+            .arg(profile.join("libhos.a"))
+            .args([
+                "-lgcc_s",
+                "-lutil",
+                "-lrt",
+                "-lpthread",
+                "-lm",
+                "-ldl",
+                "-lc",
+                "-o",
+            ])
+            .arg(&exe)
+            .status()
+            .expect("cc runs");
+        assert!(status.success(), "compiling checkpoint.c");
+        let mut child = Command::new(exe)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("checkpoint-bench starts");
+        let answers = BufReader::new(child.stdout.take().expect("stdout"));
+        StaticSide { child, answers }
+    }
+
+    /// Times `n` iterations of `mode` in the child.
+    fn timed(&mut self, mode: u32, n: u64) -> Duration {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{mode} {n}").expect("request");
+        stdin.flush().expect("flush");
+        let mut line = String::new();
+        self.answers.read_line(&mut line).expect("answer");
+        Duration::from_nanos(line.trim().parse().expect("nanoseconds"))
+    }
+}
+
+impl Drop for StaticSide {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 criterion_group!(benches, pingpong);

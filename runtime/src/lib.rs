@@ -87,7 +87,7 @@ pub mod internal {
         pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
     }
     pub use crate::context::{
-        block_on, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
+        block_on, checkpoint, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
     };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{Role, Spin, SpinGate};

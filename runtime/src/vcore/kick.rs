@@ -62,6 +62,13 @@ impl Drop for KickWord {
     }
 }
 
+/// Whether a word is set: its owner's checkpoint may have something to do.
+#[inline]
+pub(crate) fn is_set(word: &AtomicU32) -> bool {
+    // Relaxed: a hint (module invariant).
+    word.load(Ordering::Relaxed) != 0
+}
+
 /// Sets or clears a word (the virtual cores, under their lock; a dropped word, by its owner).
 /// A word that already says so is not written, so its owner's cache line stays its own.
 pub(crate) fn store(word: &AtomicU32, on: bool) {

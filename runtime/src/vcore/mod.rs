@@ -57,6 +57,7 @@ pub(crate) mod step;
 pub(crate) mod table;
 
 pub use escape::Escape;
+pub(crate) use kick::is_set as kick_is_set;
 use kick::KickWord;
 pub use step::{Traits, Who, YieldKind};
 
@@ -119,8 +120,7 @@ impl Seat {
     /// rules), one load. `false` means a checkpoint now returns at once.
     #[inline]
     pub fn is_asked(&self) -> bool {
-        // Relaxed: a hint (ground rules).
-        self.kick.get().load(Ordering::Relaxed) != 0
+        kick::is_set(self.kick.get())
     }
 
     /// The slot the thread holds.
