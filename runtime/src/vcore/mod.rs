@@ -47,8 +47,8 @@
 //! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md): an uncontended acquire and
 //! release take the lock once each and read the clock once (the slot's stamp for the time
 //! slice), under the 100 ns target; so there is no atomic fast path, which would have to
-//! publish holders for kicks outside the lock. A checkpoint or a yield that nobody asks
-//! anything of is one load of its slot's flag.
+//! publish holders for kicks outside the lock. A checkpoint that nobody asks anything of is
+//! one load of the thread's kick word; a yield, one load of its slot's flag.
 
 mod escape;
 mod kick;
