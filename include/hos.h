@@ -294,7 +294,9 @@ void hos_config_free(hos_config *cfg);
 // the reactor thread. `cfg` NULL: every switch at its default (the environment is not read;
 // `hos_config_read_env` reads it). The config may be freed afterwards.
 //
-// Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go together.
+// Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go
+// together; InvalidState if the OS refuses a thread the runtime needs or the calibration
+// cannot measure the machine (`hos_last_error_message` says which). Nothing is left running.
 //
 // # Safety
 // `cfg` is NULL or from `hos_config_new`; `out` is NULL or points to a writable
@@ -304,9 +306,10 @@ hos_result hos_runtime_new(const hos_config *cfg, hos_runtime **out);
 // Shuts the runtime down: every wait in progress or to come returns Cancelled, every sleep
 // ends, the reactor stops, and guest threads are joined: all of them for a negative
 // `timeout_ns`, else those that return within `timeout_ns`. A thread still running then (it
-// never reaches a wait or a checkpoint) is detached and named in `hos_last_error_message`,
-// and the call returns TimedOut; the runtime is safe to free either way. The calling thread
-// is never joined. A second call joins nothing more.
+// never reaches a wait or a checkpoint), or an attached thread that has not detached, is
+// detached from the runtime and named, with what it was doing, in `hos_last_error_message`
+// and in a warning to the log sink; the call returns TimedOut and the runtime is safe to free
+// either way. The calling thread is never waited for.
 //
 // Errors: InvalidPointer for a NULL `rt`; TimedOut as above.
 //

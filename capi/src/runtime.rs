@@ -8,9 +8,10 @@
 
 use crate::boundary::{self, entry, Error, Out};
 use crate::config::hos_config;
-use crate::result::{hos_result, HOS_RESULT_INVALID_VALUE, HOS_RESULT_TIMED_OUT};
+use crate::result::HOS_RESULT_TIMED_OUT;
+use crate::result::{hos_result, HOS_RESULT_INVALID_STATE, HOS_RESULT_INVALID_VALUE};
 use hos_rs::thread::JoinHandle;
-use hos_rs::Runtime;
+use hos_rs::{BuildError, Runtime};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -63,7 +64,9 @@ impl hos_runtime {
 /// the reactor thread. `cfg` NULL: every switch at its default (the environment is not read;
 /// `hos_config_read_env` reads it). The config may be freed afterwards.
 ///
-/// Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go together.
+/// Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go
+/// together; InvalidState if the OS refuses a thread the runtime needs or the calibration
+/// cannot measure the machine (`hos_last_error_message` says which). Nothing is left running.
 ///
 /// # Safety
 /// `cfg` is NULL or from `hos_config_new`; `out` is NULL or points to a writable
@@ -81,9 +84,10 @@ pub unsafe extern "C" fn hos_runtime_new(
             // SAFETY: forwarded from the caller (a live config).
             false => unsafe { boundary::arg(cfg, "cfg") }?.builder(),
         };
-        let rt = builder
-            .build()
-            .map_err(|e| Error::new(HOS_RESULT_INVALID_VALUE, e.to_string()))?;
+        let rt = builder.build().map_err(|e| match e {
+            BuildError::Config(e) => Error::new(HOS_RESULT_INVALID_VALUE, e.to_string()),
+            e => Error::new(HOS_RESULT_INVALID_STATE, e.to_string()),
+        })?;
         out.write(Box::into_raw(Box::new(hos_runtime {
             rt,
             joins: Mutex::default(),
@@ -96,9 +100,10 @@ pub unsafe extern "C" fn hos_runtime_new(
 /// Shuts the runtime down: every wait in progress or to come returns Cancelled, every sleep
 /// ends, the reactor stops, and guest threads are joined: all of them for a negative
 /// `timeout_ns`, else those that return within `timeout_ns`. A thread still running then (it
-/// never reaches a wait or a checkpoint) is detached and named in `hos_last_error_message`,
-/// and the call returns TimedOut; the runtime is safe to free either way. The calling thread
-/// is never joined. A second call joins nothing more.
+/// never reaches a wait or a checkpoint), or an attached thread that has not detached, is
+/// detached from the runtime and named, with what it was doing, in `hos_last_error_message`
+/// and in a warning to the log sink; the call returns TimedOut and the runtime is safe to free
+/// either way. The calling thread is never waited for.
 ///
 /// Errors: InvalidPointer for a NULL `rt`; TimedOut as above.
 ///
@@ -113,12 +118,8 @@ pub unsafe extern "C" fn hos_runtime_shutdown(rt: *mut hos_runtime, timeout_ns: 
         if report.is_clean() {
             return Ok(());
         }
-        let names = report.stragglers.join(", ");
-        tracing::warn!(stragglers = %names, "guest threads did not leave in time: detached");
-        Err(Error::new(
-            HOS_RESULT_TIMED_OUT,
-            format!("guest threads still running after {timeout_ns} ns, detached: {names}"),
-        ))
+        // The shutdown itself logged the report as a warning.
+        Err(Error::new(HOS_RESULT_TIMED_OUT, report.to_string()))
     })
 }
 
