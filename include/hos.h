@@ -647,7 +647,9 @@ hos_result hos_condvar_create(hos_handle *out);
 // a loop.
 //
 // Errors: InvalidHandle (either handle); InvalidState if the calling thread does not hold
-// `mutex`; TimedOut; Cancelled once the runtime shuts down.
+// `mutex`; TimedOut; Cancelled once the runtime shuts down; Abandoned when the wait ended
+// (signalled or not) and the mutex it took back had been left locked by an owner that ended
+// meanwhile: what it guards may be half-changed (the caller holds it, as after any wait).
 hos_result hos_condvar_wait(hos_handle condvar, hos_handle mutex, int64_t timeout_ns);
 
 // Wakes the longest waiter.

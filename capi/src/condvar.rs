@@ -1,10 +1,10 @@
 //! Condition variables (nn::os `ConditionVariableType`): `hos_condvar_*`, used with a mutex
 //! locked through `hos_mutex_lock`.
 
-use crate::boundary::{self, entry, Out};
+use crate::boundary::{self, entry, Error, Out};
 use crate::mutex::mutex;
 use crate::object::{self, hos_handle, Object};
-use crate::result::hos_result;
+use crate::result::{hos_result, HOS_RESULT_ABANDONED};
 use hos_rs::os::ConditionVariable;
 
 fn condvar(o: &Object) -> Option<&ConditionVariable> {
@@ -35,7 +35,9 @@ pub unsafe extern "C" fn hos_condvar_create(out: *mut hos_handle) -> hos_result 
 /// a loop.
 ///
 /// Errors: InvalidHandle (either handle); InvalidState if the calling thread does not hold
-/// `mutex`; TimedOut; Cancelled once the runtime shuts down.
+/// `mutex`; TimedOut; Cancelled once the runtime shuts down; Abandoned when the wait ended
+/// (signalled or not) and the mutex it took back had been left locked by an owner that ended
+/// meanwhile: what it guards may be half-changed (the caller holds it, as after any wait).
 #[no_mangle]
 pub extern "C" fn hos_condvar_wait(
     condvar: hos_handle,
@@ -50,8 +52,16 @@ pub extern "C" fn hos_condvar_wait(
                     None => cv.wait(guard),
                     Some(d) => cv.wait_timeout(guard, d),
                 };
+                let abandoned = guard.is_abandoned();
                 guard.leak();
-                Ok(out?)
+                out?;
+                match abandoned {
+                    true => Err(Error::new(
+                        HOS_RESULT_ABANDONED,
+                        "taken back, but its last owner ended holding it",
+                    )),
+                    false => Ok(()),
+                }
             })
         })
     })

@@ -58,6 +58,20 @@ static void lock_and_leave(void *arg) {
     hos_mutex_lock(m, -1); /* and return holding it: the lock is abandoned */
 }
 
+/* Waits on a condition variable while another thread takes its mutex and ends holding it. */
+struct cv_case {
+    hos_handle m, cv, ready;
+    hos_result got;
+};
+
+static void wait_for_abandon(void *arg) {
+    struct cv_case *c = arg;
+    hos_mutex_lock(c->m, -1);
+    hos_event_signal(c->ready);
+    c->got = hos_condvar_wait(c->cv, c->m, -1);
+    hos_mutex_unlock(c->m);
+}
+
 static void config_calls(void) {
     EXPECT(hos_config_new(NULL), HOS_RESULT_INVALID_POINTER);
     hos_config *cfg;
@@ -311,6 +325,24 @@ static void object_calls(hos_runtime *rt) {
     EXPECT(hos_mutex_lock(r, -1), HOS_RESULT_ABANDONED);
     OK(hos_mutex_unlock(r)); /* the abandoned lock was taken over */
     OK(hos_svc_close_handle(t));
+
+    /* A condition variable's waiter takes back a mutex abandoned while it waited. */
+    struct cv_case c = {.got = 0};
+    hos_handle waiter, leaver;
+    OK(hos_mutex_create(0, &c.m));
+    OK(hos_condvar_create(&c.cv));
+    OK(hos_event_create(1, &c.ready));
+    OK(hos_thread_spawn(rt, NULL, wait_for_abandon, &c, &waiter));
+    OK(hos_event_wait(c.ready, -1));
+    OK(hos_thread_spawn(rt, NULL, lock_and_leave, &c.m, &leaver)); /* once the wait let go */
+    OK(hos_thread_join(leaver, -1));
+    OK(hos_condvar_signal(c.cv));
+    OK(hos_thread_join(waiter, -1));
+    EXPECT(c.got, HOS_RESULT_ABANDONED);
+    hos_handle cv_all[] = {c.m, c.cv, c.ready, waiter, leaver};
+    for (size_t i = 0; i < sizeof cv_all / sizeof cv_all[0]; i++) {
+        OK(hos_svc_close_handle(cv_all[i]));
+    }
 
     EXPECT(hos_timer_event_create(1, NULL), HOS_RESULT_INVALID_POINTER);
     OK(hos_timer_event_create(1, &timer));
