@@ -387,8 +387,10 @@ hos_result hos_set_log_sink(hos_log_sink sink, void *user);
 
 // Starts a guest thread of `rt` that calls `entry(arg)` and writes its handle to `*out`.
 // `p` NULL: name "GuestThread", priority 44, every core, the default ideal core. The thread
-// ends when `entry` returns; its handle stays open until `hos_svc_close_handle` (closing it
-// does not stop the thread).
+// ends when `entry` returns. Its handle is its real one, what
+// `hos_svc_get_current_thread_handle` gives on it and what the SDK writes into the mutex
+// words it locks; it stays open until `hos_svc_close_handle`, after the thread's end too
+// (closing it does not stop the thread).
 //
 // Errors: InvalidPointer for a NULL `rt`, `entry` or `out`, or a misaligned `p` or `out`;
 // InvalidSize; InvalidUtf8 for the name; InvalidPriority outside 0..=63; InvalidCoreId for a
@@ -413,7 +415,8 @@ hos_result hos_thread_spawn(hos_runtime *rt,
 hos_result hos_thread_join(hos_handle thread, int64_t timeout_ns);
 
 // Makes the calling OS thread a guest thread of `rt`, as `hos_thread_spawn` would make one
-// with `p` (NULL: the defaults), and writes its handle to `*out`. It takes a virtual core
+// with `p` (NULL: the defaults), and writes its handle to `*out`: its real one, as a spawned
+// thread's, open until `hos_svc_close_handle` (after the detach too). It takes a virtual core
 // first (waiting for one by its priority); from then on its waits, sleeps and checkpoints are
 // a guest thread's, with its role's wait policy. `hos_thread_detach` ends it (a thread that
 // exits attached is detached then).
@@ -508,7 +511,8 @@ hos_result hos_svc_wait_synchronization(const hos_handle *handles,
 
 // svcCloseHandle: the handle is invalid afterwards (and stays so when its slot is reused);
 // the object lives on while a call in progress uses it. Closing a thread's handle does not
-// stop the thread.
+// stop the thread; once it is closed and the thread has ended (or detached), hos forgets the
+// thread: lock waits still registered against it end with InvalidState.
 //
 // Errors: InvalidHandle for a handle that is not open.
 hos_result hos_svc_close_handle(hos_handle h);

@@ -3,10 +3,11 @@
 //!
 //! Invariant: a guest thread is *live* from its admission (under this registry's lock, where
 //! a runtime that has shut down admits no one) until its code has returned or unwound (or,
-//! attached, it detached) and it has given back everything it held; it then leaves, under the same lock, and wakes every
-//! shutdown waiting for the live set to empty. Its OS thread's handle sits in one slot shared
-//! with its [`JoinHandle`](crate::thread::JoinHandle): whoever takes it out joins it, or drops
-//! it to detach the thread.
+//! attached, it detached) and it has given back everything it held; it then leaves, under
+//! the same lock, and wakes every shutdown waiting for the live set to empty. Its OS
+//! thread's handle sits in one slot shared with its
+//! [`JoinHandle`](crate::thread::JoinHandle): whoever takes it out joins it, or drops it to
+//! detach the thread.
 
 use crate::sync::lock;
 use crate::ResultCode;

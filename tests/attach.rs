@@ -1,10 +1,14 @@
-//! Attached threads: a host's OS thread as a guest thread (virtual cores, waits, handles,
-//! shutdown), and the kick flag that generated code tests inline.
+//! Attached threads: a host's OS thread as a guest thread (virtual cores, waits, its real
+//! handle in the SDK's mutex words, shutdown), and the kick flag that generated code tests
+//! inline.
+
+mod sdk;
 
 use hos::os::{ClearMode, Event};
 use hos::svc::{self, Handle};
 use hos::{Calibration, ResultCode, Runtime};
-use std::sync::atomic::{AtomicBool, Ordering};
+use sdk::libnx;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -93,12 +97,13 @@ fn detaching_ends_the_thread_for_a_wait_on_its_handle() {
     let (go, wait_go) = mpsc::channel::<()>();
     let t = std::thread::spawn(move || {
         let me = r.thread().name("Attached").attach().expect("attach");
-        tx.send(svc::create_handle(me.thread().clone()).expect("handle"))
-            .expect("send");
+        // A share keeps the handle open past the detach, for the wait below.
+        tx.send(me.handle_share()).expect("send");
         wait_go.recv().expect("go");
         drop(me);
     });
-    let h: Handle = rx.recv().expect("handle");
+    let share = rx.recv().expect("handle");
+    let h = share.handle();
     assert_eq!(
         svc::wait_synchronization(&[h], 0),
         Err(ResultCode::TIMED_OUT)
@@ -106,8 +111,117 @@ fn detaching_ends_the_thread_for_a_wait_on_its_handle() {
     go.send(()).expect("go");
     assert_eq!(svc::wait_synchronization(&[h], -1), Ok(0));
     t.join().expect("joined");
-    svc::close_handle(h).expect("close");
+    drop(share);
+    assert_eq!(
+        svc::wait_synchronization(&[h], 0),
+        Err(ResultCode::INVALID_HANDLE),
+        "the last share closed it"
+    );
     rt.shutdown();
+}
+
+#[test]
+fn an_attached_threads_real_handle_is_what_mutex_words_name() {
+    let rt = runtime(2, 2_000);
+    let r = rt.clone();
+    let m = Arc::new(libnx::Mutex::new());
+    let (locked, wait_locked) = mpsc::channel();
+    let (go, wait_go) = mpsc::channel::<()>();
+    let held = m.clone();
+    let holder = std::thread::spawn(move || {
+        let me = r.thread().name("Holder").attach().expect("attach");
+        let h = svc::current_thread_handle();
+        assert_eq!(h, me.thread().handle());
+        held.lock();
+        locked.send(h).expect("send");
+        wait_go.recv().expect("go");
+        // The waiter flagged the word: ArbitrateUnlock hands the lock over.
+        held.unlock();
+        drop(me);
+    });
+    let h = wait_locked.recv().expect("locked");
+    assert_eq!(
+        m.0.load(Ordering::SeqCst),
+        h.0,
+        "the SDK's tag: the real handle"
+    );
+    let wanted = m.clone();
+    let waiter = rt
+        .thread()
+        .spawn(move || {
+            wanted.lock();
+            let mine = wanted.is_locked_by_current_thread();
+            wanted.unlock();
+            mine
+        })
+        .expect("spawn");
+    wait_until(|| m.0.load(Ordering::SeqCst) & svc::WAITERS != 0);
+    go.send(()).expect("go");
+    wait_until(|| waiter.thread().is_finished());
+    assert_eq!(waiter.join().ok(), Some(true));
+    holder.join().expect("joined");
+    assert_eq!(
+        svc::handle_object(h).err(),
+        Some(ResultCode::INVALID_HANDLE),
+        "closed when it detached"
+    );
+    rt.shutdown();
+}
+
+#[test]
+fn detaching_with_a_lock_held_ends_the_waits_for_it() {
+    let rt = runtime(2, 2_000);
+    let r = rt.clone();
+    let word = Arc::new(AtomicU32::new(0));
+    let (locked, wait_locked) = mpsc::channel();
+    let (go, wait_go) = mpsc::channel::<()>();
+    let w = word.clone();
+    let holder = std::thread::spawn(move || {
+        let me = r.thread().name("Holder").attach().expect("attach");
+        w.store(svc::current_thread_handle().0, Ordering::SeqCst);
+        locked.send(()).expect("send");
+        wait_go.recv().expect("go");
+        drop(me);
+    });
+    wait_locked.recv().expect("locked");
+    let owner = word.load(Ordering::SeqCst);
+    word.store(owner | svc::WAITERS, Ordering::SeqCst);
+    let w = word.clone();
+    let waiter = rt
+        .thread()
+        .name("Waiter")
+        .spawn(move || svc::arbitrate_lock(Handle(owner), &w, 0x1234))
+        .expect("spawn");
+    wait_until(|| {
+        rt.guest_states().iter().any(|g| {
+            g.name == "Waiter"
+                && matches!(
+                    g.doing,
+                    hos::Doing::Waiting {
+                        on: "ArbitrateLock",
+                        ..
+                    }
+                )
+        })
+    });
+    go.send(()).expect("go");
+    holder.join().expect("joined");
+    wait_until(|| waiter.thread().is_finished());
+    assert_eq!(
+        waiter.join().ok(),
+        Some(Err(ResultCode::INVALID_STATE)),
+        "the owner is gone, as when the console destroys a thread"
+    );
+    rt.shutdown();
+}
+
+/// Polls `done` for at most 30 s: a hang fails the test.
+fn wait_until(done: impl Fn() -> bool) {
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(std::time::Instant::now() < end, "not within 30 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 #[test]

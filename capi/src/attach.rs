@@ -6,11 +6,10 @@
 //! forgot to detach never aborts the process and never keeps a virtual core).
 
 use crate::boundary::{self, entry, Error, Out};
-use crate::object::hos_handle;
+use crate::object::{self, hos_handle};
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE};
 use crate::runtime::hos_runtime;
 use crate::thread::{builder, hos_thread_params};
-use hos_rs::svc;
 use hos_rs::thread::Attached;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicU32;
@@ -42,7 +41,8 @@ std::thread_local! {
 }
 
 /// Makes the calling OS thread a guest thread of `rt`, as `hos_thread_spawn` would make one
-/// with `p` (NULL: the defaults), and writes its handle to `*out`. It takes a virtual core
+/// with `p` (NULL: the defaults), and writes its handle to `*out`: its real one, as a spawned
+/// thread's, open until `hos_svc_close_handle` (after the detach too). It takes a virtual core
 /// first (waiting for one by its priority); from then on its waits, sleeps and checkpoints are
 /// a guest thread's, with its role's wait policy. `hos_thread_detach` ends it (a thread that
 /// exits attached is detached then).
@@ -65,10 +65,9 @@ pub unsafe extern "C" fn hos_thread_attach(
         let (rt, out) = unsafe { (boundary::arg(rt, "rt")?, Out::new(out, "out")?) };
         // SAFETY: forwarded from the caller.
         let attached = unsafe { builder(rt, p) }?.attach()?;
-        // On failure the guard drops here: the thread is detached again.
-        let h = svc::create_handle(attached.thread().clone())?;
+        let h = object::keep_thread(attached.handle_share());
         ATTACHED.with(|slot| *slot.0.borrow_mut() = Some(attached));
-        out.write(h.0);
+        out.write(h);
         Ok(())
     })
 }

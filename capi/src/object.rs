@@ -1,17 +1,21 @@
 //! The objects a C handle names, kept in hos's handle table as one host object type, and their
-//! lookup by handle and kind.
+//! lookup by handle and kind; and the guest threads' handles, kept open for the host.
 //!
 //! Invariant: a handle made here names an [`Object`] until `hos_svc_close_handle`; a lookup
 //! clones the object's `Arc` out of the table, so a call uses the object after the table's
 //! lock is released and even if another thread closes the handle meanwhile. A handle of
-//! another kind than the call wants is InvalidHandle, as on Horizon.
+//! another kind than the call wants is InvalidHandle, as on Horizon. A guest thread's handle
+//! is its one real handle (the one its mutex words hold), made by hos; [`THREADS`] keeps a
+//! share of each one a C call handed out, so that it too stays open until the host closes it,
+//! whether the thread still runs, has ended or has detached.
 
 use crate::boundary::{Error, Out, Result};
 use crate::result::HOS_RESULT_INVALID_HANDLE;
 use hos_rs::os::{ConditionVariable, Event, MessageQueue, Mutex, Semaphore, TimerEvent, Waitable};
 use hos_rs::svc::{self, Handle, HandleObject, HostObject};
-use hos_rs::thread::Thread;
+use hos_rs::thread::{HandleShare, Thread};
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A Horizon handle: a process-wide name for an object or a guest thread. 0 is never a
@@ -94,4 +98,30 @@ pub(crate) fn thread(h: hos_handle) -> Result<Thread> {
         HandleObject::Thread(t) => Ok(t),
         _ => Err(wrong_kind(h, "thread")),
     }
+}
+
+/// The shares that keep the guest threads' handles handed out to C open, by handle.
+static THREADS: std::sync::Mutex<BTreeMap<hos_handle, HandleShare>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// Keeps the handle `share` names open until the host closes it; gives the handle.
+pub(crate) fn keep_thread(share: HandleShare) -> hos_handle {
+    let h = share.handle().0;
+    let old = THREADS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(h, share);
+    debug_assert!(old.is_none(), "handle {h:#x} kept twice");
+    h
+}
+
+/// Closes `h` (svcCloseHandle), and lets a guest thread's handle go: once the thread has
+/// ended too, hos forgets it.
+pub(crate) fn close(h: hos_handle) -> Result<()> {
+    svc::close_handle(Handle(h))?;
+    // Closed first: the share's drop would close it otherwise, and this call fail.
+    let share = THREADS.lock().unwrap_or_else(|e| e.into_inner()).remove(&h);
+    // Dropped outside the lock: the last share tells hos's arbiter.
+    drop(share);
+    Ok(())
 }

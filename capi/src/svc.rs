@@ -5,7 +5,7 @@
 //! like them, each is a checkpoint of the virtual cores first.
 
 use crate::boundary::{self, entry, Error, Out};
-use crate::object::hos_handle;
+use crate::object::{self, hos_handle};
 use crate::result::{hos_result, HOS_RESULT_OUT_OF_RANGE};
 use hos_rs::os::MAX_WAIT_OBJECTS;
 use hos_rs::svc::{self, Handle};
@@ -164,10 +164,11 @@ pub unsafe extern "C" fn hos_svc_wait_synchronization(
 
 /// svcCloseHandle: the handle is invalid afterwards (and stays so when its slot is reused);
 /// the object lives on while a call in progress uses it. Closing a thread's handle does not
-/// stop the thread.
+/// stop the thread; once it is closed and the thread has ended (or detached), hos forgets the
+/// thread: lock waits still registered against it end with InvalidState.
 ///
 /// Errors: InvalidHandle for a handle that is not open.
 #[no_mangle]
 pub extern "C" fn hos_svc_close_handle(h: hos_handle) -> hos_result {
-    entry(|| Ok(svc::close_handle(Handle(h))?))
+    entry(|| object::close(h))
 }

@@ -1,10 +1,10 @@
 //! Guest threads from C: `hos_thread_spawn` and `hos_thread_join`.
 //!
-//! Invariant: the host's entry function runs on the new thread with no lock of hos held, and
-//! only once the thread has a handle: a spawn that fails after the OS thread started (the
-//! handle table is full) tells the thread to end without calling it, so a failed call never
-//! runs the host's code. The new thread waits for that word as a guest thread waits (its
-//! virtual core given back), since the spawner may need a core to name it (a checkpoint).
+//! Invariant: the host's entry function runs on the new thread with no lock of hos held, only
+//! if the spawn succeeded (the thread's handle is made before its OS thread starts), and only
+//! once its handle is kept open for the host, so the entry may close it at once. The new
+//! thread waits for that gate as a guest thread waits (its virtual core given back), since
+//! the spawner may need a core to get there (a checkpoint).
 
 use crate::boundary::{self, Error, Out, Result, Versioned};
 use crate::object::{self, hos_handle};
@@ -12,10 +12,8 @@ use crate::result::{hos_result, HOS_RESULT_INVALID_POINTER, HOS_RESULT_INVALID_S
 use crate::runtime::hos_runtime;
 use hos_rs::os::{wait_any, Waitable};
 use hos_rs::os::{ClearMode, Event};
-use hos_rs::svc;
 use std::ffi::{c_char, c_void};
 use std::mem::size_of;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// A guest thread's entry: called once on the new thread with the `arg` given to
@@ -61,47 +59,25 @@ impl Entry {
     }
 }
 
-/// The start gate of a spawned thread (module invariant).
-struct Gate {
-    /// [`UNDECIDED`], [`RUN`] or [`NEVER`].
-    state: AtomicU8,
-    decided: Event,
-}
-
-const UNDECIDED: u8 = 0;
-const RUN: u8 = 1;
-const NEVER: u8 = 2;
+/// The start gate of a spawned thread (module invariant): open once its handle is kept.
+struct Gate(Event);
 
 impl Gate {
     fn new() -> Arc<Gate> {
-        Arc::new(Gate {
-            state: AtomicU8::new(UNDECIDED),
-            decided: Event::new(ClearMode::Manual),
-        })
+        Arc::new(Gate(Event::new(ClearMode::Manual)))
     }
 
-    /// The spawner's word: run the host's entry or not.
-    fn decide(&self, run: bool) {
-        // Release: the thread that reads it sees the spawn's writes.
-        self.state
-            .store(if run { RUN } else { NEVER }, Ordering::Release);
-        self.decided.signal();
+    /// The spawner's word: the host's entry may run.
+    fn open(&self) {
+        self.0.signal();
     }
 
-    /// Waits for the word on the new thread: whether to run the host's entry.
-    fn pass(&self) -> bool {
-        loop {
-            // Acquire: pairs with `decide`.
-            match self.state.load(Ordering::Acquire) {
-                UNDECIDED => {
-                    // A wait cancelled by a shutdown ends at once from now on: the word comes
-                    // right after the spawn's last call, so yield until it does.
-                    if self.decided.wait().is_err() {
-                        std::thread::yield_now();
-                    }
-                }
-                state => return state == RUN,
-            }
+    /// Waits on the new thread until the gate is open.
+    fn pass(&self) {
+        // A wait cancelled by a shutdown ends at once from then on: the gate opens right after
+        // the spawn's last call, so yield until it does.
+        while self.0.wait().is_err() && !self.0.is_signalled() {
+            std::thread::yield_now();
         }
     }
 }
@@ -131,8 +107,10 @@ pub(crate) unsafe fn builder(
 
 /// Starts a guest thread of `rt` that calls `entry(arg)` and writes its handle to `*out`.
 /// `p` NULL: name "GuestThread", priority 44, every core, the default ideal core. The thread
-/// ends when `entry` returns; its handle stays open until `hos_svc_close_handle` (closing it
-/// does not stop the thread).
+/// ends when `entry` returns. Its handle is its real one, what
+/// `hos_svc_get_current_thread_handle` gives on it and what the SDK writes into the mutex
+/// words it locks; it stays open until `hos_svc_close_handle`, after the thread's end too
+/// (closing it does not stop the thread).
 ///
 /// Errors: InvalidPointer for a NULL `rt`, `entry` or `out`, or a misaligned `p` or `out`;
 /// InvalidSize; InvalidUtf8 for the name; InvalidPriority outside 0..=63; InvalidCoreId for a
@@ -161,15 +139,13 @@ pub unsafe extern "C" fn hos_thread_spawn(
         let gate = Gate::new();
         let pass = gate.clone();
         let thread = builder.spawn(move || {
-            if pass.pass() {
-                host.run();
-            }
+            pass.pass();
+            host.run();
         })?;
-        let named = svc::create_handle(thread.thread().clone());
-        // The thread waits for this before it calls the host: a failed spawn never runs it.
-        gate.decide(named.is_ok());
+        let h = object::keep_thread(thread.handle_share());
+        gate.open();
         rt.keep(thread);
-        out.write(named?.0);
+        out.write(h);
         Ok(())
     })
 }

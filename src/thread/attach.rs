@@ -7,10 +7,10 @@
 //! shutdown waits for it, or names it), it took a virtual core when it attached, and its
 //! waits give it back and take one again. Dropping the guard ends it as a spawned thread ends:
 //! its core given back, its guardless mutex levels released as abandoned, its exit event
-//! signalled, its context left, and last the live set. The OS thread stays the host's: nobody
-//! joins it.
+//! signalled, its context and the live set left, and last its handle closed unless a
+//! [`HandleShare`] keeps it open. The OS thread stays the host's: nobody joins it.
 
-use super::{Builder, Entered, Thread};
+use super::{Builder, Entered, HandleShare, Thread};
 use crate::ResultCode;
 use std::marker::PhantomData;
 
@@ -45,15 +45,16 @@ impl Builder {
         if super::current().is_some() {
             return Err(ResultCode::INVALID_STATE);
         }
-        let (thread, trace) = self.make()?;
-        let rt = thread.rt.clone();
-        rt.guests().admit_here(rt.inner(), &thread.record)?;
+        let (thread, share, trace) = self.make()?;
+        let rt = thread.0.rt.clone();
+        rt.guests().admit_here(rt.inner(), &thread.0.record)?;
         let entered = thread.enter_here(trace);
         // Given back by `Attached::drop`.
-        rt.inner().acquire_core(&thread.record);
+        rt.inner().acquire_core(&thread.0.record);
         Ok(Attached {
             thread,
             entered: Some(entered),
+            share,
             _on_this_thread: PhantomData,
         })
     }
@@ -67,6 +68,8 @@ pub struct Attached {
     thread: Thread,
     /// `None` once dropped.
     entered: Option<Entered>,
+    /// Its share in the thread's handle: a field, dropped after `drop` ran.
+    share: HandleShare,
     _on_this_thread: PhantomData<*const ()>,
 }
 
@@ -75,11 +78,16 @@ impl Attached {
     pub fn thread(&self) -> &Thread {
         &self.thread
     }
+
+    /// A share in the thread's real handle, to keep it open after the thread detached.
+    pub fn handle_share(&self) -> HandleShare {
+        self.share.clone()
+    }
 }
 
 impl Drop for Attached {
     fn drop(&mut self) {
-        let t = &self.thread;
+        let t = &self.thread.0;
         t.rt.inner().release_core(&t.record);
         crate::os::mutex::abandon_held();
         t.record.mark_ended();

@@ -3,7 +3,8 @@
 //! Invariant: every clock here is `CLOCK_MONOTONIC`, so a `now()` value is a valid absolute
 //! deadline for the futex and for `clock_nanosleep` without conversion.
 //!
-//! The one file of hos where `unsafe` is allowed: every block answers its obligations in a
+//! One of the two files of hos where `unsafe` is allowed (with the `hos` crate's
+//! `svc/arbiter/lent.rs`): every block answers its obligations in a
 //! `// SAFETY:` comment.
 
 #![allow(unsafe_code)]
