@@ -19,6 +19,33 @@
 // The most handles one `hos_svc_wait_synchronization` takes (Horizon's limit).
 #define HOS_MAX_WAIT_HANDLES 64
 
+// `hos_svc_get_info`'s ThreadTickCount info type (25): a thread's CPU time in 19.2 MHz
+// ticks, the one info type hos answers.
+#define HOS_INFO_TYPE_THREAD_TICK_COUNT 25
+
+// The bit of a mutex word that says threads may wait for it in the kernel (0x40000000, the
+// SDK's HandleWaitMask): a word is 0 (free), the owner's tag, or the tag with this bit.
+#define HOS_MUTEX_WAITERS (1 << 30)
+
+// svcWaitForAddress type 0: waits if the word (signed) is less than the value.
+#define HOS_ARBITRATION_WAIT_IF_LESS_THAN 0
+
+// svcWaitForAddress type 1: decrements the word if it is less than the value, then waits.
+#define HOS_ARBITRATION_DECREMENT_AND_WAIT_IF_LESS_THAN 1
+
+// svcWaitForAddress type 2: waits if the word equals the value.
+#define HOS_ARBITRATION_WAIT_IF_EQUAL 2
+
+// svcSignalToAddress type 0: wakes; the word is not touched.
+#define HOS_SIGNAL 0
+
+// svcSignalToAddress type 1: if the word equals the value, increments it, then wakes.
+#define HOS_SIGNAL_AND_INCREMENT_IF_EQUAL 1
+
+// svcSignalToAddress type 2: if the word equals the value, writes value + 1 if nobody waits,
+// value - 1 if every waiter will be woken, else leaves it; then wakes.
+#define HOS_SIGNAL_AND_MODIFY_BY_WAITING_COUNT_IF_EQUAL 2
+
 // The largest capacity `hos_queue_create` accepts: 2^20 messages (8 MiB of buffer).
 #define HOS_QUEUE_CAPACITY_MAX (1 << 20)
 
@@ -178,8 +205,15 @@ typedef uint32_t hos_handle;
 // 0xCA01: a struct whose `size` is smaller than its first version.
 #define HOS_RESULT_INVALID_SIZE 51713
 
+// 0xCC01: a guest word's address that is misaligned for its width (4, or 8 for a 64-bit
+// word).
+#define HOS_RESULT_INVALID_ADDRESS 52225
+
 // 0xD201: the handle table is full (1024 handles in the process).
 #define HOS_RESULT_OUT_OF_HANDLES 53761
+
+// 0xD401: a guest word's address that is NULL (the console's read of it faults).
+#define HOS_RESULT_INVALID_CURRENT_MEMORY 54273
 
 // 0xE001: a priority outside 0..=63.
 #define HOS_RESULT_INVALID_PRIORITY 57345
@@ -205,6 +239,10 @@ typedef uint32_t hos_handle;
 // 0xEE01: a count out of range (more than 64 handles, a queue capacity of 0, a semaphore
 // count past its maximum).
 #define HOS_RESULT_OUT_OF_RANGE 60929
+
+// 0xF001: a raw type or kind outside its enumeration (an arbitration or signal type, an
+// info type).
+#define HOS_RESULT_INVALID_ENUM_VALUE 61441
 
 // 0xFA01: the object is in the wrong state (unlocking a mutex the thread does not hold).
 #define HOS_RESULT_INVALID_STATE 64001
@@ -497,9 +535,13 @@ hos_result hos_svc_set_thread_core_mask(hos_handle thread, int32_t ideal_core, u
 // (an auto-clear one is cleared), a semaphore count taken, a queue holding a message (none
 // taken), a thread ended. Mutexes and condition variables cannot be waited for.
 //
+// Kernel events are waited on by their readable handle (a wait consumes nothing).
+//
 // Errors: InvalidPointer for a NULL `index`, or a NULL `handles` with a count; OutOfRange for
 // a count below 0 or above `HOS_MAX_WAIT_HANDLES`; InvalidHandle for a handle not open or not
-// waitable; TimedOut; Cancelled once the runtime shuts down.
+// waitable (a kernel event's writable side, `HOS_CURRENT_THREAD`); TimedOut; Cancelled once
+// the runtime shuts down, or when `hos_svc_cancel_synchronization` cancels the calling guest
+// thread (a poll, `timeout_ns` 0, is never cancelled).
 //
 // # Safety
 // `handles` is NULL or points to `count` readable handles; `index` is NULL or points to a
@@ -516,6 +558,176 @@ hos_result hos_svc_wait_synchronization(const hos_handle *handles,
 //
 // Errors: InvalidHandle for a handle that is not open.
 hos_result hos_svc_close_handle(hos_handle h);
+
+// svcCancelSynchronization: ends the `hos_svc_wait_synchronization` that the guest thread
+// `thread` is in with Cancelled; if it is in none, its next one that would block ends so
+// instead (only that one). Waits of other kinds (sleeps, the svcs on words, nn::os objects)
+// do not take the cancel.
+//
+// Errors: InvalidHandle for a handle that names no thread.
+hos_result hos_svc_cancel_synchronization(hos_handle thread);
+
+// The calling guest thread's real handle: the tag the SDK keeps in its thread-local storage
+// and writes into the mutex words it locks (what `hos_thread_spawn` and `hos_thread_attach`
+// gave for it). 0 on a thread that is no guest thread. Never fails.
+hos_handle hos_svc_get_current_thread_handle(void);
+
+// svcGetThreadId: the id of the thread `thread` names (`HOS_CURRENT_THREAD` included) into
+// `*out`; unique within the runtime.
+//
+// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidHandle for a handle that
+// names no thread.
+//
+// # Safety
+// `out` is NULL or points to a writable `uint64_t`.
+hos_result hos_svc_get_thread_id(hos_handle thread, uint64_t *out);
+
+// svcGetCurrentProcessorNumber: the virtual core the calling guest thread holds; its ideal
+// core while it holds none (running past the virtual cores by escape); 0 on a thread that is
+// no guest thread. Never fails.
+int32_t hos_svc_get_current_processor_number(void);
+
+// svcGetInfo, for `HOS_INFO_TYPE_THREAD_TICK_COUNT`: the CPU time of the thread `thread`
+// names (`HOS_CURRENT_THREAD` included) in 19.2 MHz ticks into `*out`: all of it for
+// `subtype` `UINT64_MAX`; for a core id 0..=63, all of it if `thread` is the caller and that
+// is the core it holds now (hos does not split a thread's time by core), else 0.
+//
+// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidEnumValue for any other info
+// type; InvalidCombination for a subtype that is neither `UINT64_MAX` nor 0..=63;
+// InvalidHandle for a handle that names no thread.
+//
+// # Safety
+// `out` is NULL or points to a writable `uint64_t`.
+hos_result hos_svc_get_info(uint32_t info_type, hos_handle thread, uint64_t subtype, uint64_t *out);
+
+// svcArbitrateLock: waits for the mutex word `*addr`, which the caller found held by the
+// thread `owner` (the word's tag) and marked with `HOS_MUTEX_WAITERS`, until an unlock hands
+// it over with the caller's `tag` written in it. Returns at once, with success, if the word
+// is no longer `owner | HOS_MUTEX_WAITERS` (the owner unlocked meanwhile): the caller reloads
+// the word and retries, as the SDK does. While it waits, `owner` runs at the caller's
+// priority if that is better. No timeout: the wait is for the owner. The word's tag is a
+// thread's real handle (`hos_svc_get_current_thread_handle`).
+//
+// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL;
+// InvalidHandle if the word matched but `owner` names no guest thread; InvalidState if the
+// owner ends (or detaches) and its handle is closed while the caller waits; Cancelled once
+// the runtime shuts down.
+//
+// # Safety
+// `addr` is NULL, misaligned, or points to a `uint32_t` that stays valid during the call
+// and that other threads access only atomically.
+hos_result hos_svc_arbitrate_lock(hos_handle owner, uint32_t *addr, uint32_t tag);
+
+// svcArbitrateUnlock: hands the mutex word `*addr` to the best thread waiting for it from
+// the caller (priority, then arrival), writing its tag (with `HOS_MUTEX_WAITERS` if others
+// still wait), or writes 0 if none waits. Like the kernel, it does not check that the caller
+// held the word.
+//
+// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL.
+//
+// # Safety
+// As `hos_svc_arbitrate_lock`.
+hos_result hos_svc_arbitrate_unlock(uint32_t *addr);
+
+// svcWaitProcessWideKeyAtomic: releases the mutex word `*mutex` as
+// `hos_svc_arbitrate_unlock` does, writes 1 to the condition-variable word `*key`, and waits
+// on `key` until a `hos_svc_signal_process_wide_key` gives the caller the mutex back (its
+// `tag` written in the word). `timeout_ns`: negative waits without limit, 0 only releases.
+//
+// Errors: InvalidAddress for a misaligned word, InvalidCurrentMemory for a NULL one (the
+// mutex untouched); TimedOut: the mutex is **not** held again, as on the console (the SDK
+// and libnx lock it again themselves); InvalidState if a signal found the mutex word naming
+// a thread that does not exist (not held); Cancelled once the runtime shuts down (not held).
+//
+// # Safety
+// `mutex` and `key` are each NULL, misaligned, or point to a `uint32_t` as in
+// `hos_svc_arbitrate_lock`.
+hos_result hos_svc_wait_process_wide_key_atomic(uint32_t *mutex,
+                                                uint32_t *key,
+                                                uint32_t tag,
+                                                int64_t timeout_ns);
+
+// svcSignalProcessWideKey: wakes up to `count` threads waiting on the condition-variable
+// word `*key` (`count <= 0`: all), best priority first. Each takes its mutex if the mutex
+// word is free, or else sets `HOS_MUTEX_WAITERS` in it and waits for its owner's unlock.
+// Writes 0 to `*key` once nobody waits on it.
+//
+// Errors: InvalidAddress for a misaligned `key`, InvalidCurrentMemory for NULL.
+//
+// # Safety
+// As `hos_svc_arbitrate_lock`, for `key`.
+hos_result hos_svc_signal_process_wide_key(uint32_t *key, int32_t count);
+
+// svcWaitForAddress, types 0..=2 (`HOS_ARBITRATION_*`): waits on the word `*addr` if its
+// value calls for it, until a `hos_svc_signal_to_address` on it wakes the caller.
+// `timeout_ns`: negative waits without limit, 0 checks (and decrements, for type 1) without
+// waiting. Type 3 (WaitIfEqual64) is `hos_svc_wait_for_address64`.
+//
+// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL;
+// InvalidEnumValue for any other type (3 included); InvalidState if the word does not call
+// for a wait (types 0 and 1: it is not less than `value`; type 2: it is not `value`);
+// TimedOut (for type 1 the decrement stays done); Cancelled once the runtime shuts down.
+//
+// # Safety
+// `addr` is NULL, misaligned, or points to an `int32_t` as in `hos_svc_arbitrate_lock`.
+hos_result hos_svc_wait_for_address(int32_t *addr,
+                                    uint32_t arbitration_type,
+                                    int32_t value,
+                                    int64_t timeout_ns);
+
+// svcWaitForAddress type 3, WaitIfEqual64: waits on the 64-bit word `*addr` while it equals
+// `value`, as `hos_svc_wait_for_address`. A `hos_svc_signal_to_address` on the same address
+// wakes it.
+//
+// Errors: InvalidAddress for an `addr` not aligned to 8, InvalidCurrentMemory for NULL;
+// InvalidState if the word is not `value`; TimedOut; Cancelled once the runtime shuts down.
+//
+// # Safety
+// `addr` is NULL, misaligned, or points to an `int64_t` as in `hos_svc_arbitrate_lock`.
+hos_result hos_svc_wait_for_address64(int64_t *addr, int64_t value, int64_t timeout_ns);
+
+// svcSignalToAddress (`HOS_SIGNAL*` types): updates the word `*addr` as the type says, then
+// wakes up to `count` threads waiting on it (`count <= 0`: all), best priority first.
+// Arithmetic wraps.
+//
+// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL;
+// InvalidEnumValue for a type outside 0..=2; InvalidState, with the word untouched and
+// nobody woken, if the type checks the word and it is not `value`.
+//
+// # Safety
+// As `hos_svc_wait_for_address`.
+hos_result hos_svc_signal_to_address(int32_t *addr,
+                                     uint32_t signal_type,
+                                     int32_t value,
+                                     int32_t count);
+
+// svcCreateEvent: a new event, not signalled; its writable handle into `*write`, its
+// readable handle into `*read`.
+//
+// Errors: InvalidPointer for a NULL or misaligned `write` or `read`; OutOfHandles if the
+// handle table cannot take both (then neither is made).
+//
+// # Safety
+// `write` and `read` are each NULL or point to a writable `hos_handle`.
+hos_result hos_svc_create_event(hos_handle *write, hos_handle *read);
+
+// svcSignalEvent: signals the event of the writable handle `event`, waking every waiter; it
+// stays signalled until cleared or reset.
+//
+// Errors: InvalidHandle unless `event` is an event's writable side.
+hos_result hos_svc_signal_event(hos_handle event);
+
+// svcClearEvent: clears the event of either side's handle, signalled or not.
+//
+// Errors: InvalidHandle unless `event` is an event's writable or readable side.
+hos_result hos_svc_clear_event(hos_handle event);
+
+// svcResetSignal: clears the event of the readable handle `event` if it is signalled; how an
+// auto-clear system event learns that another thread took the signal first.
+//
+// Errors: InvalidState if it was not signalled; InvalidHandle unless `event` is an event's
+// readable side.
+hos_result hos_svc_reset_signal(hos_handle event);
 
 // Creates a cleared event: `auto_clear` non-zero, a successful wait clears it (one signal
 // lets one waiter through); 0, it stays signalled until `hos_event_clear`.

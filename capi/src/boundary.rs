@@ -14,6 +14,7 @@ use std::ffi::{c_char, CStr};
 use std::mem::{align_of, size_of};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::time::Duration;
 
 /// A failed call: its code, and what the host may want to read about it.
@@ -251,6 +252,38 @@ fn check_size<T: Versioned>(size: usize, what: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The 32-bit guest word `p` points to (a mutex, condition-variable or address word), as an
+/// atomic, after the kernel's checks of its address ([`check_word`]).
+///
+/// # Safety
+/// If `p` passes, it points to a `u32` (or `i32`: the same bits) that stays valid for `'a`
+/// and that other threads only access atomically meanwhile (guest code's own atomics).
+pub unsafe fn word32<'a>(p: *mut u32, what: &str) -> Result<&'a AtomicU32> {
+    check_word(p, what)?;
+    // SAFETY: aligned and not NULL (checked); valid and only accessed atomically is the
+    // caller's promise.
+    Ok(unsafe { AtomicU32::from_ptr(p) })
+}
+
+/// The 64-bit guest word `p` points to (WaitIfEqual64's), as [`word32`].
+///
+/// # Safety
+/// As [`word32`], for an `i64`.
+pub unsafe fn word64<'a>(p: *mut i64, what: &str) -> Result<&'a AtomicU64> {
+    check_word(p, what)?;
+    // SAFETY: as in `word32`; an i64 and a u64 have the same layout.
+    Ok(unsafe { AtomicU64::from_ptr(p.cast::<u64>()) })
+}
+
+/// The kernel's checks of a guest word's address (`svc::check_word_address`): InvalidAddress
+/// if `p` is misaligned for `T`, then InvalidCurrentMemory for NULL; the error names `what`.
+fn check_word<T>(p: *mut T, what: &str) -> Result<()> {
+    hos_rs::svc::check_word_address(p as usize, align_of::<T>()).map_err(|code| {
+        let why = if p.is_null() { "NULL" } else { "misaligned" };
+        Error::new(code.0, format!("{what} is {why} ({p:p})"))
+    })
 }
 
 /// A wait's timeout in nanoseconds: negative waits without limit, 0 polls.

@@ -32,7 +32,9 @@
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
 //! | [`thread`] | guest threads: spawn and join |
 //! | [`attach`] | a host's own threads as guest threads, and their kick flag |
-//! | [`svc`] | the svc calls: sleeps, priorities, cores, waits on handles, checkpoints |
+//! | [`svc`] | the svc calls: sleeps, priorities, cores, waits on handles and their cancel, checkpoints, thread ids and ticks |
+//! | [`arbiter`] | the kernel's svcs on guest words: locks, condition variables, address arbitration |
+//! | [`kernel_event`] | kernel events (two handles each: writable, readable) |
 //! | [`object`] | the objects a handle names, and their lookup |
 //! | [`event`], [`timer_event`], [`queue`], [`semaphore`], [`mutex`], [`condvar`] | one nn::os object each |
 //! | [`log`] | the log sink: hos's warnings into the host's logger |
@@ -59,6 +61,10 @@ pub mod thread;
 pub mod attach;
 
 pub mod svc;
+
+pub mod arbiter;
+
+pub mod kernel_event;
 
 pub mod object;
 

@@ -20,8 +20,13 @@ pub const HOS_RESULT_SUCCESS: hos_result = 0;
 pub const HOS_RESULT_TERMINATION_REQUESTED: hos_result = 0x7601;
 /// 0xCA01: a struct whose `size` is smaller than its first version.
 pub const HOS_RESULT_INVALID_SIZE: hos_result = 0xCA01;
+/// 0xCC01: a guest word's address that is misaligned for its width (4, or 8 for a 64-bit
+/// word).
+pub const HOS_RESULT_INVALID_ADDRESS: hos_result = 0xCC01;
 /// 0xD201: the handle table is full (1024 handles in the process).
 pub const HOS_RESULT_OUT_OF_HANDLES: hos_result = 0xD201;
+/// 0xD401: a guest word's address that is NULL (the console's read of it faults).
+pub const HOS_RESULT_INVALID_CURRENT_MEMORY: hos_result = 0xD401;
 /// 0xE001: a priority outside 0..=63.
 pub const HOS_RESULT_INVALID_PRIORITY: hos_result = 0xE001;
 /// 0xE201: a core id or core mask the runtime does not have (a mask of 0 included).
@@ -39,6 +44,9 @@ pub const HOS_RESULT_CANCELLED: hos_result = 0xEC01;
 /// 0xEE01: a count out of range (more than 64 handles, a queue capacity of 0, a semaphore
 /// count past its maximum).
 pub const HOS_RESULT_OUT_OF_RANGE: hos_result = 0xEE01;
+/// 0xF001: a raw type or kind outside its enumeration (an arbitration or signal type, an
+/// info type).
+pub const HOS_RESULT_INVALID_ENUM_VALUE: hos_result = 0xF001;
 /// 0xFA01: the object is in the wrong state (unlocking a mutex the thread does not hold).
 pub const HOS_RESULT_INVALID_STATE: hos_result = 0xFA01;
 /// 0x3FF (module 511, description 1): hos panicked inside the call, a bug in hos. The call
@@ -56,11 +64,13 @@ pub const HOS_RESULT_INVALID_UTF8: hos_result = 0x9FF;
 pub const HOS_RESULT_ABANDONED: hos_result = 0xBFF;
 
 /// Every code and its name.
-const NAMES: [(hos_result, &CStr); 19] = [
+const NAMES: [(hos_result, &CStr); 22] = [
     (HOS_RESULT_SUCCESS, c"Success"),
     (HOS_RESULT_TERMINATION_REQUESTED, c"TerminationRequested"),
     (HOS_RESULT_INVALID_SIZE, c"InvalidSize"),
+    (HOS_RESULT_INVALID_ADDRESS, c"InvalidAddress"),
     (HOS_RESULT_OUT_OF_HANDLES, c"OutOfHandles"),
+    (HOS_RESULT_INVALID_CURRENT_MEMORY, c"InvalidCurrentMemory"),
     (HOS_RESULT_INVALID_PRIORITY, c"InvalidPriority"),
     (HOS_RESULT_INVALID_CORE_ID, c"InvalidCoreId"),
     (HOS_RESULT_INVALID_HANDLE, c"InvalidHandle"),
@@ -69,6 +79,7 @@ const NAMES: [(hos_result, &CStr); 19] = [
     (HOS_RESULT_TIMED_OUT, c"TimedOut"),
     (HOS_RESULT_CANCELLED, c"Cancelled"),
     (HOS_RESULT_OUT_OF_RANGE, c"OutOfRange"),
+    (HOS_RESULT_INVALID_ENUM_VALUE, c"InvalidEnumValue"),
     (HOS_RESULT_INVALID_STATE, c"InvalidState"),
     (HOS_RESULT_INTERNAL_ERROR, c"InternalError"),
     (HOS_RESULT_UNKNOWN_KEY, c"UnknownKey"),

@@ -1,5 +1,7 @@
 //! The svc calls a guest thread makes, by handle: sleeps and yields, priorities and cores,
-//! waits on handles, closing handles, checkpoints (`hos_svc_*`, `hos_checkpoint`).
+//! waits on handles and their cancel, closing handles, checkpoints, and what a thread asks
+//! about threads (its own handle, ids, its core, CPU ticks) (`hos_svc_*`, `hos_checkpoint`).
+//! The svcs on guest words are in `arbiter`, kernel events in `kernel_event`.
 //!
 //! Invariant: each call is hos's `svc` call of the same name, after the boundary's checks;
 //! like them, each is a checkpoint of the virtual cores first.
@@ -12,6 +14,10 @@ use hos_rs::svc::{self, Handle};
 
 /// The most handles one `hos_svc_wait_synchronization` takes (Horizon's limit).
 pub const HOS_MAX_WAIT_HANDLES: i32 = 64;
+
+/// `hos_svc_get_info`'s ThreadTickCount info type (25): a thread's CPU time in 19.2 MHz
+/// ticks, the one info type hos answers.
+pub const HOS_INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
 
 /// svcSleepThread: sleeps the calling thread `ns` nanoseconds as a guest sleep (a thread that
 /// is no guest thread sleeps as a host thread). 0, -1 and -2 are yields (to the same priority;
@@ -118,9 +124,13 @@ pub extern "C" fn hos_svc_set_thread_core_mask(
 /// (an auto-clear one is cleared), a semaphore count taken, a queue holding a message (none
 /// taken), a thread ended. Mutexes and condition variables cannot be waited for.
 ///
+/// Kernel events are waited on by their readable handle (a wait consumes nothing).
+///
 /// Errors: InvalidPointer for a NULL `index`, or a NULL `handles` with a count; OutOfRange for
 /// a count below 0 or above `HOS_MAX_WAIT_HANDLES`; InvalidHandle for a handle not open or not
-/// waitable; TimedOut; Cancelled once the runtime shuts down.
+/// waitable (a kernel event's writable side, `HOS_CURRENT_THREAD`); TimedOut; Cancelled once
+/// the runtime shuts down, or when `hos_svc_cancel_synchronization` cancels the calling guest
+/// thread (a poll, `timeout_ns` 0, is never cancelled).
 ///
 /// # Safety
 /// `handles` is NULL or points to `count` readable handles; `index` is NULL or points to a
@@ -171,4 +181,75 @@ pub unsafe extern "C" fn hos_svc_wait_synchronization(
 #[no_mangle]
 pub extern "C" fn hos_svc_close_handle(h: hos_handle) -> hos_result {
     entry(|| object::close(h))
+}
+
+/// svcCancelSynchronization: ends the `hos_svc_wait_synchronization` that the guest thread
+/// `thread` is in with Cancelled; if it is in none, its next one that would block ends so
+/// instead (only that one). Waits of other kinds (sleeps, the svcs on words, nn::os objects)
+/// do not take the cancel.
+///
+/// Errors: InvalidHandle for a handle that names no thread.
+#[no_mangle]
+pub extern "C" fn hos_svc_cancel_synchronization(thread: hos_handle) -> hos_result {
+    entry(|| Ok(svc::cancel_synchronization(Handle(thread))?))
+}
+
+/// The calling guest thread's real handle: the tag the SDK keeps in its thread-local storage
+/// and writes into the mutex words it locks (what `hos_thread_spawn` and `hos_thread_attach`
+/// gave for it). 0 on a thread that is no guest thread. Never fails.
+#[no_mangle]
+pub extern "C" fn hos_svc_get_current_thread_handle() -> hos_handle {
+    boundary::entry_or(0, || svc::current_thread_handle().0)
+}
+
+/// svcGetThreadId: the id of the thread `thread` names (`HOS_CURRENT_THREAD` included) into
+/// `*out`; unique within the runtime.
+///
+/// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidHandle for a handle that
+/// names no thread.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_svc_get_thread_id(thread: hos_handle, out: *mut u64) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let out = unsafe { Out::new(out, "out") }?;
+        out.write(svc::get_thread_id(Handle(thread))?);
+        Ok(())
+    })
+}
+
+/// svcGetCurrentProcessorNumber: the virtual core the calling guest thread holds; its ideal
+/// core while it holds none (running past the virtual cores by escape); 0 on a thread that is
+/// no guest thread. Never fails.
+#[no_mangle]
+pub extern "C" fn hos_svc_get_current_processor_number() -> i32 {
+    boundary::entry_or(0, svc::get_current_processor_number)
+}
+
+/// svcGetInfo, for `HOS_INFO_TYPE_THREAD_TICK_COUNT`: the CPU time of the thread `thread`
+/// names (`HOS_CURRENT_THREAD` included) in 19.2 MHz ticks into `*out`: all of it for
+/// `subtype` `UINT64_MAX`; for a core id 0..=63, all of it if `thread` is the caller and that
+/// is the core it holds now (hos does not split a thread's time by core), else 0.
+///
+/// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidEnumValue for any other info
+/// type; InvalidCombination for a subtype that is neither `UINT64_MAX` nor 0..=63;
+/// InvalidHandle for a handle that names no thread.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_svc_get_info(
+    info_type: u32,
+    thread: hos_handle,
+    subtype: u64,
+    out: *mut u64,
+) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let out = unsafe { Out::new(out, "out") }?;
+        out.write(svc::get_info(info_type, Handle(thread), subtype)?);
+        Ok(())
+    })
 }

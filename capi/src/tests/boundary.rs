@@ -50,7 +50,12 @@ fn codes_are_the_rust_apis_and_each_has_its_name() {
             HOS_RESULT_TERMINATION_REQUESTED,
             ResultCode::TERMINATION_REQUESTED,
         ),
+        (HOS_RESULT_INVALID_ADDRESS, ResultCode::INVALID_ADDRESS),
         (HOS_RESULT_OUT_OF_HANDLES, ResultCode::OUT_OF_HANDLES),
+        (
+            HOS_RESULT_INVALID_CURRENT_MEMORY,
+            ResultCode::INVALID_CURRENT_MEMORY,
+        ),
         (HOS_RESULT_INVALID_PRIORITY, ResultCode::INVALID_PRIORITY),
         (HOS_RESULT_INVALID_CORE_ID, ResultCode::INVALID_CORE_ID),
         (HOS_RESULT_INVALID_HANDLE, ResultCode::INVALID_HANDLE),
@@ -61,6 +66,10 @@ fn codes_are_the_rust_apis_and_each_has_its_name() {
         (HOS_RESULT_TIMED_OUT, ResultCode::TIMED_OUT),
         (HOS_RESULT_CANCELLED, ResultCode::CANCELLED),
         (HOS_RESULT_OUT_OF_RANGE, ResultCode::OUT_OF_RANGE),
+        (
+            HOS_RESULT_INVALID_ENUM_VALUE,
+            ResultCode::INVALID_ENUM_VALUE,
+        ),
         (HOS_RESULT_INVALID_STATE, ResultCode::INVALID_STATE),
     ];
     for (ours, rust) in kernel {
@@ -157,4 +166,41 @@ fn structs_grow_both_ways() {
         buf.0[16..].iter().all(|b| *b == 0xAA),
         "nothing past the caller's size"
     );
+}
+
+#[test]
+fn the_svc_constants_are_hoss() {
+    use crate::arbiter::*;
+    use hos_rs::svc::{self, ArbitrationType, SignalType};
+    assert_eq!(HOS_MUTEX_WAITERS, svc::WAITERS);
+    assert_eq!(
+        crate::svc::HOS_INFO_TYPE_THREAD_TICK_COUNT,
+        svc::INFO_TYPE_THREAD_TICK_COUNT
+    );
+    for (ours, theirs) in [
+        (
+            HOS_ARBITRATION_WAIT_IF_LESS_THAN,
+            ArbitrationType::WaitIfLessThan,
+        ),
+        (
+            HOS_ARBITRATION_DECREMENT_AND_WAIT_IF_LESS_THAN,
+            ArbitrationType::DecrementAndWaitIfLessThan,
+        ),
+        (HOS_ARBITRATION_WAIT_IF_EQUAL, ArbitrationType::WaitIfEqual),
+    ] {
+        assert_eq!(ArbitrationType::try_from(ours), Ok(theirs));
+    }
+    for (ours, theirs) in [
+        (HOS_SIGNAL, SignalType::Signal),
+        (
+            HOS_SIGNAL_AND_INCREMENT_IF_EQUAL,
+            SignalType::SignalAndIncrementIfEqual,
+        ),
+        (
+            HOS_SIGNAL_AND_MODIFY_BY_WAITING_COUNT_IF_EQUAL,
+            SignalType::SignalAndModifyByWaitingCountIfEqual,
+        ),
+    ] {
+        assert_eq!(SignalType::try_from(ours), Ok(theirs));
+    }
 }
