@@ -212,3 +212,14 @@ fn attached_threads_and_their_kick_flag() {
 fn attached_threads_under_sanitizers() {
     host("capi/tests/c/attach.c", true, &[]);
 }
+
+#[test]
+fn the_sdks_words_between_c_guest_threads() {
+    let out = host("capi/tests/c/svc_words.c", false, &[]);
+    assert!(out.contains("the SDK's words checked"), "{out}");
+}
+
+#[test]
+fn the_sdks_words_under_sanitizers() {
+    host("capi/tests/c/svc_words.c", true, &[]);
+}

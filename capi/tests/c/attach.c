@@ -5,36 +5,13 @@
  * one virtual core and no escape within the run: a kick flag that never rises hangs the JIT
  * loop below, and the harness fails the test at its time limit.
  */
-#include <hos.h>
+#include "check.h"
 
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-
-static int failures = 0;
-
-#define EXPECT(call, want)                                                                 \
-    do {                                                                                   \
-        hos_result got_ = (call);                                                          \
-        if (got_ != (hos_result)(want)) {                                                  \
-            fprintf(stderr, "%s:%d: %s gave %s, want %s: %s\n", __FILE__, __LINE__, #call, \
-                    hos_result_name(got_), hos_result_name((hos_result)(want)),            \
-                    hos_last_error_message());                                             \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
-
-#define OK(call) EXPECT(call, HOS_RESULT_SUCCESS)
-
-#define TRUE(cond)                                                                         \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: %s is false\n", __FILE__, __LINE__, #cond);            \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 static hos_runtime *rt;
 static atomic_int better_ran;
@@ -150,10 +127,5 @@ int main(void) {
     TRUE(s.vcore_kicks_priority >= 1);
     hos_runtime_free(rt);
 
-    if (failures > 0) {
-        fprintf(stderr, "%d checks failed\n", failures);
-        return 1;
-    }
-    printf("attached threads checked\n");
-    return 0;
+    return finish("attached threads checked");
 }

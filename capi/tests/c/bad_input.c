@@ -1,42 +1,19 @@
 /*
  * Every call of hos.h fed its bad inputs: NULL and misaligned pointers, strings that are not
  * UTF-8, closed, garbage and wrong-kind handles, priorities and masks out of range, counts
- * of 0, sizes too small, config keys that are no switch and values a switch refuses. Each
+ * of 0, sizes too small, config keys that are no switch and values a switch refuses, guest
+ * words that are NULL or misaligned and raw svc types out of their enumerations. Each
  * must return its documented code, never crash, and never run a host callback it refused.
  * Run by capi/tests/c_hosts.rs; exit status 0 when every check holds.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include <hos.h>
+#include "check.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures = 0;
-
-/* Checks that `call` returns `want`. */
-#define EXPECT(call, want)                                                                 \
-    do {                                                                                   \
-        hos_result got_ = (call);                                                          \
-        if (got_ != (hos_result)(want)) {                                                  \
-            fprintf(stderr, "%s:%d: %s gave %s (0x%" PRIX32 "), want %s: %s\n", __FILE__,  \
-                    __LINE__, #call, hos_result_name(got_), got_,                          \
-                    hos_result_name((hos_result)(want)), hos_last_error_message());        \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
-
-#define OK(call) EXPECT(call, HOS_RESULT_SUCCESS)
-
-#define TRUE(cond)                                                                         \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "%s:%d: %s is false\n", __FILE__, __LINE__, #cond);            \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 /* A handle value no table ever made (index 0x7FFF, past the 1024 slots). */
 #define GARBAGE ((hos_handle)0x12347FFF)
@@ -361,6 +338,154 @@ static void object_calls(hos_runtime *rt) {
     }
 }
 
+/* The svcs on guest words: a NULL word is InvalidCurrentMemory, a misaligned one
+ * InvalidAddress, a raw type outside its enumeration InvalidEnumValue (the kernel's codes);
+ * a word that does not call for a wait InvalidState, a poll TimedOut. */
+static void word_calls(hos_handle thread) {
+    _Alignas(8) unsigned char buf[16] = {0};
+    uint32_t *odd = (uint32_t *)(buf + 2);
+    int32_t *odd32 = (int32_t *)(buf + 1);
+    int64_t *odd64 = (int64_t *)(buf + 4); /* 4-aligned, not 8 */
+    uint32_t m = 0, key = 0;
+    EXPECT(hos_svc_arbitrate_lock(thread, NULL, 1), HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_arbitrate_lock(thread, odd, 1), HOS_RESULT_INVALID_ADDRESS);
+    m = thread; /* held, no waiters bit: nothing to wait for */
+    OK(hos_svc_arbitrate_lock(thread, &m, 1));
+    TRUE(m == thread);
+    m = GARBAGE | HOS_MUTEX_WAITERS;
+    EXPECT(hos_svc_arbitrate_lock(GARBAGE, &m, 1), HOS_RESULT_INVALID_HANDLE);
+    hos_handle ev;
+    OK(hos_event_create(0, &ev));
+    m = ev | HOS_MUTEX_WAITERS;
+    EXPECT(hos_svc_arbitrate_lock(ev, &m, 1), HOS_RESULT_INVALID_HANDLE); /* no thread */
+    m = HOS_CURRENT_THREAD | HOS_MUTEX_WAITERS;
+    EXPECT(hos_svc_arbitrate_lock(HOS_CURRENT_THREAD, &m, 1), HOS_RESULT_INVALID_HANDLE);
+    OK(hos_svc_close_handle(ev));
+    EXPECT(hos_svc_arbitrate_unlock(NULL), HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_arbitrate_unlock(odd), HOS_RESULT_INVALID_ADDRESS);
+    m = 0x1234;
+    OK(hos_svc_arbitrate_unlock(&m)); /* nobody waits: the word is freed */
+    TRUE(m == 0);
+
+    EXPECT(hos_svc_wait_process_wide_key_atomic(NULL, &key, 1, 0),
+           HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_wait_process_wide_key_atomic(&m, NULL, 1, 0),
+           HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_wait_process_wide_key_atomic(odd, &key, 1, 0), HOS_RESULT_INVALID_ADDRESS);
+    EXPECT(hos_svc_wait_process_wide_key_atomic(&m, odd, 1, 0), HOS_RESULT_INVALID_ADDRESS);
+    m = 0x1234;
+    EXPECT(hos_svc_wait_process_wide_key_atomic(&m, &key, 0x1234, 0), HOS_RESULT_TIMED_OUT);
+    TRUE(m == 0); /* released, and not taken back: the caller locks it again itself */
+    EXPECT(hos_svc_signal_process_wide_key(NULL, 1), HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_signal_process_wide_key(odd, 1), HOS_RESULT_INVALID_ADDRESS);
+    key = 1;
+    OK(hos_svc_signal_process_wide_key(&key, -1));
+    TRUE(key == 0); /* nobody waits on it */
+
+    int32_t word = 5;
+    int64_t word64 = 5;
+    EXPECT(hos_svc_wait_for_address(NULL, HOS_ARBITRATION_WAIT_IF_EQUAL, 5, 0),
+           HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_wait_for_address(odd32, HOS_ARBITRATION_WAIT_IF_EQUAL, 0, 0),
+           HOS_RESULT_INVALID_ADDRESS);
+    EXPECT(hos_svc_wait_for_address(&word, 3, 5, 0), HOS_RESULT_INVALID_ENUM_VALUE);
+    EXPECT(hos_svc_wait_for_address(&word, UINT32_MAX, 5, 0), HOS_RESULT_INVALID_ENUM_VALUE);
+    EXPECT(hos_svc_wait_for_address(&word, HOS_ARBITRATION_WAIT_IF_EQUAL, 4, -1),
+           HOS_RESULT_INVALID_STATE);
+    EXPECT(hos_svc_wait_for_address(&word, HOS_ARBITRATION_WAIT_IF_LESS_THAN, 5, -1),
+           HOS_RESULT_INVALID_STATE);
+    EXPECT(hos_svc_wait_for_address(&word, HOS_ARBITRATION_WAIT_IF_EQUAL, 5, 0),
+           HOS_RESULT_TIMED_OUT);
+    EXPECT(hos_svc_wait_for_address(&word, HOS_ARBITRATION_DECREMENT_AND_WAIT_IF_LESS_THAN, 6,
+                                    100000),
+           HOS_RESULT_TIMED_OUT);
+    TRUE(word == 4); /* decremented, although it timed out */
+    EXPECT(hos_svc_wait_for_address64(NULL, 5, 0), HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_wait_for_address64(odd64, 0, 0), HOS_RESULT_INVALID_ADDRESS);
+    EXPECT(hos_svc_wait_for_address64(&word64, 6, -1), HOS_RESULT_INVALID_STATE);
+    EXPECT(hos_svc_wait_for_address64(&word64, 5, 100000), HOS_RESULT_TIMED_OUT);
+    EXPECT(hos_svc_signal_to_address(NULL, HOS_SIGNAL, 0, 1), HOS_RESULT_INVALID_CURRENT_MEMORY);
+    EXPECT(hos_svc_signal_to_address(odd32, HOS_SIGNAL, 0, 1), HOS_RESULT_INVALID_ADDRESS);
+    EXPECT(hos_svc_signal_to_address(&word, 3, 4, 1), HOS_RESULT_INVALID_ENUM_VALUE);
+    EXPECT(hos_svc_signal_to_address(&word, HOS_SIGNAL_AND_INCREMENT_IF_EQUAL, 3, 1),
+           HOS_RESULT_INVALID_STATE);
+    EXPECT(hos_svc_signal_to_address(&word, HOS_SIGNAL_AND_MODIFY_BY_WAITING_COUNT_IF_EQUAL, 3,
+                                     1),
+           HOS_RESULT_INVALID_STATE);
+    TRUE(word == 4); /* untouched by the refused signals */
+    OK(hos_svc_signal_to_address(&word, HOS_SIGNAL_AND_INCREMENT_IF_EQUAL, 4, 1));
+    TRUE(word == 5);
+}
+
+/* Kernel events, the cancel, and what a thread asks about threads. */
+static void kernel_calls(hos_handle thread) {
+    hos_handle w, r, ev;
+    _Alignas(8) unsigned char buf[16];
+    EXPECT(hos_svc_create_event(NULL, &r), HOS_RESULT_INVALID_POINTER);
+    EXPECT(hos_svc_create_event(&w, NULL), HOS_RESULT_INVALID_POINTER);
+    EXPECT(hos_svc_create_event(&w, (hos_handle *)(buf + 1)), HOS_RESULT_INVALID_POINTER);
+    OK(hos_svc_create_event(&w, &r));
+    OK(hos_event_create(0, &ev));
+    EXPECT(hos_svc_signal_event(r), HOS_RESULT_INVALID_HANDLE); /* the readable side */
+    EXPECT(hos_svc_signal_event(ev), HOS_RESULT_INVALID_HANDLE); /* an nn::os event */
+    EXPECT(hos_svc_signal_event(GARBAGE), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_clear_event(thread), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_reset_signal(w), HOS_RESULT_INVALID_HANDLE); /* the writable side */
+    EXPECT(hos_svc_reset_signal(r), HOS_RESULT_INVALID_STATE);  /* not signalled */
+    EXPECT(hos_event_signal(w), HOS_RESULT_INVALID_HANDLE);     /* no nn::os event */
+    int32_t index = -1;
+    EXPECT(hos_svc_wait_synchronization(&w, 1, 0, &index), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_wait_synchronization(&r, 1, 0, &index), HOS_RESULT_TIMED_OUT);
+    OK(hos_svc_signal_event(w));
+    OK(hos_svc_wait_synchronization(&r, 1, 0, &index));
+    OK(hos_svc_wait_synchronization(&r, 1, 0, &index)); /* a wait consumes nothing */
+    OK(hos_svc_reset_signal(r));
+    EXPECT(hos_svc_reset_signal(r), HOS_RESULT_INVALID_STATE);
+    OK(hos_svc_clear_event(w));
+    OK(hos_svc_clear_event(r));
+    OK(hos_svc_close_handle(w));
+    EXPECT(hos_svc_signal_event(w), HOS_RESULT_INVALID_HANDLE);
+    OK(hos_svc_close_handle(r));
+
+    EXPECT(hos_svc_cancel_synchronization(GARBAGE), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_cancel_synchronization(ev), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_cancel_synchronization(HOS_CURRENT_THREAD), HOS_RESULT_INVALID_HANDLE);
+    OK(hos_svc_close_handle(ev));
+
+    TRUE(hos_svc_get_current_thread_handle() == 0); /* no guest thread */
+    TRUE(hos_svc_get_current_processor_number() == 0);
+    uint64_t id = 7, ticks = 7;
+    EXPECT(hos_svc_get_thread_id(thread, NULL), HOS_RESULT_INVALID_POINTER);
+    EXPECT(hos_svc_get_thread_id(thread, (uint64_t *)(buf + 4)), HOS_RESULT_INVALID_POINTER);
+    EXPECT(hos_svc_get_thread_id(GARBAGE, &id), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_get_thread_id(HOS_CURRENT_THREAD, &id), HOS_RESULT_INVALID_HANDLE);
+    TRUE(id == 7);
+    OK(hos_svc_get_thread_id(thread, &id));
+    EXPECT(hos_svc_get_info(HOS_INFO_TYPE_THREAD_TICK_COUNT, thread, UINT64_MAX, NULL),
+           HOS_RESULT_INVALID_POINTER);
+    EXPECT(hos_svc_get_info(0, thread, UINT64_MAX, &ticks), HOS_RESULT_INVALID_ENUM_VALUE);
+    EXPECT(hos_svc_get_info(HOS_INFO_TYPE_THREAD_TICK_COUNT, thread, 64, &ticks),
+           HOS_RESULT_INVALID_COMBINATION);
+    EXPECT(hos_svc_get_info(HOS_INFO_TYPE_THREAD_TICK_COUNT, GARBAGE, UINT64_MAX, &ticks),
+           HOS_RESULT_INVALID_HANDLE);
+    TRUE(ticks == 7);
+    OK(hos_svc_get_info(HOS_INFO_TYPE_THREAD_TICK_COUNT, thread, UINT64_MAX, &ticks));
+    OK(hos_svc_get_info(HOS_INFO_TYPE_THREAD_TICK_COUNT, thread, 0, &ticks));
+    TRUE(ticks == 0); /* not the caller's own time */
+}
+
+static void svc_calls(hos_runtime *rt) {
+    hos_handle ev, t;
+    OK(hos_event_create(0, &ev));
+    OK(hos_thread_spawn(rt, NULL, hold_forever, &ev, &t));
+    word_calls(t);
+    kernel_calls(t);
+    OK(hos_event_signal(ev));
+    OK(hos_thread_join(t, -1));
+    OK(hos_svc_close_handle(t));
+    OK(hos_svc_close_handle(ev));
+}
+
 static void misc_calls(hos_runtime *rt) {
     TRUE(strcmp(hos_result_name(HOS_RESULT_TIMED_OUT), "TimedOut") == 0);
     TRUE(strcmp(hos_result_name(0xEA01), "TimedOut") == 0);
@@ -390,6 +515,7 @@ int main(void) {
     thread_calls(rt);
     wait_calls();
     object_calls(rt);
+    svc_calls(rt);
     misc_calls(rt);
 
     /* A guest thread that never leaves its wait until the shutdown cancels it. */
@@ -404,10 +530,5 @@ int main(void) {
     OK(hos_svc_close_handle(t));
     OK(hos_svc_close_handle(ev));
 
-    if (failures > 0) {
-        fprintf(stderr, "%d checks failed\n", failures);
-        return 1;
-    }
-    printf("every bad input answered with its code\n");
-    return 0;
+    return finish("every bad input answered with its code");
 }
