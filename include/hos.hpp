@@ -1,10 +1,12 @@
 // hos.hpp: C++17 RAII wrappers over hos.h (header-only, written by hand).
 //
-// hos::Config, hos::Runtime, hos::Thread, hos::AttachedThread, hos::Event, hos::Queue and
-// hos::Mutex own what they make: a runtime is freed, a config freed, a handle closed and an
-// attached thread detached when the wrapper goes out of scope. Constructors throw hos::Error when the call fails (std::abort() when exceptions are
-// off); waits and sends return the hos_result, since TimedOut and Cancelled are outcomes a
-// host handles, not errors. A hos::Thread runs any callable; an exception that leaves it calls
+// hos::Config, hos::Runtime, hos::Thread, hos::AttachedThread, hos::Event, hos::KernelEvent,
+// hos::Queue and hos::Mutex own what they make: a runtime is freed, a config freed, a handle
+// closed and an attached thread detached when the wrapper goes out of scope. Constructors
+// throw hos::Error when the call fails (std::abort() when exceptions are off); waits and
+// sends return the hos_result, since TimedOut and Cancelled are outcomes a host handles, not
+// errors. The svcs on guest words (hos_svc_arbitrate_lock, ...) have no wrapper: the SDK's
+// code that calls them owns its words. A hos::Thread runs any callable; an exception that leaves it calls
 // std::terminate() (it must not unwind into hos).
 #ifndef HOS_HPP
 #define HOS_HPP
@@ -199,6 +201,34 @@ public:
     hos_result clear() noexcept { return hos_event_clear(h_); }
     // Success, TimedOut (timeout_ns 0 polls) or Cancelled.
     hos_result wait(int64_t timeout_ns = -1) noexcept { return hos_event_wait(h_, timeout_ns); }
+};
+
+// A kernel event (svcCreateEvent): one manual-clear event named by two handles, a writable
+// one (signal, clear) and a readable one (waited on without being consumed, reset), as the
+// SDK's SystemEvent has them.
+class KernelEvent {
+public:
+    KernelEvent() {
+        hos_handle w = 0, r = 0;
+        detail::check(hos_svc_create_event(&w, &r));
+        write_ = Handle(w);
+        read_ = Handle(r);
+    }
+    hos_result signal() noexcept { return hos_svc_signal_event(write_.get()); }
+    hos_result clear() noexcept { return hos_svc_clear_event(write_.get()); }
+    // Success if it was signalled (it is cleared), InvalidState if it was not.
+    hos_result reset() noexcept { return hos_svc_reset_signal(read_.get()); }
+    // Success, TimedOut (timeout_ns 0 polls) or Cancelled; the signal stays.
+    hos_result wait(int64_t timeout_ns = -1) noexcept {
+        hos_handle h = read_.get();
+        int32_t index = 0;
+        return hos_svc_wait_synchronization(&h, 1, timeout_ns, &index);
+    }
+    hos_handle writable() const noexcept { return write_.get(); }
+    hos_handle readable() const noexcept { return read_.get(); }
+
+private:
+    Handle write_, read_;
 };
 
 // A bounded queue of uint64_t messages.

@@ -1,7 +1,8 @@
 // The C host (examples/c/host.c) in C++ through hos.hpp: boots a runtime from the environment,
 // runs a MainThread and 5 job workers that exchange work through a queue and an event, prints
 // the stats, and shuts down. Here the host's own main thread attaches as the MainThread (as a
-// JIT's thread would) instead of spawning one.
+// JIT's thread would) instead of spawning one, and starts the workers with a kernel event
+// (one signal wakes them all, as a SystemEvent's does).
 //
 //   c++ -std=c++17 -Iinclude examples/cpp/host.cpp target/release/libhos.a
 //       -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o host && ./host
@@ -34,6 +35,7 @@ void ok(hos_result r, const char* what) {
 struct Shared {
     hos::Queue jobs{kJobsPerFrame};
     hos::Event frame_done{hos::Event::Clear::Auto};
+    hos::KernelEvent start;
     hos::Mutex tally_lock;
     std::atomic<int> pending{0};
     uint64_t sum = 0;  // under tally_lock
@@ -41,6 +43,7 @@ struct Shared {
 };
 
 void worker(Shared& s) {
+    ok(s.start.wait(), "start");
     for (;;) {
         uint64_t job = 0;
         hos_result r = s.jobs.receive(job, 0);
@@ -64,6 +67,7 @@ void worker(Shared& s) {
 }
 
 void main_thread(Shared& s) {
+    ok(s.start.signal(), "start");
     uint64_t next = 1;
     for (int frame = 0; frame < kFrames; frame++) {
         s.pending = kJobsPerFrame;
