@@ -1,7 +1,7 @@
 //! `--matrix`: the standard cells at each processor count of a list, in one command, and one
 //! summary of them.
 //!
-//! Invariant: cells run most processors first (a process's affinity mask only shrinks), each
+//! Invariant: cells run most processors first (the process's mask narrows cell by cell), each
 //! at its own count; every ratio in the summary is taken pair by pair inside one cell; a
 //! count the process does not have is skipped and said so, never run at fewer.
 

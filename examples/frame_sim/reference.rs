@@ -103,7 +103,7 @@ pub const ABSOLUTE_FACTOR: f64 = 2.0;
 /// what 3 or 4 pairs can resolve, where a factor of 1.5 would ask for 0.2 points.
 pub const FPS_POINTS: f64 = 0.5;
 
-/// The rows of `scene`, most processors first (the affinity mask only shrinks).
+/// The rows of `scene`, most processors first (the mask narrows row by row).
 pub fn rows(scene: Scene) -> Vec<Row> {
     let mut r: Vec<Row> = ROWS.iter().copied().filter(|r| r.scene == scene).collect();
     r.sort_by_key(|r| std::cmp::Reverse(r.procs));
