@@ -304,8 +304,10 @@ fn quiet_sleeps_are_blind_idle_polls_only_when_asked() {
         rt.thread()
             .name("ModuleSystemWorker0")
             .spawn(|| {
-                // Four sleeps in a row with nothing between: the third and fourth are blind.
+                // Four sleeps in a row with nothing between but a loop head's checkpoint
+                // (no call): the third and fourth are blind.
                 for _ in 0..4 {
+                    svc::checkpoint();
                     svc::sleep_thread(20_000);
                 }
                 // An svc between two sleeps breaks the run.

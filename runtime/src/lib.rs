@@ -91,11 +91,11 @@ pub mod internal {
         pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
     }
     pub use crate::context::{
-        block_on, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
+        block_on, checkpoint, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
     };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{promotions, Role, Spin, SpinGate};
-    pub use crate::poll::{clear as poll_found, missed as poll_missed};
+    pub use crate::poll::{clear as poll_found, missed as poll_missed, note_call as svc_entered};
     pub use crate::pollers::PollSite;
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
     pub use crate::runtime::Runtime;

@@ -63,9 +63,10 @@ pub fn clear() {
     });
 }
 
-/// The calling thread made an svc or nn::os call (a checkpoint).
+/// The calling thread entered an svc or an nn::os call (not a loop head's checkpoint, which
+/// is no call): the blind-poller rule counts these between sleeps.
 #[inline]
-pub(crate) fn note_call() {
+pub fn note_call() {
     MARKS.with(|m| m.borrow_mut().calls += 1);
 }
 

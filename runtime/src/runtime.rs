@@ -9,7 +9,6 @@ use crate::calibration::Tracker;
 use crate::config::Config;
 use crate::machine::Calibration;
 use crate::policy::{Policy, Role};
-use crate::poll;
 use crate::pollers::Ticks;
 use crate::reactor::Reactor;
 use crate::spawn::{self, Spawn};
@@ -18,7 +17,7 @@ use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
-use crate::vcore::{Escape, Vcores, YieldKind};
+use crate::vcore::{Escape, Occupant, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
 use std::time::Duration;
@@ -242,7 +241,14 @@ impl Runtime {
     /// Only when it gives its core up, until it has one again.
     #[inline]
     pub fn checkpoint(&self, rec: &ThreadRecord) {
-        poll::note_call();
+        // The fast path of generated code's loop heads: one load when nothing is asked.
+        if rec.seat().is_asked() {
+            self.checkpoint_asked(rec);
+        }
+    }
+
+    #[cold]
+    fn checkpoint_asked(&self, rec: &ThreadRecord) {
         let escape = self.inner.vcores.checkpoint(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
     }

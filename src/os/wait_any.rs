@@ -56,7 +56,7 @@ pub trait Waitable: Sync + sealed::Sealed {
 /// assert!(!b.try_wait(), "the wait took b's signal");
 /// ```
 pub fn wait_any(objects: &[&dyn Waitable], timeout: Option<Duration>) -> Result<usize, ResultCode> {
-    crate::svc::checkpoint();
+    crate::svc::entry();
     let timeout = Timeout::from(timeout);
     if objects.len() > MAX_WAIT_OBJECTS {
         return Err(ResultCode::OUT_OF_RANGE);

@@ -138,7 +138,7 @@ impl<S> Object<S> {
     /// object); anything longer blocks through [`block_on`] with this object's spin gate.
     pub(crate) fn run<O: Op<State = S>>(&self, mut op: O, timeout: Timeout) -> O::Output {
         if let Timeout::Poll = timeout {
-            crate::svc::checkpoint();
+            crate::svc::entry();
             return match self.poll_op(&mut op, &mut WaitSlot::new(), None) {
                 Poll::Ready(v) => {
                     poll_found();
@@ -347,7 +347,7 @@ impl<'a, O: Op> Waiting<'a, O> {
     /// Through the runtime's `block_on` with the object's spin gate: a guest thread gives its
     /// virtual core back while it waits and takes one again before it returns.
     pub fn block(self) -> O::Output {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         let obj = self.obj;
         block_on(self, Wait::object(O::ON, &obj.gate))
     }

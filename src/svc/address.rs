@@ -7,7 +7,7 @@
 //! order, and never spuriously.
 
 use super::arbiter::{caller, Arbiter};
-use super::checkpoint;
+use super::entry;
 use crate::os::{shutting_down, Limits, Timeout};
 use crate::sync::atomic::{AtomicU32, AtomicU64};
 use crate::ResultCode;
@@ -130,7 +130,7 @@ pub fn wait_for_address(
     value: i32,
     timeout_ns: i64,
 ) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     if shutting_down() {
         return Err(ResultCode::CANCELLED);
     }
@@ -159,7 +159,7 @@ pub fn wait_for_address(
 /// # Blocking
 /// As [`wait_for_address`].
 pub fn wait_for_address64(addr: &AtomicU64, value: i64, timeout_ns: i64) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     if shutting_down() {
         return Err(ResultCode::CANCELLED);
     }
@@ -204,7 +204,7 @@ pub fn signal_to_address(
     value: i32,
     count: i32,
 ) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     let at = addr as *const AtomicU32 as usize;
     Arbiter::global().signal_word(at, told(count), |t, fx| {
         t.signal_address(addr, kind, value, count, fx)

@@ -5,7 +5,7 @@
 //! Invariant: nothing here blocks or changes state; a bad handle or info type is answered
 //! with its result code.
 
-use super::{checkpoint, thread_of, Handle};
+use super::{entry, thread_of, Handle};
 use crate::ResultCode;
 
 /// svcGetInfo's ThreadTickCount info type (25; firmware 13.0.0 and later).
@@ -18,10 +18,11 @@ const TICKS_PER_SECOND: u64 = 19_200_000;
 /// storage and writes into the mutex words it locks (a host puts it there when the guest
 /// thread starts). [`Handle::INVALID`] (0) on any other thread.
 ///
-/// A guest thread's handle is made when it is spawned ([`crate::thread::Thread::handle`])
-/// and closed once the thread has ended and its `JoinHandle` is joined or dropped: then the
-/// lock waiters still registered against it end with InvalidState, as when the console
-/// destroys a thread object.
+/// A guest thread's handle is made when it is spawned or attached
+/// ([`crate::thread::Thread::handle`]) and closed once the thread has ended (or detached) and
+/// its last [`crate::thread::HandleShare`] is gone (its `JoinHandle` joined or dropped, say):
+/// then the lock waiters still registered against it end with InvalidState, as when the
+/// console destroys a thread object.
 ///
 /// ```
 /// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
@@ -42,7 +43,7 @@ pub fn current_thread_handle() -> Handle {
 /// # Errors
 /// InvalidHandle for a handle that names no thread.
 pub fn get_thread_id(h: Handle) -> Result<u64, ResultCode> {
-    checkpoint();
+    entry();
     Ok(thread_of(h)?.id())
 }
 
@@ -50,7 +51,7 @@ pub fn get_thread_id(h: Handle) -> Result<u64, ResultCode> {
 /// ideal core while it holds none (the virtual cores off, or running past them by escape);
 /// 0 on any other thread.
 pub fn get_current_processor_number() -> i32 {
-    checkpoint();
+    entry();
     crate::thread::with_current(|t| t.current_core()).unwrap_or(0)
 }
 
@@ -64,7 +65,7 @@ pub fn get_current_processor_number() -> i32 {
 /// InvalidCombination for a subtype that is neither `u64::MAX` nor 0..=63; InvalidHandle
 /// for a handle that names no thread.
 pub fn get_info(info_type: u32, h: Handle, subtype: u64) -> Result<u64, ResultCode> {
-    checkpoint();
+    entry();
     if info_type != INFO_TYPE_THREAD_TICK_COUNT {
         return Err(ResultCode::INVALID_ENUM_VALUE);
     }

@@ -20,6 +20,7 @@ const ORDER: &[&str] = &[
     "vcore/rank",
     "vcore/table",
     "vcore/escape",
+    "vcore/kick",
     // primitives
     "parker",
     "config",
@@ -42,7 +43,7 @@ const ORDER: &[&str] = &[
 ];
 
 /// The files of `vcore/` that are units of their own (the rest of `vcore/` is `vcore`).
-const VCORE_PARTS: [&str; 4] = ["step", "rank", "table", "escape"];
+const VCORE_PARTS: [&str; 5] = ["step", "rank", "table", "escape", "kick"];
 
 /// The unit a source file belongs to: `sys/linux.rs` is `sys`, `vcore/table.rs` is
 /// `vcore/table`, `vcore/mod.rs` is `vcore`.
