@@ -130,6 +130,7 @@ impl Runtime {
         if !report.is_clean() {
             tracing::warn!("{report}");
         }
+        self.inner.end_trace();
         report
     }
 }

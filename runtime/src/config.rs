@@ -26,6 +26,7 @@
 
 use crate::machine::Calibration;
 use std::fmt;
+use std::path::PathBuf;
 
 /// HOS_SPIN_US's default, in microseconds.
 pub(crate) const DEFAULT_SPIN_US: u64 = 20;
@@ -83,6 +84,18 @@ pub struct Config {
     /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
     /// (default off).
     pub tls_trace: bool,
+    /// HOS_TRACE: write the full trace (Chrome trace-event JSON) to this file at shutdown
+    /// (default none: no full trace is collected).
+    pub trace: Option<PathBuf>,
+    /// HOS_FLIGHT: keep each thread's last events, dumped on an escape, an overlong wait or
+    /// on request (default on).
+    pub flight: bool,
+    /// HOS_FLIGHT_DIR: where the flight recorder's dumps go (default: the system's temp
+    /// folder).
+    pub flight_dir: Option<PathBuf>,
+    /// HOS_FLIGHT_WAIT_MS, 0..=3_600_000: dump when a guest wait lasts this long (default 0:
+    /// never).
+    pub flight_wait_ms: u64,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -106,6 +119,10 @@ impl Default for Config {
             vcore_first: Vec::new(),
             sleep_log: false,
             tls_trace: false,
+            trace: None,
+            flight: true,
+            flight_dir: None,
+            flight_wait_ms: 0,
             calibration: None,
             logical_processors: None,
         }
@@ -152,11 +169,15 @@ pub(crate) enum Switch {
     VcoreFirst,
     SleepLog,
     TlsTrace,
+    Trace,
+    Flight,
+    FlightDir,
+    FlightWaitMs,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 13] = [
+    pub(crate) const ALL: [Switch; 17] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -170,6 +191,10 @@ impl Switch {
         Switch::VcoreFirst,
         Switch::SleepLog,
         Switch::TlsTrace,
+        Switch::Trace,
+        Switch::Flight,
+        Switch::FlightDir,
+        Switch::FlightWaitMs,
     ];
 
     /// The environment variable.
@@ -188,6 +213,10 @@ impl Switch {
             Switch::VcoreFirst => "HOS_VCORE_FIRST",
             Switch::SleepLog => "HOS_SLEEP_LOG",
             Switch::TlsTrace => "HOS_TLS_TRACE",
+            Switch::Trace => "HOS_TRACE",
+            Switch::Flight => "HOS_FLIGHT",
+            Switch::FlightDir => "HOS_FLIGHT_DIR",
+            Switch::FlightWaitMs => "HOS_FLIGHT_WAIT_MS",
         }
     }
 
@@ -215,6 +244,10 @@ impl Switch {
             Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
             Switch::SleepLog => config.sleep_log = switch_on(raw),
             Switch::TlsTrace => config.tls_trace = switch_on(raw),
+            Switch::Trace => config.trace = path(raw),
+            Switch::Flight => config.flight = switch_on(raw),
+            Switch::FlightDir => config.flight_dir = path(raw),
+            Switch::FlightWaitMs => config.flight_wait_ms = WAIT_BOUND.parse(name, raw)?,
         }
         Ok(())
     }
@@ -251,6 +284,12 @@ const ESCAPE: Range = Range {
     min: 1,
     max: 3_600_000,
     accepted: "milliseconds, an integer in 1..=3600000",
+};
+
+const WAIT_BOUND: Range = Range {
+    min: 0,
+    max: 3_600_000,
+    accepted: "milliseconds, an integer in 0..=3600000 (0: never)",
 };
 
 impl Range {
@@ -291,6 +330,11 @@ fn switch_on(raw: &str) -> bool {
             .any(|off| v.eq_ignore_ascii_case(off)))
 }
 
+/// The path rule: the value as given; empty (trimmed) is none.
+fn path(raw: &str) -> Option<PathBuf> {
+    (!raw.trim().is_empty()).then(|| PathBuf::from(raw))
+}
+
 /// HOS_SHORT_SLEEP's rule: one of the four modes, trimmed, any case.
 fn parse_mode(switch: &'static str, raw: &str) -> Result<ShortSleep, ConfigError> {
     match raw.trim().to_ascii_lowercase().as_str() {
@@ -326,6 +370,7 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     CORES.check("vcores", config.cores as u64)?;
     SLICE.check("vcore_slice_us", config.vcore_slice_us)?;
     ESCAPE.check("vcore_escape_ms", config.vcore_escape_ms)?;
+    WAIT_BOUND.check("flight_wait_ms", config.flight_wait_ms)?;
     if config.logical_processors == Some(Some(0)) {
         return Err(ConfigError {
             switch: "logical_processors",
@@ -355,7 +400,7 @@ mod tests {
 
     #[test]
     fn ranges_take_their_bounds_and_refuse_past_them() {
-        for r in [&POLLERS, &SPIN, &CORES, &SLICE, &ESCAPE] {
+        for r in [&POLLERS, &SPIN, &CORES, &SLICE, &ESCAPE, &WAIT_BOUND] {
             assert_eq!(r.check("x", r.min), Ok(r.min));
             assert_eq!(r.check("x", r.max), Ok(r.max));
             assert!(r.check("x", r.max + 1).is_err());

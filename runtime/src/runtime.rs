@@ -16,7 +16,8 @@ use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
-use crate::vcore::{Escape, Vcores, YieldKind};
+use crate::trace::recorder::{Session, Settings};
+use crate::vcore::{Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
 use std::time::Duration;
@@ -31,7 +32,14 @@ struct Inner {
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
     shut_down: AtomicBool,
+    /// What the trace records for this runtime (docs/design.md section 15).
+    session: Arc<Session>,
+    /// Whether the HOS_TRACE file was written.
+    traced: AtomicBool,
 }
+
+/// Runtime ids, for the trace's sessions.
+static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
 
 /// A handle to a runtime that does not keep it alive (the process's default runtime).
 #[derive(Clone, Debug)]
@@ -88,6 +96,17 @@ impl Runtime {
             spawn,
         )?;
         let vcores = Vcores::new(&config, counters.clone());
+        // Relaxed: a unique id.
+        let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
+        let session = Session::start(
+            id,
+            Settings {
+                flight: config.flight,
+                collect: config.trace.is_some(),
+                dir: config.flight_dir.clone().unwrap_or_else(std::env::temp_dir),
+                wait_bound_ns: config.flight_wait_ms.saturating_mul(1_000_000),
+            },
+        );
         let c = tracker.get();
         tracing::info!(
             os = sys::KIND,
@@ -108,6 +127,8 @@ impl Runtime {
                 threads: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
                 shut_down: AtomicBool::new(false),
+                session,
+                traced: AtomicBool::new(false),
             }),
         })
     }
@@ -250,22 +271,21 @@ impl Runtime {
         self.inner.policy.spin(role)
     }
 
-    /// Logs an escape of `rec` with each core's holder by name.
-    fn log_escape(&self, rec: &ThreadRecord, escape: Option<Escape>) {
-        let Some(escape) = escape else { return };
-        let threads = self.threads();
-        let name = |id: u64| match threads.iter().find(|t| t.id() == id) {
-            Some(t) => t.name().to_string(),
-            None => format!("thread {id}"),
-        };
-        tracing::warn!(
-            thread = %rec.name(),
-            priority = rec.priority(),
-            escape_ms = escape.escape_ms(),
-            holders = %escape.holders(name),
-            "waited past HOS_VCORE_ESCAPE_MS for a virtual core: runs without one, so more \
-             threads than cores run guest code until it blocks",
-        );
+    /// The trace's session of this runtime.
+    pub(crate) fn session(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+
+    /// Whether the HOS_TRACE file is still to be written (`true` once, for the caller that
+    /// writes it).
+    pub(crate) fn take_trace_file(&self) -> bool {
+        // AcqRel: one caller writes it.
+        !self.inner.traced.swap(true, Ordering::AcqRel)
+    }
+
+    /// The virtual cores.
+    pub(crate) fn vcores(&self) -> &Vcores {
+        &self.inner.vcores
     }
 
     /// Counters, calibration, process and per-thread CPU.

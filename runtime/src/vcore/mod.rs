@@ -363,6 +363,50 @@ impl Vcores {
     }
 }
 
+/// Where the table says a thread is (for the wait tree).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// Holds `slot` since `since`.
+    Holds { slot: usize, since: u64 },
+    /// Runs beside the slots by escape.
+    Escaped,
+    /// Waits for a slot; `holders` hold the slots its mask allows.
+    Queued { holders: Vec<u64> },
+    /// None of these, or the semaphore is off.
+    Nowhere,
+}
+
+impl Vcores {
+    /// Where each of `threads` is, read at once under the lock.
+    pub(crate) fn view(&self, threads: &[Arc<impl Occupant>]) -> Vec<Place> {
+        let Some(inner) = &self.inner else {
+            return threads.iter().map(|_| Place::Nowhere).collect();
+        };
+        let table = lock(&inner.table);
+        let queued = table.queue();
+        threads
+            .iter()
+            .map(|t| {
+                let who = t.who();
+                if let Some(slot) = table.slot_of(who.id) {
+                    let since = table.holder(slot).map_or(0, |(_, s)| s);
+                    Place::Holds { slot, since }
+                } else if table.is_escaped(who.id) {
+                    Place::Escaped
+                } else if queued.contains(&who.id) {
+                    let holders = (0..table.cores())
+                        .filter(|s| who.traits.mask & (1 << s) != 0)
+                        .filter_map(|s| table.holder(s).map(|(w, _)| w.id))
+                        .collect();
+                    Place::Queued { holders }
+                } else {
+                    Place::Nowhere
+                }
+            })
+            .collect()
+    }
+}
+
 /// How a yield on the virtual cores ended.
 #[derive(Debug)]
 #[must_use = "an escape report is the caller's to log"]

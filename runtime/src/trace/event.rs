@@ -1,0 +1,265 @@
+//! One event of the trace stream: what a thread did and when, in four words.
+//!
+//! Invariant: an event is plain data of four `u64` words (time, kind with its small field,
+//! two arguments), so a ring of them is made of atomics and another thread reads it without
+//! a lock; what each word means is said once, on [`Kind`]. Events name other threads by
+//! trace id ([`Kind::Wake`]) or by guest id ([`Kind::Kick`]); the tracks say which is whose.
+
+use crate::stats::SleepPath;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// What happened. `x` is the kind's small field, `a` and `b` its two arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// The thread entered a runtime as a guest thread (its track says who it is).
+    ThreadStart = 1,
+    /// The guest thread left its runtime.
+    ThreadExit,
+    /// Renamed (the track keeps the name now).
+    Rename,
+    /// Priority set: `x` the priority.
+    Priority,
+    /// Cores set: `a` the ideal core (as `i32` bits), `b` the mask.
+    Affinity,
+    /// Registered as a waiter of an object: `a` its address, `x` its label
+    /// ([`label_name`]), `b` the trace id of the thread holding it (0: none).
+    Blocked,
+    /// The wait in progress ends at `a` (a `sys::now()` value) at the latest.
+    Deadline,
+    /// A wait begins (its first poll was pending): `x` a [`WaitOn`].
+    WaitBegin,
+    /// A spin ended: `x` a [`SpinEnd`]; a park follows unless it caught the wake.
+    SpinEnd,
+    /// A poll after a park or a caught spin was still pending: spin (and park) again.
+    Repoll,
+    /// The wait ends without completing: `x` a [`Failed`].
+    WaitFailed,
+    /// The wait ended.
+    WaitEnd,
+    /// Woke the thread of trace id `a` (its parker).
+    Wake,
+    /// Waits for a virtual core.
+    CoreQueued,
+    /// Now on virtual core `x` ([`ESCAPED`], [`NO_CORE`]).
+    Core,
+    /// Asked the holder of core `x`, guest id `a`, to give it up.
+    Kick,
+    /// A yield on the virtual cores: `x` 0, 1 or 2 for svcSleepThread 0, -1, -2; `a` 1 if
+    /// it handed its core over.
+    Yield,
+    /// A sleep begins: `a` the nanoseconds asked, `x` 1 for a guest sleep, 0 a host sleep.
+    SleepBegin,
+    /// The sleep ended: `x` its [`SleepPath`] (low byte) and 0x100 if it held a poller slot;
+    /// `a` its lateness in nanoseconds.
+    SleepEnd,
+    /// A host frame mark: `a` the frame's number.
+    Frame,
+}
+
+impl Kind {
+    const ALL: [Kind; 20] = [
+        Kind::ThreadStart,
+        Kind::ThreadExit,
+        Kind::Rename,
+        Kind::Priority,
+        Kind::Affinity,
+        Kind::Blocked,
+        Kind::Deadline,
+        Kind::WaitBegin,
+        Kind::SpinEnd,
+        Kind::Repoll,
+        Kind::WaitFailed,
+        Kind::WaitEnd,
+        Kind::Wake,
+        Kind::CoreQueued,
+        Kind::Core,
+        Kind::Kick,
+        Kind::Yield,
+        Kind::SleepBegin,
+        Kind::SleepEnd,
+        Kind::Frame,
+    ];
+
+    /// The kind a word's low byte names; `None` for a slot never written or torn.
+    fn from_u8(v: u8) -> Option<Kind> {
+        Kind::ALL.get(usize::from(v).checked_sub(1)?).copied()
+    }
+}
+
+/// `Kind::Core`'s slot when the thread runs past the slots by escape.
+pub const ESCAPED: u64 = 254;
+/// `Kind::Core`'s slot when the thread holds no core.
+pub const NO_CORE: u64 = 255;
+
+/// What a wait is for (block_on's `WaitFor`, as the trace keeps it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitOn {
+    /// A deadline.
+    Sleep = 0,
+    /// One or more sync objects.
+    Object = 1,
+    /// A virtual core.
+    Vcore = 2,
+}
+
+impl WaitOn {
+    /// The kind `x` holds.
+    pub fn from_x(x: u64) -> WaitOn {
+        match x {
+            0 => WaitOn::Sleep,
+            2 => WaitOn::Vcore,
+            _ => WaitOn::Object,
+        }
+    }
+}
+
+/// How the spin of one wait ended (a park follows unless it caught the wake).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpinEnd {
+    /// No spin for this wait (a sleep, or a zero spin length).
+    None = 0,
+    /// The object's spin gate said spins miss there; skipped.
+    Skipped = 1,
+    /// Woken while spinning: no park.
+    Caught = 2,
+    /// Ran its whole length, then parked.
+    Missed = 3,
+}
+
+/// Why a wait ended without completing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Failed {
+    /// Its deadline passed.
+    TimedOut = 0,
+    /// Its runtime shut down.
+    Cancelled = 1,
+}
+
+/// One event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// When, in `sys::now()` nanoseconds.
+    pub t: u64,
+    /// What.
+    pub kind: Kind,
+    /// The kind's small field (56 bits).
+    pub x: u64,
+    /// First argument.
+    pub a: u64,
+    /// Second argument.
+    pub b: u64,
+}
+
+impl Event {
+    /// The event as four words.
+    pub(crate) fn words(&self) -> [u64; 4] {
+        [self.t, self.kind as u64 | self.x << 8, self.a, self.b]
+    }
+
+    /// The event four words hold; `None` for words that are no event.
+    pub(crate) fn from_words(w: [u64; 4]) -> Option<Event> {
+        Some(Event {
+            t: w[0],
+            kind: Kind::from_u8(w[1] as u8)?,
+            x: w[1] >> 8,
+            a: w[2],
+            b: w[3],
+        })
+    }
+
+    /// A `SleepEnd`'s path.
+    pub fn sleep_path(&self) -> SleepPath {
+        SleepPath::ALL[(self.x & 0xFF) as usize % SleepPath::ALL.len()]
+    }
+}
+
+/// Labels of waits (an object's operation, `event::Take`), interned: a wait records the
+/// label's number, the writer its text.
+///
+/// # Invariant
+/// `KEYS[i]` is the address of `NAMES[i]`'s text once set (never changed after); a label
+/// is looked up by address with loads alone, and added under `NAMES`'s lock.
+const MAX_LABELS: usize = 256;
+static KEYS: [AtomicUsize; MAX_LABELS] = [const { AtomicUsize::new(0) }; MAX_LABELS];
+static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+
+/// The number of `label` (by the address of its text); past 255 labels, 0 (`?`).
+pub(crate) fn label_id(label: &'static str) -> u64 {
+    let key = label.as_ptr() as usize;
+    for (i, k) in KEYS.iter().enumerate() {
+        // Acquire: pairs with the Release below, so `NAMES[i]` is there for the writer.
+        match k.load(Ordering::Acquire) {
+            0 => return add_label(label, key),
+            v if v == key => return i as u64 + 1,
+            _ => {}
+        }
+    }
+    0
+}
+
+fn add_label(label: &'static str, key: usize) -> u64 {
+    let mut names = crate::sync::lock(&NAMES);
+    // Under the lock: another thread may have added it meanwhile.
+    if let Some(i) = KEYS[..names.len()]
+        .iter()
+        .position(|k| k.load(Ordering::Relaxed) == key)
+    {
+        return i as u64 + 1;
+    }
+    if names.len() == MAX_LABELS {
+        return 0;
+    }
+    names.push(label);
+    // Release: the name is pushed before its key is seen.
+    KEYS[names.len() - 1].store(key, Ordering::Release);
+    names.len() as u64
+}
+
+/// The text of label `id`, shortened to its last two path segments without generics
+/// (`hos::os::event::Take` is `event::Take`).
+pub(crate) fn label_name(id: u64) -> String {
+    let names = crate::sync::lock(&NAMES);
+    let Some(full) = id.checked_sub(1).and_then(|i| names.get(i as usize)) else {
+        return "?".into();
+    };
+    let plain = full.split('<').next().unwrap_or(full);
+    let parts: Vec<&str> = plain.rsplitn(3, "::").collect();
+    match parts.as_slice() {
+        [last, module, ..] => format!("{module}::{last}"),
+        _ => plain.to_string(),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip_and_garbage_is_no_event() {
+        for kind in Kind::ALL {
+            let e = Event {
+                t: 7,
+                kind,
+                x: 0x00AB_CDEF,
+                a: u64::MAX,
+                b: 3,
+            };
+            assert_eq!(Event::from_words(e.words()), Some(e));
+        }
+        assert_eq!(Event::from_words([0; 4]), None);
+        assert_eq!(Event::from_words([0, 200, 0, 0]), None);
+    }
+
+    #[test]
+    fn labels_intern_by_address_and_read_short() {
+        let a = label_id("hos::os::event::Take");
+        assert_eq!(a, label_id("hos::os::event::Take"));
+        assert_ne!(a, 0);
+        assert_eq!(label_name(a), "event::Take");
+        let q = label_id("hos::os::message_queue::Receive<u64, hos::os::message_queue::Q>");
+        assert_eq!(label_name(q), "message_queue::Receive");
+        assert_eq!(label_name(0), "?");
+    }
+}

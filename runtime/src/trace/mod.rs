@@ -1,0 +1,254 @@
+//! The trace: one stream of events from every wait, sleep and virtual-core step, kept per
+//! thread, and what is made of it: a Chrome trace-event file, the flight recorder's dumps,
+//! the wait tree and each frame's critical path (docs/design.md section 15).
+//!
+//! Invariant: an event site is one call here, and with no session recording it costs one
+//! relaxed load ([`on`]); recording costs no lock, no allocation and no system call per
+//! event (see [`recorder`]'s ground rules). Events describe; nothing in the runtime reads
+//! them to decide anything.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | [`event`] | one event: four words; the labels of waits |
+//! | [`ring`] | a thread's ring of its latest events, read by others without a lock |
+//! | [`timeline`] | events folded into each thread's states, and the edges between threads |
+//! | [`chrome`] | the trace-event JSON writer |
+//! | [`critical`] | each frame's critical path |
+//! | [`tree`] | the wait tree and its printing |
+//! | [`recorder`] | the tracks, the flags, the collector, one session a runtime |
+//! | `tracy` | with the `tracy` feature: the same events, live, to Tracy |
+
+pub(crate) mod chrome;
+pub(crate) mod critical;
+pub(crate) mod event;
+pub(crate) mod recorder;
+pub(crate) mod ring;
+pub(crate) mod timeline;
+#[cfg(feature = "tracy")]
+mod tracy;
+pub(crate) mod tree;
+
+pub use critical::Breakdown;
+pub use event::{Event, Failed, Kind, SpinEnd, WaitOn, ESCAPED, NO_CORE};
+pub use recorder::Session;
+pub use timeline::{Guest, Meta, Snapshot, ThreadTrace};
+pub use tree::{Node, State, WaitTree};
+
+use recorder::{record, ACTIVE};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+/// Whether any session records: every event site's one load.
+#[inline]
+pub fn on() -> bool {
+    // Relaxed: a count; an event racing a session's start or end is kept or not, either way.
+    ACTIVE.load(Ordering::Relaxed) != 0
+}
+
+/// The calling thread's trace id (process-unique, never 0 while it runs): what events name
+/// a thread by, a parker's owner, a mutex's holder.
+pub fn thread_id() -> u64 {
+    recorder::thread_id()
+}
+
+/// The calling thread woke the thread of trace id `target`.
+#[inline]
+pub fn wake(target: u64) {
+    if on() {
+        record(Kind::Wake, 0, target, 0);
+    }
+}
+
+/// The calling thread registered as a waiter of the object at `addr` (`label` names its
+/// operation, `holder` is the trace id of its holder, 0 for none).
+#[inline]
+pub fn blocked(addr: usize, label: &'static str, holder: u64) {
+    if on() {
+        record(Kind::Blocked, event::label_id(label), addr as u64, holder);
+    }
+}
+
+/// The wait in progress ends at `at` (a `sys::now()` value) at the latest.
+#[inline]
+pub fn deadline(at: u64) {
+    if on() {
+        record(Kind::Deadline, 0, at, 0);
+    }
+}
+
+/// The wait in progress ends without completing.
+#[inline]
+pub fn wait_failed(why: Failed) {
+    if on() {
+        record(Kind::WaitFailed, why as u64, 0, 0);
+    }
+}
+
+/// A wait begins in `block_on` (its first poll was pending).
+#[inline]
+pub fn wait_begin(on_: WaitOn) {
+    if on() {
+        record(Kind::WaitBegin, on_ as u64, 0, 0);
+    }
+}
+
+/// One spin of a wait ended.
+#[inline]
+pub fn spin_end(how: SpinEnd) {
+    if on() {
+        record(Kind::SpinEnd, how as u64, 0, 0);
+    }
+}
+
+/// A poll after a park or a caught spin was still pending.
+#[inline]
+pub fn repoll() {
+    if on() {
+        record(Kind::Repoll, 0, 0, 0);
+    }
+}
+
+/// The wait ended.
+#[inline]
+pub fn wait_end() {
+    if on() {
+        record(Kind::WaitEnd, 0, 0, 0);
+    }
+}
+
+/// The calling thread waits for a virtual core.
+#[inline]
+pub fn core_queued() {
+    if on() {
+        record(Kind::CoreQueued, 0, 0, 0);
+    }
+}
+
+/// The calling thread is now on core `slot` ([`ESCAPED`], [`NO_CORE`]).
+#[inline]
+pub fn core(slot: u64) {
+    if on() {
+        record(Kind::Core, slot, 0, 0);
+    }
+}
+
+/// The calling thread's step asked the holder of core `slot`, guest `victim`, to leave it.
+#[inline]
+pub fn kick(slot: usize, victim: u64) {
+    if on() {
+        record(Kind::Kick, slot as u64, victim, 0);
+    }
+}
+
+/// A yield on the virtual cores: `kind` 0, 1, 2 for svcSleepThread 0, -1, -2.
+#[inline]
+pub fn yielded(kind: u8, handed: bool) {
+    if on() {
+        record(Kind::Yield, u64::from(kind), u64::from(handed), 0);
+    }
+}
+
+/// A sleep of `ns` begins (`guest`: a guest sleep, else a host sleep).
+#[inline]
+pub fn sleep_begin(ns: u64, guest: bool) {
+    if on() {
+        record(Kind::SleepBegin, u64::from(guest), ns, 0);
+    }
+}
+
+/// The sleep ended along `path`, `late` ns past its deadline; `polled`: it held a poller
+/// slot.
+#[inline]
+pub fn sleep_end(path: crate::stats::SleepPath, late: u64, polled: bool) {
+    if on() {
+        record(
+            Kind::SleepEnd,
+            path as u64 | u64::from(polled) << 8,
+            late,
+            0,
+        );
+    }
+}
+
+/// The calling thread becomes guest thread `guest` of `session`'s runtime, named `name`.
+pub fn thread_start(session: &std::sync::Arc<Session>, guest: Guest, name: &str) {
+    if on() {
+        session.adopt(guest, name);
+        record(Kind::ThreadStart, 0, guest.id, 0);
+    }
+}
+
+/// The calling guest thread leaves its runtime.
+#[inline]
+pub fn thread_exit() {
+    if on() {
+        record(Kind::ThreadExit, 0, 0, 0);
+    }
+}
+
+/// Guest `guest` of runtime `runtime` changed (name, priority or cores): `change` updates
+/// its track; the calling thread records `kind` (`Rename`, `Priority`, `Affinity`).
+pub fn retitle(
+    runtime: u64,
+    guest: u64,
+    kind: Kind,
+    x: u64,
+    a: u64,
+    change: impl FnOnce(&mut Meta),
+) {
+    if on() {
+        recorder::retitle(runtime, guest, change);
+        record(kind, x, a, guest);
+    }
+}
+
+/// A host frame mark, number `n`.
+#[inline]
+pub fn frame(n: u64) {
+    if on() {
+        record(Kind::Frame, 0, n, 0);
+    }
+}
+
+/// The calling guest thread's wait bound in ns (0: none).
+#[inline]
+pub fn wait_bound() -> u64 {
+    if on() {
+        recorder::wait_bound()
+    } else {
+        0
+    }
+}
+
+/// The calling guest thread has waited `ns`, past its session's wait bound: dumps the
+/// flight recorder.
+pub fn overdue(ns: u64) {
+    if let Some(s) = recorder::session() {
+        let reason = format!(
+            "{:?} waited {:.3} ms, past HOS_FLIGHT_WAIT_MS",
+            std::thread::current().name().unwrap_or("a guest thread"),
+            ns as f64 / 1e6
+        );
+        dump(&s, &reason, Vec::new());
+    }
+}
+
+/// Writes `session`'s flight recorder (or its trace so far) to its next dump file, with
+/// `reason` and `notes` in the file; returns the path, or `None` past the session's dumps
+/// or on a write error (logged).
+pub fn dump(session: &Session, reason: &str, notes: Vec<(&str, String)>) -> Option<PathBuf> {
+    let path = session.dump_path()?;
+    let mut all = vec![("reason", reason.to_string())];
+    all.extend(notes);
+    let json = chrome::write(&session.snapshot(), &all);
+    match std::fs::write(&path, json) {
+        Ok(()) => {
+            tracing::warn!(path = %path.display(), reason, "hos flight recorder dumped");
+            Some(path)
+        }
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "hos flight recorder: dump failed");
+            None
+        }
+    }
+}
