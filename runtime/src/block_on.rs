@@ -17,6 +17,7 @@ use crate::parker::Parker;
 use crate::policy::{Spin, SpinGate};
 use crate::stats::Counters;
 use crate::sys;
+use crate::trace::{self, SpinEnd, WaitOn};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -156,32 +157,24 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
     let policy = policy();
     policy.mark(Some(wait.on));
     let held = wait.what != WaitFor::Vcore && policy.release_core();
+    trace::wait_begin(wait.what.into());
+    let mut overdue = trace::overdue_at();
     chaos::point();
     let out = loop {
-        spin_then_park(parker, &policy, wait, deadline);
+        spin_then_park(parker, &policy, wait, trace::sooner(deadline, overdue));
         chaos::point();
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
             break v;
         }
+        overdue = overdue.filter(|&d| !trace::overdue_past(d));
+        trace::repoll();
     };
     policy.mark(None);
+    trace::wait_end();
     if held {
         policy.acquire_core();
     }
     out
-}
-
-/// How the spin of one wait ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SpinEnd {
-    /// No spin for this wait (a sleep, or a zero spin length).
-    None,
-    /// The object's gate said spins miss; skipped.
-    Skipped,
-    /// Woken while spinning: no park.
-    Caught,
-    /// Ran its whole length, then parked.
-    Missed,
 }
 
 /// Spin for the role's length unless the gate is closed, then park (until `deadline`).
@@ -192,6 +185,7 @@ fn spin_then_park(
     deadline: Option<u64>,
 ) {
     let end = spin(parker, policy, wait);
+    trace::spin_end(end);
     if let Some(c) = policy.counters() {
         let counter = match end {
             SpinEnd::None => None,
@@ -235,5 +229,15 @@ fn spin(parker: &Parker, policy: &impl WaitPolicy, wait: Wait<'_>) -> SpinEnd {
         SpinEnd::Caught
     } else {
         SpinEnd::Missed
+    }
+}
+
+impl From<WaitFor> for WaitOn {
+    fn from(w: WaitFor) -> WaitOn {
+        match w {
+            WaitFor::Sleep => WaitOn::Sleep,
+            WaitFor::Object => WaitOn::Object,
+            WaitFor::Vcore => WaitOn::Vcore,
+        }
     }
 }

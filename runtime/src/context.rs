@@ -18,6 +18,7 @@ use crate::stats::Counters;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
 use crate::vcore::Occupant;
+use crate::trace;
 use std::cell::RefCell;
 use std::future::Future;
 use std::sync::Arc;
@@ -57,6 +58,7 @@ pub struct EnterGuard(());
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
+        trace::thread_exit();
         CURRENT.with(|c| c.borrow_mut().take());
     }
 }
@@ -64,6 +66,7 @@ impl Drop for EnterGuard {
 /// Makes the calling OS thread the guest thread `record` of `rt`.
 pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
     with_parker(|p, _| record.bind(p.clone()));
+    rt.trace_thread_start(&record);
     CURRENT.with(|c| *c.borrow_mut() = Some((rt.clone(), record)));
     EnterGuard(())
 }

@@ -12,7 +12,7 @@ use crate::trace::event::{label_name, WaitOn, ESCAPED};
 use crate::trace::recorder::tracks_of;
 use crate::trace::timeline::{fold, Span, What};
 use crate::trace::tree::{Node, State, WaitTree};
-use crate::trace::{self, chrome, critical, Breakdown};
+use crate::trace::{self, chrome, critical, Breakdown, Guest, Kind};
 use crate::vcore::{Escape, Place};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -107,6 +107,25 @@ impl Runtime {
         }
     }
 
+    /// Records that the calling thread becomes the guest thread `rec` of this runtime.
+    pub(crate) fn trace_thread_start(&self, rec: &ThreadRecord) {
+        trace::thread_start(self.session(), guest(rec), &rec.name());
+    }
+
+    /// Records a change of `rec`'s name, priority or cores (`kind`), and updates its track.
+    pub(crate) fn trace_retitle(&self, rec: &ThreadRecord, kind: Kind) {
+        let (g, name) = (guest(rec), rec.name());
+        let (x, a) = match kind {
+            Kind::Priority => (u64::from(g.priority), 0),
+            Kind::Affinity => (g.mask, g.ideal as u64),
+            _ => (0, 0),
+        };
+        trace::retitle(self.session().id(), g.id, kind, x, a, |m| {
+            m.name = name.to_string();
+            m.guest = Some(g);
+        });
+    }
+
     /// Logs an escape of `rec` with each core's holder by name and the wait tree, and dumps
     /// the flight recorder.
     pub(crate) fn log_escape(&self, rec: &ThreadRecord, escape: Option<Escape>) {
@@ -132,6 +151,16 @@ impl Runtime {
             escape.escape_ms()
         );
         trace::dump(self.session(), &reason, vec![("wait_tree", tree)]);
+    }
+}
+
+/// `rec` as its track names it.
+fn guest(rec: &ThreadRecord) -> Guest {
+    Guest {
+        id: rec.id(),
+        priority: rec.priority(),
+        mask: rec.core_mask(),
+        ideal: rec.ideal_core(),
     }
 }
 

@@ -17,6 +17,7 @@ use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::trace::recorder::{Session, Settings};
+use crate::trace::Kind;
 use crate::vcore::{Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -191,6 +192,7 @@ impl Runtime {
         rec.set_name_raw(name);
         let (serial, first) = self.roles_of(name);
         rec.set_roles(serial, first);
+        self.trace_retitle(rec, Kind::Rename);
         self.inner.vcores.refresh(rec);
     }
 
@@ -198,6 +200,7 @@ impl Runtime {
     /// the virtual cores at once, waiting or holding.
     pub fn set_priority(&self, rec: &ThreadRecord, priority: u8) {
         rec.set_priority(priority);
+        self.trace_retitle(rec, Kind::Priority);
         self.inner.vcores.refresh(rec);
     }
 
@@ -205,6 +208,7 @@ impl Runtime {
     /// it on the virtual cores at once.
     pub fn set_affinity(&self, rec: &ThreadRecord, ideal_core: i32, core_mask: u64) {
         rec.set_affinity(ideal_core, core_mask);
+        self.trace_retitle(rec, Kind::Affinity);
         self.inner.vcores.refresh(rec);
     }
 
@@ -257,6 +261,7 @@ impl Runtime {
     /// When it hands its core over, until it has one again.
     pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
         let y = self.inner.vcores.yield_core(rec, kind, self.spin_of(rec));
+        crate::trace::yielded(kind as u8, y.handed);
         self.log_escape(rec, y.escape);
         y.handed
     }

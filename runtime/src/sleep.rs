@@ -28,6 +28,7 @@ use crate::runtime::Runtime;
 use crate::stats::SleepPath;
 use crate::sys;
 use crate::time::nanos;
+use crate::trace;
 use std::time::Duration;
 
 /// Linux's default timer slack, where the thread's own cannot be read.
@@ -99,9 +100,11 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));
     ctx.mark(Some("sleep"));
     crate::chaos::point();
+    trace::sleep_begin(ns, role != Role::Host);
     let path = serve(rt, ctx, role, ns, deadline);
     ctx.mark(None);
     let late = sys::now().saturating_sub(deadline);
+    trace::sleep_end(path, late, polled(role, ns, path));
     rt.counters().sleep(path, late);
     if let Some(t) = ctx.thread() {
         t.count_sleep();
@@ -122,6 +125,17 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     if let (true, Some(t)) = (held, ctx.thread()) {
         rt.acquire_core(t);
     }
+}
+
+/// Whether a sleep held a poller slot (docs/design.md section 5): a short sleep of a
+/// non-serial guest thread that yielded or took the precise path.
+fn polled(role: Role, ns: u64, path: SleepPath) -> bool {
+    role == Role::Other
+        && ns < SHORT_SLEEP_NS
+        && matches!(
+            path,
+            SleepPath::Yield | SleepPath::PreciseOwn | SleepPath::PreciseReactor
+        )
 }
 
 /// Serves one sleep by the policy's route; a capped-out yield or precise sleep takes the

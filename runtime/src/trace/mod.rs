@@ -210,26 +210,39 @@ pub fn frame(n: u64) {
     }
 }
 
-/// The calling guest thread's wait bound in ns (0: none).
+/// When the calling guest thread's wait that begins now passes its session's wait bound
+/// (HOS_FLIGHT_WAIT_MS); `None` without one.
 #[inline]
-pub fn wait_bound() -> u64 {
-    if on() {
-        recorder::wait_bound()
-    } else {
-        0
+pub fn overdue_at() -> Option<u64> {
+    if !on() {
+        return None;
     }
+    let bound = recorder::wait_bound();
+    (bound > 0).then(|| crate::sys::now().saturating_add(bound))
 }
 
-/// The calling guest thread has waited `ns`, past its session's wait bound: dumps the
-/// flight recorder.
-pub fn overdue(ns: u64) {
+/// Whether the wait is past `at` (from [`overdue_at`]); if so, dumps the flight recorder
+/// once for it.
+pub fn overdue_past(at: u64) -> bool {
+    if crate::sys::now() < at {
+        return false;
+    }
     if let Some(s) = recorder::session() {
         let reason = format!(
-            "{:?} waited {:.3} ms, past HOS_FLIGHT_WAIT_MS",
-            std::thread::current().name().unwrap_or("a guest thread"),
-            ns as f64 / 1e6
+            "{} waited past HOS_FLIGHT_WAIT_MS",
+            std::thread::current().name().unwrap_or("a guest thread")
         );
         dump(&s, &reason, Vec::new());
+    }
+    true
+}
+
+/// The sooner of two optional deadlines.
+#[inline]
+pub fn sooner(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

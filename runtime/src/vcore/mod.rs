@@ -62,6 +62,7 @@ use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::sys;
 use crate::time::{MS, US};
+use crate::trace;
 use escape::Held;
 use std::cell::Cell;
 use std::future::Future;
@@ -121,6 +122,7 @@ impl Seat {
 
     /// Records where a finished step left the thread.
     fn settle(&self, step: Step) {
+        trace_step(step);
         // Relaxed: only the owning thread touches the seat (type invariant).
         match step {
             Step::Held { slot, since } => {
@@ -426,6 +428,7 @@ impl Inner {
         let r = {
             let mut table = lock(&self.table);
             let r = op(&mut table, &mut fx);
+            trace_kicks(&table, fx.kicked);
             for s in (0..table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
                 // Relaxed: written under the lock, read as a hint (ground rules).
                 self.flags[s].store(table.flag(s).as_u8(), Ordering::Relaxed);
@@ -483,6 +486,7 @@ impl Inner {
     fn settle(&self, t: &impl Occupant, step: Step, now: &Now, spin: Spin) -> Option<Escape> {
         let (step, escape) = match step {
             Step::Queued(key) => {
+                trace::core_queued();
                 // The instant the table stamped the wait with (the clock reads once).
                 let now = now.now();
                 let wait = Waiting {
@@ -505,6 +509,23 @@ impl Inner {
         };
         t.seat().settle(step);
         escape
+    }
+}
+
+/// Records where a step left the thread (nothing for `Kept`: where it was).
+fn trace_step(step: Step) {
+    match step {
+        Step::Held { slot, .. } => trace::core(slot as u64),
+        Step::Escaped => trace::core(trace::ESCAPED),
+        Step::Cancelled => trace::core(trace::NO_CORE),
+        Step::Kept | Step::Queued(_) => {}
+    }
+}
+
+/// Records a kick of each slot in `kicked` (a bit per slot) with its holder.
+fn trace_kicks(table: &Table, kicked: u8) {
+    for s in (0..table.cores()).filter(|s| kicked & (1 << s) != 0) {
+        trace::kick(s, table.holder(s).map_or(0, |(w, _)| w.id));
     }
 }
 
