@@ -51,6 +51,8 @@ FLAGS:
                                                                        [default: once]
   --out DIR             where frames.csv and frame_sim.svg go   [default: target/frame_sim]
   --json FILE           also write the table as JSON
+  --trace DIR           trace the first pair: one Chrome trace-event file an arm in DIR
+                        (open it in ui.perfetto.dev), and each arm's critical path
   -h, --help            this text
 
 Bursts are 0..=1000000 us. Output: a progress bar on stderr, the table on stdout.
@@ -127,6 +129,8 @@ pub struct Options {
     pub out: PathBuf,
     /// `--json`, if given.
     pub json: Option<PathBuf>,
+    /// `--trace`, if given: where the first pair's traces go.
+    pub trace: Option<PathBuf>,
 }
 
 /// What `parse` returns besides options.
@@ -231,6 +235,7 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
         calibrate_once: true,
         out: PathBuf::from("target/frame_sim"),
         json: None,
+        trace: None,
     };
     const BURST: u64 = 1_000_000;
     for (flag, v) in &sets {
@@ -262,12 +267,14 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
                     _ => return Err(ArgError(format!("{f} {v:?}: expected once or each"))),
                 }
             }
-            "--out" | "--json" => {
+            "--out" | "--json" | "--trace" => {
                 if v.trim().is_empty() {
                     return Err(ArgError(format!("{f} {v:?}: expected a path")));
                 }
                 if f == "--out" {
                     o.out = PathBuf::from(v);
+                } else if f == "--trace" {
+                    o.trace = Some(PathBuf::from(v));
                 } else {
                     o.json = Some(PathBuf::from(v));
                 }
@@ -304,6 +311,7 @@ const KNOWN: &[&str] = &[
     "--calibrate",
     "--out",
     "--json",
+    "--trace",
 ];
 
 #[cfg(test)]

@@ -86,6 +86,8 @@ pub struct Run {
     pub window: Duration,
     /// Frames presented between the two snapshots.
     pub window_frames: u64,
+    /// The measured frames' mean critical path, when the run was traced.
+    pub critical: Option<hos::Breakdown>,
 }
 
 /// Measures the machine once, as a runtime does at build (a runtime built and shut down).
@@ -118,10 +120,13 @@ pub fn run(
     calibration: Option<Calibration>,
     progress: &mut Progress,
 ) -> Result<Run, String> {
-    let rt = hos::Runtime::builder()
-        .config(arm.config(calibration))
-        .build()
-        .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
+    let trace = crate::critical::trace_file(o, arm, pair);
+    let rt = crate::critical::traced(
+        hos::Runtime::builder().config(arm.config(calibration)),
+        &trace,
+    )
+    .build()
+    .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
     let running = match load::spawn(&rt, o.load, o.warmup, o.frames) {
         Ok(r) => r,
         Err(e) => {
@@ -162,6 +167,9 @@ pub fn run(
         let (t1, n1) = (Instant::now(), running.presented());
         Ok((before, after, t1 - t0, n1.saturating_sub(n0).max(1)))
     });
+    let critical = trace
+        .is_some()
+        .then(|| crate::critical::window(&rt.critical_path(), o.warmup, o.frames));
     let times = running.stop(&rt);
     let (before, after, window, window_frames) =
         window.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
@@ -186,5 +194,6 @@ pub fn run(
         after,
         window,
         window_frames,
+        critical,
     })
 }

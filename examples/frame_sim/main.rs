@@ -17,9 +17,11 @@
 //! | `report` | the table, `frames.csv`, the JSON |
 //! | `plot` | the SVG frame-time plot |
 //! | `progress` | the progress bar on stderr |
+//! | `critical` | `--trace`: the first pair's trace files and each arm's critical path |
 
 mod args;
 mod arms;
+mod critical;
 mod figures;
 mod load;
 mod plot;
@@ -60,6 +62,9 @@ fn main() -> ExitCode {
 
 fn run(o: &Options) -> Result<(), String> {
     std::fs::create_dir_all(&o.out).map_err(|e| format!("--out {}: {e}", o.out.display()))?;
+    if let Some(dir) = &o.trace {
+        std::fs::create_dir_all(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))?;
+    }
     let processors = hos::machine::logical_processors();
     let calibration = if o.calibrate_once {
         Some(arms::calibrate()?)
@@ -96,18 +101,24 @@ fn run(o: &Options) -> Result<(), String> {
             })
             .collect(),
     );
-    let ctx = report::Context {
+    let mut ctx = report::Context {
         opts: o,
         processors,
         calibration,
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map(|s| s.trim().to_string())
             .unwrap_or_else(|_| "unknown".into()),
+        critical: None,
     };
     print!("{}", report::table(&ctx, &summary));
     println!();
 
     let runs: Vec<arms::Run> = runs.into_iter().map(|(r, _)| r).collect();
+    if let Some(dir) = &o.trace {
+        print!("{}", critical::table(&runs));
+        println!("traces: {} (one file an arm of pair 1)\n", dir.display());
+        ctx.critical = Some(critical::json(&runs));
+    }
     let csv = o.out.join("frames.csv");
     report::csv(&csv, &runs).map_err(|e| format!("writing {}: {e}", csv.display()))?;
     let svg_path = o.out.join("frame_sim.svg");

@@ -21,6 +21,8 @@ pub struct Context<'a> {
     pub kernel: String,
     /// The calibration pinned in every run (`--calibrate once`); `None`: each run measured.
     pub calibration: Option<hos::Calibration>,
+    /// The traced arms' critical paths, as JSON (`--trace`).
+    pub critical: Option<String>,
 }
 
 fn calibration_line(c: &Option<hos::Calibration>) -> String {
@@ -240,6 +242,10 @@ pub fn json(ctx: &Context, s: &Summary) -> String {
                 (ctx.calibration.is_some()).to_string(),
             ),
             ("baseline", string(s.baseline.name())),
+            (
+                "critical_path_ms",
+                ctx.critical.clone().unwrap_or_else(|| "null".into()),
+            ),
             ("arms", format!("[\n    {}\n  ]", arms.join(",\n    "))),
         ],
         0,
