@@ -1,6 +1,8 @@
 //! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
-//! park/unpark pair; MessageQueue throughput with 1 and 4 producers; reading the own
-//! thread's CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//! park/unpark pair; the same ping-pong with the trace off, with the flight recorder (the
+//! default) and with a full trace, in one run; MessageQueue throughput with 1 and 4
+//! producers; reading the own thread's CPU time against a raw
+//! `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
@@ -16,10 +18,26 @@ use std::time::{Duration, Instant};
 
 /// A runtime whose waits spin `spin_us` before they park (0: park at once).
 fn runtime(spin_us: u64) -> Runtime {
+    traced(spin_us, Trace::Flight)
+}
+
+/// What the trace keeps.
+#[derive(Clone, Copy)]
+enum Trace {
+    Off,
+    Flight,
+    Full,
+}
+
+/// `runtime(spin_us)` with the trace off, the flight recorder only, or a full trace (written
+/// to the null device at shutdown).
+fn traced(spin_us: u64, trace: Trace) -> Runtime {
     Runtime::builder()
         .config(Config {
             spin_us,
             spin_other_us: Some(spin_us),
+            flight: !matches!(trace, Trace::Off),
+            trace: matches!(trace, Trace::Full).then(|| "/dev/null".into()),
             ..Config::default()
         })
         .calibration(Calibration::default())
@@ -180,6 +198,31 @@ fn handoff(c: &mut Criterion) {
     g.finish();
 }
 
+/// The ping-pong with the trace off, with the flight recorder, and with a full trace, one
+/// runtime at a time, in one run (the ratios of BENCHMARKS.md come from it).
+fn trace_cost(c: &mut Criterion) {
+    let mut g = c.benchmark_group("trace_cost");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
+        for (name, trace) in [
+            ("off", Trace::Off),
+            ("flight", Trace::Flight),
+            ("full", Trace::Full),
+        ] {
+            let rt = traced(spin_us, trace);
+            let pp = Events::start(&rt);
+            g.bench_function(format!("event_{wait}_{name}"), |b| {
+                b.iter(|| pp.round_trip())
+            });
+            drop(pp);
+            rt.shutdown();
+        }
+    }
+    g.finish();
+}
+
 fn queue_throughput(c: &mut Criterion) {
     const MESSAGES: u64 = 20_000;
     let mut g = c.benchmark_group("message_queue");
@@ -247,5 +290,5 @@ fn cpu_time(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, handoff, queue_throughput, cpu_time);
+criterion_group!(benches, handoff, trace_cost, queue_throughput, cpu_time);
 criterion_main!(benches);

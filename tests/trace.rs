@@ -119,8 +119,7 @@ fn load(path: &Path) -> (Vec<Item>, HashMap<u64, String>, Value) {
     (items, names, v)
 }
 
-/// The records of the track named `name` (its name starts with it), by time, as
-/// `"ph name"` strings.
+/// The records of the track named `name` (its name starts with it), by time.
 fn track(items: &[Item], names: &HashMap<u64, String>, name: &str) -> (u64, Vec<Item>) {
     let tid = *names
         .iter()
@@ -128,7 +127,9 @@ fn track(items: &[Item], names: &HashMap<u64, String>, name: &str) -> (u64, Vec<
         .unwrap_or_else(|| panic!("no track {name}: {names:?}"))
         .0;
     let mut mine: Vec<Item> = items.iter().filter(|i| i.tid == tid).cloned().collect();
-    mine.sort_by(|a, b| (a.ts, &a.name).cmp(&(b.ts, &b.name)));
+    // By time; at one instant the enclosing slice first, then the file's order (a track's
+    // slices outer first, then its instants, then the flows' ends).
+    mine.sort_by_key(|i| (i.ts, std::cmp::Reverse(i.dur)));
     (tid, mine)
 }
 
@@ -261,11 +262,11 @@ fn a_known_scenario_gives_exactly_its_slices_instants_and_flows() {
     let a_want = [
         "i thread start",
         "X vcore 0",
-        "X gave the vcore up",
         "X waiting for a vcore",
+        "X gave the vcore up",
         "X vcore 0",
-        "X signal",
         "i wake TraceB",
+        "X signal",
         "X wait event::Take",
         "X parked",
         "X woken by TraceB",
@@ -275,8 +276,8 @@ fn a_known_scenario_gives_exactly_its_slices_instants_and_flows() {
     ];
     let b_want = [
         "i thread start",
-        "X kick",
         "i kick TraceA off vcore 0",
+        "X kick",
         "X waiting for a vcore",
         "X vcore 0",
         "i priority 20",
@@ -290,8 +291,8 @@ fn a_known_scenario_gives_exactly_its_slices_instants_and_flows() {
         "X parked",
         "X woken by hos-reactor",
         "X vcore 0",
-        "X signal",
         "i wake TraceA",
+        "X signal",
         "i thread exit",
     ];
     assert_eq!(names_of(&tracks[0].1), a_want);

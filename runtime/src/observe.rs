@@ -25,8 +25,7 @@ impl Runtime {
     /// # Errors
     /// The file could not be written.
     pub fn write_trace(&self, path: &Path) -> std::io::Result<()> {
-        let json = chrome::write(&self.session().snapshot(), &[]);
-        std::fs::write(path, json)
+        chrome::write_file(path, &self.session().snapshot(), &[])
     }
 
     /// Marks a host frame (call it at each present): the trace shows it, and each pair of

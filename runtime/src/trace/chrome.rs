@@ -45,9 +45,25 @@ pub(crate) fn track_name(t: &super::timeline::ThreadTrace) -> String {
     }
 }
 
-/// Writes `snap` as trace-event JSON; `notes` go into `otherData` (a dump's reason, the
-/// wait tree) as strings.
-pub(crate) fn write(snap: &Snapshot, notes: &[(&str, String)]) -> String {
+/// Writes `snap` as trace-event JSON to the file `path` (buffered, a record at a time);
+/// `notes` go into `otherData` (a dump's reason, the wait tree) as strings.
+pub(crate) fn write_file(
+    path: &std::path::Path,
+    snap: &Snapshot,
+    notes: &[(&str, String)],
+) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    write(&mut f, snap, notes)?;
+    f.into_inner().map_err(|e| e.into_error())?;
+    Ok(())
+}
+
+/// Writes `snap` as trace-event JSON to `out`; `notes` go into `otherData` as strings.
+pub(crate) fn write(
+    out: &mut impl std::io::Write,
+    snap: &Snapshot,
+    notes: &[(&str, String)],
+) -> std::io::Result<()> {
     let lines = Timelines::of(snap);
     let origin = snap
         .threads
@@ -70,46 +86,47 @@ pub(crate) fn write(snap: &Snapshot, notes: &[(&str, String)]) -> String {
             .filter_map(|t| Some((t.meta.guest?.id, t.meta.name.clone())))
             .collect(),
     };
-    let mut out: Vec<String> = Vec::new();
-    out.push(format!(
-        r#"{{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"hos"}}}}"#,
+    write!(
+        out,
+        "{{\"traceEvents\":[\n{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"args\":{{\"name\":\"hos\"}}}}",
         w.pid
-    ));
+    )?;
+    let mut put = |line: String| write!(out, ",\n{line}");
     for t in &snap.threads {
-        out.push(format!(
+        put(format!(
             r#"{{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}}"#,
             w.pid,
             t.tid,
             string(&track_name(t))
-        ));
+        ))?;
     }
     for (tid, spans) in &lines.spans {
-        for s in spans {
-            if let Some(x) = w.slice(*tid, s) {
-                out.push(x);
-            }
+        for x in spans.iter().filter_map(|s| w.slice(*tid, s)) {
+            put(x)?;
         }
     }
     for t in &snap.threads {
-        for e in &t.events {
-            if let Some(i) = w.instant(t.tid, e) {
-                out.push(i);
-            }
+        for i in t.events.iter().filter_map(|e| w.instant(t.tid, e)) {
+            put(i)?;
         }
     }
     for (n, f) in lines.flows.iter().enumerate() {
-        out.extend(w.flow(n as u64 + 1, f));
+        for end in w.flow(n as u64 + 1, f) {
+            put(end)?;
+        }
     }
-    out.extend(w.counters(&lines));
+    for c in w.counters(&lines) {
+        put(c)?;
+    }
     let mut other = vec![("dropped_events".to_string(), snap.dropped.to_string())];
     other.extend(notes.iter().map(|(k, v)| (k.to_string(), string(v))));
     let other: Vec<String> = other
         .iter()
         .map(|(k, v)| format!("{}:{v}", string(k)))
         .collect();
-    format!(
-        "{{\"traceEvents\":[\n{}\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{{}}}}}\n",
-        out.join(",\n"),
+    writeln!(
+        out,
+        "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{{}}}}}",
         other.join(",")
     )
 }

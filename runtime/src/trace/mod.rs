@@ -92,10 +92,11 @@ pub fn wait_begin(on_: WaitOn) {
     }
 }
 
-/// One spin of a wait ended.
+/// One spin of a wait ended (nothing for no spin: a wait or repoll followed by no spin end
+/// parked at once).
 #[inline]
 pub fn spin_end(how: SpinEnd) {
-    if on() {
+    if on() && how != SpinEnd::None {
         record(Kind::SpinEnd, how as u64, 0, 0);
     }
 }
@@ -253,8 +254,7 @@ pub fn dump(session: &Session, reason: &str, notes: Vec<(&str, String)>) -> Opti
     let path = session.dump_path()?;
     let mut all = vec![("reason", reason.to_string())];
     all.extend(notes);
-    let json = chrome::write(&session.snapshot(), &all);
-    match std::fs::write(&path, json) {
+    match chrome::write_file(&path, &session.snapshot(), &all) {
         Ok(()) => {
             tracing::warn!(path = %path.display(), reason, "hos flight recorder dumped");
             Some(path)

@@ -34,7 +34,7 @@ static COLLECTING: AtomicU32 = AtomicU32::new(0);
 /// Events a thread hands the collector at once (a quarter of its ring).
 const CHUNK: u64 = RING / 4;
 /// The most events the collector keeps; past it the oldest chunks are dropped (and counted).
-const COLLECT_LIMIT: usize = 4 << 20;
+const COLLECT_LIMIT: usize = 1 << 20;
 /// Exited threads' tracks kept for dumps before the oldest are forgotten.
 const KEEP_TRACKS: usize = 256;
 

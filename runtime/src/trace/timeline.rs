@@ -139,7 +139,8 @@ struct OpenWait {
     objects: Vec<Object>,
     deadline: Option<u64>,
     failed: Option<Failed>,
-    /// The spin or park in progress: (is a spin, since).
+    /// The spin or park in progress: (is a spin, since). A phase that no spin end closes
+    /// was a park from its start (no spin is recorded as no event).
     phase: Option<(bool, u64)>,
 }
 
@@ -202,7 +203,7 @@ pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
                     objects,
                     deadline,
                     failed: None,
-                    phase: Some((true, e.t)),
+                    phase: Some((false, e.t)),
                 });
             }
             Kind::SpinEnd => {
@@ -221,7 +222,7 @@ pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
             Kind::Repoll => {
                 if let Some(w) = &mut wait {
                     close_phase(w, e.t, &mut out);
-                    w.phase = Some((true, e.t));
+                    w.phase = Some((false, e.t));
                 }
             }
             Kind::WaitFailed => {
