@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// A runtime whose waits spin `spin_us` before they park (0: park at once).
 fn runtime(spin_us: u64) -> Runtime {
-    traced(spin_us, Trace::Flight)
+    traced(spin_us, Trace::Off)
 }
 
 /// What the trace keeps.

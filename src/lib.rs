@@ -96,11 +96,14 @@ impl Runtime {
     /// that holds what it waits for; `Display` prints the tree and names any deadlock.
     ///
     /// ```
-    /// let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
+    /// let rt = hos::Runtime::builder()
+    ///     .calibration(hos::Calibration::default())
+    ///     .flight(true) // the recorder: what each thread waits on
+    ///     .build()?;
     /// let t = rt.thread().name("Sleeper").spawn(|| hos::svc::sleep_thread(50_000_000))?;
     /// std::thread::sleep(std::time::Duration::from_millis(10));
     /// let tree = rt.wait_tree();
-    /// assert!(tree.to_string().contains("Sleeper"));
+    /// assert!(tree.to_string().contains("Sleeper (priority 44, mask 0x3f) sleeps 50000 us"));
     /// t.join().ok();
     /// rt.shutdown();
     /// # Ok::<(), Box<dyn std::error::Error>>(())

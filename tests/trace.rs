@@ -340,6 +340,7 @@ fn the_flight_recorders_dump_on_a_forced_escape_names_the_holder() {
         .calibration(Calibration::default())
         .vcores(1)
         .vcore_escape_ms(50)
+        .flight(true)
         .flight_dir(&dir)
         .build()
         .unwrap();
@@ -399,6 +400,7 @@ fn the_flight_recorders_dump_on_a_forced_escape_names_the_holder() {
 fn the_wait_tree_of_a_deadlocked_pair_shows_the_cycle() {
     let rt = Runtime::builder()
         .calibration(Calibration::default())
+        .flight(true)
         .build()
         .unwrap();
     let (m1, m2) = (Arc::new(Mutex::new(false)), Arc::new(Mutex::new(false)));
