@@ -39,8 +39,9 @@ struct Inner {
     traced: AtomicBool,
 }
 
-/// Runtime ids, for the trace's sessions.
-static NEXT_RUNTIME: AtomicU64 = AtomicU64::new(1);
+/// Runtime ids, for the trace's sessions. Std's atomic, not the loom shim's: an identity,
+/// never a synchronisation point.
+static NEXT_RUNTIME: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A handle to a runtime that does not keep it alive (the process's default runtime).
 #[derive(Clone, Debug)]
@@ -98,7 +99,7 @@ impl Runtime {
         )?;
         let vcores = Vcores::new(&config, counters.clone());
         // Relaxed: a unique id.
-        let id = NEXT_RUNTIME.fetch_add(1, Ordering::Relaxed);
+        let id = NEXT_RUNTIME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let session = Session::start(
             id,
             Settings {

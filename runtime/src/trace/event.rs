@@ -24,7 +24,7 @@ pub enum Kind {
     /// Cores set: `a` the ideal core (as `i32` bits), `b` the mask.
     Affinity,
     /// Registered as a waiter of an object: `a` its address, `x` its label
-    /// ([`label_name`]), `b` the trace id of the thread holding it (0: none).
+    /// (interned), `b` the trace id of the thread holding it (0: none).
     Blocked,
     /// The wait in progress ends at `a` (a `sys::now()` value) at the latest.
     Deadline,
