@@ -555,3 +555,43 @@ fn frame_sims_traces_are_valid_trace_event_json() {
         assert!(frame > 0.0 && (sum - frame).abs() < 0.01, "{arm}: {path}");
     }
 }
+
+#[test]
+fn an_overlong_wait_and_a_request_dump_the_flight_recorder() {
+    let dir = scratch("overdue");
+    let rt = Runtime::builder()
+        .calibration(Calibration::default())
+        .flight(true)
+        .flight_dir(&dir)
+        .flight_wait_ms(20)
+        .build()
+        .unwrap();
+    let ev = Arc::new(Event::new(ClearMode::Auto));
+    let e2 = ev.clone();
+    let waiter = rt
+        .thread()
+        .name("LongWaiter")
+        .spawn(move || e2.wait().unwrap())
+        .unwrap();
+    let start = Instant::now();
+    while dumps(&dir).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no dump for the long wait"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    ev.signal();
+    waiter.join().unwrap();
+    let asked = rt.dump_flight("asked for").expect("a dump on request");
+    rt.shutdown();
+    let files = dumps(&dir);
+    assert_eq!(files.len(), 2, "{files:?}");
+    let (_, _, first) = load(&files[0]);
+    let reason = first["otherData"]["reason"].as_str().unwrap();
+    assert_eq!(reason, "LongWaiter waited past HOS_FLIGHT_WAIT_MS");
+    let (items, names, v) = load(&asked);
+    assert_eq!(v["otherData"]["reason"], "asked for");
+    let (_, w) = track(&items, &names, "LongWaiter");
+    assert!(w.iter().any(|i| i.name == "wait event::Take"), "{w:?}");
+}
