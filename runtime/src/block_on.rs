@@ -151,41 +151,47 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
 ) -> F::Output {
     let mut fut = pin!(fut);
     let mut cx = Context::from_waker(waker);
+    trace::first_poll();
     if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+        trace::wait_end(false);
         return v;
     }
+    // Recorded before the core goes back, so that a wake the release leads to comes after.
+    let mut overdue = trace::wait_begin(wait.what.into());
     let policy = policy();
     policy.mark(Some(wait.on));
     let held = wait.what != WaitFor::Vcore && policy.release_core();
-    trace::wait_begin(wait.what.into());
-    let mut overdue = trace::overdue_at();
     chaos::point();
     let out = loop {
-        spin_then_park(parker, &policy, wait, trace::sooner(deadline, overdue));
+        let spun = spin_then_park(parker, &policy, wait, trace::sooner(deadline, overdue));
         chaos::point();
+        let caught = spun == SpinEnd::Caught;
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            trace::wait_end(caught);
             break v;
         }
         overdue = overdue.filter(|&d| !trace::overdue_past(d));
-        trace::repoll();
+        trace::repoll(caught);
     };
     policy.mark(None);
-    trace::wait_end();
     if held {
         policy.acquire_core();
     }
     out
 }
 
-/// Spin for the role's length unless the gate is closed, then park (until `deadline`).
+/// Spin for the role's length unless the gate is closed, then park (until `deadline`);
+/// returns how the spin ended.
 fn spin_then_park(
     parker: &Parker,
     policy: &impl WaitPolicy,
     wait: Wait<'_>,
     deadline: Option<u64>,
-) {
+) -> SpinEnd {
     let end = spin(parker, policy, wait);
-    trace::spin_end(end);
+    if end != SpinEnd::Caught {
+        trace::spin_end(end);
+    }
     if let Some(c) = policy.counters() {
         let counter = match end {
             SpinEnd::None => None,
@@ -201,6 +207,7 @@ fn spin_then_park(
     if end != SpinEnd::Caught {
         parker.park(deadline);
     }
+    end
 }
 
 /// Spins until the parker is notified or the role's spin length passes.

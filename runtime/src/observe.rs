@@ -89,13 +89,14 @@ impl Runtime {
         }
         let records = self.threads();
         let cores = self.vcores().view(&records);
+        let scale = sys::tick_scale();
         let nodes = records
             .iter()
             .zip(cores)
             .map(|(r, core)| {
                 let spans = by_guest
                     .get(&r.id())
-                    .map(|t| fold(&t.tail(), now))
+                    .map(|t| fold(&t.tail(&scale), now))
                     .unwrap_or_default();
                 node(r, core, &spans, now, &guest_of_tid)
             })
@@ -193,7 +194,7 @@ fn node(
                     .filter_map(|o| guest_of_tid.get(&o.holder).copied())
                     .collect();
                 let what = what.join(", ");
-                (State::Waiting { what }, Some(s.since), holders)
+                (State::Waiting { what }, Some(s.begin), holders)
             }
             What::Sleep { asked, .. } => {
                 (State::Sleeping { asked_ns: *asked }, Some(s.begin), vec![])

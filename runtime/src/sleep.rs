@@ -97,10 +97,10 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     }
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
+    trace::sleep_begin(ns, role != Role::Host);
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));
     ctx.mark(Some("sleep"));
     crate::chaos::point();
-    trace::sleep_begin(ns, role != Role::Host);
     let path = serve(rt, ctx, role, ns, deadline);
     ctx.mark(None);
     let late = sys::now().saturating_sub(deadline);

@@ -145,7 +145,7 @@ fn walk(outer: &HashMap<u64, Vec<&Span>>, tid: u64, start: u64, end: u64) -> Bre
                 t = from;
             }
             What::Wait { .. } => match s.woken_by {
-                Some((waker, at)) if at < t && at >= s.since => {
+                Some((waker, at)) if at < t && at >= s.begin => {
                     let at = at.max(start);
                     b.object_wait += t - at;
                     (tid, t) = (waker, at);

@@ -4,8 +4,11 @@
 //! two arguments), so a ring of them is made of atomics and another thread reads it without
 //! a lock; what each word means is said once, on [`Kind`]. Events name other threads by
 //! trace id ([`Kind::Wake`]) or by guest id ([`Kind::Kick`]); the tracks say which is whose.
+//! Recorded, the time word is a `sys::ticks()` value (the cheap event clock); an [`Event`]
+//! read back holds a `sys::now()` value, mapped by one [`TickScale`] for the whole reading.
 
 use crate::stats::SleepPath;
+use crate::sys::TickScale;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -15,7 +18,7 @@ use std::sync::Mutex;
 pub enum Kind {
     /// The thread entered a runtime as a guest thread (its track says who it is).
     ThreadStart = 1,
-    /// The guest thread left its runtime.
+    /// The guest thread left its runtime (and gave its core up).
     ThreadExit,
     /// Renamed (the track keeps the name now).
     Rename,
@@ -23,20 +26,26 @@ pub enum Kind {
     Priority,
     /// Cores set: `a` the ideal core (as `i32` bits), `b` the mask.
     Affinity,
-    /// Registered as a waiter of an object: `a` its address, `x` its label
-    /// (interned), `b` the trace id of the thread holding it (0: none).
+    /// The wait in progress registered with one more object (another of a `wait_any`, or
+    /// the same again after a notice it lost): `a` its address, `x` its label (interned),
+    /// `b` the trace id of the thread holding it (0: none).
     Blocked,
     /// The wait in progress ends at `a` (a `sys::now()` value) at the latest.
     Deadline,
-    /// A wait begins (its first poll was pending): `x` a [`WaitOn`].
+    /// A wait begins: `x` a [`WaitOn`] (low byte) and, for a wait that begins by registering
+    /// with an object, the object's label above it; `a` the object's address (0: none), `b`
+    /// the trace id of the thread holding it (0: none). A thread that begins a wait on
+    /// anything but a core gives its core up.
     WaitBegin,
-    /// A spin ended: `x` a [`SpinEnd`]; a park follows unless it caught the wake.
+    /// A spin ended without the wake and a park follows: `x` a [`SpinEnd`] (skipped or
+    /// missed). A spin that caught the wake records nothing: the poll after it says so.
     SpinEnd,
-    /// A poll after a park or a caught spin was still pending: spin (and park) again.
+    /// A poll after a park or a spin was still pending: spin (and park) again. `x`:
+    /// [`SpinEnd::Caught`] if a spin that caught the wake came before it, else 0 (a park).
     Repoll,
     /// The wait ends without completing: `x` a [`Failed`].
     WaitFailed,
-    /// The wait ended.
+    /// The wait ended: `x` as [`Kind::Repoll`]'s (how the phase before its last poll ended).
     WaitEnd,
     /// Woke the thread of trace id `a` (its parker).
     Wake,
@@ -49,7 +58,8 @@ pub enum Kind {
     /// A yield on the virtual cores: `x` 0, 1 or 2 for svcSleepThread 0, -1, -2; `a` 1 if
     /// it handed its core over.
     Yield,
-    /// A sleep begins: `a` the nanoseconds asked, `x` 1 for a guest sleep, 0 a host sleep.
+    /// A sleep begins: `a` the nanoseconds asked, `x` 1 for a guest sleep, 0 a host sleep. A
+    /// guest thread that sleeps gives its core up.
     SleepBegin,
     /// The sleep ended: `x` its [`SleepPath`] (low byte) and 0x100 if it held a poller slot;
     /// `a` its lateness in nanoseconds.
@@ -137,7 +147,7 @@ pub enum Failed {
     Cancelled = 1,
 }
 
-/// One event.
+/// One event, read back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
     /// When, in `sys::now()` nanoseconds.
@@ -153,15 +163,17 @@ pub struct Event {
 }
 
 impl Event {
-    /// The event as four words.
-    pub(crate) fn words(&self) -> [u64; 4] {
-        [self.t, self.kind as u64 | self.x << 8, self.a, self.b]
+    /// The words of an event of `kind` recorded at `ticks` (a `sys::ticks()` value).
+    #[inline]
+    pub(crate) fn words(ticks: u64, kind: Kind, x: u64, a: u64, b: u64) -> [u64; 4] {
+        [ticks, kind as u64 | x << 8, a, b]
     }
 
-    /// The event four words hold; `None` for words that are no event.
-    pub(crate) fn from_words(w: [u64; 4]) -> Option<Event> {
+    /// The event four recorded words hold, its time mapped by `scale`; `None` for words that
+    /// are no event.
+    pub(crate) fn from_words(w: [u64; 4], scale: &TickScale) -> Option<Event> {
         Some(Event {
-            t: w[0],
+            t: scale.ns(w[0]),
             kind: Kind::from_u8(w[1] as u8)?,
             x: w[1] >> 8,
             a: w[2],
@@ -246,10 +258,15 @@ mod tests {
                 a: u64::MAX,
                 b: 3,
             };
-            assert_eq!(Event::from_words(e.words()), Some(e));
+            let w = Event::words(e.t, e.kind, e.x, e.a, e.b);
+            assert_eq!(Event::from_words(w, &TickScale::IDENTITY), Some(e));
         }
-        assert_eq!(Event::from_words([0; 4]), None);
-        assert_eq!(Event::from_words([0, 200, 0, 0]), None);
+        let id = TickScale::IDENTITY;
+        assert_eq!(Event::from_words([0; 4], &id), None);
+        assert_eq!(Event::from_words([0, 200, 0, 0], &id), None);
+        let twice = TickScale::between((0, 0), (1_000, 2_000));
+        let w = Event::words(50, Kind::Frame, 0, 1, 0);
+        assert_eq!(Event::from_words(w, &twice).map(|e| e.t), Some(100));
     }
 
     #[test]

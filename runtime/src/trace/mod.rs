@@ -59,61 +59,89 @@ pub fn wake(target: u64) {
     }
 }
 
+/// A blocking wait (`block_on`) makes its first poll: a registration in it begins the wait.
+#[inline]
+pub fn first_poll() {
+    if on() {
+        recorder::first_poll();
+    }
+}
+
 /// The calling thread registered as a waiter of the object at `addr` (`label` names its
-/// operation, `holder` is the trace id of its holder, 0 for none).
+/// operation, `holder` is the trace id of its holder, 0 for none). Recorded only in a
+/// blocking wait: the first registration of its first poll begins it.
 #[inline]
 pub fn blocked(addr: usize, label: &'static str, holder: u64) {
     if on() {
-        record(Kind::Blocked, event::label_id(label), addr as u64, holder);
+        recorder::registered(addr as u64, event::label_id(label), holder);
     }
 }
 
-/// The wait in progress ends at `at` (a `sys::now()` value) at the latest.
+/// The blocking wait in progress ends at `at` (a `sys::now()` value) at the latest.
 #[inline]
 pub fn deadline(at: u64) {
     if on() {
-        record(Kind::Deadline, 0, at, 0);
+        recorder::record_in_wait(Kind::Deadline, 0, at, 0);
     }
 }
 
-/// The wait in progress ends without completing.
+/// The blocking wait in progress ends without completing.
 #[inline]
 pub fn wait_failed(why: Failed) {
     if on() {
-        record(Kind::WaitFailed, why as u64, 0, 0);
+        recorder::record_in_wait(Kind::WaitFailed, why as u64, 0, 0);
     }
 }
 
-/// A wait begins in `block_on` (its first poll was pending).
+/// A wait begins in `block_on` (its first poll was pending): recorded unless a registration
+/// began it. Returns when the wait passes its session's wait bound (HOS_FLIGHT_WAIT_MS), if
+/// it has one.
 #[inline]
-pub fn wait_begin(on_: WaitOn) {
-    if on() {
-        record(Kind::WaitBegin, on_ as u64, 0, 0);
+pub fn wait_begin(on_: WaitOn) -> Option<u64> {
+    if !on() {
+        return None;
     }
+    let bound = recorder::wait_begin(on_);
+    (bound > 0).then(|| crate::sys::now().saturating_add(bound))
 }
 
-/// One spin of a wait ended (nothing for no spin: a wait or repoll followed by no spin end
-/// parked at once).
+/// A spin of a wait ended without the wake, and a park follows (`Skipped` or `Missed`; a
+/// caught spin is said by the poll after it, no spin by nothing).
 #[inline]
 pub fn spin_end(how: SpinEnd) {
+    debug_assert!(
+        how != SpinEnd::Caught,
+        "a caught spin is said by the poll after it"
+    );
     if on() && how != SpinEnd::None {
         record(Kind::SpinEnd, how as u64, 0, 0);
     }
 }
 
-/// A poll after a park or a caught spin was still pending.
+/// A poll after a park or a spin was still pending (`caught`: a spin that caught the wake
+/// came before it).
 #[inline]
-pub fn repoll() {
+pub fn repoll(caught: bool) {
     if on() {
-        record(Kind::Repoll, 0, 0, 0);
+        record(Kind::Repoll, caught_x(caught), 0, 0);
     }
 }
 
-/// The wait ended.
+/// The wait ended (`caught`: the spin before its last poll caught the wake); also after a
+/// first poll that completed, which ends a wait only if a registration began one.
 #[inline]
-pub fn wait_end() {
+pub fn wait_end(caught: bool) {
     if on() {
-        record(Kind::WaitEnd, 0, 0, 0);
+        recorder::wait_end(caught_x(caught));
+    }
+}
+
+/// The `x` of a repoll or wait end.
+fn caught_x(caught: bool) -> u64 {
+    if caught {
+        SpinEnd::Caught as u64
+    } else {
+        0
     }
 }
 
@@ -149,7 +177,8 @@ pub fn yielded(kind: u8, handed: bool) {
     }
 }
 
-/// A sleep of `ns` begins (`guest`: a guest sleep, else a host sleep).
+/// A sleep of `ns` begins (`guest`: a guest sleep, else a host sleep); a guest thread gives
+/// its core up right after.
 #[inline]
 pub fn sleep_begin(ns: u64, guest: bool) {
     if on() {
@@ -179,7 +208,7 @@ pub fn thread_start(session: &std::sync::Arc<Session>, guest: Guest, name: &str)
     }
 }
 
-/// The calling guest thread leaves its runtime.
+/// The calling guest thread leaves its runtime (it gives its core up about then).
 #[inline]
 pub fn thread_exit() {
     if on() {
@@ -211,18 +240,7 @@ pub fn frame(n: u64) {
     }
 }
 
-/// When the calling guest thread's wait that begins now passes its session's wait bound
-/// (HOS_FLIGHT_WAIT_MS); `None` without one.
-#[inline]
-pub fn overdue_at() -> Option<u64> {
-    if !on() {
-        return None;
-    }
-    let bound = recorder::wait_bound();
-    (bound > 0).then(|| crate::sys::now().saturating_add(bound))
-}
-
-/// Whether the wait is past `at` (from [`overdue_at`]); if so, dumps the flight recorder
+/// Whether the wait is past `at` (from [`wait_begin`]); if so, dumps the flight recorder
 /// once for it.
 pub fn overdue_past(at: u64) -> bool {
     if crate::sys::now() < at {

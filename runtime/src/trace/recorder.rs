@@ -4,23 +4,29 @@
 //! # Ground rules
 //! - An event is kept only while some session records ([`ACTIVE`] > 0): the event sites load
 //!   that count (relaxed) and do nothing more when it is 0.
-//! - A thread writes only its own ring, with no lock and no allocation (its ring is made when
-//!   it records its first event). While a session collects a full trace ([`COLLECTING`] > 0),
-//!   each thread hands its ring over to the collector every [`CHUNK`] events: one lock and one
-//!   allocation per chunk, never per event, and before the ring could overwrite them.
+//! - A thread writes only its own ring, with no lock, no allocation and no system call (its
+//!   ring is made when it records its first event; the time is a `sys::ticks()` reading).
+//!   While a session collects a full trace ([`COLLECTING`] > 0), each thread hands its ring's
+//!   words over to the collector every [`CHUNK`] events: one lock and one allocation per
+//!   chunk, never per event, and before the ring could overwrite them.
 //! - Readers (snapshots, dumps, the wait tree) read rings without a lock; they take the
 //!   collector's lock while they read what was handed over and each ring's `drained`, so no
-//!   event is read twice or missed between the two.
+//!   event is read twice or missed between the two. A reading maps every tick to `sys::now()`
+//!   by one `sys::tick_scale()`.
+//! - A blocking wait is recorded in as few events as its states need: its first registration
+//!   with an object begins it (one event: the object, its holder), a caught spin is said by the
+//!   poll after it, and the core it gives up and takes back is implied by its begin and said
+//!   by its end's grant. The thread's [`Phase`] tells the registration whether it begins a wait.
 //! - A session sees its own runtime's guest threads and every host thread (the reactor,
 //!   the host's threads); another runtime's guest threads are not in its traces.
 //!
 //! Std's atomics and locks, not the loom shim's: the trace is bookkeeping outside the models.
 
-use super::event::{Event, Kind};
-use super::ring::{Ring, RING};
+use super::event::{Event, Kind, WaitOn};
+use super::ring::{Ring, Words, RING};
 use super::timeline::{Guest, Meta, Snapshot, ThreadTrace};
 use crate::sync::lock;
-use crate::sys;
+use crate::sys::{self, TickScale};
 use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -41,8 +47,9 @@ const KEEP_TRACKS: usize = 256;
 /// One OS thread's track.
 #[derive(Debug)]
 pub(crate) struct Track {
-    pub(crate) tid: u64,
+    /// Its events (the owner's hot counters on lines of their own).
     ring: Ring,
+    pub(crate) tid: u64,
     meta: Mutex<Meta>,
     /// Events handed to the collector; written by the owner under the collector's lock.
     drained: AtomicU64,
@@ -71,9 +78,10 @@ impl Track {
         }
     }
 
-    /// Records `e` (owner only); hands a chunk over while a session collects.
-    fn push(&self, e: &Event) {
-        self.ring.push(e);
+    /// Records an event's words (owner only); hands a chunk over while a session collects.
+    #[inline]
+    fn push(&self, words: Words) {
+        self.ring.push(words);
         // Relaxed: a count read as a hint; a chunk handed over late is still handed over.
         if COLLECTING.load(Ordering::Relaxed) > 0
             && self.ring.head() - self.drained.load(Ordering::Relaxed) >= CHUNK
@@ -87,31 +95,39 @@ impl Track {
         let mut c = lock(&COLLECTOR);
         // Relaxed: the owner's own counter, read under the lock readers take.
         let from = self.drained.load(Ordering::Relaxed);
-        let (_, events) = self.ring.read(from);
+        let (_, words) = self.ring.read(from);
         self.drained.store(self.ring.head(), Ordering::Relaxed);
-        c.push(self.tid, events);
+        c.push(self.tid, words);
     }
 
     pub(crate) fn meta(&self) -> Meta {
         lock(&self.meta).clone()
     }
 
-    /// The events its ring still holds, oldest first.
-    pub(crate) fn tail(&self) -> Vec<Event> {
-        self.ring.read(0).1
+    /// The events its ring still holds, oldest first, their times mapped by `scale`.
+    pub(crate) fn tail(&self, scale: &TickScale) -> Vec<Event> {
+        decode(self.ring.read(0).1, scale)
     }
 }
 
-/// What the collector holds: chunks of events in the order they were handed over.
+/// The events of `words`, their times mapped by `scale` (words that are no event dropped).
+fn decode(words: Vec<Words>, scale: &TickScale) -> Vec<Event> {
+    words
+        .into_iter()
+        .filter_map(|w| Event::from_words(w, scale))
+        .collect()
+}
+
+/// What the collector holds: chunks of events' words in the order they were handed over.
 #[derive(Debug, Default)]
 struct Collector {
-    chunks: VecDeque<(u64, Vec<Event>)>,
+    chunks: VecDeque<(u64, Vec<Words>)>,
     events: usize,
     dropped: u64,
 }
 
 impl Collector {
-    fn push(&mut self, tid: u64, events: Vec<Event>) {
+    fn push(&mut self, tid: u64, events: Vec<Words>) {
         self.events += events.len();
         self.chunks.push_back((tid, events));
         while self.events > COLLECT_LIMIT {
@@ -132,10 +148,23 @@ static COLLECTOR: Mutex<Collector> = Mutex::new(Collector {
 static TRACKS: Mutex<Vec<Arc<Track>>> = Mutex::new(Vec::new());
 static NEXT_TID: AtomicU64 = AtomicU64::new(1);
 
-/// The calling thread's trace id and (once it recorded) its track.
+/// Where the calling thread is in a blocking wait (`block_on`), for the registrations made
+/// in its polls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// In no blocking wait (an async wait's registrations are no wait of the thread's).
+    Idle,
+    /// In a blocking wait's first poll: its first registration begins the wait.
+    FirstPoll,
+    /// In a wait that has begun.
+    Begun,
+}
+
+/// The calling thread's trace id, (once it recorded) its track, and its wait's phase.
 struct Local {
     tid: Cell<u64>,
     track: OnceCell<Arc<Track>>,
+    phase: Cell<Phase>,
 }
 
 impl Local {
@@ -147,7 +176,16 @@ impl Local {
         self.tid.get()
     }
 
+    #[inline]
     fn track(&self) -> &Arc<Track> {
+        match self.track.get() {
+            Some(t) => t,
+            None => self.first_track(),
+        }
+    }
+
+    #[cold]
+    fn first_track(&self) -> &Arc<Track> {
         self.track.get_or_init(|| {
             let t = Arc::new(Track::new(self.tid()));
             let mut tracks = lock(&TRACKS);
@@ -160,6 +198,16 @@ impl Local {
             tracks.push(t.clone());
             t
         })
+    }
+
+    /// Records an event of this thread now.
+    #[inline]
+    fn record(&self, kind: Kind, x: u64, a: u64, b: u64) {
+        let words = Event::words(sys::ticks(), kind, x, a, b);
+        let track = self.track();
+        track.push(words);
+        #[cfg(feature = "tracy")]
+        super::tracy::forward(kind, x, || track.meta().name);
     }
 }
 
@@ -176,7 +224,9 @@ impl Drop for Local {
 }
 
 std::thread_local! {
-    static LOCAL: Local = const { Local { tid: Cell::new(0), track: OnceCell::new() } };
+    static LOCAL: Local = const {
+        Local { tid: Cell::new(0), track: OnceCell::new(), phase: Cell::new(Phase::Idle) }
+    };
 }
 
 /// The calling thread's trace id (process-unique, never 0; 0 while the thread ends).
@@ -185,19 +235,72 @@ pub(crate) fn thread_id() -> u64 {
 }
 
 /// Records an event of the calling thread now (nothing while the thread ends).
+#[inline]
 pub(crate) fn record(kind: Kind, x: u64, a: u64, b: u64) {
+    let _ = LOCAL.try_with(|l| l.record(kind, x, a, b));
+}
+
+/// Records an event of the calling thread's blocking wait (nothing outside one: an async
+/// wait's deadline or failure is no wait of the thread's).
+#[inline]
+pub(crate) fn record_in_wait(kind: Kind, x: u64, a: u64, b: u64) {
     let _ = LOCAL.try_with(|l| {
-        let e = Event {
-            t: sys::now(),
-            kind,
-            x,
-            a,
-            b,
-        };
-        let track = l.track();
-        track.push(&e);
-        #[cfg(feature = "tracy")]
-        super::tracy::forward(&e, || track.meta().name);
+        if l.phase.get() != Phase::Idle {
+            l.record(kind, x, a, b);
+        }
+    });
+}
+
+/// The calling thread's blocking wait makes its first poll.
+#[inline]
+pub(crate) fn first_poll() {
+    let _ = LOCAL.try_with(|l| l.phase.set(Phase::FirstPoll));
+}
+
+/// The calling thread registered with the object at `addr` (label number `label`, holder
+/// `holder`): in a blocking wait's first poll, that begins the wait; later in the wait, it
+/// is one more object; outside a blocking wait, nothing.
+#[inline]
+pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
+    let _ = LOCAL.try_with(|l| match l.phase.get() {
+        Phase::FirstPoll => {
+            l.record(
+                Kind::WaitBegin,
+                WaitOn::Object as u64 | label << 8,
+                addr,
+                holder,
+            );
+            l.phase.set(Phase::Begun);
+        }
+        Phase::Begun => l.record(Kind::Blocked, label, addr, holder),
+        Phase::Idle => {}
+    });
+}
+
+/// The calling thread's blocking wait found its first poll pending: records its begin
+/// unless a registration did; returns the thread's wait bound in ns (0: none).
+#[inline]
+pub(crate) fn wait_begin(on: WaitOn) -> u64 {
+    LOCAL
+        .try_with(|l| {
+            if l.phase.replace(Phase::Begun) != Phase::Begun {
+                l.record(Kind::WaitBegin, on as u64, 0, 0);
+            }
+            // Relaxed: written by this same thread.
+            l.track().wait_bound.load(Ordering::Relaxed)
+        })
+        .unwrap_or(0)
+}
+
+/// The calling thread's blocking wait ended (`x`: how the phase before its last poll ended);
+/// also when its first poll completed after a registration began it (a wait that failed at
+/// once). Nothing for a first poll that completed without beginning a wait.
+#[inline]
+pub(crate) fn wait_end(x: u64) {
+    let _ = LOCAL.try_with(|l| {
+        if l.phase.replace(Phase::Idle) == Phase::Begun {
+            l.record(Kind::WaitEnd, x, 0, 0);
+        }
     });
 }
 
@@ -331,6 +434,7 @@ impl Session {
     /// collects, else each ring's last events.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let tracks = tracks_of(self.id);
+        let scale = sys::tick_scale();
         let c = lock(&COLLECTOR);
         let collect = self.settings.collect;
         let threads = tracks
@@ -340,7 +444,8 @@ impl Session {
                 if collect {
                     for (tid, chunk) in &c.chunks {
                         if *tid == t.tid {
-                            events.extend(chunk.iter().filter(|e| e.t >= self.start));
+                            let chunk = chunk.iter().filter_map(|w| Event::from_words(*w, &scale));
+                            events.extend(chunk.filter(|e| e.t >= self.start));
                         }
                     }
                 }
@@ -350,7 +455,7 @@ impl Session {
                 } else {
                     0
                 };
-                let (_, tail) = t.ring.read(from);
+                let tail = decode(t.ring.read(from).1, &scale);
                 events.extend(tail.into_iter().filter(|e| e.t >= self.start));
                 ThreadTrace {
                     tid: t.tid,
@@ -387,12 +492,6 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.end();
     }
-}
-
-/// The calling thread's wait bound in ns (0: none).
-pub(crate) fn wait_bound() -> u64 {
-    // Relaxed: written by this same thread.
-    with_track(|t| t.wait_bound.load(Ordering::Relaxed)).unwrap_or(0)
 }
 
 /// The calling guest thread's session, if it still runs.

@@ -9,16 +9,26 @@
 //! index is below `claimed - RING`, and those copies are dropped. Torn words are plain
 //! atomics read early, never undefined behaviour; the check drops them.
 //!
+//! The ring keeps an event's words as recorded (its time in `sys::ticks()`); whoever reads
+//! them makes events of them with the reading's tick scale (`Event::from_words`).
+//!
+//! The counters the owner writes at every event sit alone on their cache lines (with the
+//! slots' pointer, which the owner reads at every event), so no other thread's writes near
+//! them make the owner's writes miss.
+//!
 //! Std's atomics, not the loom shim's: the trace is bookkeeping outside the models.
 
-use super::event::Event;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// Events a ring keeps: the flight recorder's depth per thread (a power of two).
 pub(crate) const RING: u64 = 2048;
 
-/// One thread's ring.
+/// An event's four words, as recorded.
+pub(crate) type Words = [u64; 4];
+
+/// One thread's ring (two cache lines of its own: see the module doc).
 #[derive(Debug)]
+#[repr(align(128))]
 pub(crate) struct Ring {
     slots: Box<[[AtomicU64; 4]]>,
     /// One past the index being written (see the module's invariant).
@@ -40,16 +50,16 @@ impl Default for Ring {
 }
 
 impl Ring {
-    /// Appends `e`. Only the owning thread may call it.
+    /// Appends an event's words. Only the owning thread may call it.
     #[inline]
-    pub(crate) fn push(&self, e: &Event) {
+    pub(crate) fn push(&self, words: Words) {
         // Relaxed: only this thread writes `head`.
         let i = self.head.load(Ordering::Relaxed);
         // Relaxed, then the fence: readers that see any word below see this claim.
         self.claimed.store(i + 1, Ordering::Relaxed);
         fence(Ordering::Release);
         let slot = &self.slots[(i % RING) as usize];
-        for (w, v) in slot.iter().zip(e.words()) {
+        for (w, v) in slot.iter().zip(words) {
             // Relaxed: published by the Release store of `head`.
             w.store(v, Ordering::Relaxed);
         }
@@ -63,12 +73,12 @@ impl Ring {
         self.head.load(Ordering::Acquire)
     }
 
-    /// The events of index `from` and later that the ring still holds, oldest first, with
-    /// their first index (later than `from` when the ring overwrote some).
-    pub(crate) fn read(&self, from: u64) -> (u64, Vec<Event>) {
+    /// The words of the events of index `from` and later that the ring still holds, oldest
+    /// first, with their first index (later than `from` when the ring overwrote some).
+    pub(crate) fn read(&self, from: u64) -> (u64, Vec<Words>) {
         let head = self.head();
         let start = from.max(head.saturating_sub(RING));
-        let words: Vec<[u64; 4]> = (start..head)
+        let words: Vec<Words> = (start..head)
             .map(|i| {
                 let s = &self.slots[(i % RING) as usize];
                 // Relaxed: checked against `claimed` below.
@@ -79,29 +89,19 @@ impl Ring {
         fence(Ordering::Acquire);
         let claimed = self.claimed.load(Ordering::Relaxed);
         let valid = claimed.saturating_sub(RING).max(start);
-        let skip = (valid - start) as usize;
-        let events = words
-            .into_iter()
-            .skip(skip)
-            .filter_map(Event::from_words)
-            .collect();
-        (valid, events)
+        let mut words = words;
+        words.drain(..(valid - start) as usize);
+        (valid, words)
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::trace::event::Kind;
 
-    fn ev(t: u64) -> Event {
-        Event {
-            t,
-            kind: Kind::Frame,
-            x: 0,
-            a: t,
-            b: 0,
-        }
+    /// An event's words at time `t` (its second argument repeats it).
+    fn ev(t: u64) -> Words {
+        [t, 1, t, 0]
     }
 
     #[test]
@@ -109,12 +109,12 @@ mod tests {
         let r = Ring::default();
         assert_eq!(r.read(0), (0, vec![]));
         for t in 0..RING + 10 {
-            r.push(&ev(t));
+            r.push(ev(t));
         }
         let (first, events) = r.read(0);
         assert_eq!(first, 10);
         assert_eq!(events.len() as u64, RING);
-        assert!(events.iter().zip(10..).all(|(e, t)| e.t == t));
+        assert!(events.iter().zip(10..).all(|(e, t)| e[0] == t));
         let (first, tail) = r.read(RING + 5);
         assert_eq!((first, tail.len()), (RING + 5, 5));
     }
@@ -125,14 +125,14 @@ mod tests {
         let w = r.clone();
         let writer = std::thread::spawn(move || {
             for t in 1..=200_000u64 {
-                w.push(&ev(t));
+                w.push(ev(t));
             }
         });
         for _ in 0..200 {
             let (first, events) = r.read(0);
             for (i, e) in events.iter().enumerate() {
-                assert_eq!(e.t, first + i as u64 + 1, "a torn or reordered event");
-                assert_eq!(e.a, e.t);
+                assert_eq!(e[0], first + i as u64 + 1, "a torn or reordered event");
+                assert_eq!(e[2], e[0]);
             }
         }
         writer.join().unwrap();

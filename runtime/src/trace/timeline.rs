@@ -114,7 +114,8 @@ pub(crate) enum What {
 /// One state of one thread over a time.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Span {
-    /// Begin, `sys::now()` ns.
+    /// Begin, `sys::now()` ns; for a wait on objects, its registration with the first (a wake
+    /// from then on may have ended it).
     pub begin: u64,
     /// End.
     pub end: u64,
@@ -124,8 +125,6 @@ pub(crate) struct Span {
     pub what: What,
     /// Still open when the events ended.
     pub open: bool,
-    /// For a wait: when it first registered (a wake from then on may have ended it).
-    pub since: u64,
     /// The wake that ended it: (trace id of the waker, time).
     pub woken_by: Option<(u64, u64)>,
 }
@@ -133,14 +132,13 @@ pub(crate) struct Span {
 /// A wait being folded.
 struct OpenWait {
     begin: u64,
-    since: u64,
     depth: u8,
     on: WaitOn,
     objects: Vec<Object>,
     deadline: Option<u64>,
     failed: Option<Failed>,
-    /// The spin or park in progress: (is a spin, since). A phase that no spin end closes
-    /// was a park from its start (no spin is recorded as no event).
+    /// The spin or park in progress: (is a spin, since). A phase is a park unless a spin end
+    /// (missed) or the poll after it (caught) says it was a spin (no spin is no event).
     phase: Option<(bool, u64)>,
 }
 
@@ -151,77 +149,81 @@ fn span(begin: u64, end: u64, depth: u8, what: What) -> Span {
         depth,
         what,
         open: false,
-        since: begin,
         woken_by: None,
     }
 }
 
 /// Folds one thread's events into its spans (sorted by begin, outer first), closing what is
-/// still open at `end`.
+/// still open at `end`. A thread's core span ends at a core event, and where the thread
+/// begins a sleep, a wait on anything but a core, or leaves: those give the core up.
 pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
     let mut out = Vec::new();
     let mut core: Option<(u64, u64)> = None;
     let mut core_wait: Option<u64> = None;
     let mut sleep: Option<(u64, u64, bool)> = None;
     let mut wait: Option<OpenWait> = None;
-    let mut pending: (Vec<Object>, Option<u64>, Option<u64>) = (Vec::new(), None, None);
-    let close_phase = |w: &mut OpenWait, t: u64, out: &mut Vec<Span>| {
+    // A deadline recorded in a wait's first poll, before the wait began.
+    let mut deadline: Option<u64> = None;
+    let end_core = |core: &mut Option<(u64, u64)>, t: u64, out: &mut Vec<Span>| {
+        if let Some((slot, since)) = core.take() {
+            out.push(span(since, t, 0, What::Core { slot }));
+        }
+    };
+    // A repoll or a wait end closes the phase before it: a spin if it caught the wake.
+    let close_phase = |w: &mut OpenWait, e: &Event, out: &mut Vec<Span>| {
         if let Some((spin, since)) = w.phase.take() {
+            let spin = spin || e.x == SpinEnd::Caught as u64;
             let what = if spin { What::Spin } else { What::Park };
-            out.push(span(since, t, w.depth + 1, what));
+            out.push(span(since, e.t, w.depth + 1, what));
         }
     };
     for e in events {
         match e.kind {
             Kind::Blocked => {
-                let o = Object {
-                    addr: e.a,
-                    label: e.x,
-                    holder: e.b,
-                };
-                match &mut wait {
-                    Some(w) => w.objects.push(o),
-                    None => {
-                        pending.0.push(o);
-                        pending.2.get_or_insert(e.t);
-                    }
+                if let Some(w) = &mut wait {
+                    w.objects.push(Object {
+                        addr: e.a,
+                        label: e.x,
+                        holder: e.b,
+                    });
                 }
             }
             Kind::Deadline => match &mut wait {
                 Some(w) => w.deadline = Some(e.a),
-                None => pending.1 = Some(e.a),
+                None => deadline = Some(e.a),
             },
             Kind::WaitBegin => {
-                let depth = u8::from(sleep.is_some() || core_wait.is_some());
-                let on = WaitOn::from_x(e.x);
-                let (objects, deadline, since) = std::mem::take(&mut pending);
+                let on = WaitOn::from_x(e.x & 0xFF);
+                if on != WaitOn::Vcore {
+                    end_core(&mut core, e.t, &mut out);
+                }
+                let objects = (e.a != 0).then_some(Object {
+                    addr: e.a,
+                    label: e.x >> 8,
+                    holder: e.b,
+                });
                 wait = Some(OpenWait {
                     begin: e.t,
-                    since: since.unwrap_or(e.t).min(e.t),
-                    depth,
+                    depth: u8::from(sleep.is_some() || core_wait.is_some()),
                     on,
-                    objects,
-                    deadline,
+                    objects: objects.into_iter().collect(),
+                    deadline: deadline.take(),
                     failed: None,
                     phase: Some((false, e.t)),
                 });
             }
             Kind::SpinEnd => {
                 if let Some(w) = &mut wait {
-                    let how = e.x;
-                    let spun = how == SpinEnd::Caught as u64 || how == SpinEnd::Missed as u64;
                     let since = w.phase.take().map_or(e.t, |(_, s)| s);
-                    if spun {
+                    if e.x == SpinEnd::Missed as u64 {
                         out.push(span(since, e.t, w.depth + 1, What::Spin));
                     }
-                    if how != SpinEnd::Caught as u64 {
-                        w.phase = Some((false, e.t));
-                    }
+                    w.phase = Some((false, e.t));
                 }
             }
             Kind::Repoll => {
                 if let Some(w) = &mut wait {
-                    close_phase(w, e.t, &mut out);
+                    close_phase(w, e, &mut out);
                     w.phase = Some((false, e.t));
                 }
             }
@@ -236,20 +238,16 @@ pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
             }
             Kind::WaitEnd => {
                 if let Some(mut w) = wait.take() {
-                    close_phase(&mut w, e.t, &mut out);
+                    close_phase(&mut w, e, &mut out);
                     out.push(close_wait(w, e.t, false));
                 }
             }
             Kind::CoreQueued => {
-                if let Some((slot, since)) = core.take() {
-                    out.push(span(since, e.t, 0, What::Core { slot }));
-                }
+                end_core(&mut core, e.t, &mut out);
                 core_wait.get_or_insert(e.t);
             }
             Kind::Core => {
-                if let Some((slot, since)) = core.take() {
-                    out.push(span(since, e.t, 0, What::Core { slot }));
-                }
+                end_core(&mut core, e.t, &mut out);
                 if let Some(since) = core_wait.take() {
                     out.push(span(since, e.t, 0, What::CoreWait));
                 }
@@ -257,7 +255,10 @@ pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
                     core = Some((e.x, e.t));
                 }
             }
-            Kind::SleepBegin => sleep = Some((e.t, e.a, e.x == 1)),
+            Kind::SleepBegin => {
+                end_core(&mut core, e.t, &mut out);
+                sleep = Some((e.t, e.a, e.x == 1));
+            }
             Kind::SleepEnd => {
                 if let Some((since, asked, guest)) = sleep.take() {
                     out.push(span(
@@ -274,12 +275,16 @@ pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
                     ));
                 }
             }
+            Kind::ThreadExit => end_core(&mut core, e.t, &mut out),
             _ => {}
         }
     }
     let mut open = Vec::new();
     if let Some(mut w) = wait {
-        close_phase(&mut w, end, &mut open);
+        if let Some((spin, since)) = w.phase.take() {
+            let what = if spin { What::Spin } else { What::Park };
+            open.push(span(since, end, w.depth + 1, what));
+        }
         open.push(close_wait(w, end, true));
     }
     if let Some((slot, since)) = core {
@@ -318,7 +323,6 @@ fn close_wait(w: OpenWait, t: u64, open: bool) -> Span {
             failed: w.failed,
         },
         open,
-        since: w.since,
         woken_by: None,
     }
 }
@@ -347,7 +351,7 @@ pub(crate) struct Timelines {
 impl Timelines {
     /// Folds every thread of `snap` and pairs the edges: a wait (an object or a sleep's
     /// wait) or a virtual-core wait was ended by the last wake of its thread between its
-    /// registration and its end; a kick ends at the victim's next core change if that change
+    /// begin (a wait on objects begins at its registration) and its end; a kick ends at the victim's next core change if that change
     /// is a give-up at a checkpoint.
     pub(crate) fn of(snap: &Snapshot) -> Timelines {
         let mut wakes: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
@@ -370,7 +374,7 @@ impl Timelines {
             let list = wakes.get(&t.tid).map_or(&[][..], Vec::as_slice);
             for s in mine.iter_mut().filter(|s| !s.open && wakeable(&s.what)) {
                 let upto = list.partition_point(|&(at, _)| at <= s.end);
-                if let Some(&(at, from)) = list[..upto].last().filter(|(at, _)| *at >= s.since) {
+                if let Some(&(at, from)) = list[..upto].last().filter(|(at, _)| *at >= s.begin) {
                     s.woken_by = Some((from, at));
                     flows.push(Flow {
                         wake: true,
@@ -412,5 +416,100 @@ fn wakeable(w: &What) -> bool {
         What::CoreWait => true,
         What::Wait { on, .. } => *on != WaitOn::Vcore,
         _ => false,
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn ev(t: u64, kind: Kind, x: u64, a: u64, b: u64) -> Event {
+        Event { t, kind, x, a, b }
+    }
+
+    fn kinds(spans: &[Span]) -> Vec<(u64, u64, &'static str)> {
+        spans
+            .iter()
+            .map(|s| {
+                let name = match &s.what {
+                    What::Core { .. } => "core",
+                    What::CoreWait => "core wait",
+                    What::Wait { .. } => "wait",
+                    What::Spin => "spin",
+                    What::Park => "park",
+                    What::Sleep { .. } => "sleep",
+                };
+                (s.begin, s.end, name)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_registration_begins_a_wait_and_its_end_says_a_caught_spin() {
+        let object = WaitOn::Object as u64 | 7 << 8;
+        let events = [
+            ev(10, Kind::Core, 0, 0, 0),
+            // A registration outside a wait (an async wait) is no wait's.
+            ev(15, Kind::Blocked, 3, 0xAA, 0),
+            ev(20, Kind::WaitBegin, object, 0xBEEF, 42),
+            ev(25, Kind::SpinEnd, SpinEnd::Missed as u64, 0, 0),
+            ev(40, Kind::Repoll, 0, 0, 0),
+            ev(45, Kind::Blocked, 7, 0xBEEF, 0),
+            ev(50, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+            ev(55, Kind::Core, 0, 0, 0),
+        ];
+        let spans = fold(&events, 100);
+        assert_eq!(
+            kinds(&spans),
+            [
+                (10, 20, "core"),
+                (20, 50, "wait"),
+                (20, 25, "spin"),
+                (25, 40, "park"),
+                (40, 50, "spin"),
+                (55, 100, "core"),
+            ]
+        );
+        let What::Wait { on, objects, .. } = &spans[1].what else {
+            panic!("{spans:?}");
+        };
+        assert_eq!(*on, WaitOn::Object);
+        let first = Object {
+            addr: 0xBEEF,
+            label: 7,
+            holder: 42,
+        };
+        let again = Object { holder: 0, ..first };
+        assert_eq!(objects, &[first, again]);
+        assert!(spans[5].open && !spans[1].open);
+    }
+
+    #[test]
+    fn a_sleep_and_an_exit_give_the_core_up_and_a_deadline_joins_its_wait() {
+        let events = [
+            ev(10, Kind::Core, 2, 0, 0),
+            ev(20, Kind::SleepBegin, 1, 1_000, 0),
+            ev(21, Kind::Deadline, 0, 1_020, 0),
+            ev(22, Kind::WaitBegin, WaitOn::Sleep as u64, 0, 0),
+            ev(1_025, Kind::WaitEnd, 0, 0, 0),
+            ev(1_026, Kind::SleepEnd, 0, 5, 0),
+            ev(1_030, Kind::Core, 2, 0, 0),
+            ev(1_040, Kind::ThreadExit, 0, 0, 0),
+        ];
+        let spans = fold(&events, 2_000);
+        assert_eq!(
+            kinds(&spans),
+            [
+                (10, 20, "core"),
+                (20, 1_026, "sleep"),
+                (22, 1_025, "wait"),
+                (22, 1_025, "park"),
+                (1_030, 1_040, "core"),
+            ]
+        );
+        let What::Wait { deadline, .. } = &spans[2].what else {
+            panic!("{spans:?}");
+        };
+        assert_eq!(*deadline, Some(1_020));
     }
 }

@@ -7,7 +7,7 @@
 //! thread's first event; the virtual cores busy and the guest threads ready are plots; a
 //! frame mark is Tracy's frame mark; a kick is a message.
 
-use super::event::{Event, Kind, WaitOn, NO_CORE};
+use super::event::{Kind, WaitOn, NO_CORE};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicI64, Ordering};
 use tracy_client::{plot_name, span_location, Client, Span};
@@ -37,24 +37,27 @@ std::thread_local! {
 static BUSY: AtomicI64 = AtomicI64::new(0);
 static READY: AtomicI64 = AtomicI64::new(0);
 
-/// Sends `e`, an event of the calling thread, to Tracy; `name` is the thread's name.
-pub(crate) fn forward(e: &Event, name: impl FnOnce() -> String) {
+/// Sends an event of the calling thread (`kind`, its small field `x`) to Tracy; `name` is
+/// the thread's name.
+pub(crate) fn forward(kind: Kind, x: u64, name: impl FnOnce() -> String) {
     let Some(client) = Client::running() else {
         return;
     };
     let _ = LOCAL.try_with(|l| {
         let mut l = l.borrow_mut();
-        if !l.named || e.kind == Kind::ThreadStart {
+        if !l.named || kind == Kind::ThreadStart {
             client.set_thread_name(&name());
             l.named = true;
         }
-        match e.kind {
-            Kind::WaitBegin if e.x != WaitOn::Vcore as u64 => {
+        match kind {
+            Kind::WaitBegin if x & 0xFF != WaitOn::Vcore as u64 => {
+                leave_core(&mut l, &client);
                 let s = client.clone().span(span_location!("wait"), 0);
                 l.zones.push((Zone::Wait, s));
             }
             Kind::WaitEnd => close(&mut l, Zone::Wait),
             Kind::SleepBegin => {
+                leave_core(&mut l, &client);
                 let s = client.clone().span(span_location!("sleep"), 0);
                 l.zones.push((Zone::Sleep, s));
             }
@@ -74,7 +77,7 @@ pub(crate) fn forward(e: &Event, name: impl FnOnce() -> String) {
                     close(&mut l, Zone::CoreWait);
                     plot(&client, &READY, -1, true);
                 }
-                if e.x != NO_CORE {
+                if x != NO_CORE {
                     l.holds = true;
                     plot(&client, &BUSY, 1, false);
                     let s = client.clone().span(span_location!("guest code"), 0);
@@ -82,7 +85,8 @@ pub(crate) fn forward(e: &Event, name: impl FnOnce() -> String) {
                 }
             }
             Kind::Frame => client.frame_mark(),
-            Kind::Kick => client.message(&format!("kick vcore {}", e.x), 0),
+            Kind::Kick => client.message(&format!("kick vcore {x}"), 0),
+            Kind::ThreadExit => leave_core(&mut l, &client),
             _ => {}
         }
     });

@@ -120,9 +120,8 @@ impl Seat {
         self.at.load(Ordering::Relaxed) != NO_SLOT
     }
 
-    /// Records where a finished step left the thread.
+    /// Keeps where a finished step left the thread.
     fn settle(&self, step: Step) {
-        trace_step(step);
         // Relaxed: only the owning thread touches the seat (type invariant).
         match step {
             Step::Held { slot, since } => {
@@ -269,6 +268,9 @@ impl Vcores {
     /// Gives `t`'s core back (it blocks or ends): the core goes to the best waiter allowed on
     /// it. `true` if `t` held one (or ran by escape), `false` if it held nothing or the
     /// semaphore is off. Call it on the thread `t` itself.
+    ///
+    /// The trace records no event for it: the caller's wait, sleep or exit, recorded just
+    /// before or after, says that the thread gave its core up (docs/design.md section 15).
     pub fn release(&self, t: &impl Occupant) -> bool {
         let Some(inner) = &self.inner else {
             return false;
@@ -507,6 +509,7 @@ impl Inner {
             }
             step => (step, None),
         };
+        trace_step(step);
         t.seat().settle(step);
         escape
     }
