@@ -161,6 +161,15 @@ pub fn core(slot: u64) {
     }
 }
 
+/// The calling thread was granted core `slot` at once: at the time of the wait's or sleep's
+/// end it follows (no clock read), if its last event is one, else now.
+#[inline]
+pub fn core_at_once(slot: u64) {
+    if on() {
+        recorder::record_after_end(Kind::Core, slot, 0, 0);
+    }
+}
+
 /// The calling thread's step asked the holder of core `slot`, guest `victim`, to leave it.
 #[inline]
 pub fn kick(slot: usize, victim: u64) {

@@ -15,8 +15,9 @@
 //!   by one `sys::tick_scale()`.
 //! - A blocking wait is recorded in as few events as its states need: its first registration
 //!   with an object begins it (one event: the object, its holder), a caught spin is said by the
-//!   poll after it, and the core it gives up and takes back is implied by its begin and said
-//!   by its end's grant. The thread's [`Phase`] tells the registration whether it begins a wait.
+//!   poll after it, the core it gives up is implied by its begin, and a core granted at once
+//!   after it is stamped with its end's time (no clock read). The thread's [`Phase`] tells the
+//!   registration whether it begins a wait.
 //! - A session sees its own runtime's guest threads and every host thread (the reactor,
 //!   the host's threads); another runtime's guest threads are not in its traces.
 //!
@@ -203,7 +204,13 @@ impl Local {
     /// Records an event of this thread now.
     #[inline]
     fn record(&self, kind: Kind, x: u64, a: u64, b: u64) {
-        let words = Event::words(sys::ticks(), kind, x, a, b);
+        self.record_at(sys::ticks(), kind, x, a, b);
+    }
+
+    /// Records an event of this thread at `ticks`.
+    #[inline]
+    fn record_at(&self, ticks: u64, kind: Kind, x: u64, a: u64, b: u64) {
+        let words = Event::words(ticks, kind, x, a, b);
         let track = self.track();
         track.push(words);
         #[cfg(feature = "tracy")]
@@ -238,6 +245,20 @@ pub(crate) fn thread_id() -> u64 {
 #[inline]
 pub(crate) fn record(kind: Kind, x: u64, a: u64, b: u64) {
     let _ = LOCAL.try_with(|l| l.record(kind, x, a, b));
+}
+
+/// Records an event of the calling thread at the time of its last event if that was a
+/// wait's or a sleep's end (what the event follows at once), else now.
+#[inline]
+pub(crate) fn record_after_end(kind: Kind, x: u64, a: u64, b: u64) {
+    let _ = LOCAL.try_with(|l| {
+        let ends = [Kind::WaitEnd as u64, Kind::SleepEnd as u64];
+        let ticks = match l.track().ring.last() {
+            Some(w) if ends.contains(&(w[1] & 0xFF)) => w[0],
+            _ => sys::ticks(),
+        };
+        l.record_at(ticks, kind, x, a, b);
+    });
 }
 
 /// Records an event of the calling thread's blocking wait (nothing outside one: an async

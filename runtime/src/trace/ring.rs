@@ -67,6 +67,15 @@ impl Ring {
         self.head.store(i + 1, Ordering::Release);
     }
 
+    /// The words of the last event written, if any. Only the owning thread may call it.
+    #[inline]
+    pub(crate) fn last(&self) -> Option<Words> {
+        // Relaxed: only this thread writes `head` and the slots.
+        let i = self.head.load(Ordering::Relaxed).checked_sub(1)?;
+        let slot = &self.slots[(i % RING) as usize];
+        Some(std::array::from_fn(|k| slot[k].load(Ordering::Relaxed)))
+    }
+
     /// Events written so far (the index of the next one).
     pub(crate) fn head(&self) -> u64 {
         // Acquire: pairs with `push`'s Release.
@@ -117,6 +126,8 @@ mod tests {
         assert!(events.iter().zip(10..).all(|(e, t)| e[0] == t));
         let (first, tail) = r.read(RING + 5);
         assert_eq!((first, tail.len()), (RING + 5, 5));
+        assert_eq!(r.last(), Some(ev(RING + 9)));
+        assert_eq!(Ring::default().last(), None);
     }
 
     #[test]

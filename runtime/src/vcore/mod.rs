@@ -253,7 +253,9 @@ impl Vcores {
     ///
     /// # Caveats
     /// Call it on the thread `t` itself (it parks that thread), and only while `t` holds no
-    /// core (a second acquire is a bug: a debug assertion, else ignored).
+    /// core (a second acquire is a bug: a debug assertion, else ignored). A core granted at
+    /// once right after a wait or a sleep is traced at the wait's or sleep's end, with no
+    /// clock read of its own.
     pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
         if t.seat().holds() {
@@ -262,6 +264,11 @@ impl Vcores {
         }
         let now = Now::default();
         let step = inner.run(|table, fx| table.acquire(t.who(), &now, fx));
+        if let Step::Held { slot, .. } = step {
+            trace::core_at_once(slot as u64);
+            t.seat().settle(step);
+            return None;
+        }
         inner.settle(t, step, &now, spin)
     }
 
