@@ -1,13 +1,13 @@
 //! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
-//! park/unpark pair; the same ping-pong with the trace off, with the flight recorder (the
-//! default) and with a full trace, in one run; MessageQueue throughput with 1 and 4
-//! producers; reading the own thread's CPU time against a raw
-//! `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//! park/unpark pair; the same ping-pong with the trace off, with the flight recorder and with
+//! a full trace, in one run, then alternated round by round, and one event's cost;
+//! MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU time against
+//! a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, MessageQueue};
 use hos::Config;
@@ -199,7 +199,8 @@ fn handoff(c: &mut Criterion) {
 }
 
 /// The ping-pong with the trace off, with the flight recorder, and with a full trace, one
-/// runtime at a time, in one run (the ratios of BENCHMARKS.md come from it).
+/// runtime at a time, in one run; then the same arms alternated round by round, whose
+/// ratios BENCHMARKS.md quotes (see [`alternated`]).
 fn trace_cost(c: &mut Criterion) {
     let mut g = c.benchmark_group("trace_cost");
     g.sample_size(20)
@@ -220,7 +221,72 @@ fn trace_cost(c: &mut Criterion) {
             rt.shutdown();
         }
     }
+    // One event site (a wake) with no session, and with the flight recorder recording.
+    for (name, trace) in [
+        ("one_event_off", Trace::Off),
+        ("one_event_flight", Trace::Flight),
+    ] {
+        let rt = traced(0, trace);
+        let wake = hos_runtime::internal::trace::wake;
+        g.bench_function(name, |b| b.iter(|| wake(black_box(0))));
+        rt.shutdown();
+    }
     g.finish();
+    if filtered_in("trace_cost/alternated") {
+        for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
+            alternated(wait, spin_us, 41, 2_000);
+        }
+    }
+}
+
+/// Whether the command line's filters (criterion's: the arguments that are no option)
+/// select `id`: no filter, or one that `id` contains.
+fn filtered_in(id: &str) -> bool {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
+}
+
+/// The trace's arms alternated: `rounds` rounds, each of which runs the arms one after the
+/// other (off, flight recorder, full trace, each round starting one arm later; each arm its
+/// own runtime, 500 round trips to warm up, then `trips` timed). Prints, for the flight recorder and the full trace, the median
+/// over the rounds of the arm's mean round trip over the off arm's in the same round, and
+/// each arm's median mean: on a machine shared with other work, the load moves between
+/// criterion's measurement of one arm and the next, less between arms a round apart.
+fn alternated(wait: &str, spin_us: u64, rounds: usize, trips: u32) {
+    let arms = [Trace::Off, Trace::Flight, Trace::Full];
+    let mut means: Vec<[f64; 3]> = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        let mut round = [0.0; 3];
+        for i in (0..arms.len()).map(|k| (k + r) % arms.len()) {
+            let rt = traced(spin_us, arms[i]);
+            let pp = Events::start(&rt);
+            (0..500).for_each(|_| pp.round_trip());
+            let start = Instant::now();
+            (0..trips).for_each(|_| pp.round_trip());
+            round[i] = start.elapsed().as_nanos() as f64 / f64::from(trips);
+            drop(pp);
+            rt.shutdown();
+        }
+        means.push(round);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
+    let ratio = |i: usize| median(means.iter().map(|m| m[i] / m[0]).collect());
+    eprintln!(
+        "trace_cost/alternated event_{wait}: off {:.2} us, flight {:.2} us, full {:.2} us; \
+         median of {rounds} rounds' ratios: flight {:.3}x, full {:.3}x",
+        arm(0) / 1e3,
+        arm(1) / 1e3,
+        arm(2) / 1e3,
+        ratio(1),
+        ratio(2)
+    );
 }
 
 fn queue_throughput(c: &mut Criterion) {
