@@ -211,7 +211,7 @@ impl<R: From<Runtime>> Builder<R> {
     }
 
     /// HOS_FLIGHT: keep each thread's last events, dumped on an escape, an overlong wait or
-    /// on request; the wait tree then knows what each thread waits on (default off).
+    /// on request; the wait tree then knows what each thread waits on (default on).
     pub fn flight(mut self, on: bool) -> Self {
         self.config.flight = on;
         self.in_code(Switch::Flight)

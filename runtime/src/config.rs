@@ -88,7 +88,7 @@ pub struct Config {
     /// (default none: no full trace is collected).
     pub trace: Option<PathBuf>,
     /// HOS_FLIGHT: keep each thread's last events, dumped on an escape, an overlong wait or
-    /// on request (default off: its cost is in BENCHMARKS.md).
+    /// on request (default on: cheap enough to leave on; its cost is in BENCHMARKS.md).
     pub flight: bool,
     /// HOS_FLIGHT_DIR: where the flight recorder's dumps go (default: the system's temp
     /// folder).
@@ -120,7 +120,7 @@ impl Default for Config {
             sleep_log: false,
             tls_trace: false,
             trace: None,
-            flight: false,
+            flight: true,
             flight_dir: None,
             flight_wait_ms: 0,
             calibration: None,

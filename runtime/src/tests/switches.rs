@@ -175,7 +175,7 @@ fn every_builder_method_sets_its_switch() {
         .sleep_log(true)
         .tls_trace(true)
         .trace("t.json")
-        .flight(true)
+        .flight(false)
         .flight_dir("/tmp/d")
         .flight_wait_ms(500)
         .calibration(Calibration::default())
@@ -197,7 +197,7 @@ fn every_builder_method_sets_its_switch() {
         sleep_log: true,
         tls_trace: true,
         trace: Some("t.json".into()),
-        flight: true,
+        flight: false,
         flight_dir: Some("/tmp/d".into()),
         flight_wait_ms: 500,
         calibration: Some(Calibration::default()),
@@ -225,7 +225,7 @@ fn defaults_are_the_documented_ones() {
     assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
     assert!(d.vcore_first.is_empty());
     assert_eq!((d.sleep_log, d.tls_trace), (false, false));
-    assert_eq!((&d.trace, d.flight, &d.flight_dir), (&None, false, &None));
+    assert_eq!((&d.trace, d.flight, &d.flight_dir), (&None, true, &None));
     assert_eq!(d.flight_wait_ms, 0);
     assert_eq!((d.calibration, d.logical_processors), (None, None));
 }
@@ -248,7 +248,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_SLEEP_LOG", "1"),
         ("HOS_TLS_TRACE", "1"),
         ("HOS_TRACE", "env.json"),
-        ("HOS_FLIGHT", "on"),
+        ("HOS_FLIGHT", "off"),
         ("HOS_FLIGHT_DIR", "/tmp/env"),
         ("HOS_FLIGHT_WAIT_MS", "250"),
     ];
@@ -267,7 +267,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .sleep_log(false)
         .tls_trace(false)
         .trace("code.json")
-        .flight(false)
+        .flight(true)
         .flight_dir("/tmp/code")
         .flight_wait_ms(9);
     (env, code)
@@ -305,7 +305,7 @@ fn code_wins_over_the_environment_unless_asked() {
         sleep_log: true,
         tls_trace: true,
         trace: Some("env.json".into()),
-        flight: true,
+        flight: false,
         flight_dir: Some("/tmp/env".into()),
         flight_wait_ms: 250,
         calibration: None,
