@@ -18,8 +18,8 @@ pub mod thread;
 
 pub use guests::{Doing, GuestState};
 pub use hos_runtime::{
-    Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node,
-    PrecisePath, ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
+    Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node, PrecisePath,
+    ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
 };
 pub use result::ResultCode;
 pub use shutdown::ShutdownReport;

@@ -107,7 +107,7 @@ pub mod internal {
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
     pub use crate::wheel::{Wheel, WheelKey};
 
-    /// The trace's event sites and its analyses (docs/design.md section 15).
+    /// The trace's event sites and its analyses (docs/design.md section 16).
     pub mod trace {
         pub use crate::trace::*;
     }

@@ -33,7 +33,7 @@ struct Inner {
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
     shut_down: AtomicBool,
-    /// What the trace records for this runtime (docs/design.md section 15).
+    /// What the trace records for this runtime (docs/design.md section 16).
     session: Arc<Session>,
     /// Whether the HOS_TRACE file was written.
     traced: AtomicBool,

@@ -1,6 +1,6 @@
 //! The trace: one stream of events from every wait, sleep and virtual-core step, kept per
 //! thread, and what is made of it: a Chrome trace-event file, the flight recorder's dumps,
-//! the wait tree and each frame's critical path (docs/design.md section 15).
+//! the wait tree and each frame's critical path (docs/design.md section 16).
 //!
 //! Invariant: an event site is one call here, and with no session recording it costs one
 //! relaxed load ([`on`]); recording costs no lock, no allocation and no system call per

@@ -277,7 +277,7 @@ impl Vcores {
     /// semaphore is off. Call it on the thread `t` itself.
     ///
     /// The trace records no event for it: the caller's wait, sleep or exit, recorded just
-    /// before or after, says that the thread gave its core up (docs/design.md section 15).
+    /// before or after, says that the thread gave its core up (docs/design.md section 16).
     pub fn release(&self, t: &impl Occupant) -> bool {
         let Some(inner) = &self.inner else {
             return false;
