@@ -1,7 +1,8 @@
 //! The trace in standard tools: a known scenario gives exactly the expected slices, instants
 //! and flows; every file is valid trace-event JSON whose slices nest (every begin has its
 //! end); frame_sim's traces are too; the flight recorder's dump on a forced escape names the
-//! holder; the wait tree of a deadlocked pair names the cycle.
+//! holder, and one on a shutdown that times out names the straggler; the wait tree of a
+//! deadlocked pair names the cycle.
 
 use hos::os::{ClearMode, Event, Mutex};
 use hos::{Calibration, Runtime, State};
@@ -554,6 +555,44 @@ fn frame_sims_traces_are_valid_trace_event_json() {
         let frame = path["frame"].as_f64().unwrap();
         assert!(frame > 0.0 && (sum - frame).abs() < 0.01, "{arm}: {path}");
     }
+}
+
+#[test]
+fn a_shutdown_that_times_out_dumps_the_flight_recorder() {
+    let dir = scratch("shutdown");
+    let rt = Runtime::builder()
+        .calibration(Calibration::default())
+        .flight_dir(&dir)
+        .build()
+        .unwrap();
+    assert!(rt.config().flight, "the flight recorder is on by default");
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    // Guest code that never waits (bounded: 10 s at most), so the shutdown times out on it.
+    let spinner = rt
+        .thread()
+        .name("ShutdownSpinner")
+        .spawn(move || {
+            let start = Instant::now();
+            while !s.load(Ordering::Relaxed) && start.elapsed() < Duration::from_secs(10) {
+                std::hint::spin_loop();
+            }
+        })
+        .unwrap();
+    let report = rt.shutdown_timeout(Duration::from_millis(20));
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    assert_eq!(report.stragglers.len(), 1, "{report}");
+    let files = dumps(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let (_, names, v) = load(&files[0]);
+    let reason = v["otherData"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("shutdown timed out: "), "{reason}");
+    assert!(reason.contains("\"ShutdownSpinner\""), "{reason}");
+    assert!(
+        names.values().any(|n| n.starts_with("ShutdownSpinner")),
+        "{names:?}"
+    );
 }
 
 #[test]

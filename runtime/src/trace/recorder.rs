@@ -20,6 +20,8 @@
 //!   registration whether it begins a wait.
 //! - A session sees its own runtime's guest threads and every host thread (the reactor,
 //!   the host's threads); another runtime's guest threads are not in its traces.
+//! - A track outlives its thread only for dumps to come: while its runtime records (a guest
+//!   thread), and among the latest [`KEEP_EXITED`] exited ones ([`forget`]).
 //!
 //! Std's atomics and locks, not the loom shim's: the trace is bookkeeping outside the models.
 
@@ -42,8 +44,9 @@ static COLLECTING: AtomicU32 = AtomicU32::new(0);
 const CHUNK: u64 = RING / 4;
 /// The most events the collector keeps; past it the oldest chunks are dropped (and counted).
 const COLLECT_LIMIT: usize = 1 << 20;
-/// Exited threads' tracks kept for dumps before the oldest are forgotten.
-const KEEP_TRACKS: usize = 256;
+/// Exited threads' tracks kept for dumps (the latest ones), besides those of guest threads
+/// whose runtime still records.
+const KEEP_EXITED: usize = 32;
 
 /// One OS thread's track.
 #[derive(Debug)]
@@ -189,14 +192,7 @@ impl Local {
     fn first_track(&self) -> &Arc<Track> {
         self.track.get_or_init(|| {
             let t = Arc::new(Track::new(self.tid()));
-            let mut tracks = lock(&TRACKS);
-            if tracks.len() >= KEEP_TRACKS {
-                // Relaxed: a flag the owner set before it stopped recording.
-                if let Some(i) = tracks.iter().position(|t| t.exited.load(Ordering::Relaxed)) {
-                    tracks.remove(i);
-                }
-            }
-            tracks.push(t.clone());
+            lock(&TRACKS).push(t.clone());
             t
         })
     }
@@ -224,10 +220,34 @@ impl Drop for Local {
             if COLLECTING.load(Ordering::Relaxed) > 0 {
                 t.drain();
             }
-            // Relaxed: read as a hint by the pruning above.
+            // Relaxed: read under the tracks' lock, which `forget` takes after this store.
             t.exited.store(true, Ordering::Relaxed);
+            // A guest thread whose runtime no longer records is in no dump to come. (The
+            // session is let go before `forget` locks: its drop may end it, which forgets too.)
+            let guest = lock(&t.meta).runtime != 0;
+            let over = guest && lock(&t.session).upgrade().is_none_or(|s| !s.records());
+            forget(|x| over && std::ptr::eq(x, &**t));
         }
     }
+}
+
+/// Forgets the tracks of exited threads that `gone` names, and the oldest exited ones past
+/// the latest [`KEEP_EXITED`] (a thread's ring is its memory: 64 KiB).
+fn forget(gone: impl Fn(&Track) -> bool) {
+    let mut tracks = lock(&TRACKS);
+    // Relaxed: each thread's own store before it forgets; `end`'s reads are hints.
+    let exited = |t: &Track| t.exited.load(Ordering::Relaxed);
+    tracks.retain(|t| !(exited(t) && gone(t)));
+    let mut extra = tracks
+        .iter()
+        .filter(|t| exited(t))
+        .count()
+        .saturating_sub(KEEP_EXITED);
+    tracks.retain(|t| {
+        let drop = extra > 0 && exited(t);
+        extra -= usize::from(drop);
+        !drop
+    });
 }
 
 std::thread_local! {
@@ -428,6 +448,7 @@ impl Session {
         if self.settings.collect && COLLECTING.fetch_sub(1, Ordering::Relaxed) == 1 {
             *lock(&COLLECTOR) = Collector::default();
         }
+        forget(|t| lock(&t.meta).runtime == self.id);
     }
 
     /// Makes the calling thread guest `guest` of this session's runtime, named `name`.
