@@ -14,8 +14,12 @@ impl ResultCode {
     pub const SUCCESS: ResultCode = ResultCode(0);
     /// 0x7601: the thread is being terminated.
     pub const TERMINATION_REQUESTED: ResultCode = ResultCode::kernel(59);
+    /// 0xCC01: a guest address that is not aligned for its word.
+    pub const INVALID_ADDRESS: ResultCode = ResultCode::kernel(102);
     /// 0xD201: the handle table is full.
     pub const OUT_OF_HANDLES: ResultCode = ResultCode::kernel(105);
+    /// 0xD401: a guest address that cannot be read or written (NULL).
+    pub const INVALID_CURRENT_MEMORY: ResultCode = ResultCode::kernel(106);
     /// 0xE001: a priority outside 0..=63.
     pub const INVALID_PRIORITY: ResultCode = ResultCode::kernel(112);
     /// 0xE201: a core id or mask the process may not use.
@@ -30,6 +34,8 @@ impl ResultCode {
     pub const CANCELLED: ResultCode = ResultCode::kernel(118);
     /// 0xEE01: a count out of range (more than 64 objects in one wait).
     pub const OUT_OF_RANGE: ResultCode = ResultCode::kernel(119);
+    /// 0xF001: a type or kind argument outside its enumeration.
+    pub const INVALID_ENUM_VALUE: ResultCode = ResultCode::kernel(120);
     /// 0xFA01: the object is in the wrong state.
     pub const INVALID_STATE: ResultCode = ResultCode::kernel(125);
 
@@ -52,7 +58,9 @@ impl ResultCode {
         Some(match self {
             ResultCode::SUCCESS => "Success",
             ResultCode::TERMINATION_REQUESTED => "TerminationRequested",
+            ResultCode::INVALID_ADDRESS => "InvalidAddress",
             ResultCode::OUT_OF_HANDLES => "OutOfHandles",
+            ResultCode::INVALID_CURRENT_MEMORY => "InvalidCurrentMemory",
             ResultCode::INVALID_PRIORITY => "InvalidPriority",
             ResultCode::INVALID_CORE_ID => "InvalidCoreId",
             ResultCode::INVALID_HANDLE => "InvalidHandle",
@@ -60,6 +68,7 @@ impl ResultCode {
             ResultCode::TIMED_OUT => "TimedOut",
             ResultCode::CANCELLED => "Cancelled",
             ResultCode::OUT_OF_RANGE => "OutOfRange",
+            ResultCode::INVALID_ENUM_VALUE => "InvalidEnumValue",
             ResultCode::INVALID_STATE => "InvalidState",
             _ => return None,
         })
@@ -89,7 +98,10 @@ mod tests {
 
     #[test]
     fn codes_are_horizons() {
+        assert_eq!(ResultCode::INVALID_ADDRESS.0, 0xCC01);
         assert_eq!(ResultCode::OUT_OF_HANDLES.0, 0xD201);
+        assert_eq!(ResultCode::INVALID_CURRENT_MEMORY.0, 0xD401);
+        assert_eq!(ResultCode::INVALID_ENUM_VALUE.0, 0xF001);
         assert_eq!(ResultCode::INVALID_PRIORITY.0, 0xE001);
         assert_eq!(ResultCode::INVALID_CORE_ID.0, 0xE201);
         assert_eq!(ResultCode::INVALID_HANDLE.0, 0xE401);

@@ -1,18 +1,56 @@
 //! Supervisor calls a guest thread makes: sleeps and yields, thread priority and cores,
-//! waits on handles, checkpoints.
+//! waits on handles and their cancel, kernel events, and the synchronization svcs on guest
+//! memory (locks, condition variables, address arbitration) that the SDK's own nn::os is
+//! made of. `docs/svc.md` lists each svc, its number, and where hos differs from the console.
 //!
 //! Invariant: no call here panics on any argument; bad input is answered with a Horizon
 //! result code, or, where the svc returns nothing (svcSleepThread), counted and traced. Every
 //! call is a checkpoint of the virtual cores first.
+//!
+//! | file | svcs |
+//! | --- | --- |
+//! | `svc.rs` | sleeps, priorities, cores, handles, WaitSynchronization |
+//! | `handles.rs` | the handle table |
+//! | `lock.rs` | ArbitrateLock/Unlock, WaitProcessWideKeyAtomic/SignalProcessWideKey |
+//! | `address.rs` | WaitForAddress/SignalToAddress |
+//! | `arbiter/` | the one table those six wait in, and how its waiters block |
+//! | `event.rs` | CreateEvent, SignalEvent, ClearEvent, ResetSignal |
+//! | `cancel.rs` | CancelSynchronization |
+//! | `info.rs` | the current thread's handle, GetThreadId, GetCurrentProcessorNumber, GetInfo |
 
+mod address;
+mod arbiter;
+mod cancel;
+mod event;
 mod handles;
+mod info;
+mod lock;
 
+pub use address::{
+    check_word_address, signal_to_address, wait_for_address, wait_for_address64, ArbitrationType,
+    SignalType,
+};
+pub use cancel::cancel_synchronization;
+pub use event::{clear_event, create_event, reset_signal, signal_event};
 pub use handles::{HandleObject, MAX_HANDLES};
+pub use info::{
+    current_thread_handle, get_current_processor_number, get_info, get_thread_id,
+    INFO_TYPE_THREAD_TICK_COUNT,
+};
+pub use lock::{
+    arbitrate_lock, arbitrate_unlock, signal_process_wide_key, wait_process_wide_key_atomic,
+    WAITERS,
+};
 
-use crate::os::{wait_any, MAX_WAIT_OBJECTS};
+pub(crate) use arbiter::{priority_changed, thread_gone};
+pub(crate) use cancel::CancelState;
+
+use crate::os::{wait_any, wait_any_async, MAX_WAIT_OBJECTS};
 use crate::thread::Thread;
 use crate::ResultCode;
-use hos_runtime::internal::{runtime, sleep_current, sys, with_guest, Counters, YieldKind};
+use hos_runtime::internal::{
+    block_on, runtime, sleep_current, sys, with_guest, Counters, Wait, YieldKind,
+};
 use std::time::Duration;
 
 /// A Horizon handle: a process-wide name for a waitable object or a guest thread.
@@ -20,6 +58,8 @@ use std::time::Duration;
 pub struct Handle(pub u32);
 
 impl Handle {
+    /// No handle (0): what names nothing.
+    pub const INVALID: Handle = Handle(0);
     /// The pseudo-handle of the calling thread (CUR_THREAD_HANDLE).
     pub const CURRENT_THREAD: Handle = Handle(0xFFFF_8000);
 }
@@ -102,7 +142,7 @@ pub fn checkpoint() {
 fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
     match handles::get(h)? {
         HandleObject::Thread(t) => Ok(t),
-        HandleObject::Waitable(_) => Err(ResultCode::INVALID_HANDLE),
+        _ => Err(ResultCode::INVALID_HANDLE),
     }
 }
 
@@ -112,7 +152,7 @@ fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
 /// InvalidHandle for a handle that names no thread.
 pub fn get_thread_priority(h: Handle) -> Result<u8, ResultCode> {
     checkpoint();
-    Ok(thread_of(h)?.priority())
+    Ok(thread_of(h)?.running_priority())
 }
 
 /// svcSetThreadPriority (0x0D).
@@ -160,12 +200,15 @@ pub fn set_thread_core_mask(h: Handle, ideal: i32, mask: u64) -> Result<(), Resu
 }
 
 /// svcWaitSynchronization (0x18): waits until one of `handles` is ready and returns its
-/// index. `timeout_ns`: negative waits without limit, 0 polls. No handles: waits for the
-/// timeout or a cancel.
+/// index (the lowest, if several are). `timeout_ns`: negative waits without limit, 0 polls.
+/// No handles: waits for the timeout or a cancel. A guest thread's wait ends with Cancelled
+/// at [`cancel_synchronization`] (or at once, if one came while it was in no wait: a poll
+/// leaves that for the next wait).
 ///
 /// # Errors
-/// OutOfRange for more than 64 handles; InvalidHandle for one that is not open; TimedOut;
-/// Cancelled once the runtime shuts down.
+/// OutOfRange for more than 64 handles; InvalidHandle for one that is not open, is a
+/// pseudo-handle, or names an event's writable side; TimedOut; Cancelled at a cancel or once
+/// the runtime shuts down.
 ///
 /// # Blocking
 /// As [`crate::os::wait_any()`].
@@ -176,9 +219,21 @@ pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize
     }
     let objects = handles
         .iter()
-        .map(|h| handles::get(*h))
+        .map(|h| handles::get_object(*h))
         .collect::<Result<Vec<_>, _>>()?;
-    let waitables: Vec<_> = objects.iter().map(HandleObject::as_waitable).collect();
+    let waitables = objects
+        .iter()
+        .map(|o| o.as_waitable().ok_or(ResultCode::INVALID_HANDLE))
+        .collect::<Result<Vec<_>, _>>()?;
     let timeout = u64::try_from(timeout_ns).ok().map(Duration::from_nanos);
-    wait_any(&waitables, timeout)
+    let thread = crate::thread::current();
+    let Some(thread) = thread.filter(|_| timeout_ns != 0) else {
+        return wait_any(&waitables, timeout);
+    };
+    let mut wait = wait_any_async(&waitables);
+    if let Some(d) = timeout {
+        wait = wait.timeout(d);
+    }
+    let wait = cancel::Cancellable::new(wait, thread.cancel_state());
+    block_on(wait, Wait::objects())
 }

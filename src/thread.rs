@@ -8,17 +8,23 @@
 //! thread is joined at most once: by [`JoinHandle::join`] or by `Runtime::shutdown`, whichever
 //! takes the handle out of its shared slot first (a shutdown that times out detaches it). A
 //! runtime that has shut down starts no guest thread.
+//!
+//! A guest thread has a real handle from its spawn (the value the SDK writes into mutex
+//! words) until it has ended and its [`JoinHandle`] is joined or dropped, whichever is last:
+//! then the handle is closed and the arbiter forgets the thread, ending the lock waits
+//! registered against it with InvalidState (the console's thread object destruction).
 
 use crate::guests::JoinSlot;
 use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
 use crate::os::{ClearMode, Event};
+use crate::svc::{self, CancelState, Handle, HandleObject};
 use crate::sync::lock;
 use crate::CpuTime;
 use crate::{ResultCode, Runtime};
-use hos_runtime::internal::{enter, sys, with_guest, ThreadRecord, ThreadSpec};
+use hos_runtime::internal::{enter, sys, with_guest, Occupant, ThreadRecord, ThreadSpec};
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Poll, Waker};
 
 /// Highest (worst) Horizon priority.
@@ -109,8 +115,9 @@ impl Builder {
     /// # Errors
     /// InvalidPriority for a priority outside 0..=63; InvalidCoreId for an empty mask, a mask
     /// with a core past the runtime's cores, or an ideal core that is no core;
-    /// InvalidCombination for an ideal core outside the mask; InvalidState if the runtime has
-    /// shut down or the OS refuses the thread (its stack, say).
+    /// InvalidCombination for an ideal core outside the mask; OutOfHandles if the handle table
+    /// is full; InvalidState if the runtime has shut down or the OS refuses the thread (its
+    /// stack, say).
     pub fn spawn<T, F>(self, f: F) -> Result<JoinHandle<T>, ResultCode>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -126,13 +133,19 @@ impl Builder {
             core_mask: self.core_mask,
             ideal_core,
         };
-        let thread = Thread {
+        let thread = Thread(Arc::new(Shared {
             record: self.rt.inner().register_thread(&spec),
             rt: self.rt,
-            exit: Arc::new(Event::new(ClearMode::Manual)),
-        };
+            exit: Event::new(ClearMode::Manual),
+            handle: OnceLock::new(),
+            cancel: CancelState::default(),
+        }));
+        let handle = svc::create_handle(HandleObject::Thread(thread.clone()))?;
+        let _ = thread.0.handle.set(handle);
+        let owner = Arc::new(HandleOwner(handle));
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let t = thread.clone();
+        let named = owner.clone();
         let mut os = std::thread::Builder::new().name(self.name);
         if let Some(bytes) = self.stack_size {
             os = os.stack_size(bytes);
@@ -140,7 +153,7 @@ impl Builder {
         let body = move || {
             // First made, last dropped: whatever happens below, the thread leaves the live set.
             let _leave = LeaveGuard(&t);
-            let _ctx = enter(t.rt.inner(), t.record.clone());
+            let _ctx = enter(t.0.rt.inner(), t.0.record.clone());
             let _current = CurrentGuard::enter(t.clone());
             if trace {
                 tracing::info!(
@@ -159,15 +172,21 @@ impl Builder {
                 tracing::warn!(name = %t.name(), "guest thread panicked");
             }
             crate::os::mutex::abandon_held();
-            t.record.mark_ended();
+            t.0.record.mark_ended();
             let _ = tx.send(out);
-            t.exit.signal();
+            t.0.exit.signal();
+            drop(named);
         };
-        let rt = thread.rt.clone();
+        let rt = thread.0.rt.clone();
         let slot = rt
             .guests()
-            .admit(rt.inner(), &thread.record, || os.spawn(body))?;
-        Ok(JoinHandle { thread, rx, slot })
+            .admit(rt.inner(), &thread.0.record, || os.spawn(body))?;
+        Ok(JoinHandle {
+            thread,
+            rx,
+            slot,
+            _handle: owner,
+        })
     }
 }
 
@@ -214,19 +233,32 @@ fn check_affinity(
     }
 }
 
+/// A guest thread's real handle, shared by the running thread and its [`JoinHandle`]: the
+/// last to let it go closes it and has the arbiter forget the thread.
+#[derive(Debug)]
+struct HandleOwner(Handle);
+
+impl Drop for HandleOwner {
+    fn drop(&mut self) {
+        // Closed already if the host closed it itself: the console's handle would be gone too.
+        let _ = svc::close_handle(self.0);
+        svc::thread_gone(self.0);
+    }
+}
+
 /// Holds the thread's virtual core for its guest code; gives it back on any exit.
 struct CoreGuard<'a>(&'a Thread);
 
 impl<'a> CoreGuard<'a> {
     fn take(t: &'a Thread) -> Self {
-        t.rt.inner().acquire_core(&t.record);
+        t.0.rt.inner().acquire_core(&t.0.record);
         CoreGuard(t)
     }
 }
 
 impl Drop for CoreGuard<'_> {
     fn drop(&mut self) {
-        self.0.rt.inner().release_core(&self.0.record);
+        self.0 .0.rt.inner().release_core(&self.0 .0.record);
     }
 }
 
@@ -235,8 +267,9 @@ struct LeaveGuard<'a>(&'a Thread);
 
 impl Drop for LeaveGuard<'_> {
     fn drop(&mut self) {
-        self.0.record.mark_ended();
-        self.0.rt.guests().leave(&self.0.record);
+        let t = &self.0 .0;
+        t.record.mark_ended();
+        t.rt.guests().leave(&t.record);
     }
 }
 
@@ -265,45 +298,60 @@ pub fn current() -> Option<Thread> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// Runs `f` with the calling guest thread, borrowed (no reference count touched); `None`,
+/// without calling `f`, on any other thread.
+pub(crate) fn with_current<R>(f: impl FnOnce(&Thread) -> R) -> Option<R> {
+    CURRENT.with(|c| c.borrow().as_ref().map(f))
+}
+
 /// The calling thread's own CPU time, user and kernel: one system call
 /// (`getrusage(RUSAGE_THREAD)` on Linux), no handle to make or release.
 pub fn cpu_time() -> CpuTime {
     sys::thread_cpu()
 }
 
-/// A guest thread: its name, priority, cores and CPU time. A cheap clone; waitable (ready
-/// once the thread has ended), so `svc` can name it by handle.
+/// A guest thread: its name, priority, cores and CPU time. A cheap clone (one reference
+/// count); waitable (ready once the thread has ended), so `svc` can name it by handle.
 #[derive(Clone, Debug)]
-pub struct Thread {
+pub struct Thread(Arc<Shared>);
+
+/// What every handle of one guest thread shares.
+#[derive(Debug)]
+struct Shared {
     rt: Runtime,
     record: Arc<ThreadRecord>,
-    exit: Arc<Event>,
+    /// Signalled once the thread has ended.
+    exit: Event,
+    /// Its real handle: set once, at spawn, before the thread runs.
+    handle: OnceLock<Handle>,
+    cancel: CancelState,
 }
 
 impl Thread {
     /// A runtime-unique id.
     pub fn id(&self) -> u64 {
-        self.record.id()
+        self.0.record.id()
     }
 
     /// The name now (read whole).
     pub fn name(&self) -> Arc<str> {
-        self.record.name()
+        self.0.record.name()
     }
 
     /// Renames the thread; its serial role and HOS_VCORE_FIRST rank follow the new name.
     pub fn set_name(&self, name: &str) {
-        self.rt.inner().rename_thread(&self.record, name);
+        self.0.rt.inner().rename_thread(&self.0.record, name);
     }
 
     /// Whether it is serial (on the frame's critical chain).
     pub fn is_serial(&self) -> bool {
-        self.record.is_serial()
+        self.0.record.is_serial()
     }
 
-    /// Horizon priority now.
+    /// Its own Horizon priority (what svcSetThreadPriority set); it may run at a better one
+    /// while a lock waiter lends it one ([`Thread::running_priority`]).
     pub fn priority(&self) -> u8 {
-        self.record.priority()
+        self.0.record.priority()
     }
 
     /// Sets the priority (svcSetThreadPriority).
@@ -311,21 +359,55 @@ impl Thread {
     /// # Errors
     /// InvalidPriority outside 0..=63.
     pub fn set_priority(&self, p: i32) -> Result<(), ResultCode> {
-        // Through the virtual cores: a waiting or holding thread is re-ranked at once.
-        self.rt
-            .inner()
-            .set_priority(&self.record, check_priority(p)?);
+        let p = check_priority(p)?;
+        // Through the virtual cores: a waiting or holding thread is re-ranked at once; and
+        // through the arbiter: a wait it is in, and the lock owners it lends to, too.
+        self.0.rt.inner().set_priority(&self.0.record, p);
+        svc::priority_changed(self);
         Ok(())
+    }
+
+    /// The priority it runs at: its own, or a better one that a thread waiting for a lock it
+    /// holds lends it (svcGetThreadPriority reads this one, as on the console).
+    pub fn running_priority(&self) -> u8 {
+        self.0.record.running_priority()
+    }
+
+    /// Lends it a better priority while a thread waits for a lock it holds (`None`: takes it
+    /// back); the virtual cores re-rank it at once.
+    pub(crate) fn lend_priority(&self, lent: Option<u8>) {
+        self.0.rt.inner().lend_priority(&self.0.record, lent);
+    }
+
+    /// Its real handle: the value the SDK keeps in the thread's TLS and writes into the mutex
+    /// words it locks. Valid from spawn until the thread has ended and its [`JoinHandle`] is
+    /// joined or dropped.
+    pub fn handle(&self) -> Handle {
+        self.0.handle.get().copied().unwrap_or(Handle::INVALID)
+    }
+
+    /// Its cancel state (svcCancelSynchronization).
+    pub(crate) fn cancel_state(&self) -> &CancelState {
+        &self.0.cancel
+    }
+
+    /// The virtual core it holds, else its ideal core.
+    pub(crate) fn current_core(&self) -> i32 {
+        self.0
+            .record
+            .seat()
+            .slot()
+            .map_or(self.0.record.ideal_core(), |s| s as i32)
     }
 
     /// Allowed virtual cores.
     pub fn core_mask(&self) -> u64 {
-        self.record.core_mask()
+        self.0.record.core_mask()
     }
 
     /// Preferred virtual core.
     pub fn ideal_core(&self) -> i32 {
-        self.record.ideal_core()
+        self.0.record.ideal_core()
     }
 
     /// Sets the ideal core and mask (svcSetThreadCoreMask): `ideal` -3 keeps the current one,
@@ -335,31 +417,31 @@ impl Thread {
     /// InvalidCoreId for an empty mask, a core past the runtime's cores, or an ideal core
     /// that is no core; InvalidCombination for an ideal core outside the mask.
     pub fn set_core_mask(&self, ideal: i32, mask: u64) -> Result<(), ResultCode> {
-        let cores = self.rt.inner().config().cores;
+        let cores = self.0.rt.inner().config().cores;
         let ideal = check_affinity(cores, ideal, mask, Some(self.ideal_core()))?;
-        self.rt.inner().set_affinity(&self.record, ideal, mask);
+        self.0.rt.inner().set_affinity(&self.0.record, ideal, mask);
         Ok(())
     }
 
     /// Its CPU time, user and kernel. For the calling thread itself: one system call
     /// ([`cpu_time`]); for another thread: through the clock it made once when it started.
     pub fn cpu_time(&self) -> CpuTime {
-        let me = with_guest(|_, r| Arc::ptr_eq(r, &self.record));
+        let me = with_guest(|_, r| Arc::ptr_eq(r, &self.0.record));
         if me == Some(true) {
             cpu_time()
         } else {
-            self.record.cpu()
+            self.0.record.cpu()
         }
     }
 
     /// The OS thread id, once started.
     pub fn os_id(&self) -> Option<u64> {
-        self.record.os_id()
+        self.0.record.os_id()
     }
 
     /// Whether it has ended (its result is ready for `join`).
     pub fn is_finished(&self) -> bool {
-        self.exit.is_signalled()
+        self.0.exit.is_signalled()
     }
 }
 
@@ -367,11 +449,11 @@ impl sealed::Sealed for Thread {}
 
 impl Waitable for Thread {
     fn poll_wait(&self, slot: &mut WaitSlot, waker: Option<&Waker>) -> Poll<()> {
-        self.exit.poll_wait(slot, waker)
+        self.0.exit.poll_wait(slot, waker)
     }
 
     fn leave_wait(&self, slot: &mut WaitSlot) {
-        self.exit.leave_wait(slot);
+        self.0.exit.leave_wait(slot);
     }
 }
 
@@ -381,6 +463,8 @@ pub struct JoinHandle<T> {
     thread: Thread,
     rx: std::sync::mpsc::Receiver<std::thread::Result<T>>,
     slot: Arc<JoinSlot>,
+    /// Keeps the thread's handle open while this lives.
+    _handle: Arc<HandleOwner>,
 }
 
 impl<T> JoinHandle<T> {

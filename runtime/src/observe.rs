@@ -139,7 +139,7 @@ impl Runtime {
         let tree = self.wait_tree().to_string();
         tracing::warn!(
             thread = %rec.name(),
-            priority = rec.priority(),
+            priority = rec.running_priority(),
             escape_ms = escape.escape_ms(),
             holders = %holders,
             "waited past HOS_VCORE_ESCAPE_MS for a virtual core: runs without one, so more \

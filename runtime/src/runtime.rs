@@ -205,6 +205,14 @@ impl Runtime {
         self.inner.vcores.refresh(rec);
     }
 
+    /// Lends a guest thread a better priority (`Some`: a thread waiting for a lock it holds
+    /// has it), or takes it back (`None`), and re-ranks it on the virtual cores at once: it
+    /// runs at the better of its own and the lent one (priority inheritance).
+    pub fn lend_priority(&self, rec: &ThreadRecord, lent: Option<u8>) {
+        rec.set_lent_priority(lent);
+        self.inner.vcores.refresh(rec);
+    }
+
     /// Sets a guest thread's ideal core and core mask (validated by the caller) and re-places
     /// it on the virtual cores at once.
     pub fn set_affinity(&self, rec: &ThreadRecord, ideal_core: i32, core_mask: u64) {

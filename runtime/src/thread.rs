@@ -38,6 +38,8 @@ pub struct ThreadRecord {
     serial: AtomicBool,
     first: AtomicBool,
     priority: AtomicU8,
+    /// A better priority lent by a lock waiter (priority inheritance), or [`NOT_LENT`].
+    lent: AtomicU8,
     core_mask: AtomicU64,
     ideal_core: AtomicI32,
     parker: OnceLock<Arc<Parker>>,
@@ -52,6 +54,9 @@ pub struct ThreadRecord {
     /// loom: bookkeeping, no synchronization point the models check.
     activity: std::sync::Mutex<Activity>,
 }
+
+/// `ThreadRecord::lent` when no priority is lent.
+const NOT_LENT: u8 = u8::MAX;
 
 /// What a thread is made with.
 #[derive(Clone, Debug)]
@@ -76,6 +81,7 @@ impl ThreadRecord {
             serial: AtomicBool::new(serial),
             first: AtomicBool::new(first),
             priority: AtomicU8::new(spec.priority),
+            lent: AtomicU8::new(NOT_LENT),
             core_mask: AtomicU64::new(spec.core_mask),
             ideal_core: AtomicI32::new(spec.ideal_core),
             parker: OnceLock::new(),
@@ -119,7 +125,7 @@ impl ThreadRecord {
         self.first.load(Ordering::Relaxed)
     }
 
-    /// Horizon priority now.
+    /// Its own Horizon priority now (a lent one aside: [`ThreadRecord::running_priority`]).
     pub fn priority(&self) -> u8 {
         self.priority.load(Ordering::Relaxed)
     }
@@ -127,6 +133,29 @@ impl ThreadRecord {
     /// Sets the priority (validated by the caller; the runtime re-ranks the thread after).
     pub(crate) fn set_priority(&self, p: u8) {
         self.priority.store(p, Ordering::Relaxed);
+    }
+
+    /// The priority a lock waiter lends it, if any (priority inheritance).
+    pub fn lent_priority(&self) -> Option<u8> {
+        // Relaxed: read whole, like the priority; the virtual cores re-read it under their
+        // lock at the re-rank that follows every change.
+        match self.lent.load(Ordering::Relaxed) {
+            NOT_LENT => None,
+            p => Some(p),
+        }
+    }
+
+    /// Lends it a priority, or takes the lent one back (the runtime re-ranks it after).
+    pub(crate) fn set_lent_priority(&self, p: Option<u8>) {
+        // Relaxed: as `lent_priority`.
+        self.lent.store(p.unwrap_or(NOT_LENT), Ordering::Relaxed);
+    }
+
+    /// The priority it runs at, and ranks by on the virtual cores: its own, or a better one
+    /// lent to it.
+    pub fn running_priority(&self) -> u8 {
+        self.lent_priority()
+            .map_or(self.priority(), |lent| lent.min(self.priority()))
     }
 
     /// Allowed virtual cores.
@@ -203,7 +232,7 @@ impl Occupant for ThreadRecord {
         Who {
             id: self.id,
             traits: Traits::new(
-                self.priority(),
+                self.running_priority(),
                 self.is_first(),
                 self.core_mask(),
                 self.ideal_core(),

@@ -101,6 +101,13 @@ impl Event {
         self.word.fetch_and(!SIGNALLED, Ordering::Relaxed);
     }
 
+    /// Clears it; `true` if it was signalled (svcResetSignal).
+    pub(crate) fn reset(&self) -> bool {
+        crate::svc::checkpoint();
+        // Acquire: a reset that finds the signal takes it, as a wait does.
+        self.word.fetch_and(!SIGNALLED, Ordering::Acquire) & SIGNALLED != 0
+    }
+
     /// Whether it is signalled now (a snapshot).
     pub fn is_signalled(&self) -> bool {
         self.word.load(Ordering::Acquire) & SIGNALLED != 0

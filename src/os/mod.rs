@@ -43,6 +43,7 @@ pub use semaphore::Semaphore;
 pub use timer_event::TimerEvent;
 pub use wait_any::{wait_any, wait_any_async, WaitAny, Waitable, MAX_WAIT_OBJECTS};
 pub use waiting::Waiting;
+pub(crate) use waiting::{shutting_down, Limits, Timeout};
 
 /// nn::os `LightEventType`: in hos the same object as [`Event`]. The console's light event
 /// skips the kernel; here every object is user-mode, with an atomic fast path, so a second

@@ -16,7 +16,8 @@ use crate::sync::{lock, Mutex};
 use crate::ResultCode;
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
-    block_on, current, deadline_after, sys, DeadlineClass, Runtime, SpinGate, Timer, Wait,
+    block_on, current, deadline_after, sys, with_guest, DeadlineClass, Runtime, SpinGate, Timer,
+    Wait,
 };
 use std::any::type_name;
 use std::future::Future;
@@ -165,6 +166,17 @@ pub(crate) enum Timeout {
     After(Duration),
 }
 
+impl Timeout {
+    /// A svc's timeout in nanoseconds: negative waits without limit, 0 polls.
+    pub(crate) fn from_ns(ns: i64) -> Self {
+        match u64::try_from(ns) {
+            Err(_) => Timeout::Never,
+            Ok(0) => Timeout::Poll,
+            Ok(ns) => Timeout::After(Duration::from_nanos(ns)),
+        }
+    }
+}
+
 impl From<Option<Duration>> for Timeout {
     fn from(d: Option<Duration>) -> Self {
         match d {
@@ -173,6 +185,13 @@ impl From<Option<Duration>> for Timeout {
             Some(d) => Timeout::After(d),
         }
     }
+}
+
+/// Whether the calling guest thread's runtime is shutting down: a svc that would block
+/// answers Cancelled before it does anything, as the kernel answers a thread being
+/// terminated. Other threads learn it from their wait's [`Limits`].
+pub(crate) fn shutting_down() -> bool {
+    with_guest(|rt, _| rt.is_shut_down()) == Some(true)
 }
 
 /// What a wait learns of its context at its first pending poll.
@@ -204,6 +223,13 @@ impl Limits {
             timer: None,
             watch: None,
         }
+    }
+
+    /// Limits for `timeout`, cancellable.
+    pub(crate) fn for_timeout(timeout: Timeout) -> Self {
+        let mut limits = Limits::new(None);
+        limits.set_timeout(timeout);
+        limits
     }
 
     /// Sets the deadline from `timeout` (a zero timeout is a deadline of now).
@@ -261,6 +287,10 @@ impl Limits {
             rt.reactor().timer(deadline, ctx.class)
         });
         match Pin::new(timer).poll(&mut Context::from_waker(waker)) {
+            // A shutdown that began after the check above fires every timer at once: its
+            // flag is set before it does (and read here with Acquire), so the wait reports
+            // the shutdown, not a deadline that has not passed.
+            Poll::Ready(()) if self.cancellable && rt.is_shut_down() => Some(ResultCode::CANCELLED),
             Poll::Ready(()) => Some(ResultCode::TIMED_OUT),
             Poll::Pending => None,
         }

@@ -1,13 +1,15 @@
 //! The handle table: 32-bit names for waitable objects and guest threads, as svc-level code
 //! passes them around (one table per process, as on Horizon).
 //!
-//! Invariant: a handle is `(linear id << 15) | index`; a slot's linear id changes each time
-//! it is filled (never 0), so a closed handle stays invalid after its slot is reused. The
+//! Invariant: a handle is `(linear id << 15) | index`, both 15 bits, as on Horizon: never 0
+//! and bits 30 and 31 always clear, so a handle fits a mutex word beside its waiters bit. A
+//! slot's linear id changes each time it is filled (never 0), so a closed handle stays
+//! invalid after its slot is reused (until the 32767th refill). The
 //! table is behind one std mutex (process bookkeeping, outside the loom models), held only to
 //! look up, insert or remove: a lookup clones the entry out, and no wait happens under it.
 
 use super::Handle;
-use crate::os::Waitable;
+use crate::os::{Event, Waitable};
 use crate::sync::lock;
 use crate::thread::Thread;
 use crate::ResultCode;
@@ -17,8 +19,10 @@ use std::sync::{Arc, Mutex};
 pub const MAX_HANDLES: usize = 1024;
 
 const INDEX_BITS: u32 = 15;
-/// The largest linear id: one below the top, which the pseudo-handle 0xFFFF8000 uses.
-const LINEAR_MAX: u32 = (1 << (32 - INDEX_BITS)) - 2;
+/// The largest linear id (bits 15..=29).
+const LINEAR_MAX: u32 = (1 << 15) - 1;
+/// Bits no handle has (Horizon's reserved bits); a value with them names nothing.
+const RESERVED: u32 = 0xC000_0000;
 
 /// What a handle names.
 #[derive(Clone)]
@@ -27,6 +31,10 @@ pub enum HandleObject {
     Waitable(Arc<dyn Waitable + Send + Sync>),
     /// A guest thread (waitable too: ready once it has ended).
     Thread(Thread),
+    /// A kernel event's writable side (svcSignalEvent, svcClearEvent); not waitable.
+    WritableEvent(Arc<Event>),
+    /// A kernel event's readable side (waited on; svcClearEvent, svcResetSignal).
+    ReadableEvent(Arc<Event>),
 }
 
 impl std::fmt::Debug for HandleObject {
@@ -34,16 +42,21 @@ impl std::fmt::Debug for HandleObject {
         match self {
             HandleObject::Waitable(_) => f.write_str("Waitable"),
             HandleObject::Thread(t) => write!(f, "Thread({:?})", t.name()),
+            HandleObject::WritableEvent(_) => f.write_str("WritableEvent"),
+            HandleObject::ReadableEvent(_) => f.write_str("ReadableEvent"),
         }
     }
 }
 
 impl HandleObject {
-    /// The object as something to wait for.
-    pub fn as_waitable(&self) -> &dyn Waitable {
+    /// The object as something to wait for; `None` for one that cannot be waited on (an
+    /// event's writable side).
+    pub fn as_waitable(&self) -> Option<&dyn Waitable> {
         match self {
-            HandleObject::Waitable(w) => &**w,
-            HandleObject::Thread(t) => t,
+            HandleObject::Waitable(w) => Some(&**w),
+            HandleObject::Thread(t) => Some(t),
+            HandleObject::ReadableEvent(e) => Some(&**e),
+            HandleObject::WritableEvent(_) => None,
         }
     }
 }
@@ -116,7 +129,16 @@ pub(crate) fn get(h: Handle) -> Result<HandleObject, ResultCode> {
             .map(HandleObject::Thread)
             .ok_or(ResultCode::INVALID_HANDLE);
     }
+    get_object(h)
+}
+
+/// What `h` names, a pseudo-handle being nothing (the kernel's
+/// `GetObjectWithoutPseudoHandle`).
+pub(crate) fn get_object(h: Handle) -> Result<HandleObject, ResultCode> {
     let (index, linear) = split(h);
+    if h.0 & RESERVED != 0 {
+        return Err(ResultCode::INVALID_HANDLE);
+    }
     let t = table();
     t.slots
         .get(index)
@@ -128,6 +150,9 @@ pub(crate) fn get(h: Handle) -> Result<HandleObject, ResultCode> {
 /// Closes `h`; the object lives on while others hold it (a wait in progress included).
 pub(crate) fn close(h: Handle) -> Result<(), ResultCode> {
     let (index, linear) = split(h);
+    if h.0 & RESERVED != 0 {
+        return Err(ResultCode::INVALID_HANDLE);
+    }
     let object = {
         let mut t = table();
         let slot = t

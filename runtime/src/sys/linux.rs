@@ -7,7 +7,8 @@
 //! on it (so the kernel checked that it runs at one rate and agrees across processors) and
 //! the CPU says it is invariant; its ticks become `now()` values through a [`TickScale`].
 //!
-//! The one file of hos where `unsafe` is allowed: every block answers its obligations in a
+//! One of the two files of hos where `unsafe` is allowed (with the `hos` crate's
+//! `svc/arbiter/lent.rs`): every block answers its obligations in a
 //! `// SAFETY:` comment.
 
 #![allow(unsafe_code)]

@@ -1,0 +1,251 @@
+//! The svcs on guest memory against hos's own nn::os objects, side by side in one run:
+//!
+//! - `lock_handoff`: a lock passed from its holder to a waiter parked on it, through libnx's
+//!   mutex on ArbitrateLock/Unlock and through `hos::os::Mutex`. Each round the holder takes
+//!   the lock, lets the waiter block on it for 100 us (long past its spin: parked), then
+//!   unlocks; the time from that unlock to the waiter holding the lock is what is summed. (A
+//!   loop of both threads locking would measure the locks' policies instead: the kernel
+//!   hands a contended lock over, `os::Mutex` lets its releaser take it back.)
+//! - `address_ping_pong`: a round trip (two hand-offs) between two guest threads through two
+//!   of stratosphère's auto-clear light events on WaitForAddress/SignalToAddress, and through
+//!   two auto-clear `hos::os::Event`s, with the waiter parked (spin 0) and spinning (20 us).
+//!
+//! After each group, p50/p90/p99 of the same cases run alternately (A B A B ...), which the
+//! machine's drift hits alike: on a shared VM, read those ratios first.
+//!
+//! `cargo bench --bench arbiter`; targets: the svc forms within 1.2x of the nn::os ones.
+
+#[path = "../tests/sdk/mod.rs"]
+mod sdk;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use hdrhistogram::Histogram;
+use hos::os::{ClearMode, Event, Mutex};
+use hos::{Calibration, Config, Runtime};
+
+use sdk::libnx;
+use sdk::stratosphere::InternalLightEvent;
+use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Release};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A runtime whose waits spin `spin_us` before they park (0: park at once).
+fn runtime(spin_us: u64) -> Runtime {
+    Runtime::builder()
+        .config(Config {
+            spin_us,
+            spin_other_us: Some(spin_us),
+            ..Config::default()
+        })
+        .calibration(Calibration::default())
+        .build()
+        .expect("runtime")
+}
+
+/// A lock as the hand-off bench uses it: `f` runs holding it.
+trait Lock: Send + Sync + 'static {
+    fn hold(&self, f: &mut dyn FnMut());
+}
+
+impl Lock for libnx::Mutex {
+    fn hold(&self, f: &mut dyn FnMut()) {
+        self.lock();
+        f();
+        self.unlock();
+    }
+}
+
+impl Lock for Mutex {
+    fn hold(&self, f: &mut dyn FnMut()) {
+        let guard = self.lock().map_err(|e| e.code()).expect("never abandoned");
+        f();
+        drop(guard);
+    }
+}
+
+/// `rounds` hand-offs of `lock` from a holder to a parked waiter; the sum of the times from
+/// each unlock to the waiter holding the lock. Outside that stretch the two threads meet on
+/// std channels (blocking, so neither takes a processor from the other).
+fn handoffs<L: Lock>(rt: &Runtime, lock: Arc<L>, rounds: u64) -> Duration {
+    handoff_samples(rt, lock, rounds).iter().sum()
+}
+
+/// The hand-offs of [`handoffs`], one a round.
+fn handoff_samples<L: Lock>(rt: &Runtime, lock: Arc<L>, rounds: u64) -> Vec<Duration> {
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let unlocked_at = Arc::new(AtomicU64::new(0));
+    let origin = Instant::now();
+    let (l, at) = (lock.clone(), unlocked_at.clone());
+    let waiter = rt
+        .thread()
+        .name("LockWaiter")
+        .spawn(move || {
+            let mut samples = Vec::with_capacity(rounds as usize);
+            for _ in 0..rounds {
+                go_rx.recv().expect("holder");
+                l.hold(&mut || {
+                    let got = origin.elapsed();
+                    samples.push(got.saturating_sub(Duration::from_nanos(at.load(Acquire))));
+                });
+                done_tx.send(()).expect("holder");
+            }
+            samples
+        })
+        .expect("waiter");
+    let holder = rt
+        .thread()
+        .name("LockHolder")
+        .spawn(move || {
+            for _ in 0..rounds {
+                lock.hold(&mut || {
+                    go_tx.send(()).expect("waiter");
+                    // Long past the waiter's spin: it is parked on the lock.
+                    std::thread::sleep(Duration::from_micros(100));
+                    // The last thing before the unlock.
+                    unlocked_at.store(origin.elapsed().as_nanos() as u64, Release);
+                });
+                done_rx.recv().expect("waiter");
+            }
+        })
+        .expect("holder");
+    holder.join().expect("holder ran");
+    waiter.join().expect("waiter ran")
+}
+
+fn lock_handoff(c: &mut Criterion) {
+    let mut g = c.benchmark_group("lock_handoff");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(3));
+    let rt = runtime(5);
+    g.bench_function("libnx_mutex_svc", |b| {
+        b.iter_custom(|n| handoffs(&rt, Arc::new(libnx::Mutex::new()), n))
+    });
+    g.bench_function("os_mutex", |b| {
+        b.iter_custom(|n| handoffs(&rt, Arc::new(Mutex::new(false)), n))
+    });
+    g.finish();
+    // Tails, alternating the two (A B A B) so that the machine's drift hits both alike.
+    let (mut svc, mut os) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        svc.extend(handoff_samples(&rt, Arc::new(libnx::Mutex::new()), 1_000));
+        os.extend(handoff_samples(&rt, Arc::new(Mutex::new(false)), 1_000));
+    }
+    tails("libnx_mutex_svc", &svc);
+    tails("os_mutex", &os);
+    rt.shutdown();
+}
+
+/// Prints the p50, p90 and p99 of `samples`.
+fn tails(name: &str, samples: &[Duration]) {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3).expect("histogram");
+    for s in samples {
+        let _ = h.record(s.as_nanos().max(1) as u64);
+    }
+    eprintln!(
+        "{name:>28}: p50 {:>7} ns, p90 {:>7} ns, p99 {:>8} ns ({} samples)",
+        h.value_at_quantile(0.5),
+        h.value_at_quantile(0.9),
+        h.value_at_quantile(0.99),
+        samples.len()
+    );
+}
+
+/// An auto-clear event as both ping-pongs use it.
+trait Signal: Send + Sync + 'static {
+    fn signal(&self);
+    fn wait(&self);
+}
+
+impl Signal for InternalLightEvent {
+    fn signal(&self) {
+        self.signal_with_auto_clear();
+    }
+    fn wait(&self) {
+        self.wait_with_auto_clear();
+    }
+}
+
+impl Signal for Event {
+    fn signal(&self) {
+        Event::signal(self);
+    }
+    fn wait(&self) {
+        Event::wait(self).expect("not cancelled");
+    }
+}
+
+/// `rounds` round trips from a guest thread to a guest partner and back; their total time.
+fn ping_pong<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64) -> Duration {
+    ping_pong_samples(rt, make, rounds).iter().sum()
+}
+
+/// The round trips of [`ping_pong`], one a sample.
+fn ping_pong_samples<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64) -> Vec<Duration> {
+    let (ping, pong) = (Arc::new(make()), Arc::new(make()));
+    let (pi, po) = (ping.clone(), pong.clone());
+    let partner = rt
+        .thread()
+        .name("PingPartner")
+        .spawn(move || {
+            for _ in 0..rounds {
+                pi.wait();
+                po.signal();
+            }
+        })
+        .expect("partner");
+    let measurer = rt
+        .thread()
+        .name("PingMeasurer")
+        .spawn(move || {
+            let mut samples = Vec::with_capacity(rounds as usize);
+            for _ in 0..rounds {
+                let start = Instant::now();
+                ping.signal();
+                pong.wait();
+                samples.push(start.elapsed());
+            }
+            samples
+        })
+        .expect("measurer");
+    partner.join().expect("partner ran");
+    measurer.join().expect("measurer ran")
+}
+
+fn address_ping_pong(c: &mut Criterion) {
+    let mut g = c.benchmark_group("address_ping_pong");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(3));
+    // One runtime at a time: its spin applies to both forms alike.
+    for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
+        let rt = runtime(spin_us);
+        g.bench_function(format!("light_event_svc_{waiter}"), |b| {
+            b.iter_custom(|n| ping_pong(&rt, || InternalLightEvent::new(false), n))
+        });
+        g.bench_function(format!("os_event_{waiter}"), |b| {
+            b.iter_custom(|n| ping_pong(&rt, || Event::new(ClearMode::Auto), n))
+        });
+        let (mut svc, mut os) = (Vec::new(), Vec::new());
+        for _ in 0..5 {
+            svc.extend(ping_pong_samples(
+                &rt,
+                || InternalLightEvent::new(false),
+                4_000,
+            ));
+            os.extend(ping_pong_samples(
+                &rt,
+                || Event::new(ClearMode::Auto),
+                4_000,
+            ));
+        }
+        tails(&format!("light_event_svc_{waiter}"), &svc);
+        tails(&format!("os_event_{waiter}"), &os);
+        rt.shutdown();
+    }
+    g.finish();
+}
+
+criterion_group!(benches, lock_handoff, address_ping_pong);
+criterion_main!(benches);

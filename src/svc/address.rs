@@ -1,0 +1,205 @@
+//! svcWaitForAddress (0x34) and svcSignalToAddress (0x35): waits on a guest word's value,
+//! the kernel half of nn::os LightEvent, LightSemaphore and LightMessageQueue.
+//!
+//! Invariant: the check of the word, its update and the wake or the registration happen in
+//! one arbiter operation, so a signal either finds a waiter registered or the waiter finds
+//! the word changed (no lost wakeup). Waiters are woken best priority first, then in arrival
+//! order, and never spuriously.
+
+use super::arbiter::{caller, Arbiter};
+use super::checkpoint;
+use crate::os::{shutting_down, Limits, Timeout};
+use crate::sync::atomic::{AtomicU32, AtomicU64};
+use crate::ResultCode;
+
+/// What svcWaitForAddress checks before it waits (types 0..=2; type 3, WaitIfEqual64, is
+/// [`wait_for_address64`]).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArbitrationType {
+    /// Waits if the word (signed) is less than the value.
+    WaitIfLessThan = 0,
+    /// Decrements the word if it is less than the value, and then waits (if it was).
+    DecrementAndWaitIfLessThan = 1,
+    /// Waits if the word equals the value.
+    WaitIfEqual = 2,
+}
+
+/// What svcSignalToAddress does to the word before it wakes.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SignalType {
+    /// Wakes; the word is not touched.
+    Signal = 0,
+    /// If the word equals the value, increments it, then wakes.
+    SignalAndIncrementIfEqual = 1,
+    /// If the word equals the value, sets it by the number of waiters (see
+    /// [`signal_to_address`]), then wakes.
+    SignalAndModifyByWaitingCountIfEqual = 2,
+}
+
+impl TryFrom<u32> for ArbitrationType {
+    type Error = ResultCode;
+
+    /// The type a raw svc argument names; InvalidEnumValue for any other value (3, the
+    /// 64-bit wait, included: it is [`wait_for_address64`]).
+    ///
+    /// ```
+    /// use hos::svc::ArbitrationType;
+    /// assert_eq!(ArbitrationType::try_from(2), Ok(ArbitrationType::WaitIfEqual));
+    /// assert_eq!(ArbitrationType::try_from(7), Err(hos::ResultCode::INVALID_ENUM_VALUE));
+    /// ```
+    fn try_from(v: u32) -> Result<Self, ResultCode> {
+        match v {
+            0 => Ok(ArbitrationType::WaitIfLessThan),
+            1 => Ok(ArbitrationType::DecrementAndWaitIfLessThan),
+            2 => Ok(ArbitrationType::WaitIfEqual),
+            _ => Err(ResultCode::INVALID_ENUM_VALUE),
+        }
+    }
+}
+
+impl TryFrom<u32> for SignalType {
+    type Error = ResultCode;
+
+    /// The type a raw svc argument names; InvalidEnumValue for any other value.
+    ///
+    /// ```
+    /// use hos::svc::SignalType;
+    /// assert_eq!(SignalType::try_from(1), Ok(SignalType::SignalAndIncrementIfEqual));
+    /// assert_eq!(SignalType::try_from(3), Err(hos::ResultCode::INVALID_ENUM_VALUE));
+    /// ```
+    fn try_from(v: u32) -> Result<Self, ResultCode> {
+        match v {
+            0 => Ok(SignalType::Signal),
+            1 => Ok(SignalType::SignalAndIncrementIfEqual),
+            2 => Ok(SignalType::SignalAndModifyByWaitingCountIfEqual),
+            _ => Err(ResultCode::INVALID_ENUM_VALUE),
+        }
+    }
+}
+
+/// The kernel's checks of a guest word's address, for hosts (and the C ABI) that get it as a
+/// raw address before they make it a reference: InvalidAddress if it is not aligned to
+/// `align` (4 for a 32-bit word, 8 for WaitIfEqual64), then InvalidCurrentMemory for NULL
+/// (the console's read of it faults). The svcs here take references, which pass both.
+///
+/// ```
+/// use hos::{svc::check_word_address, ResultCode};
+/// assert_eq!(check_word_address(0x1000, 4), Ok(()));
+/// assert_eq!(check_word_address(0x1002, 4), Err(ResultCode::INVALID_ADDRESS));
+/// assert_eq!(check_word_address(0x1004, 8), Err(ResultCode::INVALID_ADDRESS));
+/// assert_eq!(check_word_address(0, 4), Err(ResultCode::INVALID_CURRENT_MEMORY));
+/// ```
+pub fn check_word_address(addr: usize, align: usize) -> Result<(), ResultCode> {
+    if align == 0 || addr % align != 0 {
+        return Err(ResultCode::INVALID_ADDRESS);
+    }
+    if addr == 0 {
+        return Err(ResultCode::INVALID_CURRENT_MEMORY);
+    }
+    Ok(())
+}
+
+/// svcWaitForAddress (0x34), types 0..=2: waits on `addr` if its value calls for it, until a
+/// [`signal_to_address`] on it wakes this thread. `timeout_ns`: negative waits without
+/// limit, 0 checks (and decrements, for type 1) without waiting.
+///
+/// # Errors
+/// InvalidState if the word does not call for a wait (types 0 and 1: it is not less than
+/// `value`, signed; type 2: it is not `value`); TimedOut at the timeout (for type 1 the
+/// decrement stays done); Cancelled once the runtime shuts down.
+///
+/// # Blocking
+/// Through the runtime's `block_on`; a guest thread holds no virtual core while it waits.
+///
+/// ```
+/// use hos::svc::{self, ArbitrationType::*};
+/// use std::sync::atomic::AtomicU32;
+/// let word = AtomicU32::new(5);
+/// assert_eq!(svc::wait_for_address(&word, WaitIfEqual, 4, 0), Err(hos::ResultCode::INVALID_STATE));
+/// assert_eq!(svc::wait_for_address(&word, WaitIfEqual, 5, 0), Err(hos::ResultCode::TIMED_OUT));
+/// assert_eq!(svc::wait_for_address(&word, DecrementAndWaitIfLessThan, 6, 0), Err(hos::ResultCode::TIMED_OUT));
+/// assert_eq!(word.into_inner(), 4, "decremented, although it timed out");
+/// ```
+pub fn wait_for_address(
+    addr: &AtomicU32,
+    kind: ArbitrationType,
+    value: i32,
+    timeout_ns: i64,
+) -> Result<(), ResultCode> {
+    checkpoint();
+    if shutting_down() {
+        return Err(ResultCode::CANCELLED);
+    }
+    let me = caller();
+    let timeout = Timeout::from_ns(timeout_ns);
+    let at = addr as *const AtomicU32 as usize;
+    Arbiter::global().block(
+        "WaitForAddress",
+        at,
+        Limits::for_timeout(timeout),
+        |t, _| {
+            let poll = timeout == Timeout::Poll;
+            t.wait_address(&me, addr, kind, value, poll).map(Some)
+        },
+    )
+}
+
+/// svcWaitForAddress (0x34) type 3, WaitIfEqual64 (firmware 19.0.0 and later): waits on the
+/// 64-bit word `addr` while it equals `value`, as [`wait_for_address`]. A signal on the same
+/// address wakes it.
+///
+/// # Errors
+/// As [`wait_for_address`]: InvalidState if the word is not `value`.
+///
+/// # Blocking
+/// As [`wait_for_address`].
+pub fn wait_for_address64(addr: &AtomicU64, value: i64, timeout_ns: i64) -> Result<(), ResultCode> {
+    checkpoint();
+    if shutting_down() {
+        return Err(ResultCode::CANCELLED);
+    }
+    let me = caller();
+    let timeout = Timeout::from_ns(timeout_ns);
+    let at = addr as *const AtomicU64 as usize;
+    Arbiter::global().block(
+        "WaitForAddress",
+        at,
+        Limits::for_timeout(timeout),
+        |t, _| {
+            let poll = timeout == Timeout::Poll;
+            t.wait_address64(&me, addr, value, poll).map(Some)
+        },
+    )
+}
+
+/// svcSignalToAddress (0x35): updates `addr` as `kind` says, then wakes up to `count`
+/// threads waiting on it (`count <= 0`: all), best priority first. With W threads waiting,
+/// SignalAndModifyByWaitingCountIfEqual writes `value + 1` if W is 0, `value - 1` if every
+/// waiter will be woken (`count <= 0`, or W <= `count`), else leaves `value`; arithmetic
+/// wraps.
+///
+/// # Errors
+/// InvalidState, with the word untouched and nobody woken, if the type checks the word and
+/// it is not `value`.
+///
+/// ```
+/// use hos::svc::{self, SignalType::*};
+/// use std::sync::atomic::AtomicU32;
+/// let word = AtomicU32::new(1);
+/// assert_eq!(svc::signal_to_address(&word, SignalAndIncrementIfEqual, 0, 1), Err(hos::ResultCode::INVALID_STATE));
+/// svc::signal_to_address(&word, SignalAndIncrementIfEqual, 1, 1)?;
+/// svc::signal_to_address(&word, SignalAndModifyByWaitingCountIfEqual, 2, 1)?; // nobody waits: + 1
+/// assert_eq!(word.into_inner(), 3);
+/// # Ok::<(), hos::ResultCode>(())
+/// ```
+pub fn signal_to_address(
+    addr: &AtomicU32,
+    kind: SignalType,
+    value: i32,
+    count: i32,
+) -> Result<(), ResultCode> {
+    checkpoint();
+    Arbiter::global().run(|t, fx| t.signal_address(addr, kind, value, count, fx))
+}

@@ -1,0 +1,265 @@
+//! The arbiter: the one table of waits on guest words, behind one lock, and the blocking of
+//! the threads that wait in it.
+//!
+//! Invariant: every arbiter operation (the decision of [`table::Table`] and the atomics it
+//! does on guest words) runs under the one lock, so each is atomic with respect to every
+//! other, as under the console kernel's scheduler lock; guest code still races with it on
+//! the words through their atomics. The priorities the table lends (priority inheritance)
+//! are put on the threads' virtual-core rank still under the lock, so they land in order;
+//! wakes happen after it is dropped. Locks nest in one order only: the arbiter's, then the
+//! handle table's (looking a mutex word's owner up) or the virtual cores' (a lent priority).
+//!
+//! A wait ends when the table ends it (a signal, a hand-off, an owner gone), at its deadline
+//! (TimedOut), or at its runtime's shutdown (Cancelled): the last two take it out of the table
+//! under the lock, unless it ended first, whose result then wins. A wait's entry is gone from
+//! the table before the call that made it returns, on every path (its future's drop removes
+//! it).
+//!
+//! One table for the process, not sharded: an operation is a few hundred nanoseconds under
+//! the lock against a park of microseconds; `benches/arbiter.rs` measures the hand-offs.
+
+mod hasher;
+mod lent;
+#[cfg(all(test, loom))]
+mod loom;
+mod table;
+#[cfg(all(test, not(loom)))]
+mod tests;
+mod word;
+
+pub(crate) use lent::GuestWord;
+pub(crate) use table::{Effects, Party, Table, WaitKey};
+
+use super::handles::{self, HandleObject};
+use super::Handle;
+use crate::os::Limits;
+use crate::sync::{lock, Mutex};
+use crate::thread::Thread;
+use crate::ResultCode;
+use hos_runtime::internal::{block_on, with_parker, SpinGate, Wait};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::task::{Context, Poll, Waker};
+
+/// Spin gates, one per group of addresses: a word's waits share its gate's miss counter
+/// (the nn::os objects keep one per object; guest words are too many to keep one each).
+const GATES: usize = 64;
+
+/// The table as the svcs use it: guest threads carry their [`Thread`] for priority lending.
+pub(crate) type Waits = Table<Option<Thread>, GuestWord>;
+
+/// A caller or an owner, as the table sees it.
+pub(crate) type Caller = Party<Option<Thread>>;
+
+/// The priority a host thread (no guest thread) waits with: the best, as host sleeps are
+/// always precise; a host thread is a frame's or a device's, which no guest work outranks.
+pub(crate) const HOST_PRIORITY: u8 = 0;
+
+/// The calling thread as the table sees it: a guest thread by its real handle and own
+/// priority; any other thread by an id of its own (bit 31 set, so never a handle).
+pub(crate) fn caller() -> Caller {
+    let guest = crate::thread::with_current(|t| Party {
+        id: t.handle().0,
+        priority: t.priority(),
+        r: Some(t.clone()),
+    });
+    guest.unwrap_or_else(|| Party {
+        id: host_id(),
+        priority: HOST_PRIORITY,
+        r: None,
+    })
+}
+
+/// The calling thread's id in the table ([`caller`]'s, without the thread).
+pub(crate) fn caller_id() -> u32 {
+    crate::thread::with_current(|t| t.handle().0).unwrap_or_else(host_id)
+}
+
+/// The guest thread that handle `h` (a pseudo-handle is none) names, for a mutex word's
+/// owner: named by its own real handle whatever handle the word held.
+pub(crate) fn resolve(h: u32) -> Option<Caller> {
+    match handles::get_object(Handle(h)) {
+        Ok(HandleObject::Thread(t)) => Some(Party {
+            id: t.handle().0,
+            priority: t.priority(),
+            r: Some(t),
+        }),
+        _ => None,
+    }
+}
+
+/// Guest thread `h` is gone (its handle closed): lock waits registered against it end
+/// with InvalidState.
+pub(crate) fn thread_gone(h: Handle) {
+    Arbiter::global().run(|t, fx| t.forget(h.0, fx));
+}
+
+/// Guest thread `t`'s own priority changed: the waits it is in and the lock owners it lends
+/// to are re-ranked.
+pub(crate) fn priority_changed(t: &Thread) {
+    let (id, p) = (t.handle().0, t.priority());
+    Arbiter::global().run(|table, fx| table.set_base(id, p, fx));
+}
+
+/// This host thread's id in the table.
+fn host_id() -> u32 {
+    // Std's atomic and thread-local, not the loom shim's: an identity, never a
+    // synchronisation point (models make their callers by hand).
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    std::thread_local! {
+        // Relaxed: uniqueness only. Bit 31 keeps it apart from every handle.
+        static ID: u32 = 0x8000_0000 | (NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) & 0x7fff_ffff);
+    }
+    ID.with(|id| *id)
+}
+
+/// The arbiter of one process.
+#[derive(Debug)]
+pub(crate) struct Arbiter {
+    table: Mutex<Waits>,
+    gates: [SpinGate; GATES],
+}
+
+/// How a blocked wait learns it must end without its signal: its deadline and its
+/// runtime's shutdown ([`Limits`]), or a model's stand-in.
+pub(crate) trait Limit {
+    /// `Some(code)` once the wait must end, else arranges for `waker` to be woken then.
+    fn check(&mut self, waker: &Waker) -> Option<ResultCode>;
+}
+
+impl Limit for Limits {
+    fn check(&mut self, waker: &Waker) -> Option<ResultCode> {
+        Limits::check(self, waker)
+    }
+}
+
+impl Arbiter {
+    /// An arbiter nobody waits in.
+    pub(crate) fn new() -> Self {
+        Arbiter {
+            table: Mutex::new(Table::new()),
+            gates: std::array::from_fn(|_| SpinGate::new()),
+        }
+    }
+
+    /// The process's arbiter.
+    pub(crate) fn global() -> &'static Arbiter {
+        static ARBITER: OnceLock<Arbiter> = OnceLock::new();
+        ARBITER.get_or_init(Arbiter::new)
+    }
+
+    /// Runs one table operation under the lock, then does its effects: the priorities it
+    /// lends or takes back still under the lock (so two operations' changes to one thread
+    /// land in their order; the virtual cores' lock nests inside this one, never the other
+    /// way), the wakes after it.
+    pub(crate) fn run<T>(
+        &self,
+        op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> T,
+    ) -> T {
+        let mut fx = Effects::default();
+        let r = {
+            let mut table = lock(&self.table);
+            let r = op(&mut table, &mut fx);
+            for (thread, lent) in fx.lend.drain(..) {
+                if let Some(t) = thread {
+                    t.lend_priority(lent);
+                }
+            }
+            r
+        };
+        for w in fx.wake {
+            w.wake();
+        }
+        r
+    }
+
+    /// Runs `op`, which may register a wait (`Ok(Some(key))`), and blocks until that wait
+    /// ends, or until `limit` ends it. `addr` picks the spin gate; `on` names the svc in a
+    /// stuck thread's report.
+    ///
+    /// # Blocking
+    /// Through the runtime's `block_on`: a guest thread holds no virtual core while it waits.
+    pub(crate) fn block(
+        &self,
+        on: &'static str,
+        addr: usize,
+        limit: impl Limit,
+        op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> Result<Option<WaitKey>, ResultCode>,
+    ) -> Result<(), ResultCode> {
+        // The waker `block_on` will poll with (this thread's parker's), registered with the
+        // wait in the same locked step: the first poll then needs no lock of its own.
+        let waker = with_parker(|_, w| w.clone());
+        let registered = self.run(|t, fx| {
+            let key = op(t, fx)?;
+            if let Some(k) = key {
+                let ended = t.poll(k, &waker);
+                debug_assert!(ended.is_none(), "a wait ended as it registered");
+            }
+            Ok(key)
+        });
+        let Some(key) = registered? else {
+            return Ok(());
+        };
+        let wait = Waiting {
+            arbiter: self,
+            key: Some(key),
+            registered: Some(waker),
+            limit,
+        };
+        let gate = &self.gates[(addr >> 2) % GATES];
+        block_on(wait, Wait::object(on, gate))
+    }
+}
+
+/// One registered wait as a future: ready when the table ends it or its limit does.
+/// Dropping it before then takes it out of the table (Cancelled).
+struct Waiting<'a, L> {
+    arbiter: &'a Arbiter,
+    /// `None` once the wait ended.
+    key: Option<WaitKey>,
+    /// The waker the table already holds for this wait, until the first poll.
+    registered: Option<Waker>,
+    limit: L,
+}
+
+// Never pin-projected: the fields are only reached through `&mut`.
+impl<L> Unpin for Waiting<'_, L> {}
+
+impl<L: Limit> Future for Waiting<'_, L> {
+    type Output = Result<(), ResultCode>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(key) = self.key else {
+            // Polled after it returned: nothing more will come.
+            return Poll::Pending;
+        };
+        // A first poll with the waker registered at the wait's start skips the table: a wake
+        // since then went to that waker, which will poll again.
+        let fresh = self
+            .registered
+            .take()
+            .is_some_and(|w| w.will_wake(cx.waker()));
+        if !fresh {
+            if let Some(r) = self.arbiter.run(|t, _| t.poll(key, cx.waker())) {
+                self.key = None;
+                return Poll::Ready(r);
+            }
+        }
+        let Some(code) = self.limit.check(cx.waker()) else {
+            return Poll::Pending;
+        };
+        self.key = None;
+        Poll::Ready(self.arbiter.run(|t, fx| t.cancel(key, code, fx)))
+    }
+}
+
+impl<L> Drop for Waiting<'_, L> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let _ = self
+                .arbiter
+                .run(|t, fx| t.cancel(key, ResultCode::CANCELLED, fx));
+        }
+    }
+}

@@ -1,0 +1,714 @@
+//! The arbiter as a pure state machine: who waits on which guest word, in which order, and
+//! what each svc does to the words and to its waiters. No threads, no lock, no clock: every
+//! operation runs to its end and says in [`Effects`] whom to wake and whose priority changed;
+//! `mod.rs` runs it under the arbiter's one lock and blocks the callers.
+//!
+//! Three kinds of wait, as in mesosphère:
+//!
+//! | wait | where it is kept | order |
+//! | --- | --- | --- |
+//! | WaitForAddress | the address queue of its word | priority, then arrival |
+//! | WaitProcessWideKeyAtomic, before its signal | the condvar queue of its key | priority, then arrival |
+//! | ArbitrateLock (and a signalled condvar wait whose mutex was held) | the lock owner's list | priority, then arrival |
+//!
+//! A lock waiter is registered against the owner the mutex word named when it came, so an
+//! unlock only finds the waiters registered against its caller (mesosphère's
+//! `RemoveWaiterByKey`), and the owner inherits the best waiter's priority.
+//!
+//! # Invariants (checked by [`Table::check`] after every operation in debug builds)
+//!
+//! - A waiter is in exactly one place: one queue, one owner's list, or done (its result kept
+//!   until its future takes it); queues are sorted by (priority, ticket).
+//! - A thread has an entry in `threads` exactly while it waits or has lock waiters
+//!   registered against it; it waits at most once at a time.
+//! - A thread's effective priority is the best of its own priority and its lock waiters'
+//!   effective priorities; a waiting thread's waiter carries its effective priority. A
+//!   change of either re-ranks the wait at the back of its new priority, and goes up the
+//!   chain of lock owners (mesosphère's `RestorePriority`).
+
+use super::hasher::WordHash;
+use super::word;
+use crate::svc::{ArbitrationType, SignalType, WAITERS};
+use crate::sync::atomic::{AtomicU32, AtomicU64};
+use crate::ResultCode;
+use slab::Slab;
+use std::collections::HashMap;
+use std::ops::Deref;
+use std::task::Waker;
+
+/// A thread as the arbiter sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct Party<R> {
+    /// Unique among live threads: a guest thread's real handle, or a host thread's own id.
+    pub id: u32,
+    /// Its own (base) priority, 0 (best) ..= 63.
+    pub priority: u8,
+    /// What the caller needs to lend it a priority, echoed in [`Effects::lend`].
+    pub r: R,
+}
+
+/// A registered wait, for polling and cancelling it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WaitKey(usize);
+
+/// What the caller must do after an operation: wake these, and lend these threads a
+/// priority (`Some`) or give them their own back (`None`).
+#[derive(Debug)]
+pub(crate) struct Effects<R> {
+    pub wake: Vec<Waker>,
+    pub lend: Vec<(R, Option<u8>)>,
+}
+
+impl<R> Default for Effects<R> {
+    fn default() -> Self {
+        Effects {
+            wake: Vec::new(),
+            lend: Vec::new(),
+        }
+    }
+}
+
+/// The two address-keyed trees of a process (lock waiters hang off their owners instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Tree {
+    Address,
+    CondVar,
+}
+
+#[derive(Debug)]
+enum Place<W> {
+    /// In the address queue of this word.
+    Address(usize),
+    /// In the condvar queue of `key`, to take `mutex` once signalled.
+    CondVar { key: usize, mutex: W },
+    /// In `owner`'s list of lock waiters, for the mutex word at `addr`.
+    Lock { owner: u32, addr: usize },
+    /// Ended with this result; its future has not taken it yet.
+    Done(Result<(), ResultCode>),
+}
+
+#[derive(Debug)]
+struct Waiter<W> {
+    thread: u32,
+    /// Its thread's effective priority.
+    priority: u8,
+    /// Arrival order within a priority (renewed when the wait is re-ranked).
+    ticket: u64,
+    /// What a hand-off writes to the mutex word: the waiter's own tag.
+    tag: u32,
+    place: Place<W>,
+    waker: Option<Waker>,
+}
+
+#[derive(Debug)]
+struct Info<R> {
+    base: u8,
+    effective: u8,
+    r: R,
+    waiting: Option<usize>,
+    /// The lock waiters registered against this thread (any mutex word).
+    held: Vec<usize>,
+}
+
+/// The waits of one process.
+#[derive(Debug)]
+pub(crate) struct Table<R, W> {
+    waiters: Slab<Waiter<W>>,
+    /// An entry may be empty (kept to reuse its allocation on the next wait on that
+    /// address); the empty ones are swept when a new address comes to [`SWEEP_AT`] entries.
+    queues: HashMap<(Tree, usize), Vec<usize>, WordHash>,
+    threads: HashMap<u32, Info<R>, WordHash>,
+    next_ticket: u64,
+}
+
+/// The queue entries the table keeps before it sweeps the empty ones (a game's distinct
+/// waited-on words in use at once are far fewer).
+const SWEEP_AT: usize = 1024;
+
+/// The address of a guest word: the key it is waited on by.
+fn addr_of<T>(w: &T) -> usize {
+    w as *const T as usize
+}
+
+impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
+    /// A table nobody waits in.
+    pub(crate) fn new() -> Self {
+        Table {
+            waiters: Slab::new(),
+            queues: HashMap::default(),
+            threads: HashMap::default(),
+            next_ticket: 0,
+        }
+    }
+
+    /// svcArbitrateLock up to the wait: `None` (success at once) if the word is no longer
+    /// `owner | WAITERS`; InvalidHandle if `resolve` finds no thread for `owner` (looked up
+    /// only after the word matched, as the kernel does); else `me` waits in the owner's
+    /// list, lending it its priority.
+    pub(crate) fn lock(
+        &mut self,
+        me: &Party<R>,
+        owner: u32,
+        word: &AtomicU32,
+        tag: u32,
+        resolve: impl FnOnce(u32) -> Option<Party<R>>,
+        fx: &mut Effects<R>,
+    ) -> Result<Option<WaitKey>, ResultCode> {
+        if word::load(word) != owner | WAITERS {
+            return Ok(None);
+        }
+        let owner = resolve(owner).ok_or(ResultCode::INVALID_HANDLE)?;
+        self.enter(&owner);
+        let place = Place::Lock {
+            owner: owner.id,
+            addr: addr_of(word),
+        };
+        let k = self.push(me, tag, place);
+        self.restore(owner.id, fx);
+        self.check();
+        Ok(Some(WaitKey(k)))
+    }
+
+    /// svcArbitrateUnlock by thread `me`: hands the word to its best waiter registered
+    /// against `me` (woken with success), writing 0, the new owner's tag, or the tag with
+    /// WAITERS if more waiters remain (they move to the new owner).
+    pub(crate) fn unlock(&mut self, me: u32, word: &AtomicU32, fx: &mut Effects<R>) {
+        let next = self.release(me, addr_of(word), fx);
+        word::store(word, next);
+        self.check();
+    }
+
+    /// svcWaitProcessWideKeyAtomic up to the wait: releases `mutex` as an unlock does,
+    /// writes 1 to `key`, then TimedOut if `poll` (the mutex stays released), else `me`
+    /// waits in `key`'s condvar queue.
+    pub(crate) fn wait_condvar(
+        &mut self,
+        me: &Party<R>,
+        mutex: W,
+        key: &AtomicU32,
+        tag: u32,
+        poll: bool,
+        fx: &mut Effects<R>,
+    ) -> Result<WaitKey, ResultCode> {
+        let next = self.release(me.id, addr_of(&*mutex), fx);
+        word::store(key, 1);
+        word::store(&mutex, next);
+        if poll {
+            self.check();
+            return Err(ResultCode::TIMED_OUT);
+        }
+        let place = Place::CondVar {
+            key: addr_of(key),
+            mutex,
+        };
+        let k = self.push(me, tag, place);
+        self.check();
+        Ok(WaitKey(k))
+    }
+
+    /// svcSignalProcessWideKey: up to `count` waiters of `key` (`<= 0`: all), best first,
+    /// each take their mutex (woken with success) if it is free, else wait in the list of
+    /// the owner its word names (InvalidState if `resolve` finds no such thread). Writes 0
+    /// to `key` once nobody waits on it.
+    pub(crate) fn signal_condvar(
+        &mut self,
+        key: &AtomicU32,
+        count: i32,
+        mut resolve: impl FnMut(u32) -> Option<Party<R>>,
+        fx: &mut Effects<R>,
+    ) {
+        let key_addr = addr_of(key);
+        let mut n = 0;
+        while count <= 0 || n < count {
+            let Some(k) = self.first(Tree::CondVar, key_addr) else {
+                break;
+            };
+            n += 1;
+            self.unlink(k);
+            let place = std::mem::replace(&mut self.waiters[k].place, Place::Done(Ok(())));
+            let Place::CondVar { mutex, .. } = place else {
+                unreachable!("a condvar queue holds {place:?}")
+            };
+            let old = word::update_lock(&mutex, self.waiters[k].tag, WAITERS);
+            let addr = addr_of(&*mutex);
+            drop(mutex);
+            if old == 0 {
+                self.finish(k, Ok(()), fx);
+                continue;
+            }
+            match resolve(old & !WAITERS) {
+                Some(owner) => {
+                    self.enter(&owner);
+                    let ticket = self.ticket();
+                    let w = &mut self.waiters[k];
+                    w.ticket = ticket;
+                    w.place = Place::Lock {
+                        owner: owner.id,
+                        addr,
+                    };
+                    self.link(k);
+                    self.restore(owner.id, fx);
+                }
+                // InvalidState as mesosphère; Ryujinx answers InvalidHandle here.
+                None => self.finish(k, Err(ResultCode::INVALID_STATE), fx),
+            }
+        }
+        if self.first(Tree::CondVar, key_addr).is_none() {
+            word::store(key, 0);
+        }
+        self.check();
+    }
+
+    /// svcWaitForAddress (types 0..=2) up to the wait: InvalidState if the word does not
+    /// call for a wait (type 1 decrements it first, if it is less than `value`), TimedOut if
+    /// `poll`, else `me` waits in the word's address queue.
+    pub(crate) fn wait_address(
+        &mut self,
+        me: &Party<R>,
+        word: &AtomicU32,
+        kind: ArbitrationType,
+        value: i32,
+        poll: bool,
+    ) -> Result<WaitKey, ResultCode> {
+        let waits = match kind {
+            ArbitrationType::WaitIfLessThan => (word::load(word) as i32) < value,
+            ArbitrationType::DecrementAndWaitIfLessThan => {
+                word::decrement_if_less_than(word, value) < value
+            }
+            ArbitrationType::WaitIfEqual => word::load(word) as i32 == value,
+        };
+        self.enqueue(me, addr_of(word), waits, poll)
+    }
+
+    /// svcWaitForAddress WaitIfEqual64: as [`Table::wait_address`] on a 64-bit word.
+    pub(crate) fn wait_address64(
+        &mut self,
+        me: &Party<R>,
+        word: &AtomicU64,
+        value: i64,
+        poll: bool,
+    ) -> Result<WaitKey, ResultCode> {
+        let waits = word::load64(word) as i64 == value;
+        self.enqueue(me, addr_of(word), waits, poll)
+    }
+
+    fn enqueue(
+        &mut self,
+        me: &Party<R>,
+        addr: usize,
+        waits: bool,
+        poll: bool,
+    ) -> Result<WaitKey, ResultCode> {
+        if !waits {
+            return Err(ResultCode::INVALID_STATE);
+        }
+        if poll {
+            return Err(ResultCode::TIMED_OUT);
+        }
+        let k = self.push(me, 0, Place::Address(addr));
+        self.check();
+        Ok(WaitKey(k))
+    }
+
+    /// svcSignalToAddress: checks and updates the word as `kind` says (InvalidState, with
+    /// nothing changed and nobody woken, if it is not `value`), then wakes up to `count`
+    /// waiters of the word (`<= 0`: all), best first.
+    pub(crate) fn signal_address(
+        &mut self,
+        word: &AtomicU32,
+        kind: SignalType,
+        value: i32,
+        count: i32,
+        fx: &mut Effects<R>,
+    ) -> Result<(), ResultCode> {
+        let addr = addr_of(word);
+        let old = match kind {
+            SignalType::Signal => value,
+            SignalType::SignalAndIncrementIfEqual => {
+                word::update_if_equal(word, value, value.wrapping_add(1))
+            }
+            SignalType::SignalAndModifyByWaitingCountIfEqual => {
+                let waiters = self.queue_len(Tree::Address, addr);
+                let new = word::modified_value(value, count, waiters);
+                if new != value {
+                    word::update_if_equal(word, value, new)
+                } else {
+                    word::load(word) as i32
+                }
+            }
+        };
+        if old != value {
+            return Err(ResultCode::INVALID_STATE);
+        }
+        let mut n = 0;
+        while count <= 0 || n < count {
+            let Some(k) = self.first(Tree::Address, addr) else {
+                break;
+            };
+            n += 1;
+            self.unlink(k);
+            self.finish(k, Ok(()), fx);
+        }
+        self.check();
+        Ok(())
+    }
+
+    /// A wait's result if it ended (its entry is then gone and `key` is spent), else keeps
+    /// `waker` to wake it.
+    pub(crate) fn poll(&mut self, key: WaitKey, waker: &Waker) -> Option<Result<(), ResultCode>> {
+        let w = &mut self.waiters[key.0];
+        if let Place::Done(r) = w.place {
+            self.waiters.remove(key.0);
+            return Some(r);
+        }
+        if !w.waker.as_ref().is_some_and(|x| x.will_wake(waker)) {
+            w.waker = Some(waker.clone());
+        }
+        None
+    }
+
+    /// Ends a wait with `code` (its timeout, its runtime's shutdown, its future dropped),
+    /// wherever it waits; a wait that already ended keeps its own result, which is returned.
+    /// `key` is spent.
+    pub(crate) fn cancel(
+        &mut self,
+        key: WaitKey,
+        code: ResultCode,
+        fx: &mut Effects<R>,
+    ) -> Result<(), ResultCode> {
+        let k = key.0;
+        if let Place::Done(r) = self.waiters[k].place {
+            self.waiters.remove(k);
+            return r;
+        }
+        let owner = match self.waiters[k].place {
+            Place::Lock { owner, .. } => Some(owner),
+            _ => None,
+        };
+        self.unlink(k);
+        let w = self.waiters.remove(k);
+        if let Some(info) = self.threads.get_mut(&w.thread) {
+            info.waiting = None;
+        }
+        if let Some(owner) = owner {
+            self.restore(owner, fx);
+            self.tidy(owner);
+        }
+        self.tidy(w.thread);
+        self.check();
+        Err(code)
+    }
+
+    /// Thread `id`'s own priority changed (svcSetThreadPriority): re-ranks what it is in.
+    pub(crate) fn set_base(&mut self, id: u32, base: u8, fx: &mut Effects<R>) {
+        if let Some(info) = self.threads.get_mut(&id) {
+            info.base = base;
+            self.restore(id, fx);
+            self.check();
+        }
+    }
+
+    /// Thread `id` is gone (its object destroyed): the lock waiters registered against it
+    /// end with InvalidState, as mesosphère's `KThread::Finalize` ends them.
+    pub(crate) fn forget(&mut self, id: u32, fx: &mut Effects<R>) {
+        let Some(info) = self.threads.remove(&id) else {
+            return;
+        };
+        debug_assert!(info.waiting.is_none(), "thread {id:#x} is gone but waits");
+        for k in info.held {
+            self.finish(k, Err(ResultCode::INVALID_STATE), fx);
+        }
+        self.check();
+    }
+
+    /// How many wait on `addr` with svcWaitForAddress.
+    #[cfg(test)]
+    pub(crate) fn address_waiters(&self, addr: usize) -> usize {
+        self.queue_len(Tree::Address, addr)
+    }
+
+    /// How many queue entries the table keeps, empty ones included.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn queue_entries(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Thread `id`'s effective priority, while the table knows it.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn effective(&self, id: u32) -> Option<u8> {
+        self.threads.get(&id).map(|i| i.effective)
+    }
+
+    fn ticket(&mut self) -> u64 {
+        let t = self.next_ticket;
+        self.next_ticket += 1;
+        t
+    }
+
+    fn rank(&self, k: usize) -> (u8, u64) {
+        (self.waiters[k].priority, self.waiters[k].ticket)
+    }
+
+    fn queue_len(&self, tree: Tree, addr: usize) -> usize {
+        self.queues.get(&(tree, addr)).map_or(0, Vec::len)
+    }
+
+    fn first(&self, tree: Tree, addr: usize) -> Option<usize> {
+        self.queues
+            .get(&(tree, addr))
+            .and_then(|q| q.first().copied())
+    }
+
+    /// Makes sure `p` has an entry (a known thread's own priority is kept up to date by
+    /// [`Table::set_base`], which follows every change of it).
+    fn enter(&mut self, p: &Party<R>) {
+        self.threads.entry(p.id).or_insert_with(|| Info {
+            base: p.priority,
+            effective: p.priority,
+            r: p.r.clone(),
+            waiting: None,
+            held: Vec::new(),
+        });
+    }
+
+    /// Registers `me`'s wait at `place`, ranked by its effective priority.
+    fn push(&mut self, me: &Party<R>, tag: u32, place: Place<W>) -> usize {
+        self.enter(me);
+        let ticket = self.ticket();
+        let info = self.threads.get_mut(&me.id).expect("entered above");
+        debug_assert!(info.waiting.is_none(), "thread {:#x} waits twice", me.id);
+        let k = self.waiters.insert(Waiter {
+            thread: me.id,
+            priority: info.effective,
+            ticket,
+            tag,
+            place,
+            waker: None,
+        });
+        info.waiting = Some(k);
+        self.link(k);
+        k
+    }
+
+    /// Puts waiter `k` where its place says (its rank decides the position).
+    fn link(&mut self, k: usize) {
+        let rank = self.rank(k);
+        let tree = match &self.waiters[k].place {
+            Place::Address(a) => (Tree::Address, *a),
+            Place::CondVar { key, .. } => (Tree::CondVar, *key),
+            Place::Lock { owner, .. } => {
+                let owner = *owner;
+                self.threads
+                    .get_mut(&owner)
+                    .expect("a lock owner has an entry")
+                    .held
+                    .push(k);
+                return;
+            }
+            Place::Done(_) => unreachable!("linking a finished wait"),
+        };
+        if self.queues.len() >= SWEEP_AT && !self.queues.contains_key(&tree) {
+            self.queues.retain(|_, q| !q.is_empty());
+        }
+        let waiters = &self.waiters;
+        let q = self.queues.entry(tree).or_default();
+        let at = q.partition_point(|&j| (waiters[j].priority, waiters[j].ticket) < rank);
+        q.insert(at, k);
+    }
+
+    /// Takes waiter `k` out of its queue or owner's list (its place stays as it was).
+    fn unlink(&mut self, k: usize) {
+        let tree = match &self.waiters[k].place {
+            Place::Address(a) => (Tree::Address, *a),
+            Place::CondVar { key, .. } => (Tree::CondVar, *key),
+            Place::Lock { owner, .. } => {
+                if let Some(info) = self.threads.get_mut(owner) {
+                    info.held.retain(|&j| j != k);
+                }
+                return;
+            }
+            Place::Done(_) => return,
+        };
+        if let Some(q) = self.queues.get_mut(&tree) {
+            if let Some(i) = q.iter().position(|&j| j == k) {
+                q.remove(i);
+            }
+        }
+    }
+
+    /// Ends waiter `k` (already unlinked) with `r`, waking it.
+    fn finish(&mut self, k: usize, r: Result<(), ResultCode>, fx: &mut Effects<R>) {
+        let w = &mut self.waiters[k];
+        w.place = Place::Done(r);
+        if let Some(waker) = w.waker.take() {
+            fx.wake.push(waker);
+        }
+        let t = w.thread;
+        if let Some(info) = self.threads.get_mut(&t) {
+            info.waiting = None;
+        }
+        self.tidy(t);
+    }
+
+    /// Drops thread `id`'s entry once it neither waits nor has lock waiters.
+    fn tidy(&mut self, id: u32) {
+        if let Some(info) = self.threads.get(&id) {
+            if info.waiting.is_none() && info.held.is_empty() {
+                debug_assert_eq!(
+                    info.effective, info.base,
+                    "thread {id:#x} keeps a lent priority"
+                );
+                self.threads.remove(&id);
+            }
+        }
+    }
+
+    /// Takes the lock waiters registered against `me` for the word at `addr`: the best
+    /// becomes the owner (woken with success) and inherits the others. Returns the word's new
+    /// value.
+    fn release(&mut self, me: u32, addr: usize, fx: &mut Effects<R>) -> u32 {
+        let Some(info) = self.threads.get(&me) else {
+            return 0;
+        };
+        let here =
+            |k: usize| matches!(self.waiters[k].place, Place::Lock { addr: a, .. } if a == addr);
+        let at = info.held.iter().copied().filter(|&k| here(k));
+        let Some(next) = at.min_by_key(|&k| self.rank(k)) else {
+            return 0;
+        };
+        let more = info.held.iter().any(|&k| k != next && here(k));
+        let (next_id, tag) = (self.waiters[next].thread, self.waiters[next].tag);
+        // The others at this word now wait for the next owner (no allocation unless they do).
+        let mut moved = Vec::new();
+        let waiters = &mut self.waiters;
+        let info = self.threads.get_mut(&me).expect("found above");
+        info.held.retain(|&k| {
+            let stays =
+                k != next && !matches!(waiters[k].place, Place::Lock { addr: a, .. } if a == addr);
+            if !stays && k != next {
+                waiters[k].place = Place::Lock {
+                    owner: next_id,
+                    addr,
+                };
+                moved.push(k);
+            }
+            stays
+        });
+        debug_assert_eq!(more, !moved.is_empty(), "waiters moved to {next_id:#x}");
+        self.threads
+            .get_mut(&next_id)
+            .expect("a waiting thread has an entry")
+            .held
+            .extend(moved);
+        self.finish(next, Ok(()), fx);
+        self.restore(next_id, fx);
+        self.restore(me, fx);
+        self.tidy(me);
+        if more {
+            tag | WAITERS
+        } else {
+            tag
+        }
+    }
+
+    /// Recomputes thread `id`'s effective priority and, while it changes, re-ranks its wait
+    /// and goes on to the owner of the lock it waits for.
+    fn restore(&mut self, id: u32, fx: &mut Effects<R>) {
+        let mut id = id;
+        // Terminates: along one chain every change goes the same way, within 0..=64.
+        loop {
+            let Some(info) = self.threads.get(&id) else {
+                return;
+            };
+            let best = info.held.iter().map(|&k| self.waiters[k].priority).min();
+            let new = best.map_or(info.base, |b| b.min(info.base));
+            if new == info.effective {
+                return;
+            }
+            let info = self.threads.get_mut(&id).expect("found above");
+            info.effective = new;
+            fx.lend
+                .push((info.r.clone(), (new < info.base).then_some(new)));
+            let Some(k) = info.waiting else {
+                return;
+            };
+            self.unlink(k);
+            let ticket = self.ticket();
+            let w = &mut self.waiters[k];
+            w.priority = new;
+            w.ticket = ticket;
+            self.link(k);
+            match self.waiters[k].place {
+                Place::Lock { owner, .. } => id = owner,
+                _ => return,
+            }
+        }
+    }
+
+    /// Checks the module's invariants (debug builds; tests call it directly).
+    pub(crate) fn check(&self) {
+        if !cfg!(debug_assertions) && !cfg!(test) {
+            return;
+        }
+        let mut seen = vec![0u32; self.waiters.capacity()];
+        assert!(
+            self.queues.len() <= SWEEP_AT,
+            "{} queue entries",
+            self.queues.len()
+        );
+        for ((tree, addr), q) in &self.queues {
+            for pair in q.windows(2) {
+                assert!(
+                    self.rank(pair[0]) < self.rank(pair[1]),
+                    "queue out of order"
+                );
+            }
+            for &k in q {
+                seen[k] += 1;
+                let here = match &self.waiters[k].place {
+                    Place::Address(a) => (Tree::Address, *a),
+                    Place::CondVar { key, .. } => (Tree::CondVar, *key),
+                    p => panic!("waiter {k} in queue {tree:?} is {p:?}"),
+                };
+                assert_eq!(here, (*tree, *addr), "waiter {k} in the wrong queue");
+            }
+        }
+        for (id, info) in &self.threads {
+            assert!(
+                info.waiting.is_some() || !info.held.is_empty(),
+                "idle thread {id:#x} kept"
+            );
+            let best = info.held.iter().map(|&k| self.waiters[k].priority).min();
+            let want = best.map_or(info.base, |b| b.min(info.base));
+            assert_eq!(info.effective, want, "thread {id:#x}'s effective priority");
+            for &k in &info.held {
+                seen[k] += 1;
+                assert!(
+                    matches!(self.waiters[k].place, Place::Lock { owner, .. } if owner == *id),
+                    "waiter {k} held by {id:#x} is {:?}",
+                    self.waiters[k].place
+                );
+            }
+            if let Some(k) = info.waiting {
+                let w = &self.waiters[k];
+                assert_eq!(w.thread, *id, "thread {id:#x} waits as waiter {k}");
+                assert_eq!(w.priority, info.effective, "waiter {k}'s priority");
+            }
+        }
+        for (k, w) in &self.waiters {
+            let want = u32::from(!matches!(w.place, Place::Done(_)));
+            assert_eq!(
+                seen[k], want,
+                "waiter {k} ({:?}) linked {} times",
+                w.place, seen[k]
+            );
+            if want == 1 {
+                let info = self
+                    .threads
+                    .get(&w.thread)
+                    .expect("a waiter's thread is known");
+                assert_eq!(info.waiting, Some(k), "waiter {k} not its thread's wait");
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! svcArbitrateLock/Unlock (0x1A/0x1B) and svcWaitProcessWideKeyAtomic/SignalProcessWideKey
+//! (0x1C/0x1D): the kernel half of the SDK's mutexes and condition variables, on guest words.
+//!
+//! A mutex word holds 0 (free), the owner's tag (locked), or the owner's tag with
+//! [`WAITERS`] set (locked, with waiters maybe in the kernel). Guest code takes and releases
+//! a free or waiter-less lock with its own atomics and calls these only to wait or to hand
+//! the lock over. A condition-variable key word is the kernel's hint: 1 while waiters may
+//! be there, 0 once a signal found none left.
+//!
+//! Invariant: a lock is handed over by the arbiter only (the unlocker writes the next
+//! owner's tag before the next owner runs), and a waiter returns with success only owning
+//! the mutex; a lock waiter is registered against the owner the word named, which inherits
+//! its priority until it unlocks.
+
+use super::arbiter::{caller, caller_id, resolve, Arbiter};
+use super::{checkpoint, Handle};
+use crate::os::{shutting_down, Limits, Timeout};
+use crate::sync::atomic::AtomicU32;
+use crate::ResultCode;
+
+/// The bit of a mutex word that says waiters may be in the kernel (HandleWaitMask).
+pub const WAITERS: u32 = 0x4000_0000;
+
+/// svcArbitrateLock (0x1A): waits for the mutex word `addr`, which guest code found held by
+/// `owner` and marked with [`WAITERS`], until an unlock hands it over with this thread's
+/// `tag` written in it. Returns at once, with success, if the word is no longer
+/// `owner | WAITERS` (the owner unlocked meanwhile): the caller reloads the word and retries,
+/// as the SDK does. While it waits, `owner` runs at this thread's priority if that is better.
+///
+/// # Errors
+/// InvalidHandle if the word matched but `owner` names no guest thread (a pseudo-handle
+/// neither); Cancelled once the runtime shuts down. No timeout: the wait is for the owner.
+///
+/// # Blocking
+/// Through the runtime's `block_on`; a guest thread holds no virtual core while it waits.
+///
+/// ```
+/// use hos::svc::{self, Handle};
+/// use std::sync::atomic::AtomicU32;
+/// let word = AtomicU32::new(0x1234); // held by 0x1234, no waiters bit: nothing to wait for
+/// assert_eq!(svc::arbitrate_lock(Handle(0x1234), &word, 0x5678), Ok(()));
+/// ```
+pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), ResultCode> {
+    checkpoint();
+    if shutting_down() {
+        return Err(ResultCode::CANCELLED);
+    }
+    let me = caller();
+    let at = addr as *const AtomicU32 as usize;
+    Arbiter::global().block(
+        "ArbitrateLock",
+        at,
+        Limits::for_timeout(Timeout::Never),
+        |t, fx| t.lock(&me, owner.0, addr, tag, resolve, fx),
+    )
+}
+
+/// svcArbitrateUnlock (0x1B): hands the mutex word `addr` to the best thread waiting for it
+/// from this thread (priority, then arrival), writing its tag (with [`WAITERS`] if others
+/// still wait), or writes 0 if none waits. Like the kernel, it does not check that the
+/// caller held the word.
+///
+/// # Errors
+/// None on hos (the console answers a word it cannot write with InvalidCurrentMemory).
+pub fn arbitrate_unlock(addr: &AtomicU32) -> Result<(), ResultCode> {
+    checkpoint();
+    let me = caller_id();
+    Arbiter::global().run(|t, fx| t.unlock(me, addr, fx));
+    Ok(())
+}
+
+/// svcWaitProcessWideKeyAtomic (0x1C): releases the mutex word `mutex` as
+/// [`arbitrate_unlock`] does, marks the condition-variable word `key` with 1, and waits on
+/// `key` until a [`signal_process_wide_key`] gives this thread the mutex back (its `tag`
+/// written in the word). `timeout_ns`: negative waits without limit, 0 only releases.
+///
+/// # Errors
+/// TimedOut at the timeout (a zero timeout at once): the mutex is **not** held again, as on
+/// the console (libnx and the SDK lock it again themselves); InvalidState if a signal found
+/// the mutex word naming a thread that does not exist (not held); Cancelled once the
+/// runtime shuts down (not held).
+///
+/// # Blocking
+/// As [`arbitrate_lock`]: for the signal, then for the mutex if it was held then.
+pub fn wait_process_wide_key_atomic(
+    mutex: &AtomicU32,
+    key: &AtomicU32,
+    tag: u32,
+    timeout_ns: i64,
+) -> Result<(), ResultCode> {
+    checkpoint();
+    if shutting_down() {
+        return Err(ResultCode::CANCELLED);
+    }
+    let me = caller();
+    let timeout = Timeout::from_ns(timeout_ns);
+    let limit = Limits::for_timeout(timeout);
+    let poll = timeout == Timeout::Poll;
+    Arbiter::global().wait_condvar(&me, mutex, key, tag, poll, limit)
+}
+
+/// svcSignalProcessWideKey (0x1D): wakes up to `count` threads waiting on the
+/// condition-variable word `key` (`count <= 0`: all), best priority first. Each takes its
+/// mutex if the mutex word is free, or else sets [`WAITERS`] in it and waits for its owner's
+/// unlock. Writes 0 to `key` once nobody waits on it.
+pub fn signal_process_wide_key(key: &AtomicU32, count: i32) {
+    checkpoint();
+    Arbiter::global().run(|t, fx| t.signal_condvar(key, count, resolve, fx));
+}
