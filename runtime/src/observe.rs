@@ -8,9 +8,9 @@
 use crate::runtime::Runtime;
 use crate::sys;
 use crate::thread::ThreadRecord;
-use crate::trace::event::{label_name, WaitOn, ESCAPED};
+use crate::trace::event::{label_name, WaitOn, ESCAPED, MASK_BITS};
 use crate::trace::recorder::tracks_of;
-use crate::trace::timeline::{fold, Span, What};
+use crate::trace::timeline::{fold, mark_moves, moves, Span, What};
 use crate::trace::tree::{Node, State, WaitTree};
 use crate::trace::{self, chrome, critical, Breakdown, Guest, Kind};
 use crate::vcore::{Escape, Place};
@@ -69,34 +69,42 @@ impl Runtime {
     }
 
     /// Every guest thread now: what it does or waits on, since when, and who holds what it
-    /// waits for (a mutex's owner, the virtual cores' holders); `Display` prints it as a
-    /// tree and names any cycle (a deadlock). Waits on objects are known while the flight
-    /// recorder (or a trace) records.
+    /// waits for (a mutex's owner, a kernel mutex's owner as of its last hand-off, the
+    /// virtual cores' holders); `Display` prints it as a tree and names any cycle (a
+    /// deadlock). Waits on objects are known while the flight recorder (or a trace) records.
     pub fn wait_tree(&self) -> WaitTree {
         let now = sys::now();
-        let tracks = tracks_of(self.session().id());
+        let scale = sys::tick_scale();
+        let tracks: Vec<_> = tracks_of(self.session().id())
+            .into_iter()
+            .map(|t| {
+                let events = t.tail(&scale);
+                (t, events)
+            })
+            .collect();
+        let moved = moves(tracks.iter().map(|(_, e)| e.as_slice()));
         let mut by_guest = HashMap::new();
         let mut guest_of_tid = HashMap::new();
-        for t in &tracks {
-            if let Some(g) = t
-                .meta()
-                .guest
-                .filter(|_| t.meta().runtime == self.session().id())
-            {
-                by_guest.insert(g.id, t.clone());
+        for (t, events) in &tracks {
+            let meta = t.meta();
+            if let Some(g) = meta.guest.filter(|_| meta.runtime == self.session().id()) {
+                by_guest.insert(g.id, (t.tid, events));
                 guest_of_tid.insert(t.tid, g.id);
             }
         }
         let records = self.threads();
         let cores = self.vcores().view(&records);
-        let scale = sys::tick_scale();
         let nodes = records
             .iter()
             .zip(cores)
             .map(|(r, core)| {
                 let spans = by_guest
                     .get(&r.id())
-                    .map(|t| fold(&t.tail(&scale), now))
+                    .map(|(tid, events)| {
+                        let mut spans = fold(events, now);
+                        mark_moves(&mut spans, moved.get(tid).map_or(&[][..], Vec::as_slice));
+                        spans
+                    })
                     .unwrap_or_default();
                 node(r, core, &spans, now, &guest_of_tid)
             })
@@ -115,12 +123,19 @@ impl Runtime {
     /// Records a change of `rec`'s name, priority or cores (`kind`), and updates its track.
     pub(crate) fn trace_retitle(&self, rec: &ThreadRecord, kind: Kind) {
         let (g, name) = (guest(rec), rec.name());
-        let (x, a) = match kind {
-            Kind::Priority => (u64::from(g.priority), 0),
-            Kind::Affinity => (g.mask, g.ideal as u64),
-            _ => (0, 0),
+        let x = match kind {
+            Kind::Priority => u64::from(g.priority),
+            Kind::Affinity => {
+                debug_assert!(
+                    g.mask >> MASK_BITS == 0,
+                    "a mask of 16 cores: {:#x}",
+                    g.mask
+                );
+                g.mask | u64::from(g.ideal as u32) << MASK_BITS
+            }
+            _ => 0,
         };
-        trace::retitle(self.session().id(), g.id, kind, x, a, |m| {
+        trace::retitle(self.session().id(), g.id, kind, x, |m| {
             m.name = name.to_string();
             m.guest = Some(g);
         });
@@ -185,14 +200,22 @@ fn node(
                 objects,
                 ..
             } => {
-                let what: Vec<String> = objects
+                let mut what: Vec<String> = objects
                     .iter()
                     .map(|o| format!("{} {:#x}", label_name(o.label), o.addr))
                     .collect();
-                let holders = objects
-                    .iter()
-                    .filter_map(|o| guest_of_tid.get(&o.holder).copied())
-                    .collect();
+                let holders = match s.moved_to {
+                    Some((holder, addr)) => {
+                        if objects.iter().all(|o| o.addr != addr) {
+                            what.push(format!("then the mutex {addr:#x}"));
+                        }
+                        guest_of_tid.get(&holder).copied().into_iter().collect()
+                    }
+                    None => objects
+                        .iter()
+                        .filter_map(|o| guest_of_tid.get(&o.holder).copied())
+                        .collect(),
+                };
                 let what = what.join(", ");
                 (State::Waiting { what }, Some(s.begin), holders)
             }
@@ -208,6 +231,7 @@ fn node(
         id: r.id(),
         name: r.name().to_string(),
         priority: r.priority(),
+        lent: r.lent_priority().filter(|&p| p < r.priority()),
         mask: r.core_mask(),
         state,
         for_ns: since.map(|s| now.saturating_sub(s)),

@@ -35,6 +35,11 @@ impl Parker {
         }
     }
 
+    /// The owning thread's trace id (0: unknown).
+    pub fn owner(&self) -> u64 {
+        self.owner
+    }
+
     /// Gives the token; wakes the owner if it is parked.
     pub fn unpark(&self) {
         crate::chaos::point();

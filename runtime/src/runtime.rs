@@ -210,6 +210,7 @@ impl Runtime {
     /// runs at the better of its own and the lent one (priority inheritance).
     pub fn lend_priority(&self, rec: &ThreadRecord, lent: Option<u8>) {
         rec.set_lent_priority(lent);
+        crate::trace::lent(self.session().id(), rec.id(), lent);
         self.inner.vcores.refresh(rec);
     }
 

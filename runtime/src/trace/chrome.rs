@@ -10,7 +10,7 @@
 //! and the host's frame marks as global instants. Times are microseconds from the first
 //! event, with three decimals (nanoseconds exact).
 
-use super::event::{label_name, Event, Failed, Kind, WaitOn, ESCAPED};
+use super::event::{label_name, Event, Failed, Kind, WaitOn, ESCAPED, MASK_BITS, NOT_LENT};
 use super::timeline::{Flow, Snapshot, Span, Timelines, What};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -83,8 +83,9 @@ pub(crate) fn write(
         guests: snap
             .threads
             .iter()
-            .filter_map(|t| Some((t.meta.guest?.id, t.meta.name.clone())))
+            .filter_map(|t| Some((t.meta.guest?.id, (t.meta.name.clone(), t.tid))))
             .collect(),
+        runtime: snap.runtime,
     };
     write!(
         out,
@@ -135,7 +136,9 @@ struct Writer {
     pid: u32,
     origin: u64,
     names: HashMap<u64, String>,
-    guests: HashMap<u64, String>,
+    /// The runtime's guest threads by guest id: name and trace id.
+    guests: HashMap<u64, (String, u64)>,
+    runtime: u64,
 }
 
 impl Writer {
@@ -159,8 +162,7 @@ impl Writer {
     fn guest(&self, id: u64) -> String {
         self.guests
             .get(&id)
-            .cloned()
-            .unwrap_or_else(|| format!("guest {id}"))
+            .map_or_else(|| format!("guest {id}"), |(name, _)| name.clone())
     }
 
     fn x(&self, tid: u64, b: u64, e: u64, cat: &str, name: &str, args: &str) -> String {
@@ -216,6 +218,13 @@ impl Writer {
                 if let Some(d) = deadline {
                     let _ = write!(args, r#","deadline_us":{}"#, self.ts(*d));
                 }
+                if let Some((holder, addr)) = s.moved_to {
+                    let _ = write!(
+                        args,
+                        r#","moved_to":{},"mutex":"{addr:#x}""#,
+                        string(&self.name_of(holder))
+                    );
+                }
                 if let Some((from, _)) = s.woken_by {
                     let _ = write!(args, r#","woken_by":{}"#, string(&self.name_of(from)));
                 }
@@ -245,15 +254,41 @@ impl Writer {
         Some(self.x(tid, s.begin, s.end, cat, &name, &args))
     }
 
-    /// The events that are no part of a span, as instants.
+    /// The events that are no part of a span, as instants; a change of a guest thread, on
+    /// that thread's track (none for another runtime's thread).
     fn instant(&self, tid: u64, e: &Event) -> Option<String> {
+        let changed = matches!(
+            e.kind,
+            Kind::Rename | Kind::Priority | Kind::Affinity | Kind::Lent
+        );
+        let tid = match (changed, self.guests.get(&e.b)) {
+            (false, _) => tid,
+            (true, _) if e.a != self.runtime => return None,
+            (true, Some((_, its))) => *its,
+            (true, None) => tid,
+        };
         let (name, scope) = match e.kind {
             Kind::ThreadStart => ("thread start".to_string(), "t"),
             Kind::ThreadExit => ("thread exit".to_string(), "t"),
             Kind::Rename => ("renamed".to_string(), "t"),
             Kind::Priority => (format!("priority {}", e.x), "t"),
             Kind::Affinity => (
-                format!("cores: ideal {}, mask {:#x}", e.a as i64 as i32, e.x),
+                format!(
+                    "cores: ideal {}, mask {:#x}",
+                    (e.x >> MASK_BITS) as u32 as i32,
+                    e.x & ((1 << MASK_BITS) - 1)
+                ),
+                "t",
+            ),
+            Kind::Lent if e.x == NOT_LENT => ("lent priority taken back".to_string(), "t"),
+            Kind::Lent => (format!("priority {} lent", e.x), "t"),
+            Kind::Moved => (
+                format!(
+                    "{} now waits for {} (mutex {:#x})",
+                    self.name_of(e.a),
+                    self.name_of(e.b),
+                    e.x
+                ),
                 "t",
             ),
             Kind::Wake => (format!("wake {}", self.name_of(e.a)), "t"),
@@ -343,5 +378,71 @@ pub(crate) fn human(ns: u64) -> String {
         0..=9_999 => format!("{ns} ns"),
         10_000..=9_999_999 => format!("{} us", ns / 1000),
         _ => format!("{:.1} ms", ns as f64 / 1e6),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::trace::timeline::{Guest, Meta, ThreadTrace};
+
+    fn ev(t: u64, kind: Kind, x: u64, a: u64, b: u64) -> Event {
+        Event { t, kind, x, a, b }
+    }
+
+    #[test]
+    fn a_change_of_a_guest_thread_shows_on_its_own_track() {
+        let guest = |tid: u64, id: u64, name: &str, events: Vec<Event>| ThreadTrace {
+            tid,
+            meta: Meta {
+                name: name.into(),
+                runtime: 1,
+                guest: Some(Guest {
+                    id,
+                    priority: 59,
+                    mask: 1,
+                    ideal: 0,
+                }),
+            },
+            events,
+        };
+        // The waiter (tid 3) lends the holder (guest 7, tid 2) its priority and sets its cores;
+        // a host thread (tid 4) changes guest 7 of another runtime, which is in no track here.
+        let waiter = vec![
+            ev(10, Kind::Lent, 28, 1, 7),
+            ev(11, Kind::Affinity, 0b11 | 1 << MASK_BITS, 1, 7),
+            ev(20, Kind::Lent, NOT_LENT, 1, 7),
+        ];
+        let host = ThreadTrace {
+            tid: 4,
+            meta: Meta {
+                name: "host".into(),
+                ..Meta::default()
+            },
+            events: vec![ev(12, Kind::Priority, 3, 2, 7)],
+        };
+        let snap = Snapshot {
+            runtime: 1,
+            start: 0,
+            end: 30,
+            dropped: 0,
+            threads: vec![
+                guest(2, 7, "Holder", vec![ev(5, Kind::ThreadStart, 0, 0, 7)]),
+                guest(3, 8, "Waiter", waiter),
+                host,
+            ],
+        };
+        let mut out = Vec::new();
+        write(&mut out, &snap, &[]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for (name, at) in [
+            ("priority 28 lent", "0.010"),
+            ("cores: ideal 1, mask 0x3", "0.011"),
+            ("lent priority taken back", "0.020"),
+        ] {
+            let want = format!(r#""tid":2,"ts":{at},"cat":"event","name":"{name}""#);
+            assert!(text.contains(&want), "{want} in {text}");
+        }
+        assert!(!text.contains("priority 3"), "{text}");
     }
 }

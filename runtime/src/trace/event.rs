@@ -3,7 +3,9 @@
 //! Invariant: an event is plain data of four `u64` words (time, kind with its small field,
 //! two arguments), so a ring of them is made of atomics and another thread reads it without
 //! a lock; what each word means is said once, on [`Kind`]. Events name other threads by
-//! trace id ([`Kind::Wake`]) or by guest id ([`Kind::Kick`]); the tracks say which is whose.
+//! trace id ([`Kind::Wake`], [`Kind::Moved`]) or by guest id ([`Kind::Kick`], and with its
+//! runtime's id the changes of a guest thread that any thread may make); the tracks say
+//! which is whose.
 //! Recorded, the time word is a `sys::ticks()` value (the cheap event clock); an [`Event`]
 //! read back holds a `sys::now()` value, mapped by one [`TickScale`] for the whole reading.
 
@@ -20,11 +22,13 @@ pub enum Kind {
     ThreadStart = 1,
     /// The guest thread left its runtime (and gave its core up).
     ThreadExit,
-    /// Renamed (the track keeps the name now).
+    /// Guest `b` of runtime `a` renamed (its track keeps the name now); recorded by the
+    /// thread that renamed it, like the next three.
     Rename,
-    /// Priority set: `x` the priority.
+    /// Guest `b` of runtime `a` got its own priority `x`.
     Priority,
-    /// Cores set: `a` the ideal core (as `i32` bits), `b` the mask.
+    /// Guest `b` of runtime `a` got new cores: `x` the mask (low 16 bits) and the ideal core
+    /// (as `u32` bits) above it.
     Affinity,
     /// The wait in progress registered with one more object (another of a `wait_any`, or
     /// the same again after a notice it lost): `a` its address, `x` its label (interned),
@@ -66,10 +70,18 @@ pub enum Kind {
     SleepEnd,
     /// A host frame mark: `a` the frame's number.
     Frame,
+    /// Guest `b` of runtime `a` was lent priority `x` by a thread waiting for a lock it holds
+    /// (priority inheritance), or [`NOT_LENT`]: the lent one was taken back.
+    Lent,
+    /// The wait of the thread of trace id `a` now waits for the thread of trace id `b`, on the
+    /// kernel mutex word at address `x`: an unlock handed the mutex to `b` and the others
+    /// waiting for it moved to `b`, or a signal took a condition-variable waiter to its
+    /// mutex, which `b` holds. Recorded by the thread that moved it, under the arbiter's lock.
+    Moved,
 }
 
 impl Kind {
-    const ALL: [Kind; 20] = [
+    const ALL: [Kind; 22] = [
         Kind::ThreadStart,
         Kind::ThreadExit,
         Kind::Rename,
@@ -90,6 +102,8 @@ impl Kind {
         Kind::SleepBegin,
         Kind::SleepEnd,
         Kind::Frame,
+        Kind::Lent,
+        Kind::Moved,
     ];
 
     /// The kind a word's low byte names; `None` for a slot never written or torn.
@@ -102,6 +116,10 @@ impl Kind {
 pub const ESCAPED: u64 = 254;
 /// `Kind::Core`'s slot when the thread holds no core.
 pub const NO_CORE: u64 = 255;
+/// `Kind::Lent`'s priority when the lent one is taken back.
+pub const NOT_LENT: u64 = 255;
+/// The bits of `Kind::Affinity`'s `x` that hold the mask.
+pub(crate) const MASK_BITS: u32 = 16;
 
 /// What a wait is for (block_on's `WaitFor`, as the trace keeps it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

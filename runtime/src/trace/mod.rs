@@ -29,7 +29,7 @@ mod tracy;
 pub(crate) mod tree;
 
 pub use critical::Breakdown;
-pub use event::{Event, Failed, Kind, SpinEnd, WaitOn, ESCAPED, NO_CORE};
+pub use event::{Event, Failed, Kind, SpinEnd, WaitOn, ESCAPED, NOT_LENT, NO_CORE};
 pub use recorder::Session;
 pub use timeline::{Guest, Meta, Snapshot, ThreadTrace};
 pub use tree::{Node, State, WaitTree};
@@ -74,6 +74,28 @@ pub fn first_poll() {
 pub fn blocked(addr: usize, label: &'static str, holder: u64) {
     if on() {
         recorder::registered(addr as u64, event::label_id(label), holder);
+    }
+}
+
+/// The calling thread registered as a waiter of the object at `addr` (as [`blocked`]) before
+/// the blocking wait it goes on to (`block_on`): that begins the wait, and the wait's first
+/// poll records no begin of its own. The kernel's arbiter calls it under its lock, so that
+/// whatever the wait goes through under that lock ([`moved`]) comes after its begin.
+#[inline]
+pub fn blocked_before_wait(addr: usize, label: &'static str, holder: u64) {
+    if on() {
+        recorder::registered_before_wait(addr as u64, event::label_id(label), holder);
+    }
+}
+
+/// The wait of the thread of trace id `waiter` now waits for the thread of trace id
+/// `holder`, on the kernel mutex word at `addr` (an unlock's hand-off, or a signalled
+/// condition variable's waiter taken to its mutex).
+#[inline]
+pub fn moved(addr: usize, waiter: u64, holder: u64) {
+    if on() {
+        debug_assert!(addr >> 56 == 0, "an address of 56 bits: {addr:#x}");
+        record(Kind::Moved, addr as u64, waiter, holder);
     }
 }
 
@@ -226,18 +248,22 @@ pub fn thread_exit() {
 }
 
 /// Guest `guest` of runtime `runtime` changed (name, priority or cores): `change` updates
-/// its track; the calling thread records `kind` (`Rename`, `Priority`, `Affinity`).
-pub fn retitle(
-    runtime: u64,
-    guest: u64,
-    kind: Kind,
-    x: u64,
-    a: u64,
-    change: impl FnOnce(&mut Meta),
-) {
+/// its track; the calling thread records `kind` (`Rename`, `Priority`, `Affinity`, with `x`
+/// as the kind says).
+pub fn retitle(runtime: u64, guest: u64, kind: Kind, x: u64, change: impl FnOnce(&mut Meta)) {
     if on() {
         recorder::retitle(runtime, guest, change);
-        record(kind, x, a, guest);
+        record(kind, x, runtime, guest);
+    }
+}
+
+/// Guest `guest` of runtime `runtime` was lent priority `lent` (priority inheritance), or
+/// the lent one was taken back (`None`); the calling thread records it.
+#[inline]
+pub fn lent(runtime: u64, guest: u64, lent: Option<u8>) {
+    if on() {
+        let x = lent.map_or(NOT_LENT, u64::from);
+        record(Kind::Lent, x, runtime, guest);
     }
 }
 

@@ -17,7 +17,8 @@
 //!   with an object begins it (one event: the object, its holder), a caught spin is said by the
 //!   poll after it, the core it gives up is implied by its begin, and a core granted at once
 //!   after it is stamped with its end's time (no clock read). The thread's [`Phase`] tells the
-//!   registration whether it begins a wait.
+//!   registration whether it begins a wait. The kernel's arbiter registers a wait before its
+//!   `block_on`, under the arbiter's lock: that registration begins the wait.
 //! - A session sees its own runtime's guest threads and every host thread (the reactor,
 //!   the host's threads); another runtime's guest threads are not in its traces.
 //! - A track outlives its thread only for dumps to come: while its runtime records (a guest
@@ -162,6 +163,9 @@ enum Phase {
     FirstPoll,
     /// In a wait that has begun.
     Begun,
+    /// Registered with an object before the blocking wait it goes on to, which has begun by
+    /// that registration: the wait's first poll makes it [`Phase::Begun`].
+    Registered,
 }
 
 /// The calling thread's trace id, (once it recorded) its track, and its wait's phase.
@@ -292,10 +296,32 @@ pub(crate) fn record_in_wait(kind: Kind, x: u64, a: u64, b: u64) {
     });
 }
 
-/// The calling thread's blocking wait makes its first poll.
+/// The calling thread's blocking wait makes its first poll (a wait begun by a registration
+/// before it has begun already).
 #[inline]
 pub(crate) fn first_poll() {
-    let _ = LOCAL.try_with(|l| l.phase.set(Phase::FirstPoll));
+    let _ = LOCAL.try_with(|l| {
+        let next = match l.phase.get() {
+            Phase::Registered => Phase::Begun,
+            _ => Phase::FirstPoll,
+        };
+        l.phase.set(next);
+    });
+}
+
+/// The calling thread registered with the object at `addr` (label number `label`, holder
+/// `holder`) before its blocking wait: that begins the wait.
+#[inline]
+pub(crate) fn registered_before_wait(addr: u64, label: u64, holder: u64) {
+    let _ = LOCAL.try_with(|l| {
+        l.record(
+            Kind::WaitBegin,
+            WaitOn::Object as u64 | label << 8,
+            addr,
+            holder,
+        );
+        l.phase.set(Phase::Registered);
+    });
 }
 
 /// The calling thread registered with the object at `addr` (label number `label`, holder
@@ -314,7 +340,7 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
             l.phase.set(Phase::Begun);
         }
         Phase::Begun => l.record(Kind::Blocked, label, addr, holder),
-        Phase::Idle => {}
+        Phase::Idle | Phase::Registered => {}
     });
 }
 
@@ -508,6 +534,7 @@ impl Session {
             .filter(|t| !t.events.is_empty() || t.meta.runtime == self.id)
             .collect();
         Snapshot {
+            runtime: self.id,
             start: self.start,
             end: sys::now(),
             dropped: if collect { c.dropped } else { 0 },

@@ -39,6 +39,9 @@ pub struct Guest {
 /// What a session's threads recorded.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
+    /// The id of the session's runtime (what its guest threads' tracks and the changes made
+    /// to them name).
+    pub runtime: u64,
     /// When the session started (`sys::now()` ns).
     pub start: u64,
     /// When the snapshot was taken.
@@ -127,6 +130,9 @@ pub(crate) struct Span {
     pub open: bool,
     /// The wake that ended it: (trace id of the waker, time).
     pub woken_by: Option<(u64, u64)>,
+    /// For a wait on objects, the last move of it to another holder
+    /// ([`Kind::Moved`]): (trace id of the holder, address of the mutex word).
+    pub moved_to: Option<(u64, u64)>,
 }
 
 /// A wait being folded.
@@ -150,6 +156,7 @@ fn span(begin: u64, end: u64, depth: u8, what: What) -> Span {
         what,
         open: false,
         woken_by: None,
+        moved_to: None,
     }
 }
 
@@ -324,6 +331,48 @@ fn close_wait(w: OpenWait, t: u64, open: bool) -> Span {
         },
         open,
         woken_by: None,
+        moved_to: None,
+    }
+}
+
+/// The moves of waits ([`Kind::Moved`]) in `threads`, by the trace id of the thread whose
+/// wait moved: (time, holder's trace id, address), in time order.
+pub(crate) fn moves<'a>(
+    threads: impl IntoIterator<Item = &'a [Event]>,
+) -> HashMap<u64, Vec<(u64, u64, u64)>> {
+    let mut out: HashMap<u64, Vec<(u64, u64, u64)>> = HashMap::new();
+    for events in threads {
+        for e in events.iter().filter(|e| e.kind == Kind::Moved) {
+            out.entry(e.a).or_default().push((e.t, e.b, e.x));
+        }
+    }
+    for m in out.values_mut() {
+        m.sort_unstable();
+    }
+    out
+}
+
+/// Sets each wait on objects of `spans` moved to the last of `moves` (one thread's, in time
+/// order) made between its begin and its end: a move is recorded under the arbiter's lock
+/// after the registration that begins the wait, and before the wait can end.
+pub(crate) fn mark_moves(spans: &mut [Span], moves: &[(u64, u64, u64)]) {
+    if moves.is_empty() {
+        return;
+    }
+    for s in spans.iter_mut() {
+        if !matches!(
+            s.what,
+            What::Wait {
+                on: WaitOn::Object,
+                ..
+            }
+        ) {
+            continue;
+        }
+        let upto = moves.partition_point(|&(t, _, _)| t <= s.end);
+        if let Some(&(_, holder, addr)) = moves[..upto].last().filter(|m| m.0 >= s.begin) {
+            s.moved_to = Some((holder, addr));
+        }
     }
 }
 
@@ -356,6 +405,7 @@ impl Timelines {
     pub(crate) fn of(snap: &Snapshot) -> Timelines {
         let mut wakes: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
         let mut guests: HashMap<u64, u64> = HashMap::new();
+        let moved = moves(snap.threads.iter().map(|t| t.events.as_slice()));
         for t in &snap.threads {
             if let Some(g) = t.meta.guest {
                 guests.insert(g.id, t.tid);
@@ -371,6 +421,7 @@ impl Timelines {
         let mut spans = Vec::new();
         for t in &snap.threads {
             let mut mine = fold(&t.events, snap.end);
+            mark_moves(&mut mine, moved.get(&t.tid).map_or(&[][..], Vec::as_slice));
             let list = wakes.get(&t.tid).map_or(&[][..], Vec::as_slice);
             for s in mine.iter_mut().filter(|s| !s.open && wakeable(&s.what)) {
                 let upto = list.partition_point(|&(at, _)| at <= s.end);
@@ -511,5 +562,38 @@ mod tests {
             panic!("{spans:?}");
         };
         assert_eq!(*deadline, Some(1_020));
+    }
+
+    #[test]
+    fn a_wait_takes_the_last_move_between_its_begin_and_its_end() {
+        let lock = WaitOn::Object as u64 | 7 << 8;
+        let events = [
+            ev(10, Kind::WaitBegin, lock, 0xA0, 1),
+            ev(50, Kind::WaitEnd, 0, 0, 0),
+            ev(60, Kind::WaitBegin, lock, 0xA0, 1),
+            ev(90, Kind::WaitEnd, 0, 0, 0),
+            ev(95, Kind::WaitBegin, lock, 0xB0, 3),
+        ];
+        let mut spans = fold(&events, 200);
+        // Recorded by other threads: moves of thread 9's waits (and one of thread 8's).
+        let others = [
+            ev(20, Kind::Moved, 0xA0, 9, 2),
+            ev(30, Kind::Moved, 0xA0, 9, 4),
+            ev(40, Kind::Moved, 0xA0, 8, 5),
+            ev(120, Kind::Moved, 0xC0, 9, 6),
+        ];
+        let moved = moves([&others[..], &events[..]]);
+        assert_eq!(moved[&9], [(20, 2, 0xA0), (30, 4, 0xA0), (120, 6, 0xC0)]);
+        mark_moves(&mut spans, &moved[&9]);
+        let marks: Vec<_> = spans
+            .iter()
+            .filter(|s| matches!(s.what, What::Wait { .. }))
+            .map(|s| (s.begin, s.moved_to))
+            .collect();
+        assert_eq!(
+            marks,
+            [(10, Some((4, 0xA0))), (60, None), (95, Some((6, 0xC0)))],
+            "the last move in each wait; none in a wait nothing moved"
+        );
     }
 }

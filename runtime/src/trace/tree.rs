@@ -42,8 +42,11 @@ pub struct Node {
     pub id: u64,
     /// Its name.
     pub name: String,
-    /// Horizon priority.
+    /// Its own Horizon priority.
     pub priority: u8,
+    /// A better priority it runs at, lent by a thread waiting for a lock it holds (priority
+    /// inheritance).
+    pub lent: Option<u8>,
     /// Allowed virtual cores.
     pub mask: u64,
     /// What it was doing.
@@ -129,8 +132,12 @@ impl WaitTree {
             let hs: Vec<String> = n.holders.iter().map(|h| name(*h)).collect();
             format!(", held by {}", hs.join(", "))
         };
+        let lent = n
+            .lent
+            .map(|p| format!(", runs at {p} lent"))
+            .unwrap_or_default();
         format!(
-            "{} (priority {}, mask {:#x}) {state}{since}{held}",
+            "{} (priority {}{lent}, mask {:#x}) {state}{since}{held}",
             n.name, n.priority, n.mask
         )
     }
@@ -203,6 +210,7 @@ mod tests {
             id,
             name: name.into(),
             priority: 44,
+            lent: None,
             mask: 1,
             state,
             for_ns: Some(1_000_000),
@@ -223,6 +231,18 @@ mod tests {
             recorded: true,
         };
         assert_eq!(t.cycles(), vec![vec![3, 4]]);
+        let lent = WaitTree {
+            nodes: vec![Node {
+                lent: Some(28),
+                ..node(1, "Holder", State::Running { core: 0 }, vec![])
+            }],
+            recorded: true,
+        };
+        assert!(
+            lent.to_string()
+                .contains("Holder (priority 44, runs at 28 lent, mask 0x1) runs"),
+            "{lent}"
+        );
         let s = t.to_string();
         assert!(s.contains("runs on vcore 0 for 1.000 ms\n└ Worker"), "{s}");
         assert!(s.contains("deadlock: cycle A -> B -> A"), "{s}");
