@@ -1,17 +1,23 @@
 //! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
 //! park/unpark pair; the same ping-pong with the trace off, with the flight recorder and with
-//! a full trace, in one run, then alternated round by round, and one event's cost;
+//! a full trace, in one run, then alternated round by round, both through hos's own events
+//! and through the SDK's light events on the kernel's WaitForAddress/SignalToAddress (the
+//! arbiter's waits, traced under its lock), and one event's cost;
 //! MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU time against
 //! a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
 
+#[path = "../tests/sdk/mod.rs"]
+mod sdk;
+
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, MessageQueue};
 use hos::Config;
 use hos::{Calibration, Runtime};
+use sdk::stratosphere::InternalLightEvent;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -50,27 +56,59 @@ trait PingPong {
     fn round_trip(&self);
 }
 
-/// Two auto-clear events and a guest partner thread that answers each ping.
-struct Events {
-    ping: Arc<Event>,
-    pong: Arc<Event>,
+/// An auto-clear event as the ping-pongs use it.
+trait Signal: Send + Sync + 'static {
+    fn new() -> Self;
+    fn signal(&self);
+    /// `false` once the runtime shut down.
+    fn wait(&self) -> bool;
+}
+
+impl Signal for Event {
+    fn new() -> Self {
+        Event::new(ClearMode::Auto)
+    }
+    fn signal(&self) {
+        Event::signal(self);
+    }
+    fn wait(&self) -> bool {
+        Event::wait(self).is_ok()
+    }
+}
+
+/// stratosphère's light event: guest atomics, and WaitForAddress/SignalToAddress when a
+/// side must wait or wake.
+impl Signal for InternalLightEvent {
+    fn new() -> Self {
+        InternalLightEvent::new(false)
+    }
+    fn signal(&self) {
+        self.signal_with_auto_clear();
+    }
+    fn wait(&self) -> bool {
+        self.wait_with_auto_clear();
+        true
+    }
+}
+
+/// Two auto-clear events of kind `S` and a guest partner thread that answers each ping.
+struct Events<S: Signal> {
+    ping: Arc<S>,
+    pong: Arc<S>,
     stop: Arc<AtomicBool>,
     partner: Option<hos::thread::JoinHandle<()>>,
 }
 
-impl Events {
+impl<S: Signal> Events<S> {
     fn start(rt: &Runtime) -> Self {
-        let (ping, pong) = (
-            Arc::new(Event::new(ClearMode::Auto)),
-            Arc::new(Event::new(ClearMode::Auto)),
-        );
+        let (ping, pong) = (Arc::new(S::new()), Arc::new(S::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (pi, po, st) = (ping.clone(), pong.clone(), stop.clone());
         let partner = rt
             .thread()
             .name("PresentationPartner")
             .spawn(move || {
-                while pi.wait().is_ok() && !st.load(Ordering::Relaxed) {
+                while pi.wait() && !st.load(Ordering::Relaxed) {
                     po.signal();
                 }
             })
@@ -84,14 +122,14 @@ impl Events {
     }
 }
 
-impl PingPong for Events {
+impl<S: Signal> PingPong for Events<S> {
     fn round_trip(&self) {
         self.ping.signal();
         let _ = self.pong.wait();
     }
 }
 
-impl Drop for Events {
+impl<S: Signal> Drop for Events<S> {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.ping.signal();
@@ -186,7 +224,7 @@ fn handoff(c: &mut Criterion) {
     // newest running runtime's spin.
     for (name, spin_us) in [("event_parked", 0), ("event_spinning", 20)] {
         let rt = runtime(spin_us);
-        let pp = Events::start(&rt);
+        let pp = Events::<Event>::start(&rt);
         g.bench_function(name, |b| b.iter(|| pp.round_trip()));
         tails(name, &pp, 20_000);
         drop(pp);
@@ -198,8 +236,9 @@ fn handoff(c: &mut Criterion) {
     g.finish();
 }
 
-/// The ping-pong with the trace off, with the flight recorder, and with a full trace, one
-/// runtime at a time, in one run; then the same arms alternated round by round, whose
+/// The ping-pongs (hos's events: `event_*`; the SDK's light events on the kernel's svcs:
+/// `light_event_svc_*`) with the trace off, with the flight recorder, and with a full trace,
+/// one runtime at a time, in one run; then the same arms alternated round by round, whose
 /// ratios BENCHMARKS.md quotes (see [`alternated`]).
 fn trace_cost(c: &mut Criterion) {
     let mut g = c.benchmark_group("trace_cost");
@@ -213,8 +252,13 @@ fn trace_cost(c: &mut Criterion) {
             ("full", Trace::Full),
         ] {
             let rt = traced(spin_us, trace);
-            let pp = Events::start(&rt);
+            let pp = Events::<Event>::start(&rt);
             g.bench_function(format!("event_{wait}_{name}"), |b| {
+                b.iter(|| pp.round_trip())
+            });
+            drop(pp);
+            let pp = Events::<InternalLightEvent>::start(&rt);
+            g.bench_function(format!("light_event_svc_{wait}_{name}"), |b| {
                 b.iter(|| pp.round_trip())
             });
             drop(pp);
@@ -239,9 +283,17 @@ fn trace_cost(c: &mut Criterion) {
         rt.shutdown();
     }
     g.finish();
-    if filtered_in("trace_cost/alternated") {
-        for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
-            alternated(wait, spin_us, 41, 2_000);
+    for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
+        if filtered_in("trace_cost/alternated/event") {
+            alternated::<Event>(&format!("event_{wait}"), spin_us, 41, 2_000);
+        }
+        if filtered_in("trace_cost/alternated/light_event_svc") {
+            alternated::<InternalLightEvent>(
+                &format!("light_event_svc_{wait}"),
+                spin_us,
+                41,
+                2_000,
+            );
         }
     }
 }
@@ -262,14 +314,14 @@ fn filtered_in(id: &str) -> bool {
 /// over the rounds of the arm's mean round trip over the off arm's in the same round, and
 /// each arm's median mean: on a machine shared with other work, the load moves between
 /// criterion's measurement of one arm and the next, less between arms a round apart.
-fn alternated(wait: &str, spin_us: u64, rounds: usize, trips: u32) {
+fn alternated<S: Signal>(case: &str, spin_us: u64, rounds: usize, trips: u32) {
     let arms = [Trace::Off, Trace::Flight, Trace::Full];
     let mut means: Vec<[f64; 3]> = Vec::with_capacity(rounds);
     for r in 0..rounds {
         let mut round = [0.0; 3];
         for i in (0..arms.len()).map(|k| (k + r) % arms.len()) {
             let rt = traced(spin_us, arms[i]);
-            let pp = Events::start(&rt);
+            let pp = Events::<S>::start(&rt);
             (0..500).for_each(|_| pp.round_trip());
             let start = Instant::now();
             (0..trips).for_each(|_| pp.round_trip());
@@ -286,7 +338,7 @@ fn alternated(wait: &str, spin_us: u64, rounds: usize, trips: u32) {
     let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
     let ratio = |i: usize| median(means.iter().map(|m| m[i] / m[0]).collect());
     eprintln!(
-        "trace_cost/alternated event_{wait}: off {:.2} us, flight {:.2} us, full {:.2} us; \
+        "trace_cost/alternated {case}: off {:.2} us, flight {:.2} us, full {:.2} us; \
          median of {rounds} rounds' ratios: flight {:.3}x, full {:.3}x",
         arm(0) / 1e3,
         arm(1) / 1e3,
