@@ -17,13 +17,14 @@ pub fn logical_processors() -> Option<usize> {
     hos_runtime::internal::sys::logical_processors()
 }
 
-/// Restricts every thread of the process to the first `n` processors it may use now: how a
+/// Restricts every thread of the process to the first `n` processors of those it was allowed
+/// at the first call (a later call may widen the mask again, up to that first one): how a
 /// host (or a benchmark) emulates a smaller PC on a bigger one, the way the reference host
 /// measured its rules (an affinity mask on a 16-thread CPU). Call it before building a
 /// runtime, so that the policy counts `n`.
 ///
 /// # Errors
-/// `InvalidInput` when the process may use fewer than `n` processors; the OS's error when it
+/// `InvalidInput` when the process was allowed fewer than `n` processors; the OS's error when it
 /// refuses the mask, or where the OS layer cannot set one (the std fallback).
 pub fn restrict_processors(n: usize) -> std::io::Result<()> {
     hos_runtime::internal::sys::set_affinity_first(n)

@@ -1,12 +1,14 @@
-//! The command line: flags, the two scenes, and what a bad value says.
+//! The command line: flags, modes, and what a bad value says.
 //!
 //! Invariant: `parse` either returns options that every other module can use as they are
-//! (every number inside its documented range, at least one arm, a non-empty output path),
-//! or an [`ArgError`] naming the flag and the value; it never panics and never clamps a
-//! value silently. Scene presets are applied first, explicit flags after, whatever their order.
+//! (every number inside its documented range, at least one arm, a non-empty output path, at
+//! most one mode), or an [`ArgError`] naming the flag and the value; it never panics and
+//! never clamps a value silently. Scene presets are applied first, explicit flags after,
+//! whatever their order.
 
 use crate::arms::Arm;
 use crate::load::Load;
+use crate::scenes::Scene;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -20,30 +22,51 @@ The load mirrors the measured game (docs/design.md, the introduction): a MainThr
 each frame, hands work to BaseProcExecutor0..5 (one pinned to each virtual core) and to
 ModuleSystemWorker0..4 (job workers that poll a shared queue with 20 us sleeps), waits for
 the last of them, and hands the frame to the Presentation Thread, which submits it (a burst)
-and paces to the frame cap with the runtime's host sleep. Each burst is CPU time on the
-thread's own clock, so a frame is the same work on any machine.
+and paces to the frame cap with the runtime's host sleep. The hyrule and kokiri scenes add
+the host's own threads: a renderer pool, a GPU-submit thread, an audio renderer. Each burst
+is CPU time on the thread's own clock, so a frame is the same work on any machine.
+docs/frame_sim.md has the model, the scenes and the fitting procedure.
 
 Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair):
   seeds    every short sleep yields, every thread spins 20 us, no poller cap (the old design)
   auto     ShortSleep::Auto with its defaults (the reference host today)
   reactor  every default (hos's default)
 
+MODES (one at most; without one, one cell of the scene below):
+  --matrix LIST         the standard cells at each processor count of LIST (e.g.
+                        2,4,6,8,16; counts above this machine's are skipped): field capped
+                        with --calibrate once and each, field uncapped, and heavy at 4;
+                        one summary table. Defaults there: 3 pairs of 180 frames (+30)
+  --check-reference S   hyrule, kokiri or all: the reference host's published rows, each at
+                        its processors and cap, beside frame_sim's figures and their ratio
+                        (3 pairs of 240 frames (+30) a row)
+  --fit S               hyrule or kokiri: probe cells around the scene (with any load flags
+                        below), a local model, the fitted preset, then its check
+  With --procs, every cell of a mode runs at that count instead (a rehearsal).
+
 FLAGS:
-  --scene field|forest  field: 12 jobs of 150 us a frame (busy); forest: no jobs, the
-                        workers only poll (quiet)                      [default: field]
+  --scene NAME          field: 12 jobs of 150 us a frame (busy); forest: no jobs, the workers
+                        only poll (quiet); heavy: field's shape at 48 ms a frame; hyrule,
+                        kokiri: the game's shape with host threads, for --fit [default: field]
   --arms LIST           comma-separated arms                 [default: seeds,auto,reactor]
   --pairs N             rounds of the arms, 1..=100                            [default: 3]
   --frames N            measured frames a run, 1..=1000000                   [default: 300]
   --warmup N            frames before the window, 1..=100000                  [default: 60]
   --fps N               frame cap, 0 (none)..=1000                            [default: 60]
-  --main-us N           main thread burst a frame, us                       [default: 2000]
-  --exec-us N           each executor's burst a frame, us                   [default: 1000]
-  --present-us N        presentation burst (submit) a frame, us             [default: 1000]
-  --jobs N              jobs a frame, 0..=1024                [default: 12 field, 0 forest]
-  --job-us N            each job's burst, us                                 [default: 150]
-  --executors N         BaseProcExecutor threads, 1..=6 (one a core)           [default: 6]
-  --workers N           ModuleSystemWorker threads, 0..=64                     [default: 5]
-  --poll-us N           a worker's sleep between polls, 1..=100000 us          [default: 20]
+  --main-us N           main thread burst a frame, us
+  --exec-us N           each executor's burst a frame, us
+  --present-us N        presentation burst (submit) a frame, us
+  --jobs N              jobs a frame, 0..=1024
+  --job-us N            each job's burst, us
+  --executors N         BaseProcExecutor threads, 1..=6 (one a core)
+  --workers N           ModuleSystemWorker threads, 0..=64
+  --poll-us N           a worker's sleep between polls, 1..=100000 us
+  --linger-us N|none    a worker blocks once the queue was empty N us (none: polls for ever)
+  --render-threads N|machine  host renderer pool threads (machine: its online processors)
+  --render-us N         the renderer pool's CPU a frame, split over its threads (0: none)
+  --gpu-us N            the GPU-submit thread's burst a frame
+  --audio-us N          the audio renderer's burst a period (0: none)
+  --audio-period-us N   the audio renderer's period, 1..=1000000 us
   --procs N             restrict the process to its first N logical processors first
   --calibrate once|each once: measure the machine once, before the first run, and pin
                         that calibration in every run (the arms differ by their config
@@ -53,74 +76,46 @@ FLAGS:
   --json FILE           also write the table as JSON
   --trace DIR           trace the first pair: one Chrome trace-event file an arm in DIR
                         (open it in ui.perfetto.dev), and each arm's critical path
+                        (one cell only, no mode)
   -h, --help            this text
 
-Bursts are 0..=1000000 us. Output: a progress bar on stderr, the table on stdout.
-Exit codes: 0 done, 1 a run failed, 2 a bad flag.
+Bursts are 0..=1000000 us; the scene sets every one not given. Output: a progress bar on
+stderr, the table on stdout. Exit codes: 0 done, 1 a run failed, 2 a bad flag.
 ";
 
-/// Which preset fills the load's defaults.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scene {
-    /// Busy: jobs every frame.
-    Field,
-    /// Quiet: no jobs; the workers only poll.
-    Forest,
-}
-
-impl Scene {
-    /// Its flag value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Scene::Field => "field",
-            Scene::Forest => "forest",
-        }
-    }
-
-    /// The preset load.
-    ///
-    /// Why these bursts: the measured game runs at a 60 fps cap, and a default run must fit it
-    /// on a 2-core machine with room, so that the arms differ by what the runtime costs, not
-    /// by a load that could never make its frame. A frame is main 2 ms, then 6 executors of
-    /// 1 ms (3 ms on 2 cores), then (overlapped with the next frame) 1 ms of submit: a 5 ms
-    /// critical path and 9 ms of CPU, 0.54 of one core at 60 fps of the 2 there are. The
-    /// field scene adds 12 jobs of 150 us (1.8 ms more, spread over the workers); the forest
-    /// scene none, so there the workers' polling is all that the arms change.
-    pub fn load(self) -> Load {
-        let base = Load {
-            executors: 6,
-            workers: 5,
-            main_us: 2000,
-            exec_us: 1000,
-            present_us: 1000,
-            jobs: 12,
-            job_us: 150,
-            poll_us: 20,
-            fps: 60,
-        };
-        match self {
-            Scene::Field => base,
-            Scene::Forest => Load { jobs: 0, ..base },
-        }
-    }
+/// What the invocation does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// One cell of the scene.
+    Cell,
+    /// The standard cells at each processor count of the list.
+    Matrix(Vec<usize>),
+    /// The reference rows of these scenes.
+    CheckReference(Vec<Scene>),
+    /// The fit of this scene.
+    Fit(Scene),
 }
 
 /// Everything the command line decides.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// What to do.
+    pub mode: Mode,
     /// The preset the load started from.
     pub scene: Scene,
     /// The load, preset then flags.
     pub load: Load,
-    /// Arms in run order; never empty, no arm twice.
-    pub arms: Vec<Arm>,
-    /// Rounds of the arms (>= 1).
-    pub pairs: usize,
-    /// Measured frames a run (>= 1).
-    pub frames: usize,
+    /// Whether a flag changed the load (other than `--fps`).
+    pub load_flags: bool,
+    /// Arms in run order, if given (never empty, no arm twice).
+    pub arms: Option<Vec<Arm>>,
+    /// Rounds of the arms (>= 1), if given.
+    pub pairs: Option<usize>,
+    /// Measured frames a run (>= 1), if given.
+    pub frames: Option<usize>,
     /// Warm-up frames a run (>= 1: the first measured frame's time is taken from the last
-    /// warm-up present).
-    pub warmup: usize,
+    /// warm-up present), if given.
+    pub warmup: Option<usize>,
     /// `--procs`, if given.
     pub procs: Option<usize>,
     /// `--calibrate once` (true, the default) or `each`.
@@ -181,12 +176,48 @@ fn arms(flag: &str, value: &str) -> Result<Vec<Arm>, ArgError> {
     Ok(out)
 }
 
+fn scene(flag: &str, value: &str, allowed: &[Scene]) -> Result<Scene, ArgError> {
+    Scene::parse(value.trim())
+        .filter(|s| allowed.contains(s))
+        .ok_or_else(|| {
+            let names: Vec<_> = allowed.iter().map(|s| s.name()).collect();
+            ArgError(format!(
+                "{flag} {value:?}: expected one of {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// The scenes fitted to the reference host's rows.
+const FITTED: [Scene; 2] = [Scene::Hyrule, Scene::Kokiri];
+
+fn mode(flag: &str, value: &str) -> Result<Mode, ArgError> {
+    match flag {
+        "--matrix" => {
+            let mut list = Vec::new();
+            for part in value.split(',') {
+                // Counts above this machine's are skipped when the matrix runs, not refused here.
+                let n = number(flag, part, 1, 4096, "a processor count")? as usize;
+                if list.contains(&n) {
+                    return Err(ArgError(format!("{flag} {value:?}: {n} is named twice")));
+                }
+                list.push(n);
+            }
+            Ok(Mode::Matrix(list))
+        }
+        "--check-reference" if value.trim() == "all" => Ok(Mode::CheckReference(FITTED.to_vec())),
+        "--check-reference" => Ok(Mode::CheckReference(vec![scene(flag, value, &FITTED)?])),
+        _ => Ok(Mode::Fit(scene(flag, value, &FITTED)?)),
+    }
+}
+
 /// Parses the arguments after the program name.
 ///
 /// # Errors
-/// An unknown flag, a flag without its value, or a value outside its range.
+/// An unknown flag, a flag without its value, a value outside its range, two modes, or a
+/// combination that could not run as asked.
 pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError> {
-    let mut scene = Scene::Field;
+    let mut chosen = None;
     // (flag, value) in order; applied onto the scene's preset afterwards.
     let mut sets: Vec<(String, String)> = Vec::new();
     let mut it = args.into_iter();
@@ -210,27 +241,39 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
             None => return Err(ArgError(format!("{flag} needs a value"))),
         };
         if flag == "--scene" {
-            scene = match value.trim() {
-                "field" => Scene::Field,
-                "forest" => Scene::Forest,
-                _ => {
-                    return Err(ArgError(format!(
-                        "--scene {value:?}: expected field or forest"
-                    )))
-                }
-            };
+            chosen = Some(scene(&flag, &value, &Scene::ALL)?);
         } else {
             sets.push((flag, value));
         }
     }
 
+    let o = apply(chosen.unwrap_or(Scene::Field), &sets)?;
+    // A mode of one scene starts from that scene's preset unless --scene said otherwise.
+    let single = match &o.mode {
+        Mode::Fit(s) => Some(*s),
+        Mode::CheckReference(v) if v.len() == 1 => Some(v[0]),
+        _ => None,
+    };
+    let o = match (single, chosen) {
+        (Some(s), None) => apply(s, &sets)?,
+        _ => o,
+    };
+    check(&o, chosen, sets.iter().any(|(f, _)| f == "--fps"))?;
+    Ok(Parsed::Run(Box::new(o)))
+}
+
+/// The options of `sets` (flag, value) applied in order onto the preset of `chosen`.
+fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> {
+    let max_procs = hos::machine::logical_processors().unwrap_or(4096) as u64;
     let mut o = Options {
-        scene,
-        load: scene.load(),
-        arms: Arm::ALL.to_vec(),
-        pairs: 3,
-        frames: 300,
-        warmup: 60,
+        mode: Mode::Cell,
+        scene: chosen,
+        load: chosen.load(),
+        load_flags: false,
+        arms: None,
+        pairs: None,
+        frames: None,
+        warmup: None,
         procs: None,
         calibrate_once: true,
         out: PathBuf::from("target/frame_sim"),
@@ -238,27 +281,56 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
         trace: None,
     };
     const BURST: u64 = 1_000_000;
-    for (flag, v) in &sets {
+    for (flag, v) in sets {
         let f = flag.as_str();
         let n = |lo, hi, what| number(f, v, lo, hi, what);
+        let l = &mut o.load;
+        o.load_flags |= !matches!(
+            f,
+            "--arms"
+                | "--pairs"
+                | "--frames"
+                | "--warmup"
+                | "--fps"
+                | "--procs"
+                | "--calibrate"
+                | "--out"
+                | "--json"
+                | "--trace"
+                | "--matrix"
+                | "--check-reference"
+                | "--fit"
+        );
         match f {
-            "--arms" => o.arms = arms(f, v)?,
-            "--pairs" => o.pairs = n(1, 100, "a count of pairs")? as usize,
-            "--frames" => o.frames = n(1, 1_000_000, "a count of frames")? as usize,
-            "--warmup" => o.warmup = n(1, 100_000, "a count of frames")? as usize,
-            "--fps" => o.load.fps = n(0, 1000, "a frame cap in fps (0: none)")? as u32,
-            "--main-us" => o.load.main_us = n(0, BURST, "a burst in us")?,
-            "--exec-us" => o.load.exec_us = n(0, BURST, "a burst in us")?,
-            "--present-us" => o.load.present_us = n(0, BURST, "a burst in us")?,
-            "--job-us" => o.load.job_us = n(0, BURST, "a burst in us")?,
-            "--jobs" => o.load.jobs = n(0, 1024, "a count of jobs a frame")? as usize,
-            "--executors" => o.load.executors = n(1, 6, "one executor a core")? as usize,
-            "--workers" => o.load.workers = n(0, 64, "a count of workers")? as usize,
-            "--poll-us" => o.load.poll_us = n(1, 100_000, "a poll sleep in us")?,
+            "--arms" => o.arms = Some(arms(f, v)?),
+            "--pairs" => o.pairs = Some(n(1, 100, "a count of pairs")? as usize),
+            "--frames" => o.frames = Some(n(1, 1_000_000, "a count of frames")? as usize),
+            "--warmup" => o.warmup = Some(n(1, 100_000, "a count of frames")? as usize),
+            "--fps" => l.fps = n(0, 1000, "a frame cap in fps (0: none)")? as u32,
+            "--main-us" => l.main_us = n(0, BURST, "a burst in us")?,
+            "--exec-us" => l.exec_us = n(0, BURST, "a burst in us")?,
+            "--present-us" => l.present_us = n(0, BURST, "a burst in us")?,
+            "--job-us" => l.job_us = n(0, BURST, "a burst in us")?,
+            "--jobs" => l.jobs = n(0, 1024, "a count of jobs a frame")? as usize,
+            "--executors" => l.executors = n(1, 6, "one executor a core")? as usize,
+            "--workers" => l.workers = n(0, 64, "a count of workers")? as usize,
+            "--poll-us" => l.poll_us = n(1, 100_000, "a poll sleep in us")?,
+            "--linger-us" if v.trim() == "none" => l.linger_us = None,
+            "--linger-us" => l.linger_us = Some(n(0, 10 * BURST, "a time in us, or none")?),
+            "--render-threads" if v.trim() == "machine" => l.host.render_threads = None,
+            "--render-threads" => {
+                l.host.render_threads = Some(n(1, 256, "a count of threads, or machine")? as usize)
+            }
+            "--render-us" => l.host.render_us = n(0, BURST, "a burst in us")?,
+            "--gpu-us" => l.host.gpu_us = n(0, BURST, "a burst in us")?,
+            "--audio-us" => l.host.audio_us = n(0, BURST, "a burst in us")?,
+            "--audio-period-us" => l.host.audio_period_us = n(1, BURST, "a period in us")?,
             "--procs" => {
-                let max = hos::machine::logical_processors().unwrap_or(4096) as u64;
-                o.procs =
-                    Some(n(1, max, "a count of logical processors this process may use")? as usize);
+                o.procs = Some(n(
+                    1,
+                    max_procs,
+                    "a count of logical processors this process may use",
+                )? as usize);
             }
             "--calibrate" => {
                 o.calibrate_once = match v.trim() {
@@ -271,24 +343,108 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
                 if v.trim().is_empty() {
                     return Err(ArgError(format!("{f} {v:?}: expected a path")));
                 }
-                if f == "--out" {
-                    o.out = PathBuf::from(v);
-                } else if f == "--trace" {
-                    o.trace = Some(PathBuf::from(v));
-                } else {
-                    o.json = Some(PathBuf::from(v));
+                match f {
+                    "--out" => o.out = PathBuf::from(v),
+                    "--json" => o.json = Some(PathBuf::from(v)),
+                    _ => o.trace = Some(PathBuf::from(v)),
                 }
+            }
+            "--matrix" | "--check-reference" | "--fit" => {
+                if o.mode != Mode::Cell {
+                    return Err(ArgError(format!("{f} {v:?}: one mode at a time")));
+                }
+                o.mode = mode(f, v)?;
             }
             _ => unreachable!("KNOWN and this match disagree on {f}"),
         }
     }
+    Ok(o)
+}
+
+/// The combinations no mode could run as asked.
+fn check(o: &Options, chosen: Option<Scene>, fps_given: bool) -> Result<(), ArgError> {
     if o.load.jobs > 0 && o.load.workers == 0 {
         return Err(ArgError(format!(
             "--workers 0 with --jobs {}: nobody would run the jobs",
             o.load.jobs
         )));
     }
-    Ok(Parsed::Run(Box::new(o)))
+    if o.trace.is_some() && o.mode != Mode::Cell {
+        return Err(ArgError(
+            "--trace with --matrix, --check-reference or --fit: it traces one cell's first pair"
+                .into(),
+        ));
+    }
+    let scenes = match &o.mode {
+        Mode::Cell => return Ok(()),
+        Mode::Matrix(_) if o.procs.is_some() => {
+            return Err(ArgError(
+                "--procs with --matrix: the matrix sets each cell's processors".into(),
+            ))
+        }
+        Mode::Matrix(_) if o.load_flags || chosen.is_some() || fps_given => {
+            return Err(ArgError(
+                "load flags, --scene or --fps with --matrix: the matrix runs its standard cells"
+                    .into(),
+            ))
+        }
+        Mode::Matrix(_) => return Ok(()),
+        Mode::CheckReference(s) => s.clone(),
+        Mode::Fit(s) => vec![*s],
+    };
+    if fps_given {
+        return Err(ArgError(
+            "--fps with --check-reference or --fit: each row runs at its own cap".into(),
+        ));
+    }
+    if scenes.len() > 1 && o.load_flags {
+        return Err(ArgError(
+            "load flags with --check-reference all: name one scene to check a changed load".into(),
+        ));
+    }
+    match chosen {
+        Some(c) if !scenes.contains(&c) => Err(ArgError(format!(
+            "--scene {}: this mode runs its own scenes ({})",
+            c.name(),
+            scenes
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The flags that make `load` from any scene's preset (every load field but the cap): what
+/// a fit prints and hands to the check it runs.
+pub fn load_flags(l: &Load) -> Vec<String> {
+    let h = &l.host;
+    let mut f: Vec<(&str, String)> = vec![
+        ("--executors", l.executors.to_string()),
+        ("--workers", l.workers.to_string()),
+        ("--main-us", l.main_us.to_string()),
+        ("--exec-us", l.exec_us.to_string()),
+        ("--present-us", l.present_us.to_string()),
+        ("--jobs", l.jobs.to_string()),
+        ("--job-us", l.job_us.to_string()),
+        ("--poll-us", l.poll_us.to_string()),
+        (
+            "--linger-us",
+            l.linger_us.map_or("none".into(), |v| v.to_string()),
+        ),
+        (
+            "--render-threads",
+            h.render_threads.map_or("machine".into(), |v| v.to_string()),
+        ),
+        ("--render-us", h.render_us.to_string()),
+        ("--gpu-us", h.gpu_us.to_string()),
+        ("--audio-us", h.audio_us.to_string()),
+        ("--audio-period-us", h.audio_period_us.to_string()),
+    ];
+    f.drain(..)
+        .flat_map(|(flag, v)| [flag.to_string(), v])
+        .collect()
 }
 
 /// Every flag that takes a value.
@@ -307,16 +463,26 @@ const KNOWN: &[&str] = &[
     "--executors",
     "--workers",
     "--poll-us",
+    "--linger-us",
+    "--render-threads",
+    "--render-us",
+    "--gpu-us",
+    "--audio-us",
+    "--audio-period-us",
     "--procs",
     "--calibrate",
     "--out",
     "--json",
     "--trace",
+    "--matrix",
+    "--check-reference",
+    "--fit",
 ];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::HostLoad;
 
     fn run(args: &[&str]) -> Result<Options, ArgError> {
         match parse(args.iter().map(|s| s.to_string()))? {
@@ -332,8 +498,58 @@ mod tests {
         let o = run(&["--scene=forest"]).unwrap();
         assert_eq!(o.load.jobs, 0);
         let o = run(&["--arms", "reactor, seeds", "--pairs=2"]).unwrap();
-        assert_eq!((o.arms, o.pairs), (vec![Arm::Reactor, Arm::Seeds], 2));
+        assert_eq!(
+            (o.arms, o.pairs),
+            (Some(vec![Arm::Reactor, Arm::Seeds]), Some(2))
+        );
         assert!(matches!(parse(["-h".to_string()]), Ok(Parsed::Help)));
+        let o = run(&["--linger-us", "none", "--scene", "hyrule"]).unwrap();
+        assert_eq!(o.load.linger_us, None);
+        assert!(o.load_flags);
+        let o = run(&["--fit", "kokiri", "--render-threads", "4"]).unwrap();
+        assert_eq!(o.mode, Mode::Fit(Scene::Kokiri));
+        assert_eq!(
+            o.scene,
+            Scene::Kokiri,
+            "a mode of one scene starts from its preset"
+        );
+        assert_eq!(
+            o.load,
+            Load {
+                host: HostLoad {
+                    render_threads: Some(4),
+                    ..Scene::Kokiri.load().host
+                },
+                ..Scene::Kokiri.load()
+            }
+        );
+        let o = run(&["--check-reference", "hyrule", "--jobs", "2"]).unwrap();
+        assert_eq!((o.scene, o.load.jobs), (Scene::Hyrule, 2));
+    }
+
+    #[test]
+    fn load_flags_make_the_load_from_any_preset() {
+        let mut l = Scene::Hyrule.load().scaled(1.3);
+        l.host.render_threads = Some(3);
+        l.workers = 7;
+        for from in Scene::ALL {
+            let mut args = vec!["--scene".to_string(), from.name().to_string()];
+            args.extend(load_flags(&l));
+            let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+            assert_eq!(
+                o.load,
+                Load {
+                    fps: from.load().fps,
+                    ..l
+                },
+                "from {from:?}"
+            );
+        }
+        let field = Scene::Field.load();
+        let mut args = vec!["--scene".to_string(), "hyrule".to_string()];
+        args.extend(load_flags(&field));
+        let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+        assert_eq!(o.load, field);
     }
 
     #[test]
@@ -344,9 +560,32 @@ mod tests {
             (&["--arms", "fast"], "--arms", "\"fast\""),
             (&["--wat"], "--wat", "--wat"),
             (&["--pairs"], "--pairs", "needs a value"),
+            (&["--fit", "field"], "--fit", "\"field\""),
+            (&["--matrix", "2,0"], "--matrix", "\"0\""),
+            (
+                &["--render-threads", "many"],
+                "--render-threads",
+                "\"many\"",
+            ),
         ] {
             let e = run(args).unwrap_err().0;
             assert!(e.contains(flag) && e.contains(value), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn modes_that_could_not_run_as_asked() {
+        for args in [
+            &["--matrix", "2", "--fit", "hyrule"][..],
+            &["--matrix", "2", "--procs", "1"],
+            &["--check-reference", "all", "--main-us", "10"],
+            &["--fit", "hyrule", "--scene", "kokiri"],
+            &["--check-reference", "kokiri", "--fps", "30"],
+            &["--matrix", "2", "--scene", "field"],
+            &["--matrix", "2", "--trace", "t"],
+            &["--fit", "kokiri", "--trace", "t"],
+        ] {
+            assert!(run(args).is_err(), "{args:?}");
         }
     }
 }

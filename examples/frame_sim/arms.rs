@@ -6,10 +6,10 @@
 //! and by the machine's noise, which alternating the arms spreads over all of them. The
 //! window's two snapshots are taken right after presents `warmup` and `warmup + frames`.
 
-use crate::args::Options;
-use crate::load::{self, Mark};
+use crate::group::Group;
+use crate::load::{self, Load, Mark, PickupFigures};
 use crate::progress::Progress;
-use hos::{Calibration, Config, ShortSleep};
+use hos::{Calibration, Config, CpuTime, ShortSleep};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
@@ -82,6 +82,12 @@ pub struct Run {
     pub before: hos::Stats,
     /// Snapshot at the window's end.
     pub after: hos::Stats,
+    /// The host threads' CPU at the window's start, by group.
+    pub host_before: Vec<(Group, CpuTime)>,
+    /// The same at the window's end.
+    pub host_after: Vec<(Group, CpuTime)>,
+    /// Pickup latencies of the measured frames.
+    pub pickup: PickupFigures,
     /// Wall time between the two snapshots.
     pub window: Duration,
     /// Frames presented between the two snapshots.
@@ -104,8 +110,23 @@ pub fn calibrate() -> Result<Calibration, String> {
 }
 
 /// How long without a present before a run is called stalled.
-fn stall_limit(o: &Options) -> Duration {
-    Duration::from_secs(10).max(o.load.cpu_per_frame() * 20)
+fn stall_limit(load: &Load) -> Duration {
+    Duration::from_secs(10).max(load.cpu_per_frame() * 20)
+}
+
+/// How one run is made: the load, its frames, the calibration to pin, where traces go.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSpec<'a> {
+    /// The load.
+    pub load: Load,
+    /// Warm-up frames (>= 1).
+    pub warmup: usize,
+    /// Measured frames (>= 1).
+    pub frames: usize,
+    /// The calibration pinned in the run, if any.
+    pub calibration: Option<Calibration>,
+    /// The folder of the first pair's traces (`--trace`), if any.
+    pub trace: Option<&'a std::path::Path>,
 }
 
 /// Runs `arm` once.
@@ -113,28 +134,22 @@ fn stall_limit(o: &Options) -> Duration {
 /// # Errors
 /// The runtime would not build, a thread would not spawn or panicked, or no frame was
 /// presented for the stall limit (a hang: the message says after which frame).
-pub fn run(
-    arm: Arm,
-    pair: usize,
-    o: &Options,
-    calibration: Option<Calibration>,
-    progress: &mut Progress,
-) -> Result<Run, String> {
-    let trace = crate::critical::trace_file(o, arm, pair);
+pub fn run(arm: Arm, pair: usize, spec: &RunSpec, progress: &mut Progress) -> Result<Run, String> {
+    let trace = crate::critical::trace_file(spec.trace, arm, pair);
     let rt = crate::critical::traced(
-        hos::Runtime::builder().config(arm.config(calibration)),
+        hos::Runtime::builder().config(arm.config(spec.calibration)),
         &trace,
     )
     .build()
     .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
-    let running = match load::spawn(&rt, o.load, o.warmup, o.frames) {
+    let running = match load::spawn(&rt, spec.load, spec.warmup, spec.frames) {
         Ok(r) => r,
         Err(e) => {
             rt.shutdown();
             return Err(e);
         }
     };
-    let stall = stall_limit(o);
+    let stall = stall_limit(&spec.load);
     let wait = |want: Mark, progress: &mut Progress| -> Result<(), String> {
         let mut seen = running.presented();
         let mut since = Instant::now();
@@ -160,29 +175,30 @@ pub fn run(
         }
     };
     let window = wait(Mark::WindowStart, progress).and_then(|()| {
-        let before = rt.stats();
+        let before = (rt.stats(), running.host_cpu());
         let (t0, n0) = (Instant::now(), running.presented());
         wait(Mark::WindowEnd, progress)?;
-        let after = rt.stats();
+        let after = (rt.stats(), running.host_cpu());
         let (t1, n1) = (Instant::now(), running.presented());
         Ok((before, after, t1 - t0, n1.saturating_sub(n0).max(1)))
     });
     let critical = trace
         .is_some()
-        .then(|| crate::critical::window(&rt.critical_path(), o.warmup, o.frames));
-    let times = running.stop(&rt);
-    let (before, after, window, window_frames) =
+        .then(|| crate::critical::window(&rt.critical_path(), spec.warmup, spec.frames));
+    let ended = running.stop(&rt);
+    let ((before, host_before), (after, host_after), window, window_frames) =
         window.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
-    let times = times.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
-    if times.len() != o.warmup + o.frames {
+    let ended = ended.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
+    let times = ended.times;
+    if times.len() != spec.warmup + spec.frames {
         return Err(format!(
             "{} pair {pair}: {} present times kept, {} expected",
             arm.name(),
             times.len(),
-            o.warmup + o.frames
+            spec.warmup + spec.frames
         ));
     }
-    let frame_ms = times[o.warmup - 1..]
+    let frame_ms = times[spec.warmup - 1..]
         .windows(2)
         .map(|w| (w[1] - w[0]).as_secs_f64() * 1e3)
         .collect();
@@ -192,6 +208,9 @@ pub fn run(
         frame_ms,
         before,
         after,
+        host_before,
+        host_after,
+        pickup: ended.pickup,
         window,
         window_frames,
         critical,

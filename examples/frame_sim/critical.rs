@@ -6,15 +6,15 @@
 //! Invariant: only the first pair is traced, every arm of it, so the arms' paths compare
 //! runs made the same way; the path is the mean over the measured window's frames.
 
-use crate::args::Options;
 use crate::arms::{Arm, Run};
 use hos::{Breakdown, RuntimeBuilder};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The trace file of `arm`'s run in `pair`, if that run is traced.
-pub fn trace_file(o: &Options, arm: Arm, pair: usize) -> Option<PathBuf> {
-    let dir = o.trace.as_ref().filter(|_| pair == 1)?;
+/// The trace file of `arm`'s run in `pair`, if that run is traced (the first pair, with a
+/// trace folder).
+pub fn trace_file(dir: Option<&Path>, arm: Arm, pair: usize) -> Option<PathBuf> {
+    let dir = dir.filter(|_| pair == 1)?;
     Some(dir.join(format!("{}.json", arm.name())))
 }
 
@@ -66,7 +66,8 @@ pub fn table(runs: &[Run]) -> String {
     t
 }
 
-/// The traced runs' paths as a JSON object: by arm, each part in ms a frame.
+/// The traced runs' paths as a JSON object: by arm, each part in ms a frame (`null` when
+/// no run was traced).
 pub fn json(runs: &[Run]) -> String {
     let arms: Vec<String> = runs
         .iter()
@@ -79,5 +80,8 @@ pub fn json(runs: &[Run]) -> String {
             Some(format!("\"{}\": {{{}}}", r.arm.name(), parts.join(", ")))
         })
         .collect();
+    if arms.is_empty() {
+        return "null".into();
+    }
     format!("{{{}}}", arms.join(", "))
 }

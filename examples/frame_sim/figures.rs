@@ -6,57 +6,8 @@
 //! before its median is taken, so a slow stretch of the machine divides out.
 
 use crate::arms::{Arm, Run};
+use crate::group::Group;
 use hos::CpuTime;
-
-/// Whose CPU and sleeps a row counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Group {
-    /// `MainThread`.
-    Main,
-    /// `Presentation Thread`.
-    Presentation,
-    /// `BaseProcExecutor*`.
-    Executors,
-    /// `ModuleSystemWorker*`.
-    Workers,
-    /// The runtime's reactor thread (not a guest thread).
-    Reactor,
-}
-
-impl Group {
-    /// Every group, in report order.
-    pub const ALL: [Group; 5] = [
-        Group::Main,
-        Group::Presentation,
-        Group::Executors,
-        Group::Workers,
-        Group::Reactor,
-    ];
-
-    /// A short name for tables and keys.
-    pub fn name(self) -> &'static str {
-        match self {
-            Group::Main => "main",
-            Group::Presentation => "presentation",
-            Group::Executors => "executors",
-            Group::Workers => "workers",
-            Group::Reactor => "reactor",
-        }
-    }
-
-    /// The group of a guest thread by its name.
-    fn of(name: &str) -> Option<Group> {
-        [
-            ("MainThread", Group::Main),
-            ("Presentation", Group::Presentation),
-            ("BaseProcExecutor", Group::Executors),
-            ("ModuleSystemWorker", Group::Workers),
-        ]
-        .into_iter()
-        .find(|(part, _)| name.contains(part))
-        .map(|(_, r)| r)
-    }
-}
 
 /// One group's figures over the window, summed over its threads, per second of wall time.
 #[derive(Clone, Copy, Debug, Default)]
@@ -71,7 +22,12 @@ pub struct GroupFigures {
     pub sleeps_s: f64,
     /// Voluntary context switches a second.
     pub switches_s: f64,
+    /// User + kernel CPU, ms a frame (over the frames presented in the window).
+    pub ms_frame: f64,
 }
+
+/// Groups in a run's figures.
+pub const GROUPS: usize = Group::ALL.len();
 
 /// The figures of one run.
 #[derive(Clone, Debug)]
@@ -103,11 +59,17 @@ pub struct Figures {
     /// Escapes in the window.
     pub escapes_total: u64,
     /// By group, in [`Group::ALL`] order.
-    pub groups: [GroupFigures; 5],
+    pub groups: [GroupFigures; GROUPS],
+    /// Job pickup latency p50 and p99, us.
+    pub job_pickup: [f64; 2],
+    /// Executor message pickup latency p50 and p99, us.
+    pub exec_pickup: [f64; 2],
     /// The runtime's calibration at the window's end: its OS timer's lateness, us.
     pub timer_late_us: f64,
     /// The same: the latency of waking a parked thread, us.
     pub wake_us: f64,
+    /// The same: the precise path it chose.
+    pub precise: hos::PrecisePath,
 }
 
 /// Frame-time thresholds of `Figures::over`, ms.
@@ -149,7 +111,7 @@ impl Figures {
             after.saturating_sub(before) as f64 / run.window_frames as f64
         };
         let secs = run.window.as_secs_f64().max(1e-9);
-        let mut groups = [GroupFigures::default(); 5];
+        let mut groups = [GroupFigures::default(); GROUPS];
         let mut add = |group: Group, cpu: CpuTime, sleeps: u64| {
             let r = &mut groups[group as usize];
             r.threads += 1;
@@ -157,9 +119,10 @@ impl Figures {
             r.kernel_s += cpu.kernel.as_secs_f64() / secs;
             r.sleeps_s += sleeps as f64 / secs;
             r.switches_s += cpu.voluntary_switches as f64 / secs;
+            r.ms_frame += cpu.total().as_secs_f64() * 1e3 / run.window_frames as f64;
         };
         for t in &a.threads {
-            let Some(group) = Group::of(&t.name) else {
+            let Some(group) = Group::of_guest(&t.name) else {
                 continue;
             };
             // Matched by name (unique in the load); a thread missing before counts from 0.
@@ -169,6 +132,10 @@ impl Figures {
             add(group, cpu, sleeps);
         }
         add(Group::Reactor, a.reactor_cpu.since(&b.reactor_cpu), 0);
+        // Host threads: the same slots in the same order at both ends.
+        for ((group, after), (_, before)) in run.host_after.iter().zip(&run.host_before) {
+            add(*group, after.since(before), 0);
+        }
         Figures {
             frames,
             window_s: run.window.as_secs_f64(),
@@ -189,8 +156,11 @@ impl Figures {
             escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
             escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
             groups,
+            job_pickup: run.pickup.job,
+            exec_pickup: run.pickup.exec,
             timer_late_us: a.calibration.timer_lateness_ns as f64 / 1e3,
             wake_us: a.calibration.wake_latency_ns as f64 / 1e3,
+            precise: a.calibration.precise,
         }
     }
 }
@@ -203,6 +173,8 @@ pub struct Metric {
     pub label: String,
     /// Decimals in the table.
     pub digits: usize,
+    /// The thread group it is a figure of, if any.
+    pub group: Option<Group>,
     /// Reads the figure of a run.
     pub get: Box<dyn Fn(&Figures) -> f64>,
 }
@@ -217,6 +189,7 @@ fn metric(
         key: key.into(),
         label: label.into(),
         digits,
+        group: None,
         get: Box::new(get),
     }
 }
@@ -261,36 +234,60 @@ pub fn metrics() -> Vec<Metric> {
         metric("vcore_escapes", "vcore escapes", 0, |f| {
             f.escapes_total as f64
         }),
+        metric("job_pickup_p50_us", "job pickup p50 us", 1, |f| {
+            f.job_pickup[0]
+        }),
+        metric("job_pickup_p99_us", "job pickup p99 us", 1, |f| {
+            f.job_pickup[1]
+        }),
+        metric("exec_pickup_p50_us", "exec msg pickup p50 us", 1, |f| {
+            f.exec_pickup[0]
+        }),
+        metric("exec_pickup_p99_us", "exec msg pickup p99 us", 1, |f| {
+            f.exec_pickup[1]
+        }),
     ]);
     for group in Group::ALL {
         let i = group as usize;
         let n = group.name();
-        m.push(metric(
-            &format!("{n}_cpu_s_per_s"),
-            &format!("{n} CPU s/s"),
-            3,
-            move |f| f.groups[i].cpu_s,
-        ));
-        m.push(metric(
-            &format!("{n}_kernel_s_per_s"),
-            &format!("{n} kernel s/s"),
-            3,
-            move |f| f.groups[i].kernel_s,
-        ));
-        if group != Group::Reactor {
-            m.push(metric(
+        let mut rows = vec![
+            metric(
+                &format!("{n}_cpu_s_per_s"),
+                &format!("{n} CPU s/s"),
+                3,
+                move |f| f.groups[i].cpu_s,
+            ),
+            metric(
+                &format!("{n}_kernel_s_per_s"),
+                &format!("{n} kernel s/s"),
+                3,
+                move |f| f.groups[i].kernel_s,
+            ),
+            metric(
+                &format!("{n}_cpu_ms_per_frame"),
+                &format!("{n} CPU ms/frame"),
+                2,
+                move |f| f.groups[i].ms_frame,
+            ),
+        ];
+        if group.is_guest() {
+            rows.push(metric(
                 &format!("{n}_sleeps_per_s"),
                 &format!("{n} sleeps/s"),
                 0,
                 move |f| f.groups[i].sleeps_s,
             ));
         }
-        m.push(metric(
+        rows.push(metric(
             &format!("{n}_switches_per_s"),
             &format!("{n} vol. switches/s"),
             0,
             move |f| f.groups[i].switches_s,
         ));
+        m.extend(rows.into_iter().map(|r| Metric {
+            group: Some(group),
+            ..r
+        }));
     }
     m.push(metric("timer_late_us", "calib. timer late us", 1, |f| {
         f.timer_late_us
@@ -335,24 +332,7 @@ impl Summary {
             .map(|(a, _)| *a)
             .find(|a| *a == Arm::Seeds)
             .unwrap_or(arms[0].0);
-        let base_runs = arms
-            .iter()
-            .find(|(a, _)| *a == baseline)
-            .map(|(_, r)| r.clone())
-            .unwrap_or_default();
-        let ratio_of = |key: &str, runs: &[Figures]| {
-            let m = metrics
-                .iter()
-                .find(|m| m.key == key)
-                .unwrap_or_else(|| panic!("no metric {key}"));
-            median(
-                runs.iter()
-                    .zip(&base_runs)
-                    .map(|(r, b)| (m.get)(r) / (m.get)(b))
-                    .filter(|x| x.is_finite()),
-            )
-        };
-        let arms = arms
+        let arms: Vec<ArmSummary> = arms
             .into_iter()
             .map(|(arm, runs)| ArmSummary {
                 arm,
@@ -360,15 +340,64 @@ impl Summary {
                     .iter()
                     .map(|m| median(runs.iter().map(|f| (m.get)(f))))
                     .collect(),
-                ratio: RATIO_KEYS.map(|k| ratio_of(k, &runs)),
+                ratio: [f64::NAN; 3],
                 runs,
             })
             .collect();
-        Summary {
+        let mut s = Summary {
             baseline,
             metrics,
             arms,
+        };
+        for i in 0..s.arms.len() {
+            let arm = s.arms[i].arm;
+            s.arms[i].ratio = RATIO_KEYS.map(|k| s.ratio(arm, baseline, k));
         }
+        s
+    }
+
+    /// The metric of `key`.
+    ///
+    /// # Panics
+    /// No metric has that key (a typo in frame_sim's own code).
+    pub fn metric(&self, key: &str) -> (usize, &Metric) {
+        self.metrics
+            .iter()
+            .enumerate()
+            .find(|(_, m)| m.key == key)
+            .unwrap_or_else(|| panic!("no metric {key}"))
+    }
+
+    /// The arm's summary, if it ran.
+    pub fn arm(&self, arm: Arm) -> Option<&ArmSummary> {
+        self.arms.iter().find(|a| a.arm == arm)
+    }
+
+    /// The median over pairs of `arm`'s metric `key`; NaN if the arm did not run.
+    pub fn median(&self, arm: Arm, key: &str) -> f64 {
+        let (i, _) = self.metric(key);
+        self.arm(arm).map_or(f64::NAN, |a| a.median[i])
+    }
+
+    /// The median over pairs of `arm`'s metric `key` divided by `base`'s in the same pair;
+    /// NaN if either did not run.
+    pub fn ratio(&self, arm: Arm, base: Arm, key: &str) -> f64 {
+        self.pair_ratios(arm, base, key)
+            .map_or(f64::NAN, |r| median(r.iter().copied()))
+    }
+
+    /// `arm`'s metric `key` divided by `base`'s, pair by pair (only finite ratios).
+    pub fn pair_ratios(&self, arm: Arm, base: Arm, key: &str) -> Option<Vec<f64>> {
+        let (_, m) = self.metric(key);
+        let (a, b) = (self.arm(arm)?, self.arm(base)?);
+        Some(
+            a.runs
+                .iter()
+                .zip(&b.runs)
+                .map(|(r, b)| (m.get)(r) / (m.get)(b))
+                .filter(|x| x.is_finite())
+                .collect(),
+        )
     }
 }
 

@@ -2,8 +2,8 @@
 //!
 //! Invariant: every thread of the load ends once [`Running::stop`] has been called (a stop
 //! flag, then the runtime's shutdown, which ends every wait with Cancelled), so a run always
-//! joins; and a frame's work is CPU time spent on each thread's own clock, the same on any
-//! machine, whatever the runtime or the neighbours cost.
+//! joins; and a frame's work is CPU time spent on each thread's own clock (`burst.rs`), the
+//! same on any machine, whatever the runtime or the neighbours cost.
 //!
 //! One frame, as in the measured game (docs/design.md, the introduction):
 //!
@@ -11,15 +11,21 @@
 //! | --- | --- | --- | --- |
 //! | `MainThread` | 44 | all | burst `main_us`; post `jobs` jobs and one message to each executor; wait for the last of them (an auto-clear Event); hand the frame on (a queue of 1: at most one frame ahead) |
 //! | `BaseProcExecutor{i}` | 44 | `1 << i` | receive from its own LightMessageQueue, burst `exec_us`, count down |
-//! | `ModuleSystemWorker{i}` | 45 | all | `try_receive` the shared job queue: a job is a burst of `job_us` and a count down; nothing there is a `sleep_thread(poll_us)` |
-//! | `Presentation Thread` | 44 | all | receive the frame, burst `present_us` (submit), sleep to the next frame boundary with `host_sleep` (the frame limiter), present |
+//! | `ModuleSystemWorker{i}` | 45 | all | `try_receive` the shared job queue: a job is a burst of `job_us` and a count down; nothing there is a `sleep_thread(poll_us)`; with `linger_us`, once the queue has been empty that long the worker blocks in `receive` until the next job |
+//! | `Presentation Thread` | 44 | all | receive the frame, burst `present_us` (submit), hand it to the host's renderer if there is one (`host.rs`), sleep to the next frame boundary with `host_sleep` (the frame limiter), present |
 //!
 //! The workers rank one step below the frame's chain (45): when virtual cores are short, a
 //! polling worker gives way to the frame, as a background job system does on the console.
+//! Every job and executor message carries its post time; the thread that starts it records
+//! the wait (`pickup.rs`).
 
+use crate::burst::burst;
+use crate::group::Group;
+use crate::host::{self, Host, HostLoad, RenderLink};
+use crate::pickup::{Kind, Pickups, Post};
 use hos::os::{ClearMode, Event, LightMessageQueue, MessageQueue};
 use hos::thread::JoinHandle;
-use std::hint::black_box;
+use hos::CpuTime;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -49,26 +55,53 @@ pub struct Load {
     pub job_us: u64,
     /// A worker's sleep between two empty polls.
     pub poll_us: u64,
+    /// How long a worker polls an empty queue before it blocks until the next job; `None`:
+    /// it polls for ever (the `field` and `forest` workers).
+    pub linger_us: Option<u64>,
     /// Frame cap (0: none).
     pub fps: u32,
+    /// The host's own threads.
+    pub host: HostLoad,
 }
 
 impl Load {
-    /// CPU time of one frame's bursts.
+    /// CPU time of one frame's bursts (the audio renderer's, which runs on its own period,
+    /// not counted).
     pub fn cpu_per_frame(&self) -> Duration {
         Duration::from_micros(
             self.main_us
                 + self.executors as u64 * self.exec_us
                 + self.present_us
-                + self.jobs as u64 * self.job_us,
+                + self.jobs as u64 * self.job_us
+                + self.host.render_us
+                + self.host.gpu_us,
         )
+    }
+
+    /// Every burst multiplied by `s` (rounded to the microsecond): the same shape, heavier
+    /// or lighter.
+    pub fn scaled(&self, s: f64) -> Load {
+        let f = |us: u64| (us as f64 * s).round() as u64;
+        Load {
+            main_us: f(self.main_us),
+            exec_us: f(self.exec_us),
+            present_us: f(self.present_us),
+            job_us: f(self.job_us),
+            host: HostLoad {
+                render_us: f(self.host.render_us),
+                gpu_us: f(self.host.gpu_us),
+                audio_us: f(self.host.audio_us),
+                ..self.host
+            },
+            ..*self
+        }
     }
 
     /// One line for the report's header.
     pub fn describe(&self) -> String {
         format!(
-            "main {} us, {} executors x {} us, {} jobs x {} us on {} workers (poll {} us), \
-             present {} us, cap {}",
+            "main {} us, {} executors x {} us, {} jobs x {} us on {} workers (poll {} us{}), \
+             present {} us, cap {}; {}",
             self.main_us,
             self.executors,
             self.exec_us,
@@ -76,12 +109,15 @@ impl Load {
             self.job_us,
             self.workers,
             self.poll_us,
+            self.linger_us
+                .map_or(String::new(), |l| format!(", block after {l} us idle")),
             self.present_us,
             if self.fps == 0 {
                 "none".to_string()
             } else {
                 format!("{} fps", self.fps)
             },
+            self.host.describe(),
         )
     }
 }
@@ -97,10 +133,10 @@ pub enum Mark {
 
 /// What the threads of one run share.
 struct Shared {
-    /// One LightMessageQueue an executor; a message is a frame number.
-    exec_queues: Vec<LightMessageQueue<u64>>,
+    /// One LightMessageQueue an executor.
+    exec_queues: Vec<LightMessageQueue<Post>>,
     /// The job queue the workers poll.
-    jobs: MessageQueue<u64>,
+    jobs: MessageQueue<Post>,
     /// Main thread -> presentation thread; capacity 1 is the back-pressure.
     present: MessageQueue<u64>,
     /// Executor messages and jobs of this frame not yet done.
@@ -113,6 +149,8 @@ struct Shared {
     stop: AtomicBool,
     /// Frames presented so far (the progress bar reads it).
     presented: AtomicU64,
+    /// Pickup latencies of the measured frames' posts.
+    pickups: Pickups,
 }
 
 impl Shared {
@@ -136,8 +174,27 @@ pub struct Running {
     shared: Arc<Shared>,
     threads: Vec<(String, JoinHandle<()>)>,
     presenter: Option<JoinHandle<Vec<Instant>>>,
+    host: Host,
     /// Window marks from the presentation thread.
     pub marks: mpsc::Receiver<Mark>,
+}
+
+/// Pickup latency quantiles of a run, microseconds: p50 and p99 (NaN where nothing was
+/// picked up).
+#[derive(Clone, Copy, Debug)]
+pub struct PickupFigures {
+    /// Jobs, post to a worker's start.
+    pub job: [f64; 2],
+    /// Executor messages, post to the executor's start.
+    pub exec: [f64; 2],
+}
+
+/// What a stopped run leaves.
+pub struct Ended {
+    /// The present times the presentation thread kept (the first `warmup + frames`).
+    pub times: Vec<Instant>,
+    /// Pickup latencies of the measured frames.
+    pub pickup: PickupFigures,
 }
 
 impl Running {
@@ -147,11 +204,17 @@ impl Running {
         self.shared.presented.load(Ordering::Relaxed)
     }
 
-    /// Stops the load and shuts the runtime down; returns the present times the
-    /// presentation thread kept (the first `warmup + frames`), or why it has none.
-    pub fn stop(mut self, rt: &hos::Runtime) -> Result<Vec<Instant>, String> {
+    /// The host threads' CPU so far, by group.
+    pub fn host_cpu(&self) -> Vec<(Group, CpuTime)> {
+        self.host.cpu()
+    }
+
+    /// Stops the load and shuts the runtime down; returns what the run leaves, or why it
+    /// has nothing.
+    pub fn stop(mut self, rt: &hos::Runtime) -> Result<Ended, String> {
         // Relaxed: the shutdown below ends every wait; the flag only ends the pollers' loop.
         self.shared.stop.store(true, Ordering::Relaxed);
+        self.host.stop();
         rt.shutdown();
         let mut failed = Vec::new();
         for (name, t) in self.threads.drain(..) {
@@ -166,11 +229,19 @@ impl Running {
                 Vec::new()
             }
         };
-        if failed.is_empty() {
-            Ok(times)
-        } else {
-            Err(format!("guest threads panicked: {}", failed.join(", ")))
+        failed.extend(self.host.join());
+        if !failed.is_empty() {
+            return Err(format!("threads panicked: {}", failed.join(", ")));
         }
+        let p = &self.shared.pickups;
+        let q = [0.5, 0.99];
+        Ok(Ended {
+            times,
+            pickup: PickupFigures {
+                job: p.quantiles_us(Kind::Job, q),
+                exec: p.quantiles_us(Kind::Exec, q),
+            },
+        })
     }
 }
 
@@ -196,18 +267,25 @@ pub fn spawn(
         done: Event::new(ClearMode::Auto),
         stop: AtomicBool::new(false),
         presented: AtomicU64::new(0),
+        // Present n (from 1) is main frame n - 1: the measured presents are main frames
+        // warmup..warmup + frames.
+        pickups: Pickups::new(warmup as u64, (warmup + frames) as u64),
     });
+    let (host, link) = host::spawn(rt, load.host)?;
     let (mark_tx, marks) = mpsc::channel();
-    match spawn_threads(rt, &shared, load, [warmup, warmup + frames], mark_tx) {
+    match spawn_threads(rt, &shared, load, [warmup, warmup + frames], mark_tx, link) {
         Ok((threads, presenter)) => Ok(Running {
             shared,
             threads,
             presenter: Some(presenter),
+            host,
             marks,
         }),
         Err(e) => {
             // Relaxed: as in `stop`; the caller shuts the runtime down, which ends the rest.
             shared.stop.store(true, Ordering::Relaxed);
+            host.stop();
+            host.join();
             Err(e)
         }
     }
@@ -221,6 +299,7 @@ fn spawn_threads(
     load: Load,
     marks: [usize; 2],
     mark_tx: mpsc::Sender<Mark>,
+    link: Option<RenderLink>,
 ) -> Result<Spawned, String> {
     let err = |name: &str| {
         let name = name.to_string();
@@ -247,7 +326,7 @@ fn spawn_threads(
             .thread()
             .name(name.clone())
             .priority(PRIORITY_WORKER)
-            .spawn(move || worker(&s, load.job_us, load.poll_us))
+            .spawn(move || worker(&s, load))
             .map_err(err(&name))?;
         threads.push((name, t));
     }
@@ -257,7 +336,7 @@ fn spawn_threads(
         .thread()
         .name("Presentation Thread")
         .priority(PRIORITY_FRAME)
-        .spawn(move || presenter(&s, &prt, load, marks, mark_tx))
+        .spawn(move || presenter(&s, &prt, load, marks, mark_tx, link))
         .map_err(err("Presentation Thread"))?;
     let s = shared.clone();
     let t = rt
@@ -282,12 +361,12 @@ fn main_thread(s: &Shared, load: Load) {
         // Relaxed: `pending` is 0 here (module invariant); the sends below publish it.
         s.pending.store(helpers, Ordering::Relaxed);
         for _ in 0..load.jobs {
-            if s.jobs.send(frame).is_err() {
+            if s.jobs.send(Post::now(frame)).is_err() {
                 return;
             }
         }
         for q in &s.exec_queues {
-            if q.send(frame).is_err() {
+            if q.send(Post::now(frame)).is_err() {
                 return;
             }
         }
@@ -299,24 +378,43 @@ fn main_thread(s: &Shared, load: Load) {
 
 /// A BaseProcExecutor: one message, one burst, a count down.
 fn executor(s: &Shared, i: usize, exec_us: u64) {
-    while let Ok(_frame) = s.exec_queues[i].receive() {
+    let mut pickups = s.pickups.recorder(Kind::Exec);
+    while let Ok(post) = s.exec_queues[i].receive() {
+        pickups.started(post);
         burst(exec_us);
         s.count_down();
     }
 }
 
-/// A ModuleSystemWorker: poll the job queue, sleep `poll_us` between empty polls.
-fn worker(s: &Shared, job_us: u64, poll_us: u64) {
-    let poll_ns = (poll_us * 1000) as i64;
+/// A ModuleSystemWorker: poll the job queue, sleep `poll_us` between empty polls; with a
+/// linger, block in `receive` once the queue has been empty that long.
+fn worker(s: &Shared, load: Load) {
+    let poll_ns = (load.poll_us * 1000) as i64;
+    let linger = load.linger_us.map(Duration::from_micros);
+    let mut pickups = s.pickups.recorder(Kind::Job);
+    // Since when the queue has been found empty (read only with a linger).
+    let mut idle_since: Option<Instant> = None;
     while !s.stopped() {
         hos::svc::checkpoint();
-        match s.jobs.try_receive() {
-            Some(_frame) => {
-                burst(job_us);
-                s.count_down();
+        let post = match s.jobs.try_receive() {
+            Some(post) => post,
+            None => {
+                let lingered = linger
+                    .is_some_and(|l| idle_since.get_or_insert_with(Instant::now).elapsed() >= l);
+                if !lingered {
+                    hos::svc::sleep_thread(poll_ns);
+                    continue;
+                }
+                match s.jobs.receive() {
+                    Ok(post) => post,
+                    Err(_) => return,
+                }
             }
-            None => hos::svc::sleep_thread(poll_ns),
-        }
+        };
+        idle_since = None;
+        pickups.started(post);
+        burst(load.job_us);
+        s.count_down();
     }
 }
 
@@ -327,12 +425,19 @@ fn presenter(
     load: Load,
     [warmup, keep]: [usize; 2],
     marks: mpsc::Sender<Mark>,
+    renderer: Option<RenderLink>,
 ) -> Vec<Instant> {
     let period = (load.fps > 0).then(|| Duration::from_secs(1) / load.fps);
     let mut next: Option<Instant> = None;
     let mut times = Vec::with_capacity(keep);
-    while let Ok(_frame) = s.present.receive() {
+    while let Ok(frame) = s.present.receive() {
         burst(load.present_us);
+        if let Some(r) = &renderer {
+            // One frame in the renderer: wait (as a guest) until it took the last one.
+            if r.slot.acquire().is_err() || r.frames.send(frame).is_err() {
+                break;
+            }
+        }
         if let Some(p) = period {
             // The frame limiter: sleep to the next boundary; a late frame starts a new grid.
             let now = Instant::now();
@@ -364,56 +469,4 @@ fn presenter(
         }
     }
     times
-}
-
-/// This thread's CPU time in nanoseconds (one system call: CLOCK_THREAD_CPUTIME_ID is not
-/// in the vDSO).
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write; the clock id is a constant Linux knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    debug_assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// A chunk of work between two readings of the CPU clock (and two checkpoints): long enough
-/// that the clock's system call costs about 1 %, short enough that a kicked thread answers
-/// within 20 us, as game code that enters the kernel now and then would.
-const CHUNK_NS: u64 = 20_000;
-
-thread_local! {
-    /// This thread's estimate of one work step's CPU time, in ns (adapted chunk by chunk).
-    static STEP_NS: std::cell::Cell<f64> = const { std::cell::Cell::new(1.0) };
-}
-
-/// Spends `us` microseconds of this thread's CPU time on work, calling
-/// `hos::svc::checkpoint` between chunks. Preemption does not lengthen the work: the clock
-/// is the thread's own, so the burst is the same CPU on a loaded machine, only later.
-pub fn burst(us: u64) {
-    if us == 0 {
-        return;
-    }
-    let start = thread_cpu_ns();
-    let end = start + us * 1000;
-    let mut now = start;
-    let mut x = start | 1;
-    let mut step = STEP_NS.get();
-    while now < end {
-        let chunk = (end - now).min(CHUNK_NS);
-        let steps = ((chunk as f64 / step) as u64).max(8);
-        for _ in 0..steps {
-            // A dependent multiply-add chain: no vectorizing, no closed form.
-            x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
-        }
-        let t = thread_cpu_ns();
-        let measured = (t - now) as f64 / steps as f64;
-        step = (0.5 * step + 0.5 * measured).clamp(0.05, 1000.0);
-        now = t;
-        hos::svc::checkpoint();
-    }
-    STEP_NS.set(step);
-    black_box(x);
 }

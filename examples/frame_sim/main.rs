@@ -1,36 +1,58 @@
 //! frame_sim: the main job. A game-shaped load on hos, run under each arm (a runtime
-//! configuration), the arms alternating, the figures of docs/design.md section 11 side by side.
+//! configuration), the arms alternating, the figures of docs/design.md section 11 side by side;
+//! the standard cells in one command (`--matrix`); the reference host's published A/B
+//! reproduced (`--check-reference`) and fitted (`--fit`). docs/frame_sim.md describes the
+//! model, the scenes and the fitting procedure.
 //!
-//! Invariant: arms are compared only on runs made the same way in the same invocation:
-//! the same load, the same processors (`--procs` is applied before the first runtime is
-//! built), arms alternating A B C A B C, each run on a fresh runtime; and everything the
-//! run prints comes from the same figures (table, CSV, JSON, plot).
+//! Invariant: arms are compared only on runs made the same way in the same cell (`cell.rs`),
+//! and everything a cell prints comes from the same figures (table, CSV, JSON, plot).
 //!
 //! `cargo run --release --example frame_sim [-- --help]`
 //!
 //! | module | what |
 //! | --- | --- |
-//! | `args` | flags, scenes, bad values |
-//! | `load` | the threads: game thread, executors, job workers, presentation; calibrated bursts |
+//! | `args` | flags, modes, bad values |
+//! | `scenes` | the presets and why their bursts are what they are |
+//! | `load` | the guest threads: game thread, executors, job workers, presentation |
+//! | `host` | the host's own threads: renderer pool, GPU submit, audio renderer |
+//! | `burst` | CPU work on the thread's own clock |
+//! | `pickup` | post-to-start latency of jobs and executor messages |
 //! | `arms` | the arms' configs and one run of one arm |
+//! | `cell` | the arms alternating over pairs, at one processor count |
+//! | `group` | the thread groups CPU is split by |
 //! | `figures` | a run's figures, medians and ratios over pairs |
-//! | `report` | the table, `frames.csv`, the JSON |
-//! | `plot` | the SVG frame-time plot |
+//! | `report` | the table, `frames.csv`, the JSON; a cell's files |
+//! | `plot`, `svg` | the SVG plot, and its drawing primitives |
 //! | `progress` | the progress bar on stderr |
+//! | `matrix` | `--matrix`: the standard cells at several processor counts |
+//! | `reference` | the reference host's rows, `--check-reference` |
+//! | `fit` | `--fit`: probes, a local model, the fitted preset, its check |
 //! | `critical` | `--trace`: the first pair's trace files and each arm's critical path |
+//! | `sync` | the poison-free lock |
 
 mod args;
 mod arms;
+mod burst;
+mod cell;
 mod critical;
 mod figures;
+mod fit;
+mod group;
+mod host;
 mod load;
+mod matrix;
+mod pickup;
 mod plot;
 mod progress;
+mod reference;
 mod report;
+mod scenes;
+mod svg;
+mod sync;
 
-use args::{Options, Parsed};
-use figures::{Figures, Summary};
-use std::path::Path;
+use args::{Mode, Options, Parsed};
+use arms::Arm;
+use cell::CellSpec;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -51,7 +73,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    match run(&opts) {
+    let done = match &opts.mode {
+        Mode::Cell => one_cell(&opts),
+        Mode::Matrix(list) => matrix::run(&opts, list),
+        Mode::CheckReference(scenes) => reference::run(&opts, scenes),
+        Mode::Fit(scene) => fit::run(&opts, *scene),
+    };
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("frame_sim: {e}");
@@ -60,102 +88,38 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(o: &Options) -> Result<(), String> {
-    std::fs::create_dir_all(&o.out).map_err(|e| format!("--out {}: {e}", o.out.display()))?;
+/// One cell of the scene: the table on stdout, the frames, plot and JSON on disk.
+fn one_cell(o: &Options) -> Result<(), String> {
     if let Some(dir) = &o.trace {
         std::fs::create_dir_all(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))?;
     }
-    let processors = hos::machine::logical_processors();
-    let calibration = if o.calibrate_once {
-        Some(arms::calibrate()?)
-    } else {
-        None
+    let cell = cell::run(
+        CellSpec {
+            load: o.load,
+            arms: o.arms.clone().unwrap_or_else(|| Arm::ALL.to_vec()),
+            pairs: o.pairs.unwrap_or(3),
+            warmup: o.warmup.unwrap_or(60),
+            frames: o.frames.unwrap_or(300),
+            calibrate_once: o.calibrate_once,
+            trace: o.trace.clone(),
+        },
+        "",
+    )?;
+    let kernel = report::kernel();
+    let ctx = report::Context {
+        scene: o.scene.name(),
+        cell: &cell,
+        kernel: &kernel,
     };
-    let mut progress = progress::Progress::new(o.arms.len() * o.pairs, o.warmup, o.frames);
-    let mut runs = Vec::new();
-    for pair in 1..=o.pairs {
-        for &arm in &o.arms {
-            progress.run(arm.name(), pair, o.pairs);
-            let r = arms::run(arm, pair, o, calibration, &mut progress)
-                .inspect_err(|_| progress.clear())?;
-            let f = Figures::of(&r);
-            progress.run_done(&format!(
-                "{:.2} fps, {:.2} CPU ms/frame, p99 {:.2} ms",
-                f.fps, f.cpu_ms_frame, f.p99
-            ));
-            runs.push((r, f));
-        }
-    }
-    progress.clear();
-
-    let summary = Summary::new(
-        o.arms
-            .iter()
-            .map(|&a| {
-                let figs = runs
-                    .iter()
-                    .filter(|(r, _)| r.arm == a)
-                    .map(|(_, f)| f.clone())
-                    .collect();
-                (a, figs)
-            })
-            .collect(),
-    );
-    let mut ctx = report::Context {
-        opts: o,
-        processors,
-        calibration,
-        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".into()),
-        critical: None,
-    };
-    print!("{}", report::table(&ctx, &summary));
+    print!("{}", report::table(&ctx));
     println!();
-
-    let runs: Vec<arms::Run> = runs.into_iter().map(|(r, _)| r).collect();
     if let Some(dir) = &o.trace {
-        print!("{}", critical::table(&runs));
+        print!("{}", critical::table(&cell.runs));
         println!("traces: {} (one file an arm of pair 1)\n", dir.display());
-        ctx.critical = Some(critical::json(&runs));
     }
-    let csv = o.out.join("frames.csv");
-    report::csv(&csv, &runs).map_err(|e| format!("writing {}: {e}", csv.display()))?;
-    let svg_path = o.out.join("frame_sim.svg");
-    let series: Vec<plot::Series> = o
-        .arms
-        .iter()
-        .map(|&arm| plot::Series {
-            arm,
-            pairs: runs
-                .iter()
-                .filter(|r| r.arm == arm)
-                .map(|r| r.frame_ms.as_slice())
-                .collect(),
-        })
-        .collect();
-    let title = format!(
-        "frame_sim, scene {}: {} frames x {} pair{}, {} logical processors",
-        o.scene.name(),
-        o.frames,
-        o.pairs,
-        if o.pairs == 1 { "" } else { "s" },
-        processors.map_or("?".to_string(), |n| n.to_string())
-    );
-    let cap_ms = (o.load.fps > 0).then(|| 1e3 / o.load.fps as f64);
-    write(&svg_path, &plot::svg(&title, &series, cap_ms))?;
-    println!("frames: {}", csv.display());
-    println!("plot:   {}", svg_path.display());
-    if let Some(j) = &o.json {
-        if let Some(dir) = j.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("--json {}: {e}", j.display()))?;
-        }
-        write(j, &report::json(&ctx, &summary))?;
-        println!("json:   {}", j.display());
+    let written = report::save(&ctx, &o.out, o.json.as_deref())?;
+    for (what, path) in ["frames:", "plot:  ", "json:  "].iter().zip(&written) {
+        println!("{what} {}", path.display());
     }
     Ok(())
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
 }

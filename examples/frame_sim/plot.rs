@@ -1,20 +1,23 @@
-//! The frame-time plot, hand-written SVG: the arms side by side over the run, then their
-//! distributions overlaid (the CDF, and the tail on a log scale).
+//! The plot, one SVG a cell: the arms' frame times side by side over the run, their
+//! distributions overlaid (the CDF, and the tail on a log scale), then where the CPU of a
+//! frame went by thread group and how long work waited to be picked up.
 //!
 //! Invariant: every panel of one kind shares its axes (the same frame-time range in every
-//! panel), so arms compare by eye; a frame beyond the range is never dropped, it is drawn at
-//! the edge and counted in the panel. No dependency: the SVG is text built here.
+//! time panel, one scale for every arm's bar), so arms compare by eye; a frame beyond the
+//! range is never dropped, it is drawn at the edge and counted in the panel; the bars are the
+//! table's medians, read from the same summary.
 
 use crate::arms::Arm;
 use crate::figures::quantile;
+use crate::group::Group;
+use crate::report::Context;
+use crate::svg::{bar, escape, label, nice_up, polyline, text, Panel};
 use std::fmt::Write as _;
 
 /// One arm's frame times (ms), by pair.
-pub struct Series<'a> {
-    /// The arm.
-    pub arm: Arm,
-    /// Its measured frames, one slice a pair, in pair order.
-    pub pairs: Vec<&'a [f64]>,
+struct Series<'a> {
+    arm: Arm,
+    pairs: Vec<&'a [f64]>,
 }
 
 fn color(arm: Arm) -> &'static str {
@@ -25,195 +28,53 @@ fn color(arm: Arm) -> &'static str {
     }
 }
 
+fn group_color(g: Option<Group>) -> &'static str {
+    match g {
+        Some(Group::Main) => "#1f77b4",
+        Some(Group::Presentation) => "#9467bd",
+        Some(Group::Executors) => "#2ca02c",
+        Some(Group::Workers) => "#d62728",
+        Some(Group::Reactor) => "#ff7f0e",
+        Some(Group::Renderer) => "#8c564b",
+        Some(Group::GpuSubmit) => "#e377c2",
+        Some(Group::Audio) => "#17becf",
+        None => "#bbbbbb",
+    }
+}
+
 const W: f64 = 1200.0;
 const TOP_H: f64 = 250.0;
 const BOTTOM_H: f64 = 280.0;
+const BARS_H: f64 = 260.0;
 const MARGIN: f64 = 55.0;
 const GAP: f64 = 50.0;
 const TITLE_H: f64 = 40.0;
 
-/// A rectangle of the canvas that maps data to pixels.
-struct Panel {
-    x: f64,
-    y: f64,
-    w: f64,
-    h: f64,
-    x0: f64,
-    x1: f64,
-    y0: f64,
-    y1: f64,
-    log_y: bool,
-}
-
-impl Panel {
-    fn px(&self, v: f64) -> f64 {
-        self.x + (v - self.x0) / (self.x1 - self.x0) * self.w
-    }
-
-    fn py(&self, v: f64) -> f64 {
-        let (v, a, b) = if self.log_y {
-            (v.log10(), self.y0.log10(), self.y1.log10())
-        } else {
-            (v, self.y0, self.y1)
-        };
-        let f = ((v - a) / (b - a)).clamp(0.0, 1.0);
-        self.y + self.h - f * self.h
-    }
-
-    /// The frame, grid, ticks and axis titles.
-    fn axes(&self, out: &mut String, title: &str, xlabel: &str, ylabel: &str) {
-        let _ = writeln!(
-            out,
-            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#888"/>"##,
-            self.x, self.y, self.w, self.h
-        );
-        for v in ticks(self.x0, self.x1) {
-            let x = self.px(v);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#eee"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                self.y,
-                self.y + self.h,
-                self.y + self.h + 14.0,
-                label(v)
-            );
-        }
-        let yt = if self.log_y {
-            log_ticks(self.y0, self.y1)
-        } else {
-            ticks(self.y0, self.y1)
-        };
-        for v in yt {
-            let y = self.py(v);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                self.x,
-                self.x + self.w,
-                self.x - 4.0,
-                y + 4.0,
-                label(v)
-            );
-        }
-        let _ = writeln!(
-            out,
-            r##"<text x="{:.1}" y="{:.1}" font-weight="bold">{}</text><text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#555">{}</text><text transform="translate({:.1},{:.1}) rotate(-90)" text-anchor="middle" fill="#555">{}</text>"##,
-            self.x,
-            self.y - 6.0,
-            escape(title),
-            self.x + self.w / 2.0,
-            self.y + self.h + 30.0,
-            escape(xlabel),
-            self.x - 40.0,
-            self.y + self.h / 2.0,
-            escape(ylabel)
-        );
-    }
-
-    /// A horizontal or vertical dashed reference line at `v` (a frame-time value).
-    fn reference(&self, out: &mut String, v: f64, vertical: bool, text: &str) {
-        let (x1, y1, x2, y2) = if vertical {
-            let x = self.px(v);
-            (x, self.y, x, self.y + self.h)
-        } else {
-            let y = self.py(v);
-            (self.x, y, self.x + self.w, y)
-        };
-        let _ = writeln!(
-            out,
-            r##"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="#2a2" stroke-dasharray="5,4"/><text x="{:.1}" y="{:.1}" fill="#2a2" font-size="10">{}</text>"##,
-            x1 + 3.0,
-            y1 + 11.0,
-            escape(text)
-        );
-    }
-}
-
-/// Ticks at 1, 2 or 5 times a power of ten, about six over `[a, b]`.
-fn ticks(a: f64, b: f64) -> Vec<f64> {
-    let raw = (b - a) / 6.0;
-    if !(raw > 0.0 && raw.is_finite()) {
-        return vec![a];
-    }
-    let p = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * p);
-    let mut v = (a / step).ceil() * step;
-    let mut out = Vec::new();
-    while v <= b + step * 1e-9 {
-        out.push(v);
-        v += step;
-    }
-    out
-}
-
-/// Powers of ten within `[a, b]`.
-fn log_ticks(a: f64, b: f64) -> Vec<f64> {
-    let (lo, hi) = (a.log10().ceil() as i32, (b.log10() + 1e-9).floor() as i32);
-    (lo..=hi).map(|e| 10f64.powi(e)).collect()
-}
-
-fn label(v: f64) -> String {
-    if v != 0.0 && v.abs() < 0.01 {
-        format!("{v:.0e}")
-    } else if v.fract().abs() < 1e-9 {
-        format!("{v:.0}")
-    } else {
-        let s = format!("{v:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
-}
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// The smallest 1, 2 or 5 times a power of ten at or above `v`.
-fn nice_up(v: f64) -> f64 {
-    let p = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|s| *s >= v * (1.0 - 1e-9))
-        .unwrap_or(10.0 * p)
-}
-
-/// Points of a polyline; with many more points than pixels, each pixel column keeps its
-/// first, lowest and highest value, so a single slow frame still shows.
-fn polyline(points: &[(f64, f64)], p: &Panel, columns: usize) -> String {
-    let mut s = String::new();
-    let mut push = |x: f64, y: f64| {
-        let _ = write!(s, "{:.1},{:.1} ", p.px(x), p.py(y));
-    };
-    if points.len() <= columns * 2 {
-        for &(x, y) in points {
-            push(x, y);
-        }
-        return s;
-    }
-    let per = points.len().div_ceil(columns);
-    for chunk in points.chunks(per) {
-        let (lo, hi) = chunk
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &(_, y)| {
-                (l.min(y), h.max(y))
-            });
-        let x = chunk[0].0;
-        push(x, chunk[0].1);
-        push(x, lo);
-        push(x, hi);
-    }
-    s
-}
-
-/// The whole SVG: `title` on top, one time panel an arm, the CDF and the tail below.
-/// `cap_ms` draws the frame cap's period as a reference.
-pub fn svg(title: &str, series: &[Series], cap_ms: Option<f64>) -> String {
+/// The whole SVG of a cell: a title, one time panel an arm, the CDF and the tail, then the
+/// CPU a frame by group and the pickup latencies. The frame cap's period is drawn as a
+/// reference where there is one.
+pub fn svg(ctx: &Context) -> String {
+    let cell = ctx.cell;
+    let series: Vec<Series> = cell
+        .spec
+        .arms
+        .iter()
+        .map(|&arm| Series {
+            arm,
+            pairs: cell.frames_of(arm),
+        })
+        .collect();
+    let series = series.as_slice();
+    let fps = cell.spec.load.fps;
+    let cap_ms = (fps > 0).then(|| 1e3 / fps as f64);
+    let title = format!(
+        "frame_sim, scene {}: {} frames x {} pair{}, {} logical processors",
+        ctx.scene,
+        cell.spec.frames,
+        cell.spec.pairs,
+        if cell.spec.pairs == 1 { "" } else { "s" },
+        cell.processors.map_or("?".to_string(), |n| n.to_string())
+    );
     let mut all: Vec<f64> = series
         .iter()
         .flat_map(|s| s.pairs.iter().flat_map(|p| p.iter().copied()))
@@ -229,14 +90,14 @@ pub fn svg(title: &str, series: &[Series], cap_ms: Option<f64>) -> String {
     };
 
     let n = series.len().max(1) as f64;
-    let h = TITLE_H + TOP_H + BOTTOM_H + 2.0 * MARGIN + 70.0;
+    let h = TITLE_H + TOP_H + BOTTOM_H + BARS_H + 3.0 * MARGIN + 110.0;
     let mut out = String::new();
     let _ = writeln!(
         out,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="11">
 <rect width="100%" height="100%" fill="white"/>
 <text x="{MARGIN}" y="24" font-size="15" font-weight="bold">{}</text>"##,
-        escape(title)
+        escape(&title)
     );
 
     // Top row: one panel an arm, frame time against frame, pairs one after another.
@@ -253,6 +114,7 @@ pub fn svg(title: &str, series: &[Series], cap_ms: Option<f64>) -> String {
             y0: 0.0,
             y1: y_max,
             log_y: false,
+            categorical: false,
         };
         p.axes(
             &mut out,
@@ -322,6 +184,7 @@ pub fn svg(title: &str, series: &[Series], cap_ms: Option<f64>) -> String {
         y0: 0.0,
         y1: 1.0,
         log_y: false,
+        categorical: false,
     };
     let tail = Panel {
         x: MARGIN + bw + GAP + 40.0,
@@ -387,8 +250,173 @@ pub fn svg(title: &str, series: &[Series], cap_ms: Option<f64>) -> String {
             label((quantile(v, 0.99) * 100.0).round() / 100.0),
         );
     }
+    let bars_y = by + BOTTOM_H + MARGIN + 40.0;
+    cpu_by_group(&mut out, ctx, bars_y, bw);
+    pickups(&mut out, ctx, bars_y, bw);
     out.push_str("</svg>\n");
     out
+}
+
+/// Stacked bars, one an arm: the median CPU ms a frame of each group, and what the process
+/// spent beside them ("other": the controller, allocation, exits).
+fn cpu_by_group(out: &mut String, ctx: &Context, y: f64, w: f64) {
+    let s = &ctx.cell.summary;
+    let arms = &ctx.cell.spec.arms;
+    let stacks: Vec<Vec<(Option<Group>, f64)>> = arms
+        .iter()
+        .map(|&arm| {
+            let mut parts: Vec<(Option<Group>, f64)> = Group::ALL
+                .iter()
+                .map(|&g| {
+                    (
+                        Some(g),
+                        s.median(arm, &format!("{}_cpu_ms_per_frame", g.name())),
+                    )
+                })
+                .filter(|(_, v)| v.is_finite() && *v > 0.0)
+                .collect();
+            let known: f64 = parts.iter().map(|(_, v)| v).sum();
+            let other = s.median(arm, "cpu_ms_per_frame") - known;
+            if other > 0.0 {
+                parts.push((None, other));
+            }
+            parts
+        })
+        .collect();
+    let top = stacks
+        .iter()
+        .map(|p| p.iter().map(|(_, v)| v).sum::<f64>())
+        .fold(0.0, f64::max);
+    let p = Panel {
+        x: MARGIN,
+        y,
+        w,
+        h: BARS_H,
+        x0: 0.0,
+        // One column more than the arms: the legend's.
+        x1: arms.len() as f64 + 1.0,
+        y0: 0.0,
+        y1: nice_up(top.max(0.1)),
+        log_y: false,
+        categorical: true,
+    };
+    p.axes(
+        out,
+        "CPU a frame by thread group (median of pairs)",
+        "",
+        "CPU ms a frame",
+    );
+    for (k, (arm, parts)) in arms.iter().zip(&stacks).enumerate() {
+        let (l, r) = (k as f64 + 0.2, k as f64 + 0.6);
+        let mut base = 0.0;
+        for &(g, v) in parts {
+            bar(out, &p, [l, base, r, base + v], group_color(g), "white");
+            base += v;
+        }
+        text(
+            out,
+            p.px(k as f64 + 0.4),
+            y + BARS_H + 14.0,
+            "middle",
+            arm.name(),
+        );
+        text(
+            out,
+            p.px(k as f64 + 0.4),
+            p.py(base) - 4.0,
+            "middle",
+            &label((base * 100.0).round() / 100.0),
+        );
+    }
+    // Legend at the right of the bars, one line a group that appears.
+    let mut shown: Vec<Option<Group>> = Vec::new();
+    for parts in &stacks {
+        for (g, _) in parts {
+            if !shown.contains(g) {
+                shown.push(*g);
+            }
+        }
+    }
+    for (i, g) in shown.iter().enumerate() {
+        let (lx, ly) = (p.px(arms.len() as f64) + 10.0, p.y + 14.0 + 15.0 * i as f64);
+        let _ = writeln!(
+            out,
+            r##"<rect x="{lx:.1}" y="{:.1}" width="10" height="10" fill="{}"/>"##,
+            ly - 9.0,
+            group_color(*g)
+        );
+        text(out, lx + 14.0, ly, "start", g.map_or("other", Group::name));
+    }
+}
+
+/// Bars a pickup kind an arm: p50 filled, p99 outlined, on a log scale of microseconds.
+fn pickups(out: &mut String, ctx: &Context, y: f64, w: f64) {
+    let s = &ctx.cell.summary;
+    let arms = &ctx.cell.spec.arms;
+    const KINDS: [(&str, &str); 2] = [("job", "job"), ("exec", "exec msg")];
+    let value = |arm: Arm, kind: &str, q: &str| s.median(arm, &format!("{kind}_pickup_{q}_us"));
+    let all: Vec<f64> = arms
+        .iter()
+        .flat_map(|&a| {
+            KINDS
+                .iter()
+                .flat_map(move |(k, _)| [value(a, k, "p50"), value(a, k, "p99")])
+        })
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let hi = all.iter().copied().fold(1.0, f64::max);
+    let lo = all.iter().copied().fold(hi, f64::min);
+    let p = Panel {
+        x: MARGIN + w + GAP + 40.0,
+        y,
+        w,
+        h: BARS_H,
+        x0: 0.0,
+        x1: (KINDS.len() * arms.len()).max(1) as f64,
+        y0: 10f64.powf(lo.max(0.01).log10().floor()),
+        y1: 10f64.powf(hi.log10().ceil()).max(10.0),
+        log_y: true,
+        categorical: true,
+    };
+    p.axes(
+        out,
+        "pickup latency, post to start (p50 filled, p99 outlined; median of pairs)",
+        "",
+        "us (log)",
+    );
+    for (ki, (key, name)) in KINDS.iter().enumerate() {
+        for (ai, &arm) in arms.iter().enumerate() {
+            let x = (ki * arms.len() + ai) as f64;
+            let (p50, p99) = (value(arm, key, "p50"), value(arm, key, "p99"));
+            if p99.is_finite() {
+                bar(out, &p, [x + 0.2, p.y0, x + 0.8, p99], "none", color(arm));
+            }
+            if p50.is_finite() {
+                bar(
+                    out,
+                    &p,
+                    [x + 0.3, p.y0, x + 0.7, p50],
+                    color(arm),
+                    color(arm),
+                );
+                text(
+                    out,
+                    p.px(x + 0.5),
+                    p.py(p99.max(p50)) - 4.0,
+                    "middle",
+                    &label((p50 * 10.0).round() / 10.0),
+                );
+            }
+            text(out, p.px(x + 0.5), y + BARS_H + 14.0, "middle", arm.name());
+        }
+        text(
+            out,
+            p.px(ki as f64 * arms.len() as f64 + arms.len() as f64 / 2.0),
+            y + BARS_H + 30.0,
+            "middle",
+            name,
+        );
+    }
 }
 
 #[cfg(test)]
@@ -396,17 +424,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ticks_are_round() {
-        assert_eq!(
-            ticks(0.0, 30.0),
-            vec![0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0]
-        );
-        let lt = log_ticks(0.001, 1.0);
-        assert_eq!(lt.len(), 4, "{lt:?}");
-        assert!((lt[0] - 0.001).abs() < 1e-12 && lt[3] == 1.0, "{lt:?}");
-        assert_eq!(nice_up(33.4), 50.0);
-        assert_eq!(nice_up(20.0), 20.0);
-        assert_eq!(label(2.5), "2.5");
-        assert_eq!(label(0.001), "1e-3");
+    fn every_group_has_its_own_color() {
+        let mut seen: Vec<&str> = Group::ALL.iter().map(|&g| group_color(Some(g))).collect();
+        seen.push(group_color(None));
+        let n = seen.len();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), n);
     }
 }

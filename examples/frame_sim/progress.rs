@@ -16,12 +16,15 @@ pub struct Progress {
     done: usize,
     frames_a_run: usize,
     warmup: usize,
+    /// The cell's name (empty for a lone cell).
+    cell: String,
     label: String,
 }
 
 impl Progress {
-    /// A bar for `runs` runs of `warmup + frames` frames each.
-    pub fn new(runs: usize, warmup: usize, frames: usize) -> Progress {
+    /// A bar for a cell of `runs` runs of `warmup + frames` frames each; `cell` names it
+    /// (empty: no name).
+    pub fn new(cell: &str, runs: usize, warmup: usize, frames: usize) -> Progress {
         Progress {
             tty: std::io::stderr().is_terminal(),
             start: Instant::now(),
@@ -30,13 +33,18 @@ impl Progress {
             done: 0,
             frames_a_run: warmup + frames,
             warmup,
+            cell: if cell.is_empty() {
+                String::new()
+            } else {
+                format!("[{cell}] ")
+            },
             label: String::new(),
         }
     }
 
     /// A run starts.
     pub fn run(&mut self, arm: &str, pair: usize, pairs: usize) {
-        self.label = format!("{arm:<7} pair {pair}/{pairs}");
+        self.label = format!("{}{arm:<7} pair {pair}/{pairs}", self.cell);
         self.last = None;
         self.frame(0);
     }

@@ -1,28 +1,34 @@
-//! What a run leaves behind in text: the table (stdout), `frames.csv`, and the JSON.
+//! What a cell leaves behind: the table, `frames.csv`, the JSON, and the plot.
 //!
-//! Invariant: the three say the same thing: the table and the JSON are written from one
-//! [`Summary`] (same rows, same keys, same medians and ratios), and the CSV holds every
-//! measured frame those figures were computed from, one line a frame.
+//! Invariant: they say the same thing: the table and the JSON are written from one
+//! [`Summary`](crate::figures::Summary) (same rows, same keys, same medians and ratios), the CSV holds every measured
+//! frame those figures were computed from, one line a frame, and the plot draws the same
+//! runs' frames and figures.
 
-use crate::args::Options;
 use crate::arms::Run;
-use crate::figures::{Summary, RATIO_KEYS};
+use crate::cell::Cell;
+use crate::figures::RATIO_KEYS;
+use crate::group::Group;
+use crate::plot;
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// What the header says about where the runs ran.
+/// What the header says about a cell and where it ran.
 pub struct Context<'a> {
-    /// The options.
-    pub opts: &'a Options,
-    /// Logical processors the process may use (after `--procs`).
-    pub processors: Option<usize>,
+    /// The scene's name (and variant, e.g. `field, uncapped`).
+    pub scene: &'a str,
+    /// The cell.
+    pub cell: &'a Cell,
     /// The kernel, for the record.
-    pub kernel: String,
-    /// The calibration pinned in every run (`--calibrate once`); `None`: each run measured.
-    pub calibration: Option<hos::Calibration>,
-    /// The traced arms' critical paths, as JSON (`--trace`).
-    pub critical: Option<String>,
+    pub kernel: &'a str,
+}
+
+/// The running kernel's release, for the record.
+pub fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 fn calibration_line(c: &Option<hos::Calibration>) -> String {
@@ -45,32 +51,40 @@ fn cell(v: f64, digits: usize) -> String {
     }
 }
 
+/// Whether a row has anything to say for this cell: a host group's rows are left out of the
+/// table of a load without host threads (the JSON keeps every key).
+fn shown(ctx: &Context, group: Option<Group>) -> bool {
+    let host = &ctx.cell.spec.load.host;
+    match group {
+        Some(Group::Renderer) => host.pool_threads() > 0,
+        Some(Group::GpuSubmit) => host.renders(),
+        Some(Group::Audio) => host.audio_us > 0,
+        _ => true,
+    }
+}
+
 /// The table: a header, the medians over pairs, the ratios to the baseline.
-pub fn table(ctx: &Context, s: &Summary) -> String {
-    let o = ctx.opts;
+pub fn table(ctx: &Context) -> String {
+    let (c, s) = (&ctx.cell.spec, &ctx.cell.summary);
     let mut t = String::new();
     let procs = ctx
+        .cell
         .processors
         .map_or("an unknown number of".to_string(), |n| n.to_string());
-    let _ = writeln!(
-        t,
-        "frame_sim, scene {}: {}",
-        o.scene.name(),
-        o.load.describe()
-    );
+    let _ = writeln!(t, "frame_sim, scene {}: {}", ctx.scene, c.load.describe());
     let _ = writeln!(
         t,
         "{} frames (+{} warm-up) a run, {} pair{}, arms alternate; {} logical processors \
          (kernel {}); bursts {:.2} ms CPU a frame",
-        o.frames,
-        o.warmup,
-        o.pairs,
-        if o.pairs == 1 { "" } else { "s" },
+        c.frames,
+        c.warmup,
+        c.pairs,
+        if c.pairs == 1 { "" } else { "s" },
         procs,
         ctx.kernel,
-        o.load.cpu_per_frame().as_secs_f64() * 1e3,
+        c.load.cpu_per_frame().as_secs_f64() * 1e3,
     );
-    let _ = writeln!(t, "{}", calibration_line(&ctx.calibration));
+    let _ = writeln!(t, "{}", calibration_line(&ctx.cell.calibration));
     let _ = writeln!(t);
     const LABEL: usize = 30;
     const COL: usize = 10;
@@ -85,11 +99,14 @@ pub fn table(ctx: &Context, s: &Summary) -> String {
         &mut t,
         &format!(
             "median of {} pair{}",
-            o.pairs,
-            if o.pairs == 1 { "" } else { "s" }
+            c.pairs,
+            if c.pairs == 1 { "" } else { "s" }
         ),
     );
     for (i, m) in s.metrics.iter().enumerate() {
+        if !shown(ctx, m.group) {
+            continue;
+        }
         let _ = write!(t, "{:<LABEL$}", m.label);
         for a in &s.arms {
             let _ = write!(t, "{:>COL$}", cell(a.median[i], m.digits));
@@ -169,9 +186,9 @@ fn object<'a>(fields: impl IntoIterator<Item = (&'a str, String)>, indent: usize
 
 /// The JSON of the table, for scripts: the run's settings, then by arm the medians, the
 /// ratios to the baseline and every pair's figures, under the table's keys.
-pub fn json(ctx: &Context, s: &Summary) -> String {
-    let o = ctx.opts;
-    let l = &o.load;
+pub fn json(ctx: &Context) -> String {
+    let (c, s) = (&ctx.cell.spec, &ctx.cell.summary);
+    let l = &c.load;
     let opt = |v: Option<usize>| v.map_or("null".into(), |n| n.to_string());
     let load = object(
         [
@@ -183,7 +200,16 @@ pub fn json(ctx: &Context, s: &Summary) -> String {
             ("jobs", l.jobs.to_string()),
             ("job_us", l.job_us.to_string()),
             ("poll_us", l.poll_us.to_string()),
+            (
+                "linger_us",
+                l.linger_us.map_or("null".into(), |v| v.to_string()),
+            ),
             ("fps_cap", l.fps.to_string()),
+            ("render_threads", l.host.pool_threads().to_string()),
+            ("render_us", l.host.render_us.to_string()),
+            ("gpu_us", l.host.gpu_us.to_string()),
+            ("audio_us", l.host.audio_us.to_string()),
+            ("audio_period_us", l.host.audio_period_us.to_string()),
         ],
         2,
     );
@@ -228,30 +254,59 @@ pub fn json(ctx: &Context, s: &Summary) -> String {
         .collect();
     let mut out = object(
         [
-            ("scene", string(o.scene.name())),
+            ("scene", string(ctx.scene)),
             ("load", load),
-            ("frames", o.frames.to_string()),
-            ("warmup", o.warmup.to_string()),
-            ("pairs", o.pairs.to_string()),
-            ("procs", opt(o.procs)),
-            ("logical_processors", opt(ctx.processors)),
-            ("kernel", string(&ctx.kernel)),
-            ("calibration", string(&calibration_line(&ctx.calibration))),
+            ("frames", c.frames.to_string()),
+            ("warmup", c.warmup.to_string()),
+            ("pairs", c.pairs.to_string()),
+            ("logical_processors", opt(ctx.cell.processors)),
+            ("kernel", string(ctx.kernel)),
+            (
+                "calibration",
+                string(&calibration_line(&ctx.cell.calibration)),
+            ),
             (
                 "calibration_pinned",
-                (ctx.calibration.is_some()).to_string(),
+                (ctx.cell.calibration.is_some()).to_string(),
             ),
             ("baseline", string(s.baseline.name())),
-            (
-                "critical_path_ms",
-                ctx.critical.clone().unwrap_or_else(|| "null".into()),
-            ),
+            ("critical_path_ms", crate::critical::json(&ctx.cell.runs)),
             ("arms", format!("[\n    {}\n  ]", arms.join(",\n    "))),
         ],
         0,
     );
     out.push('\n');
     out
+}
+
+/// Writes the cell's `frames.csv` and `frame_sim.svg` into `dir`, and its JSON to `json`
+/// if given; returns the paths written.
+///
+/// # Errors
+/// A file or directory could not be written (the message names it).
+pub fn save(ctx: &Context, dir: &Path, json_path: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let csv_path = dir.join("frames.csv");
+    csv(&csv_path, &ctx.cell.runs).map_err(|e| format!("writing {}: {e}", csv_path.display()))?;
+    let svg_path = dir.join("frame_sim.svg");
+    write(&svg_path, &plot::svg(ctx))?;
+    let mut written = vec![csv_path, svg_path];
+    if let Some(j) = json_path {
+        if let Some(d) = j.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))?;
+        }
+        write(j, &json(ctx))?;
+        written.push(j.to_path_buf());
+    }
+    Ok(written)
+}
+
+/// Writes `text` to `path`.
+///
+/// # Errors
+/// The file could not be written (the message names it).
+pub fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 #[cfg(test)]

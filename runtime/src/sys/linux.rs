@@ -314,9 +314,17 @@ pub fn logical_processors() -> Option<usize> {
     affinity().map(|set| unsafe { libc::CPU_COUNT(&set) } as usize)
 }
 
-/// Restricts every thread of the process to the first `n` processors it may use now.
+/// Restricts every thread of the process to the first `n` processors of those it was allowed
+/// at its first call: a later call may widen the mask again, up to that first one.
 pub fn set_affinity_first(n: usize) -> std::io::Result<()> {
-    let set = affinity().ok_or_else(std::io::Error::last_os_error)?;
+    static ALLOWED: std::sync::OnceLock<libc::cpu_set_t> = std::sync::OnceLock::new();
+    let set = match ALLOWED.get() {
+        Some(set) => *set,
+        None => {
+            let now = affinity().ok_or_else(std::io::Error::last_os_error)?;
+            *ALLOWED.get_or_init(|| now)
+        }
+    };
     // SAFETY: an all-zero cpu_set_t is the empty set.
     let mut keep: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let mut kept = 0;

@@ -21,7 +21,7 @@
 //! | `process_cpu() -> CpuTime` | the same for the whole process |
 //! | `ThreadClock` | a handle, made once on a thread, that reads that thread's CPU time from any thread |
 //! | `logical_processors()` | the processors in this process's affinity mask; `None` where unknown |
-//! | `set_affinity_first(n)` | restrict the process to its first `n` allowed processors |
+//! | `set_affinity_first(n)` | restrict the process to the first `n` processors it was allowed at the first call (a later call may widen it again) |
 //! | `yield_now()` | give the processor to another ready thread |
 //! | `KIND` | which implementation is compiled in, for logs and stats |
 //!

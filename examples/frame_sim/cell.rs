@@ -1,0 +1,111 @@
+//! One cell: every arm run `pairs` times on one load at one processor count, the arms
+//! alternating, and the summary of their figures.
+//!
+//! Invariant: arms are compared only on runs made the same way in the same cell: the same
+//! load, the same processors (restricted before the cell starts), arms alternating
+//! A B C A B C, each run on a fresh runtime, with one calibration measured before the first
+//! run and pinned in every run (`--calibrate once`) or each runtime measuring its own
+//! (`--calibrate each`).
+
+use crate::arms::{self, Arm, Run, RunSpec};
+use crate::figures::{Figures, Summary};
+use crate::load::Load;
+use crate::progress::Progress;
+use hos::Calibration;
+use std::path::PathBuf;
+
+/// How a cell is made.
+#[derive(Clone, Debug)]
+pub struct CellSpec {
+    /// The load.
+    pub load: Load,
+    /// Arms in run order (not empty).
+    pub arms: Vec<Arm>,
+    /// Rounds of the arms (>= 1).
+    pub pairs: usize,
+    /// Warm-up frames a run (>= 1).
+    pub warmup: usize,
+    /// Measured frames a run (>= 1).
+    pub frames: usize,
+    /// One calibration pinned in every run (true) or each runtime's own.
+    pub calibrate_once: bool,
+    /// Where the first pair's traces go (`--trace`), if anywhere.
+    pub trace: Option<PathBuf>,
+}
+
+/// A cell, run.
+pub struct Cell {
+    /// How it was made.
+    pub spec: CellSpec,
+    /// Logical processors the process could use while it ran.
+    pub processors: Option<usize>,
+    /// The calibration pinned in every run, if `calibrate_once`.
+    pub calibration: Option<Calibration>,
+    /// Every run, in run order.
+    pub runs: Vec<Run>,
+    /// Their figures, by arm.
+    pub summary: Summary,
+}
+
+impl Cell {
+    /// The measured frame times of `arm`, one slice a pair.
+    pub fn frames_of(&self, arm: Arm) -> Vec<&[f64]> {
+        self.runs
+            .iter()
+            .filter(|r| r.arm == arm)
+            .map(|r| r.frame_ms.as_slice())
+            .collect()
+    }
+}
+
+/// Runs a cell at the processors the process may use now; `label` names it on stderr.
+///
+/// # Errors
+/// A run failed (the message names the arm and pair).
+pub fn run(spec: CellSpec, label: &str) -> Result<Cell, String> {
+    debug_assert!(!spec.arms.is_empty() && spec.pairs >= 1 && spec.warmup >= 1);
+    let processors = hos::machine::logical_processors();
+    let calibration = if spec.calibrate_once {
+        Some(arms::calibrate()?)
+    } else {
+        None
+    };
+    let run_spec = RunSpec {
+        load: spec.load,
+        warmup: spec.warmup,
+        frames: spec.frames,
+        calibration,
+        trace: spec.trace.as_deref(),
+    };
+    let mut progress = Progress::new(
+        label,
+        spec.arms.len() * spec.pairs,
+        spec.warmup,
+        spec.frames,
+    );
+    let mut runs = Vec::new();
+    let mut figures: Vec<(Arm, Vec<Figures>)> =
+        spec.arms.iter().map(|&a| (a, Vec::new())).collect();
+    for pair in 1..=spec.pairs {
+        for (k, &arm) in spec.arms.iter().enumerate() {
+            progress.run(arm.name(), pair, spec.pairs);
+            let r =
+                arms::run(arm, pair, &run_spec, &mut progress).inspect_err(|_| progress.clear())?;
+            let f = Figures::of(&r);
+            progress.run_done(&format!(
+                "{:.2} fps, {:.2} CPU ms/frame, p99 {:.2} ms",
+                f.fps, f.cpu_ms_frame, f.p99
+            ));
+            figures[k].1.push(f);
+            runs.push(r);
+        }
+    }
+    progress.clear();
+    Ok(Cell {
+        spec,
+        processors,
+        calibration,
+        runs,
+        summary: Summary::new(figures),
+    })
+}

@@ -1,0 +1,139 @@
+//! The scenes: named presets of the load, and why each burst is what it is.
+//!
+//! Invariant: a preset is a complete [`Load`]; flags change it afterwards, never the other
+//! way round, and the `field` and `forest` presets are the loads every earlier figure of
+//! BENCHMARKS.md was measured with (no host threads, workers that never stop polling), so
+//! those figures stay comparable.
+
+use crate::host::HostLoad;
+use crate::load::Load;
+
+/// A named preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scene {
+    /// Busy: jobs every frame; the default.
+    Field,
+    /// Quiet: no jobs; the workers only poll.
+    Forest,
+    /// Field's shape, heavy enough that 4 processors are nearly all busy at the 60 fps cap.
+    Heavy,
+    /// Stands for the reference host's Hyrule Field rows; `--fit` fits it (docs/frame_sim.md).
+    Hyrule,
+    /// Stands for the reference host's Kokiri Forest rows; `--fit` fits it.
+    Kokiri,
+}
+
+impl Scene {
+    /// Every scene, in help order.
+    pub const ALL: [Scene; 5] = [
+        Scene::Field,
+        Scene::Forest,
+        Scene::Heavy,
+        Scene::Hyrule,
+        Scene::Kokiri,
+    ];
+
+    /// Its flag value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scene::Field => "field",
+            Scene::Forest => "forest",
+            Scene::Heavy => "heavy",
+            Scene::Hyrule => "hyrule",
+            Scene::Kokiri => "kokiri",
+        }
+    }
+
+    /// The scene named `s`.
+    pub fn parse(s: &str) -> Option<Scene> {
+        Scene::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// The preset load.
+    ///
+    /// `field`: the measured game runs at a 60 fps cap, and a default run must fit it on a
+    /// 2-core machine with room, so that the arms differ by what the runtime costs, not by a
+    /// load that could never make its frame. A frame is main 2 ms, then 6 executors of 1 ms
+    /// (3 ms on 2 cores), then (overlapped with the next frame) 1 ms of submit: a 5 ms
+    /// critical path and 9 ms of CPU, 0.54 of one core at 60 fps of the 2 there are; plus 12
+    /// jobs of 150 us (1.8 ms, spread over the workers). `forest`: the same without jobs, so
+    /// the workers' polling is all the arms change.
+    ///
+    /// `heavy`: field's shape at 48 ms of CPU a frame (main 4 ms, executors 6 x 5 ms, 12 jobs
+    /// of 1 ms, submit 2 ms): at 60 fps that is 2.9 of 4 processors busy with work and a
+    /// critical path of about 4 + 42 / 4 = 14.5 ms of the 16.7, so 4 processors make the cap
+    /// with little to spare and whatever the pollers take shows.
+    ///
+    /// `hyrule` and `kokiri`: the game's shape (a long game-thread burst, the executors,
+    /// jobs, a renderer pool, a GPU submit and an audio renderer beside the guest threads).
+    /// These values are the fit's centre, reasoned from the game's figures; `--fit` on the
+    /// device moves them until `seeds -> auto` reproduces the published rows
+    /// (docs/frame_sim.md). Hyrule at 6 processors spends 59.7 ms a frame at 52 fps with
+    /// only 3.1 of 6 processors busy: its frame is bounded by a serial chain of about 19 ms,
+    /// so a 12 ms game-thread burst and 3.5 ms executors (the chain with its hand-offs), and
+    /// 57 ms a frame in all (executors 21, jobs 8, renderer 12, submit 2.5, present 1.5, audio
+    /// 0.1 s a second); at 4 processors the same work with a 16-thread renderer stretches
+    /// the executors' stage (the game: 47-51 fps). Kokiri spends 45.6-48.2 ms at 59-60 fps:
+    /// the same shape, lighter, a 12 ms chain that makes the cap. The linger (5 and 3 ms)
+    /// makes five yield-looping workers add at most 25 and 15 ms a frame where processors
+    /// are idle: the order of the game's changes at 4 processors (9.1 and 4.5 ms) if about a
+    /// third of the linger finds a processor.
+    pub fn load(self) -> Load {
+        let field = Load {
+            executors: 6,
+            workers: 5,
+            main_us: 2000,
+            exec_us: 1000,
+            present_us: 1000,
+            jobs: 12,
+            job_us: 150,
+            poll_us: 20,
+            linger_us: None,
+            fps: 60,
+            host: HostLoad::NONE,
+        };
+        match self {
+            Scene::Field => field,
+            Scene::Forest => Load { jobs: 0, ..field },
+            Scene::Heavy => Load {
+                main_us: 4000,
+                exec_us: 5000,
+                present_us: 2000,
+                job_us: 1000,
+                ..field
+            },
+            Scene::Hyrule => Load {
+                main_us: 12000,
+                exec_us: 3500,
+                present_us: 1500,
+                jobs: 16,
+                job_us: 500,
+                linger_us: Some(5000),
+                host: HostLoad {
+                    render_threads: None,
+                    render_us: 12000,
+                    gpu_us: 2500,
+                    audio_us: 500,
+                    audio_period_us: 5000,
+                },
+                ..field
+            },
+            Scene::Kokiri => Load {
+                main_us: 8000,
+                exec_us: 3000,
+                present_us: 1500,
+                jobs: 8,
+                job_us: 400,
+                linger_us: Some(3000),
+                host: HostLoad {
+                    render_threads: None,
+                    render_us: 10000,
+                    gpu_us: 2000,
+                    audio_us: 500,
+                    audio_period_us: 5000,
+                },
+                ..field
+            },
+        }
+    }
+}
