@@ -102,12 +102,21 @@ impl Runtime {
     ///     .calibration(hos::Calibration::default())
     ///     .flight(true) // the recorder: what each thread waits on
     ///     .build()?;
-    /// let t = rt.thread().name("Sleeper").spawn(|| hos::svc::sleep_thread(50_000_000))?;
-    /// std::thread::sleep(std::time::Duration::from_millis(10));
-    /// let tree = rt.wait_tree();
-    /// assert!(tree.to_string().contains("Sleeper (priority 44, mask 0x3f) sleeps 50000 us"));
-    /// t.join().ok();
+    /// // A 10 s sleep, which the shutdown below ends.
+    /// let t = rt.thread().name("Sleeper").spawn(|| hos::svc::sleep_thread(10_000_000_000))?;
+    /// let asleep = |tree: &hos::WaitTree| {
+    ///     let node = tree.node(t.thread().id());
+    ///     node.is_some_and(|n| matches!(n.state, hos::State::Sleeping { .. }))
+    /// };
+    /// let start = std::time::Instant::now();
+    /// let mut tree = rt.wait_tree();
+    /// while !asleep(&tree) && start.elapsed() < std::time::Duration::from_secs(10) {
+    ///     std::thread::sleep(std::time::Duration::from_millis(1));
+    ///     tree = rt.wait_tree();
+    /// }
+    /// assert!(tree.to_string().contains("Sleeper (priority 44, mask 0x3f) sleeps 10000000 us"));
     /// rt.shutdown();
+    /// t.join().ok();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn wait_tree(&self) -> WaitTree {
