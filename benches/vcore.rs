@@ -6,7 +6,7 @@
 //! | bench | what |
 //! | --- | --- |
 //! | `uncontended/acquire+release` | take a free core and give it back: two lock round trips and a clock read |
-//! | `uncontended/checkpoint` | a checkpoint nobody asks anything of: one load of the slot's flag |
+//! | `uncontended/checkpoint` | a checkpoint nobody asks anything of: one load of the thread's kick word |
 //! | `uncontended/yield` | a yield with nobody to hand the core to: the same load |
 //! | `handoff/vcore` | release to a waiter parked in `acquire`, until the waiter runs |
 //! | `handoff/futex` | a store and `futex_wake` to a thread in `futex_wait`, until it runs |

@@ -2,11 +2,12 @@
 //! not yet joined.
 //!
 //! Invariant: a guest thread is *live* from its admission (under this registry's lock, where
-//! a runtime that has shut down admits no one) until its code has returned or unwound and it
-//! has given back everything it held; it then leaves, under the same lock, and wakes every
-//! shutdown waiting for the live set to empty. Its OS thread's handle sits in one slot shared
-//! with its [`JoinHandle`](crate::thread::JoinHandle): whoever takes it out joins it, or drops
-//! it to detach the thread.
+//! a runtime that has shut down admits no one) until its code has returned or unwound (or,
+//! attached, it detached) and it has given back everything it held; it then leaves, under
+//! the same lock, and wakes every shutdown waiting for the live set to empty. Its OS
+//! thread's handle sits in one slot shared with its
+//! [`JoinHandle`](crate::thread::JoinHandle): whoever takes it out joins it, or drops it to
+//! detach the thread.
 
 use crate::sync::lock;
 use crate::ResultCode;
@@ -117,12 +118,7 @@ impl Guests {
         record: &Arc<ThreadRecord>,
         spawn: impl FnOnce() -> std::io::Result<JoinHandle<()>>,
     ) -> Result<Arc<JoinSlot>, ResultCode> {
-        let mut list = self.list();
-        // Under the lock: a shutdown sets its flag before it takes this lock, so it either
-        // sees this thread live or this check sees the flag.
-        if rt.is_shut_down() {
-            return Err(ResultCode::INVALID_STATE);
-        }
+        let mut list = self.admitting(rt)?;
         let os = spawn().map_err(|e| {
             tracing::warn!(name = %record.name(), error = %e, "the OS refused a guest thread");
             ResultCode::INVALID_STATE
@@ -132,6 +128,31 @@ impl Guests {
         list.joins.retain(|(_, s)| lock(&**s).is_some());
         list.joins.push((record.id(), slot.clone()));
         Ok(slot)
+    }
+
+    /// Admits `record` as a live guest thread of `rt` running on the calling OS thread (an
+    /// attached thread: the host's, with no OS thread to join).
+    ///
+    /// # Errors
+    /// InvalidState once `rt` has shut down.
+    pub(crate) fn admit_here(
+        &self,
+        rt: &Inner,
+        record: &Arc<ThreadRecord>,
+    ) -> Result<(), ResultCode> {
+        self.admitting(rt)?.live.push(record.clone());
+        Ok(())
+    }
+
+    /// The list, locked for an admission, unless `rt` has shut down.
+    fn admitting(&self, rt: &Inner) -> Result<MutexGuard<'_, List>, ResultCode> {
+        let list = self.list();
+        // Under the lock: a shutdown sets its flag before it takes this lock, so it either
+        // sees this thread live or this check sees the flag.
+        if rt.is_shut_down() {
+            return Err(ResultCode::INVALID_STATE);
+        }
+        Ok(list)
     }
 
     /// Takes `record` out of the live set (its thread calls it as it ends) and wakes every

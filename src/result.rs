@@ -54,7 +54,8 @@ impl ResultCode {
         self.0 == 0
     }
 
-    fn name(self) -> Option<&'static str> {
+    /// Its Horizon name (`"TimedOut"`), for the codes hos returns; `None` for any other.
+    pub fn name(self) -> Option<&'static str> {
         Some(match self {
             ResultCode::SUCCESS => "Success",
             ResultCode::TERMINATION_REQUESTED => "TerminationRequested",

@@ -32,7 +32,7 @@ pub use address::{
 };
 pub use cancel::cancel_synchronization;
 pub use event::{clear_event, create_event, reset_signal, signal_event};
-pub use handles::{HandleObject, MAX_HANDLES};
+pub use handles::{HandleObject, HostObject, MAX_HANDLES};
 pub use info::{
     current_thread_handle, get_current_processor_number, get_info, get_thread_id,
     INFO_TYPE_THREAD_TICK_COUNT,
@@ -86,6 +86,15 @@ pub fn create_handle(object: impl Into<HandleObject>) -> Result<Handle, ResultCo
     handles::insert(object.into())
 }
 
+/// What `h` names (the calling guest thread for [`Handle::CURRENT_THREAD`]): for hosts that
+/// keep their own objects in the table ([`HostObject`]).
+///
+/// # Errors
+/// InvalidHandle for a handle that is not open.
+pub fn handle_object(h: Handle) -> Result<HandleObject, ResultCode> {
+    handles::get(h)
+}
+
 /// svcCloseHandle (0x16).
 ///
 /// # Errors
@@ -136,7 +145,7 @@ pub fn sleep_thread(ns: i64) {
 /// A point where a kicked guest thread gives its virtual core up (svc entry, nn::os calls,
 /// polled loop headers). Nothing on other threads.
 pub fn checkpoint() {
-    with_guest(|rt, t| rt.checkpoint(t));
+    hos_runtime::internal::checkpoint();
 }
 
 fn thread_of(h: Handle) -> Result<Thread, ResultCode> {

@@ -9,10 +9,15 @@
 //! takes the handle out of its shared slot first (a shutdown that times out detaches it). A
 //! runtime that has shut down starts no guest thread.
 //!
-//! A guest thread has a real handle from its spawn (the value the SDK writes into mutex
-//! words) until it has ended and its [`JoinHandle`] is joined or dropped, whichever is last:
-//! then the handle is closed and the arbiter forgets the thread, ending the lock waits
-//! registered against it with InvalidState (the console's thread object destruction).
+//! A guest thread has a real handle from its spawn or attach (the value the SDK writes into
+//! mutex words) until it has ended and every [`HandleShare`] is gone: its [`JoinHandle`]
+//! joined or dropped, or its [`Attached`] guard dropped, and those a host took. Then the
+//! handle is closed and the arbiter forgets the thread, ending the lock waits registered
+//! against it with InvalidState (the console's thread object destruction).
+
+mod attach;
+
+pub use attach::Attached;
 
 use crate::guests::JoinSlot;
 use crate::os::wait_any::{sealed, Waitable};
@@ -22,8 +27,11 @@ use crate::svc::{self, CancelState, Handle, HandleObject};
 use crate::sync::lock;
 use crate::CpuTime;
 use crate::{ResultCode, Runtime};
-use hos_runtime::internal::{enter, sys, with_guest, Occupant, ThreadRecord, ThreadSpec};
+use hos_runtime::internal::{
+    enter, sys, with_guest, EnterGuard, Occupant, ThreadRecord, ThreadSpec,
+};
 use std::cell::RefCell;
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, OnceLock};
 use std::task::{Poll, Waker};
 
@@ -123,47 +131,19 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let priority = check_priority(self.priority)?;
-        let config = self.rt.inner().config();
-        let ideal_core = check_affinity(config.cores, self.ideal_core, self.core_mask, None)?;
-        let trace = config.tls_trace;
-        let spec = ThreadSpec {
-            name: self.name.clone(),
-            priority,
-            core_mask: self.core_mask,
-            ideal_core,
-        };
-        let thread = Thread(Arc::new(Shared {
-            record: self.rt.inner().register_thread(&spec),
-            rt: self.rt,
-            exit: Event::new(ClearMode::Manual),
-            handle: OnceLock::new(),
-            cancel: CancelState::default(),
-        }));
-        let handle = svc::create_handle(HandleObject::Thread(thread.clone()))?;
-        let _ = thread.0.handle.set(handle);
-        let owner = Arc::new(HandleOwner(handle));
+        let stack_size = self.stack_size;
+        let (thread, share, trace) = self.make()?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let t = thread.clone();
-        let named = owner.clone();
-        let mut os = std::thread::Builder::new().name(self.name);
-        if let Some(bytes) = self.stack_size {
+        let named = share.clone();
+        let mut os = std::thread::Builder::new().name(thread.name().to_string());
+        if let Some(bytes) = stack_size {
             os = os.stack_size(bytes);
         }
         let body = move || {
             // First made, last dropped: whatever happens below, the thread leaves the live set.
             let _leave = LeaveGuard(&t);
-            let _ctx = enter(t.0.rt.inner(), t.0.record.clone());
-            let _current = CurrentGuard::enter(t.clone());
-            if trace {
-                tracing::info!(
-                    name = %t.name(),
-                    priority,
-                    ideal_core,
-                    core_mask = format_args!("{:#x}", t.core_mask()),
-                    "guest thread starts"
-                );
-            }
+            let _entered = t.enter_here(trace);
             let out = {
                 let _core = CoreGuard::take(&t);
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
@@ -185,8 +165,33 @@ impl Builder {
             thread,
             rx,
             slot,
-            _handle: owner,
+            share,
         })
+    }
+
+    /// Checks the builder's values, registers the thread and gives it its real handle; also
+    /// whether HOS_TLS_TRACE is on.
+    fn make(self) -> Result<(Thread, HandleShare, bool), ResultCode> {
+        let priority = check_priority(self.priority)?;
+        let config = self.rt.inner().config();
+        let ideal_core = check_affinity(config.cores, self.ideal_core, self.core_mask, None)?;
+        let trace = config.tls_trace;
+        let spec = ThreadSpec {
+            name: self.name,
+            priority,
+            core_mask: self.core_mask,
+            ideal_core,
+        };
+        let thread = Thread(Arc::new(Shared {
+            record: self.rt.inner().register_thread(&spec),
+            rt: self.rt,
+            exit: Event::new(ClearMode::Manual),
+            handle: OnceLock::new(),
+            cancel: CancelState::default(),
+        }));
+        let handle = svc::create_handle(HandleObject::Thread(thread.clone()))?;
+        let _ = thread.0.handle.set(handle);
+        Ok((thread, HandleShare(Arc::new(HandleOwner(handle))), trace))
     }
 }
 
@@ -233,8 +238,23 @@ fn check_affinity(
     }
 }
 
-/// A guest thread's real handle, shared by the running thread and its [`JoinHandle`]: the
-/// last to let it go closes it and has the arbiter forget the thread.
+/// A share in a guest thread's real handle ([`Thread::handle`]): the handle stays open while
+/// a share lives. The running thread holds one until it ends, its [`JoinHandle`] or
+/// [`Attached`] guard another; the last share to go closes the handle and has the arbiter
+/// forget the thread. A host that hands the handle to guest code which waits on it after the
+/// thread ended and closes it itself (svcWaitSynchronization, svcCloseHandle, as the SDK's
+/// thread objects do) keeps a share until that close.
+#[derive(Clone, Debug)]
+pub struct HandleShare(Arc<HandleOwner>);
+
+impl HandleShare {
+    /// The handle it keeps open.
+    pub fn handle(&self) -> Handle {
+        self.0 .0
+    }
+}
+
+/// A guest thread's real handle; closed when the last [`HandleShare`] drops.
 #[derive(Debug)]
 struct HandleOwner(Handle);
 
@@ -277,19 +297,36 @@ std::thread_local! {
     static CURRENT: RefCell<Option<Thread>> = const { RefCell::new(None) };
 }
 
-/// Makes a thread the calling OS thread's [`current`] until dropped.
-struct CurrentGuard;
+/// A guest thread entered on the calling OS thread: its runtime context, and [`current`].
+/// Both end when it drops (a thread-local already torn down at the thread's exit is left as
+/// it is).
+#[derive(Debug)]
+struct Entered {
+    _ctx: EnterGuard,
+}
 
-impl CurrentGuard {
-    fn enter(t: Thread) -> Self {
-        CURRENT.with(|c| *c.borrow_mut() = Some(t));
-        CurrentGuard
+impl Thread {
+    /// Enters the thread on the calling OS thread, with the HOS_TLS_TRACE line if `trace`.
+    fn enter_here(&self, trace: bool) -> Entered {
+        let ctx = enter(self.0.rt.inner(), self.0.record.clone());
+        CURRENT.with(|c| *c.borrow_mut() = Some(self.clone()));
+        if trace {
+            tracing::info!(
+                name = %self.name(),
+                priority = self.priority(),
+                ideal_core = self.ideal_core(),
+                core_mask = format_args!("{:#x}", self.core_mask()),
+                "guest thread starts"
+            );
+        }
+        Entered { _ctx: ctx }
     }
 }
 
-impl Drop for CurrentGuard {
+impl Drop for Entered {
     fn drop(&mut self) {
-        CURRENT.with(|c| c.borrow_mut().take());
+        let _ = CURRENT.try_with(|c| c.borrow_mut().take());
+        // Then `_ctx` leaves the runtime context.
     }
 }
 
@@ -322,7 +359,7 @@ struct Shared {
     record: Arc<ThreadRecord>,
     /// Signalled once the thread has ended.
     exit: Event,
-    /// Its real handle: set once, at spawn, before the thread runs.
+    /// Its real handle: set once, when it is made, before the thread runs.
     handle: OnceLock<Handle>,
     cancel: CancelState,
 }
@@ -385,8 +422,9 @@ impl Thread {
     }
 
     /// Its real handle: the value the SDK keeps in the thread's TLS and writes into the mutex
-    /// words it locks. Valid from spawn until the thread has ended and its [`JoinHandle`] is
-    /// joined or dropped.
+    /// words it locks. Valid from spawn (or attach) until the thread has ended and its
+    /// [`JoinHandle`] is joined or dropped (or it detached), and no other [`HandleShare`] of
+    /// it is left.
     pub fn handle(&self) -> Handle {
         self.0.handle.get().copied().unwrap_or(Handle::INVALID)
     }
@@ -444,9 +482,18 @@ impl Thread {
         self.0.record.os_id()
     }
 
-    /// Whether it has ended (its result is ready for `join`).
+    /// Whether it has ended (its result is ready for `join`), or detached.
     pub fn is_finished(&self) -> bool {
         self.0.exit.is_signalled()
+    }
+
+    /// Its kick word: non-zero while its virtual core is asked for (a better thread waits, or
+    /// its time slice is over and an equal one waits) or it runs by escape, so that its next
+    /// [`crate::svc::checkpoint`] has something to do. Generated code (a JIT's or a
+    /// recompiler's loop heads) tests it with a plain load and calls the checkpoint only when
+    /// it is set. The address is stable for the thread's life and stays readable after it.
+    pub fn kick_flag(&self) -> &'static AtomicU32 {
+        self.0.record.seat().kick_word()
     }
 }
 
@@ -469,7 +516,7 @@ pub struct JoinHandle<T> {
     rx: std::sync::mpsc::Receiver<std::thread::Result<T>>,
     slot: Arc<JoinSlot>,
     /// Keeps the thread's handle open while this lives.
-    _handle: Arc<HandleOwner>,
+    share: HandleShare,
 }
 
 impl<T> JoinHandle<T> {
@@ -492,6 +539,11 @@ impl<T> JoinHandle<T> {
     /// The thread.
     pub fn thread(&self) -> &Thread {
         &self.thread
+    }
+
+    /// A share in the thread's real handle, to keep it open after this is joined or dropped.
+    pub fn handle_share(&self) -> HandleShare {
+        self.share.clone()
     }
 }
 

@@ -131,7 +131,8 @@ mod tests {
             p.recorder(Kind::Job).started(Post { frame, at: old });
         }
         let [p50, p99] = p.quantiles_us(Kind::Job, [0.5, 0.99]);
-        assert!((5000.0..6000.0).contains(&p50), "{p50}");
+        // At least the 5 ms since the post; how much more depends on the machine's load.
+        assert!(p50 >= 5000.0, "{p50}");
         assert!(p99 >= p50);
         assert_eq!(lock(&p.jobs).len(), 2, "frames 2 and 3 only");
         assert!(p.quantiles_us(Kind::Exec, [0.5, 0.99])[0].is_nan());

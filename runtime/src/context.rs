@@ -18,14 +18,19 @@ use crate::stats::Counters;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
 use crate::trace;
-use crate::vcore::Occupant;
-use std::cell::RefCell;
+use crate::vcore::{kick_is_set, Occupant};
+use std::cell::{Cell, RefCell};
+// std's atomic, not the loom seam's: kick words are std atomics (vcore/kick.rs).
 use std::future::Future;
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::sync::RwLock;
 
 std::thread_local! {
     static CURRENT: RefCell<Option<(Runtime, Arc<ThreadRecord>)>> = const { RefCell::new(None) };
+    /// The calling guest thread's kick word while it is entered: a `Copy` value with no
+    /// destructor, so the checkpoint's fast path reads it without a borrow or a state check.
+    static KICK: Cell<Option<&'static AtomicU32>> = const { Cell::new(None) };
 }
 
 /// Every runtime built and still alive, oldest first. # Invariant: weak, so it never keeps a
@@ -59,7 +64,10 @@ pub struct EnterGuard(());
 impl Drop for EnterGuard {
     fn drop(&mut self) {
         trace::thread_exit();
-        CURRENT.with(|c| c.borrow_mut().take());
+        // At the thread's exit the slot may be torn down already (a guard held in another
+        // thread-local, an attached thread that never detached): then there is nothing to end.
+        let _ = KICK.try_with(|k| k.set(None));
+        let _ = CURRENT.try_with(|c| c.borrow_mut().take());
     }
 }
 
@@ -67,8 +75,25 @@ impl Drop for EnterGuard {
 pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
     with_parker(|p, _| record.bind(p.clone()));
     rt.trace_thread_start(&record);
+    KICK.with(|k| k.set(Some(record.seat().kick_word())));
     CURRENT.with(|c| *c.borrow_mut() = Some((rt.clone(), record)));
     EnterGuard(())
+}
+
+/// A checkpoint of the calling thread, if it is a guest thread: where a kicked thread gives its
+/// virtual core up (`Runtime::checkpoint`). When nothing is asked of it (its kick word is 0,
+/// the common case at a loop head) this is one thread-local read and one load.
+///
+/// # Blocking
+/// Only when it gives its core up, until it has one again.
+#[inline]
+pub fn checkpoint() {
+    let asked = KICK
+        .try_with(|k| k.get().is_some_and(kick_is_set))
+        .unwrap_or(false);
+    if asked {
+        with_guest(|rt, t| rt.checkpoint(t));
+    }
 }
 
 /// The runtime of the calling thread: its own if a guest, else the default.
@@ -82,7 +107,11 @@ pub fn runtime() -> Option<Runtime> {
 /// `None`, without calling `f`, on any other thread. For hot paths such as checkpoints.
 #[inline]
 pub fn with_guest<R>(f: impl FnOnce(&Runtime, &Arc<ThreadRecord>) -> R) -> Option<R> {
-    CURRENT.with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
+    // A thread-local torn down at the thread's exit is no guest context.
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().map(|(rt, t)| f(rt, t)))
+        .ok()
+        .flatten()
 }
 
 /// Notes what the calling guest thread now waits on (`Some`) or that it runs (`None`), for a

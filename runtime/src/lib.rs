@@ -92,7 +92,7 @@ pub mod internal {
         pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
     }
     pub use crate::context::{
-        block_on, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
+        block_on, checkpoint, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
     };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::policy::{Role, Spin, SpinGate};
@@ -107,7 +107,7 @@ pub mod internal {
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
     pub use crate::wheel::{Wheel, WheelKey};
 
-    /// The trace's event sites and its analyses (docs/design.md section 16).
+    /// The trace's event sites and its analyses (docs/design.md section 17).
     pub mod trace {
         pub use crate::trace::*;
     }

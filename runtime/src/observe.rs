@@ -1,6 +1,6 @@
 //! What a host sees of its runtime's threads: the trace file, frame marks, the flight
 //! recorder's dumps, the wait tree, each frame's critical path, and the escape report that
-//! prints them (docs/design.md section 16).
+//! prints them (docs/design.md section 17).
 //!
 //! Invariant: everything here reads; nothing decides. The wait tree reads the virtual cores'
 //! table under its lock and each thread's ring without one, once, at the call.

@@ -18,7 +18,7 @@ use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::trace::recorder::{Session, Settings};
 use crate::trace::Kind;
-use crate::vcore::{Vcores, YieldKind};
+use crate::vcore::{Occupant, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
 use std::time::Duration;
@@ -33,7 +33,7 @@ struct Inner {
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
     shut_down: AtomicBool,
-    /// What the trace records for this runtime (docs/design.md section 16).
+    /// What the trace records for this runtime (docs/design.md section 17).
     session: Arc<Session>,
     /// Whether the HOS_TRACE file was written.
     traced: AtomicBool,
@@ -260,6 +260,14 @@ impl Runtime {
     /// Only when it gives its core up, until it has one again.
     #[inline]
     pub fn checkpoint(&self, rec: &ThreadRecord) {
+        // The fast path of generated code's loop heads: one load when nothing is asked.
+        if rec.seat().is_asked() {
+            self.checkpoint_asked(rec);
+        }
+    }
+
+    #[cold]
+    fn checkpoint_asked(&self, rec: &ThreadRecord) {
         let escape = self.inner.vcores.checkpoint(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
     }

@@ -73,7 +73,8 @@ fn thread_token() -> u64 {
 /// Releases every level the calling thread holds without a guard, as abandoned (a guest
 /// thread's end; other threads do it in their thread-local destructor).
 pub(crate) fn abandon_held() {
-    let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    // At the thread's exit the list may be torn down already: its own destructor released it.
+    let held = HELD.try_with(|h| std::mem::take(&mut *h.borrow_mut()));
     drop(held);
 }
 
@@ -221,14 +222,42 @@ impl Mutex {
     /// InvalidState if the calling thread holds no such level.
     pub fn unlock(&self) -> Result<(), ResultCode> {
         crate::svc::checkpoint();
+        let obj = self.unlist_held()?;
+        release(&obj, false);
+        Ok(())
+    }
+
+    /// Takes back, as a guard, one level the calling thread gave its guard up for
+    /// ([`MutexGuard::leak`]): for hosts that lock and unlock in separate calls and then wait
+    /// on a [`crate::os::ConditionVariable`], which takes a guard.
+    ///
+    /// # Errors
+    /// InvalidState if the calling thread holds no such level.
+    ///
+    /// ```
+    /// let m = hos::os::Mutex::new(false);
+    /// m.lock().map_err(|e| e.code())?.leak();
+    /// let guard = m.reclaim()?;
+    /// drop(guard);
+    /// assert_eq!(m.reclaim().err(), Some(hos::ResultCode::INVALID_STATE));
+    /// # Ok::<(), hos::ResultCode>(())
+    /// ```
+    pub fn reclaim(&self) -> Result<MutexGuard<'_>, ResultCode> {
+        self.unlist_held()?;
+        Ok(MutexGuard {
+            mutex: self,
+            abandoned: false,
+        })
+    }
+
+    /// Removes one of the calling thread's guardless levels of this mutex from its list.
+    fn unlist_held(&self) -> Result<Arc<Object<Owner>>, ResultCode> {
         let found = HELD.with(|h| {
             let mut h = h.borrow_mut();
             let i = h.0.iter().rposition(|o| Arc::ptr_eq(o, &self.obj))?;
             Some(h.0.swap_remove(i))
         });
-        let obj = found.ok_or(ResultCode::INVALID_STATE)?;
-        release(&obj, false);
-        Ok(())
+        found.ok_or(ResultCode::INVALID_STATE)
     }
 
     /// Takes the mutex out of its owner's hands for a condition-variable wait: every level

@@ -13,6 +13,7 @@ use crate::os::{Event, Waitable};
 use crate::sync::lock;
 use crate::thread::Thread;
 use crate::ResultCode;
+use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 /// Handles a process may hold at once (Horizon's usual handle table size).
@@ -29,12 +30,26 @@ const RESERVED: u32 = 0xC000_0000;
 pub enum HandleObject {
     /// A waitable object (event, timer event, semaphore, message queue).
     Waitable(Arc<dyn Waitable + Send + Sync>),
-    /// A guest thread (waitable too: ready once it has ended).
+    /// A guest thread (waitable too: ready once it has ended). A thread has one handle, its
+    /// real one ([`Thread::handle`]), made by hos when the thread is spawned or attached.
     Thread(Thread),
     /// A kernel event's writable side (svcSignalEvent, svcClearEvent); not waitable.
     WritableEvent(Arc<Event>),
     /// A kernel event's readable side (waited on; svcClearEvent, svcResetSignal).
     ReadableEvent(Arc<Event>),
+    /// An object a host names by handle (the C ABI's events, queues, mutexes).
+    Host(Arc<dyn HostObject>),
+}
+
+/// An object a host keeps in the handle table: hos's objects wrapped in the host's own type
+/// (the C ABI's, for one), so that a handle can name any of them, waitable or not.
+pub trait HostObject: Any + Send + Sync {
+    /// The object to wait for, if a wait may name it; a wait for one that is not waitable (a
+    /// mutex, a condition variable) is InvalidHandle.
+    fn waitable(&self) -> Option<&dyn Waitable>;
+
+    /// The object as `Any`, for the host to downcast to its own type.
+    fn as_any(&self) -> &dyn Any;
 }
 
 impl std::fmt::Debug for HandleObject {
@@ -44,19 +59,21 @@ impl std::fmt::Debug for HandleObject {
             HandleObject::Thread(t) => write!(f, "Thread({:?})", t.name()),
             HandleObject::WritableEvent(_) => f.write_str("WritableEvent"),
             HandleObject::ReadableEvent(_) => f.write_str("ReadableEvent"),
+            HandleObject::Host(_) => f.write_str("Host"),
         }
     }
 }
 
 impl HandleObject {
     /// The object as something to wait for; `None` for one that cannot be waited on (an
-    /// event's writable side).
+    /// event's writable side, a host object no wait may name).
     pub fn as_waitable(&self) -> Option<&dyn Waitable> {
         match self {
             HandleObject::Waitable(w) => Some(&**w),
             HandleObject::Thread(t) => Some(t),
             HandleObject::ReadableEvent(e) => Some(&**e),
             HandleObject::WritableEvent(_) => None,
+            HandleObject::Host(h) => h.waitable(),
         }
     }
 }
@@ -67,9 +84,9 @@ impl<T: Waitable + Send + Sync + 'static> From<Arc<T>> for HandleObject {
     }
 }
 
-impl From<Thread> for HandleObject {
-    fn from(t: Thread) -> Self {
-        HandleObject::Thread(t)
+impl From<Arc<dyn HostObject>> for HandleObject {
+    fn from(obj: Arc<dyn HostObject>) -> Self {
+        HandleObject::Host(obj)
     }
 }
 

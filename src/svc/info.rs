@@ -18,10 +18,11 @@ const TICKS_PER_SECOND: u64 = 19_200_000;
 /// storage and writes into the mutex words it locks (a host puts it there when the guest
 /// thread starts). [`Handle::INVALID`] (0) on any other thread.
 ///
-/// A guest thread's handle is made when it is spawned ([`crate::thread::Thread::handle`])
-/// and closed once the thread has ended and its `JoinHandle` is joined or dropped: then the
-/// lock waiters still registered against it end with InvalidState, as when the console
-/// destroys a thread object.
+/// A guest thread's handle is made when it is spawned or attached
+/// ([`crate::thread::Thread::handle`]) and closed once the thread has ended (or detached) and
+/// its last [`crate::thread::HandleShare`] is gone (its `JoinHandle` joined or dropped, say):
+/// then the lock waiters still registered against it end with InvalidState, as when the
+/// console destroys a thread object.
 ///
 /// ```
 /// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;

@@ -20,6 +20,7 @@ const ORDER: &[&str] = &[
     "vcore/rank",
     "vcore/table",
     "vcore/escape",
+    "vcore/kick",
     "trace/event",
     "trace/ring",
     "trace/timeline",
@@ -52,7 +53,7 @@ const ORDER: &[&str] = &[
 /// The folders whose files are units of their own (`vcore/table.rs` is `vcore/table`; the
 /// folder's `mod.rs` is the folder's unit), with those files.
 const PARTED: [(&str, &[&str]); 2] = [
-    ("vcore", &["step", "rank", "table", "escape"]),
+    ("vcore", &["step", "rank", "table", "escape", "kick"]),
     (
         "trace",
         &[

@@ -583,3 +583,120 @@ fn the_escape_log_names_holders_from_the_runtime() {
     assert!(rt.release_core(&hog));
     rt.shutdown();
 }
+
+/// The kick word of `t` now.
+fn word(t: &ThreadRecord) -> u32 {
+    t.seat().kick_word().load(Ordering::Relaxed)
+}
+
+#[test]
+fn the_kick_word_is_set_by_a_kick_and_cleared_when_the_core_is_given_up() {
+    let r = rig(1, 60_000_000, 5_000);
+    let holder = thread(1, 44, 1, false);
+    let at = holder.seat().kick_word() as *const _;
+    assert_eq!(word(&holder), 0, "no core yet");
+    r.v.acquire(&*holder, SPIN);
+    assert_eq!(word(&holder), 0, "nobody waits");
+    let better = thread(2, 10, 1, false);
+    let (h, ran) = r.spawn(&better, |_, t| {
+        assert_eq!(
+            word(t),
+            0,
+            "the kicked holder waits, worse: nothing asked of the new one"
+        );
+    });
+    until(&r.stats.vcore_kicks[0], 1);
+    assert_eq!(word(&holder), 1, "kicked: the word asks for a checkpoint");
+    assert!(!ran.load(Ordering::SeqCst));
+    r.v.checkpoint(&*holder, SPIN);
+    assert!(
+        ran.load(Ordering::SeqCst),
+        "the better thread ran in between"
+    );
+    h.join().unwrap();
+    assert_eq!(word(&holder), 0, "back on its core, nobody waiting");
+    assert_eq!(
+        holder.seat().kick_word() as *const _,
+        at,
+        "one word for the thread's life"
+    );
+    assert!(r.v.release(&*holder));
+    assert_eq!(word(&holder), 0);
+    r.no_escape();
+}
+
+#[test]
+fn the_kick_word_asks_for_a_turn_and_a_waiter_granted_a_claimed_core_sees_it() {
+    // One core, a 1 us slice: an equal waiter asks the holder for a turn.
+    let r = rig(1, 1, 5_000);
+    let holder = thread(1, 44, 1, false);
+    r.v.acquire(&*holder, SPIN);
+    let (equal, best) = (thread(2, 44, 1, false), thread(3, 10, 1, false));
+    let (he, ran_equal) = r.spawn(&equal, |_, _| {});
+    r.until_waits(1);
+    assert_eq!(word(&holder), 1, "a turn is asked");
+    // A better waiter queues behind: when the holder gives the core up, it goes to the
+    // best, and the equal one, still waiting, asks the best for nothing.
+    let (hb, ran_best) = r.spawn(&best, |_, t| {
+        assert_eq!(word(t), 0, "granted the core with only worse waiters");
+    });
+    r.until_waits(2);
+    assert!(r.v.release(&*holder));
+    assert_eq!(word(&holder), 0, "no core, nothing to check");
+    hb.join().unwrap();
+    he.join().unwrap();
+    assert!(ran_best.load(Ordering::SeqCst) && ran_equal.load(Ordering::SeqCst));
+    r.no_escape();
+}
+
+#[test]
+fn an_escaped_thread_has_its_word_set_until_it_takes_a_core() {
+    let r = rig(1, 60_000_000, 1);
+    let holder = thread(1, 10, 1, false);
+    r.v.acquire(&*holder, SPIN);
+    let waiter = thread(2, 44, 1, false);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (v, w) = (r.v.clone(), waiter.clone());
+    let h = std::thread::spawn(move || {
+        let _ = v.acquire(&*w, SPIN); // escapes after 1 ms: the holder never gives up
+        tx.send(word(&w)).unwrap();
+        w.seat().is_escaped()
+    });
+    let escaped_word = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    assert!(h.join().unwrap(), "it ran by escape");
+    assert_eq!(
+        escaped_word, 1,
+        "an escaped thread's checkpoint looks for a free core"
+    );
+    assert!(r.v.release(&*holder));
+    r.v.checkpoint(&*waiter, SPIN);
+    assert_eq!(
+        waiter.seat().slot(),
+        Some(0),
+        "took the freed core at its checkpoint"
+    );
+    assert_eq!(word(&waiter), 0);
+    assert!(r.v.release(&*waiter));
+}
+
+#[test]
+fn a_waiter_granted_a_core_that_another_asks_a_turn_of_finds_its_word_set() {
+    // The flag of the core does not change when it passes from the holder to the first of two
+    // equal waiters (a turn is asked before and after): the new holder's word is set by its
+    // own step, when it learns it holds the core.
+    let r = rig(1, 1, 5_000);
+    let holder = thread(1, 44, 1, false);
+    r.v.acquire(&*holder, SPIN);
+    let (first, second) = (thread(2, 44, 1, false), thread(3, 44, 1, false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (h1, _) = r.spawn(&first, move |_, t| tx.send(word(t)).unwrap());
+    r.until_waits(1);
+    let (h2, _) = r.spawn(&second, |_, _| {});
+    r.until_waits(2);
+    assert!(r.v.release(&*holder));
+    let seen = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(seen, 1, "granted a core an equal waiter asks a turn of");
+    h1.join().unwrap();
+    h2.join().unwrap();
+    r.no_escape();
+}

@@ -1,6 +1,6 @@
 //! The trace: one stream of events from every wait, sleep and virtual-core step, kept per
 //! thread, and what is made of it: a Chrome trace-event file, the flight recorder's dumps,
-//! the wait tree and each frame's critical path (docs/design.md section 16).
+//! the wait tree and each frame's critical path (docs/design.md section 17).
 //!
 //! Invariant: an event site is one call here, and with no session recording it costs one
 //! relaxed load ([`on`]); recording costs no lock, no allocation and no system call per
@@ -183,10 +183,10 @@ pub fn core(slot: u64) {
     }
 }
 
-/// The calling thread was granted core `slot` at once: at the time of the wait's or sleep's
-/// end it follows (no clock read), if its last event is one, else now.
+/// The calling thread was granted core `slot`: stamped with the time of the wait's or sleep's
+/// end it follows at once (no clock read), if its last event is one, else now.
 #[inline]
-pub fn core_at_once(slot: u64) {
+pub fn core_granted(slot: u64) {
     if on() {
         recorder::record_after_end(Kind::Core, slot, 0, 0);
     }

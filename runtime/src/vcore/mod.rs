@@ -22,6 +22,12 @@
 //!   decision. Relaxed: the lock orders what the decision reads.
 //! - A thread's [`Seat`] is written and read only by that thread (acquire, release, checkpoint
 //!   and yield run on the thread they are for), after the table told it where it stands.
+//! - A thread's kick word ([`kick`]) is non-zero while its checkpoint has something to do:
+//!   its slot's flag is `Turn` or `Kick`, or it runs by escape. It is written only under the
+//!   lock: by the thread's own steps (`Locked::seat`, when a step tells the thread where it
+//!   stands) and, for the holder of a slot whose flag changed, by whoever changed it
+//!   (`Locked::words`). So `word == 0` implies the checkpoint has nothing to do whenever the
+//!   lock is free, and the checkpoint's fast path is that one load. Relaxed, as the flags.
 //! - Wakers are collected under the lock ([`step::Effects`]) and woken after it is dropped.
 //! - A waiter waits through [`crate::block_on::block_on_with`]: the vcore wait's spin (the
 //!   caller's, by its role), then a park on its own parker that also ends at its escape time,
@@ -41,15 +47,18 @@
 //! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md): an uncontended acquire and
 //! release take the lock once each and read the clock once (the slot's stamp for the time
 //! slice), under the 100 ns target; so there is no atomic fast path, which would have to
-//! publish holders for kicks outside the lock. A checkpoint or a yield that nobody asks
-//! anything of is one load of its slot's flag.
+//! publish holders for kicks outside the lock. A checkpoint that nobody asks anything of is
+//! one load of the thread's kick word; a yield, one load of its slot's flag.
 
 mod escape;
+mod kick;
 pub(crate) mod rank;
 pub(crate) mod step;
 pub(crate) mod table;
 
 pub use escape::Escape;
+pub(crate) use kick::is_set as kick_is_set;
+use kick::KickWord;
 pub use step::{Traits, Who, YieldKind};
 
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
@@ -87,6 +96,8 @@ pub struct Seat {
     at: AtomicU8,
     /// When the slot was acquired (`sys::now()`), for the time slice.
     since: AtomicU64,
+    /// The thread's kick word (module ground rules).
+    kick: KickWord,
 }
 
 impl Default for Seat {
@@ -94,11 +105,25 @@ impl Default for Seat {
         Seat {
             at: AtomicU8::new(NO_SLOT),
             since: AtomicU64::new(0),
+            kick: KickWord::new(),
         }
     }
 }
 
 impl Seat {
+    /// The thread's kick word: non-zero while its checkpoint has something to do (a kick, a
+    /// turn asked for, an escape to end). Its address is stable for the thread's life.
+    pub fn kick_word(&self) -> &'static std::sync::atomic::AtomicU32 {
+        self.kick.get()
+    }
+
+    /// Whether the thread's checkpoint may have something to do: its kick word (ground
+    /// rules), one load. `false` means a checkpoint now returns at once.
+    #[inline]
+    pub fn is_asked(&self) -> bool {
+        kick::is_set(self.kick.get())
+    }
+
     /// The slot the thread holds.
     pub fn slot(&self) -> Option<usize> {
         // Relaxed: only the owning thread touches the seat (type invariant).
@@ -161,7 +186,7 @@ pub struct Vcores {
 
 #[derive(Debug)]
 struct Inner {
-    table: Mutex<Table>,
+    table: Mutex<Locked>,
     /// # Invariant: `flags[s]` is `table.flag(s)` whenever the lock is free (ground rules).
     flags: [AtomicU8; MAX_CORES],
     /// # Invariant: the table's free-slot mask whenever the lock is free (ground rules).
@@ -232,7 +257,10 @@ impl Vcores {
             let slice_ns = config.vcore_slice_us.saturating_mul(US);
             let escape_ns = config.vcore_escape_ms.saturating_mul(MS);
             Inner {
-                table: Mutex::new(Table::new(config.cores, slice_ns, escape_ns)),
+                table: Mutex::new(Locked {
+                    table: Table::new(config.cores, slice_ns, escape_ns),
+                    words: [None; MAX_CORES],
+                }),
                 flags: std::array::from_fn(|_| AtomicU8::new(Flag::Idle.as_u8())),
                 free: AtomicU64::new((1 << config.cores) - 1),
                 slice_ns,
@@ -263,12 +291,7 @@ impl Vcores {
             return None;
         }
         let now = Now::default();
-        let step = inner.run(|table, fx| table.acquire(t.who(), &now, fx));
-        if let Step::Held { slot, .. } = step {
-            trace::core_at_once(slot as u64);
-            t.seat().settle(step);
-            return None;
-        }
+        let step = inner.run_for(t, |table, fx| table.acquire(t.who(), &now, fx));
         inner.settle(t, step, &now, spin)
     }
 
@@ -277,7 +300,7 @@ impl Vcores {
     /// semaphore is off. Call it on the thread `t` itself.
     ///
     /// The trace records no event for it: the caller's wait, sleep or exit, recorded just
-    /// before or after, says that the thread gave its core up (docs/design.md section 16).
+    /// before or after, says that the thread gave its core up (docs/design.md section 17).
     pub fn release(&self, t: &impl Occupant) -> bool {
         let Some(inner) = &self.inner else {
             return false;
@@ -286,7 +309,11 @@ impl Vcores {
             return false;
         }
         let id = t.who().id;
-        let held = inner.run(|table, fx| table.release(id, Now::default(), fx));
+        let mut held = false;
+        inner.run_for(t, |table, fx| {
+            held = table.release(id, Now::default(), fx);
+            Step::Cancelled
+        });
         debug_assert!(held, "thread {id} released a core the table never gave");
         t.seat().settle(Step::Cancelled);
         held
@@ -302,12 +329,12 @@ impl Vcores {
     /// Only when it gives its core up, as [`Vcores::acquire`].
     pub fn checkpoint(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
-        if !inner.must_check(t) {
+        if !t.seat().is_asked() || !inner.must_check(t) {
             return None;
         }
         let now = Now::default();
         let id = t.who().id;
-        let step = inner.run(|table, fx| table.checkpoint(id, &now, fx));
+        let step = inner.run_for(t, |table, fx| table.checkpoint(id, &now, fx));
         inner.settle(t, step, &now, spin)
     }
 
@@ -340,7 +367,7 @@ impl Vcores {
         }
         let now = Now::default();
         let id = t.who().id;
-        let step = inner.run(|table, fx| table.yield_core(id, kind, &now, fx));
+        let step = inner.run_for(t, |table, fx| table.yield_core(id, kind, &now, fx));
         Yielded {
             handed: step != Step::Kept,
             escape: inner.settle(t, step, &now, spin),
@@ -360,8 +387,8 @@ impl Vcores {
     /// thread runs guest code, 0, or a core leaked.
     pub fn held(&self) -> usize {
         self.inner.as_ref().map_or(0, |inner| {
-            let table = lock(&inner.table);
-            table.cores() - table.free_mask().count_ones() as usize
+            let l = lock(&inner.table);
+            l.table.cores() - l.table.free_mask().count_ones() as usize
         })
     }
 
@@ -393,8 +420,8 @@ impl Vcores {
         let Some(inner) = &self.inner else {
             return threads.iter().map(|_| Place::Nowhere).collect();
         };
-        let table = lock(&inner.table);
-        let queued = table.queue();
+        let l = lock(&inner.table);
+        let (table, queued) = (&l.table, l.table.queue());
         threads
             .iter()
             .map(|t| {
@@ -418,6 +445,53 @@ impl Vcores {
     }
 }
 
+/// What the semaphore's lock guards: the table, and the kick word of each slot's holder.
+#[derive(Debug)]
+struct Locked {
+    table: Table,
+    /// # Invariant: `words[s]` is the kick word of the thread holding slot `s` once a step of
+    /// that thread told it so ([`Locked::seat`]), until it gives the slot up; else `None` (a
+    /// slot granted to a waiter that has not polled yet, a free slot).
+    words: [Option<&'static std::sync::atomic::AtomicU32>; MAX_CORES],
+}
+
+impl Locked {
+    /// Records in the kick words where `step` left the thread whose word is `word` and which
+    /// held slot `before`: a slot it left no longer names it; a slot it holds does, and its
+    /// word says whether that slot's flag asks for a checkpoint; an escaped thread's word is
+    /// set (its checkpoint looks for a free core), a waiting or cancelled thread's cleared.
+    #[inline]
+    fn seat(
+        &mut self,
+        word: &'static std::sync::atomic::AtomicU32,
+        before: Option<usize>,
+        step: &Step,
+    ) {
+        if *step == Step::Kept {
+            return;
+        }
+        if let Some(b) = before {
+            debug_assert!(self.words[b].is_some_and(|w| std::ptr::eq(w, word)));
+            self.words[b] = None;
+        }
+        let on = match *step {
+            Step::Held { slot, .. } => {
+                self.words[slot] = Some(word);
+                needs_check(self.table.flag(slot))
+            }
+            Step::Escaped => true,
+            Step::Queued(_) | Step::Cancelled | Step::Kept => false,
+        };
+        kick::store(word, on);
+    }
+}
+
+/// Whether a holder whose slot has `flag` must look at its checkpoint.
+#[inline]
+fn needs_check(flag: Flag) -> bool {
+    flag >= Flag::Turn
+}
+
 /// How a yield on the virtual cores ended.
 #[derive(Debug)]
 #[must_use = "an escape report is the caller's to log"]
@@ -429,21 +503,45 @@ pub struct Yielded {
 }
 
 impl Inner {
-    /// Runs one table operation under the lock, mirrors the flags before unlocking, then
-    /// counts and wakes.
+    /// Runs one table operation under the lock.
     fn run<R>(&self, op: impl FnOnce(&mut Table, &mut Effects) -> R) -> R {
+        self.locked(|l, fx| op(&mut l.table, fx))
+    }
+
+    /// Runs one table operation of the calling thread `t` under the lock, and records in the
+    /// kick words where the step it returns leaves `t`.
+    fn run_for(
+        &self,
+        t: &impl Occupant,
+        op: impl FnOnce(&mut Table, &mut Effects) -> Step,
+    ) -> Step {
+        let (word, before) = (t.seat().kick_word(), t.seat().slot());
+        self.locked(|l, fx| {
+            let step = op(&mut l.table, fx);
+            l.seat(word, before, &step);
+            step
+        })
+    }
+
+    /// Runs `op` under the lock, mirrors the flags (and the kick words of the slots whose flag
+    /// changed) before unlocking, then counts and wakes.
+    fn locked<R>(&self, op: impl FnOnce(&mut Locked, &mut Effects) -> R) -> R {
         chaos::point();
         let mut fx = Effects::default();
         let r = {
-            let mut table = lock(&self.table);
-            let r = op(&mut table, &mut fx);
-            trace_kicks(&table, fx.kicked);
-            for s in (0..table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
+            let mut l = lock(&self.table);
+            let r = op(&mut l, &mut fx);
+            trace_kicks(&l.table, fx.kicked);
+            for s in (0..l.table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
+                let flag = l.table.flag(s);
                 // Relaxed: written under the lock, read as a hint (ground rules).
-                self.flags[s].store(table.flag(s).as_u8(), Ordering::Relaxed);
+                self.flags[s].store(flag.as_u8(), Ordering::Relaxed);
+                if let Some(word) = l.words[s] {
+                    kick::store(word, needs_check(flag));
+                }
             }
             // Relaxed: as the flags.
-            self.free.store(table.free_mask(), Ordering::Relaxed);
+            self.free.store(l.table.free_mask(), Ordering::Relaxed);
             r
         };
         let c = &self.counters;
@@ -501,6 +599,7 @@ impl Inner {
                 let wait = Waiting {
                     inner: self,
                     key: Some(key),
+                    word: t.seat().kick_word(),
                 };
                 let deadline = now.saturating_add(self.escape_ns);
                 let policy = || CoreWait {
@@ -522,10 +621,13 @@ impl Inner {
     }
 }
 
-/// Records where a step left the thread (nothing for `Kept`: where it was).
+/// Records where a step left the thread (nothing for `Kept`: where it was): the one place
+/// that traces a thread's core. A core granted right after a wait or a sleep (an acquire at
+/// once, or the end of a wait for a core) is stamped with that wait's or sleep's end, with
+/// no clock read of its own.
 fn trace_step(step: Step) {
     match step {
-        Step::Held { slot, .. } => trace::core(slot as u64),
+        Step::Held { slot, .. } => trace::core_granted(slot as u64),
         Step::Escaped => trace::core(trace::ESCAPED),
         Step::Cancelled => trace::core(trace::NO_CORE),
         Step::Kept | Step::Queued(_) => {}
@@ -546,6 +648,8 @@ struct Waiting<'a> {
     inner: &'a Inner,
     /// `None` once the wait ended.
     key: Option<WaitId>,
+    /// The waiting thread's kick word.
+    word: &'static std::sync::atomic::AtomicU32,
 }
 
 impl Future for Waiting<'_> {
@@ -555,13 +659,17 @@ impl Future for Waiting<'_> {
         let key = self.key.expect("a vcore wait polled after it ended");
         let now = Now::default();
         let mut escape = None;
-        let inner = self.inner;
-        let step = inner.run(|table, fx| {
-            let step = table.poll_wait(key, &now, cx.waker(), fx);
-            if step == Some(Step::Escaped) {
-                escape = Some(Escape::new(Held::each(table, now.now()), inner.escape_ns));
+        let (inner, word) = (self.inner, self.word);
+        let step = inner.locked(|l, fx| {
+            let step = l.table.poll_wait(key, &now, cx.waker(), fx)?;
+            if step == Step::Escaped {
+                escape = Some(Escape::new(
+                    Held::each(&l.table, now.now()),
+                    inner.escape_ns,
+                ));
             }
-            step
+            l.seat(word, None, &step);
+            Some(step)
         });
         match step {
             None => Poll::Pending,

@@ -1,0 +1,332 @@
+//! What the C ABI costs next to the Rust API, in one run: an event ping-pong between a host
+//! thread and a guest thread through `libhos.so` (loaded with `dlopen`, called through its C
+//! symbols as a C host does), the same ping-pong through the `hos` crate, and `hos_checkpoint`
+//! on a guest thread that nobody kicks, through `libhos.so`, from C linked against `libhos.a`
+//! (`checkpoint.c`, a child process), and through the Rust API.
+//!
+//! `cargo bench -p hos-capi --bench abi` (it builds `libhos.so` and `libhos.a` with cargo, and
+//! `checkpoint.c` with the system's `cc`, first)
+//!
+//! | bench | what |
+//! | --- | --- |
+//! | `pingpong/abi` | host signals `ping`, guest waits for it and signals `pong`, host waits: one round trip, every call through the C ABI (handle lookups included) |
+//! | `pingpong/rust` | the same round trip with `hos::os::Event`s and a `hos` guest thread |
+//! | `checkpoint/abi` | `hos_checkpoint()` through `libhos.so` on a guest thread with no waiter for its core |
+//! | `checkpoint/abi-static` | the same from C linked against `libhos.a` (an attached thread) |
+//! | `checkpoint/kick-flag` | the inline test of generated code there: a load of the kick flag, no call |
+//! | `checkpoint/rust` | `hos::svc::checkpoint()` on a guest thread |
+//!
+//! A shared library reaches its thread-locals through `__tls_get_addr`; a static one linked
+//! into the executable does not, which is most of the difference between the two.
+//!
+//! Figures: BENCHMARKS.md.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::ffi::{c_char, c_void, CStr};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+type Result_ = u32;
+type Entry = unsafe extern "C" fn(*mut c_void);
+
+/// The C symbols the bench calls, resolved from `libhos.so`.
+struct Abi {
+    runtime_new: unsafe extern "C" fn(*const c_void, *mut *mut c_void) -> Result_,
+    runtime_shutdown: unsafe extern "C" fn(*mut c_void, i64) -> Result_,
+    event_create: unsafe extern "C" fn(i32, *mut u32) -> Result_,
+    event_signal: extern "C" fn(u32) -> Result_,
+    event_wait: extern "C" fn(u32, i64) -> Result_,
+    thread_spawn: unsafe extern "C" fn(
+        *mut c_void,
+        *const c_void,
+        Option<Entry>,
+        *mut c_void,
+        *mut u32,
+    ) -> Result_,
+    thread_join: extern "C" fn(u32, i64) -> Result_,
+    checkpoint: extern "C" fn(),
+}
+
+/// The profile directory of this bench's build (`target/release`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("bench executable");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// The function `name` of `lib`, as the function pointer type `F`.
+///
+/// # Safety
+/// `F` is a function pointer type matching the symbol's C signature.
+unsafe fn sym<F: Copy>(lib: *mut c_void, name: &CStr) -> F {
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+    // SAFETY: a symbol of the loaded library, by its C name.
+    let p = unsafe { libc::dlsym(lib, name.as_ptr() as *const c_char) };
+    assert!(!p.is_null(), "{name:?} missing");
+    // SAFETY: a function pointer of the caller's type (the caller's promise), same size.
+    unsafe { std::mem::transmute_copy(&p) }
+}
+
+/// Builds `libhos.so` and `libhos.a` with cargo, and loads the first.
+fn abi() -> &'static Abi {
+    static ABI: OnceLock<Abi> = OnceLock::new();
+    ABI.get_or_init(|| {
+        let profile = profile_dir();
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "-p",
+                "hos-capi",
+                "--lib",
+                "--target-dir",
+            ])
+            .arg(profile.parent().expect("target directory"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build -p hos-capi");
+        let path = std::ffi::CString::new(profile.join("libhos.so").to_str().expect("UTF-8 path"))
+            .expect("no NUL");
+        // SAFETY: loading a library we just built; it stays loaded for the process.
+        let lib = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        assert!(!lib.is_null(), "dlopen libhos.so");
+        // SAFETY (each use): the symbol has the signature hos.h declares for it, which is
+        // the field's type.
+        unsafe {
+            Abi {
+                runtime_new: sym(lib, c"hos_runtime_new"),
+                runtime_shutdown: sym(lib, c"hos_runtime_shutdown"),
+                event_create: sym(lib, c"hos_event_create"),
+                event_signal: sym(lib, c"hos_event_signal"),
+                event_wait: sym(lib, c"hos_event_wait"),
+                thread_spawn: sym(lib, c"hos_thread_spawn"),
+                thread_join: sym(lib, c"hos_thread_join"),
+                checkpoint: sym(lib, c"hos_checkpoint"),
+            }
+        }
+    })
+}
+
+/// What a guest thread spawned through the ABI is told: the events, and the stop flag.
+struct PingPong {
+    ping: u32,
+    pong: u32,
+    stop: AtomicBool,
+}
+
+unsafe extern "C" fn abi_guest(arg: *mut c_void) {
+    // SAFETY: the bench's PingPong, alive until this thread is joined.
+    let p = unsafe { &*(arg as *const PingPong) };
+    let abi = abi();
+    while (abi.event_wait)(p.ping, -1) == 0 && !p.stop.load(Ordering::Acquire) {
+        (abi.event_signal)(p.pong);
+    }
+}
+
+/// The ABI runtime and its handles, made once.
+struct AbiRig {
+    rt: *mut c_void,
+    pp: &'static PingPong,
+}
+
+fn abi_rig() -> AbiRig {
+    let abi = abi();
+    let mut rt = std::ptr::null_mut();
+    let (mut ping, mut pong) = (0, 0);
+    // SAFETY: valid out-pointers.
+    unsafe {
+        assert_eq!((abi.runtime_new)(std::ptr::null(), &mut rt), 0);
+        assert_eq!((abi.event_create)(1, &mut ping), 0);
+        assert_eq!((abi.event_create)(1, &mut pong), 0);
+    }
+    let pp: &'static PingPong = Box::leak(Box::new(PingPong {
+        ping,
+        pong,
+        stop: AtomicBool::new(false),
+    }));
+    AbiRig { rt, pp }
+}
+
+fn pingpong(c: &mut Criterion) {
+    let abi = abi();
+    let mut g = c.benchmark_group("pingpong");
+    g.measurement_time(Duration::from_secs(5));
+
+    let rig = abi_rig();
+    let mut guest = 0;
+    // SAFETY: the runtime, default params (NULL), a Rust entry with a live argument.
+    let arg = rig.pp as *const PingPong as *mut c_void;
+    assert_eq!(
+        unsafe { (abi.thread_spawn)(rig.rt, std::ptr::null(), Some(abi_guest), arg, &mut guest) },
+        0
+    );
+    g.bench_function("abi", |b| {
+        b.iter(|| {
+            (abi.event_signal)(rig.pp.ping);
+            (abi.event_wait)(rig.pp.pong, -1)
+        })
+    });
+    rig.pp.stop.store(true, Ordering::Release);
+    (abi.event_signal)(rig.pp.ping);
+    assert_eq!((abi.thread_join)(guest, -1), 0);
+
+    let rt = hos_rs::Runtime::builder().build().expect("runtime");
+    let ping = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
+    let pong = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (gping, gpong, gstop) = (ping.clone(), pong.clone(), stop.clone());
+    let guest = rt
+        .thread()
+        .spawn(move || {
+            while gping.wait().is_ok() && !gstop.load(Ordering::Acquire) {
+                gpong.signal();
+            }
+        })
+        .expect("guest");
+    g.bench_function("rust", |b| {
+        b.iter(|| {
+            ping.signal();
+            pong.wait()
+        })
+    });
+    stop.store(true, Ordering::Release);
+    ping.signal();
+    guest.join().expect("joined");
+    g.finish();
+
+    checkpoint(c, &rig, &rt);
+    // SAFETY: the ABI runtime, shut down once (it is never freed: the rig is static).
+    unsafe { (abi.runtime_shutdown)(rig.rt, -1) };
+    rt.shutdown();
+}
+
+/// A request to a timing guest thread: run `n` checkpoints, answer the time they took.
+type Job = (u64, mpsc::Sender<Duration>);
+
+unsafe extern "C" fn abi_timer(arg: *mut c_void) {
+    // SAFETY: the bench's receiver, alive until this thread is joined.
+    let jobs = unsafe { &*(arg as *const mpsc::Receiver<Job>) };
+    let checkpoint = abi().checkpoint;
+    while let Ok((n, answer)) = jobs.recv() {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            checkpoint();
+        }
+        let _ = answer.send(t0.elapsed());
+    }
+}
+
+/// Times `n` checkpoints on a guest thread through `jobs`.
+fn timed(jobs: &mpsc::Sender<Job>, n: u64) -> Duration {
+    let (tx, rx) = mpsc::channel();
+    jobs.send((n, tx)).expect("timer thread");
+    rx.recv().expect("timed")
+}
+
+fn checkpoint(c: &mut Criterion, rig: &AbiRig, rt: &hos_rs::Runtime) {
+    let abi = abi();
+    let mut g = c.benchmark_group("checkpoint");
+
+    let (jobs, rx) = mpsc::channel::<Job>();
+    let rx: &'static mpsc::Receiver<Job> = Box::leak(Box::new(rx));
+    let mut guest = 0;
+    let arg = rx as *const mpsc::Receiver<Job> as *mut c_void;
+    // SAFETY: as for the ping-pong guest.
+    assert_eq!(
+        unsafe { (abi.thread_spawn)(rig.rt, std::ptr::null(), Some(abi_timer), arg, &mut guest) },
+        0
+    );
+    g.bench_function("abi", |b| b.iter_custom(|n| timed(&jobs, n)));
+    drop(jobs);
+    assert_eq!((abi.thread_join)(guest, -1), 0);
+
+    let (jobs, rx) = mpsc::channel::<Job>();
+    let guest = rt
+        .thread()
+        .spawn(move || {
+            while let Ok((n, answer)) = rx.recv() {
+                let t0 = Instant::now();
+                for _ in 0..n {
+                    hos_rs::svc::checkpoint();
+                }
+                let _ = answer.send(t0.elapsed());
+            }
+        })
+        .expect("guest");
+    g.bench_function("rust", |b| b.iter_custom(|n| timed(&jobs, n)));
+    drop(jobs);
+    guest.join().expect("joined");
+
+    let mut c_side = StaticSide::start();
+    g.bench_function("abi-static", |b| b.iter_custom(|n| c_side.timed(0, n)));
+    g.bench_function("kick-flag", |b| b.iter_custom(|n| c_side.timed(1, n)));
+    g.finish();
+}
+
+/// `checkpoint.c`, built against `libhos.a` and running: it times loops on request.
+struct StaticSide {
+    child: std::process::Child,
+    answers: BufReader<std::process::ChildStdout>,
+}
+
+impl StaticSide {
+    fn start() -> StaticSide {
+        let profile = profile_dir();
+        let exe = profile.join("checkpoint-bench");
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        let status = Command::new("cc")
+            .args(["-std=c11", "-O2", "-pthread", "-I"])
+            .arg(format!("{root}/include"))
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/checkpoint.c"))
+            .arg(profile.join("libhos.a"))
+            .args([
+                "-lgcc_s",
+                "-lutil",
+                "-lrt",
+                "-lpthread",
+                "-lm",
+                "-ldl",
+                "-lc",
+                "-o",
+            ])
+            .arg(&exe)
+            .status()
+            .expect("cc runs");
+        assert!(status.success(), "compiling checkpoint.c");
+        let mut child = Command::new(exe)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("checkpoint-bench starts");
+        let answers = BufReader::new(child.stdout.take().expect("stdout"));
+        StaticSide { child, answers }
+    }
+
+    /// Times `n` iterations of `mode` in the child.
+    fn timed(&mut self, mode: u32, n: u64) -> Duration {
+        let stdin = self.child.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{mode} {n}").expect("request");
+        stdin.flush().expect("flush");
+        let mut line = String::new();
+        self.answers.read_line(&mut line).expect("answer");
+        Duration::from_nanos(line.trim().parse().expect("nanoseconds"))
+    }
+}
+
+impl Drop for StaticSide {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+criterion_group!(benches, pingpong);
+criterion_main!(benches);

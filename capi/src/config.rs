@@ -1,0 +1,175 @@
+//! `hos_config`: the runtime's switches by their environment names, set one by one from C
+//! and validated as they are set.
+//!
+//! Invariant: every key a `hos_config` holds is a switch of hos and every value one its
+//! switch accepts on its own; a runtime is built from them as from an environment that holds
+//! exactly these (`RuntimeBuilder::env_from`), so a switch not set keeps its default and the
+//! process environment is read only by `hos_config_read_env`. Values that only fail together
+//! (none today) fail at `hos_runtime_new`.
+
+use crate::boundary::{self, entry, Error, Out, Result};
+use crate::result::{hos_result, HOS_RESULT_INVALID_VALUE, HOS_RESULT_UNKNOWN_KEY};
+use hos_rs::{Runtime, RuntimeBuilder};
+use std::collections::BTreeMap;
+use std::ffi::c_char;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A set of switches to boot a runtime with (opaque). Made by `hos_config_new`, freed by
+/// `hos_config_free`; not shared between threads while it is changed.
+#[derive(Debug, Default)]
+pub struct hos_config {
+    switches: BTreeMap<&'static str, String>,
+}
+
+impl hos_config {
+    /// A builder reading these switches in place of the environment.
+    pub(crate) fn builder(&self) -> RuntimeBuilder {
+        let switches = self.switches.clone();
+        Runtime::builder().env_from(move |name| switches.get(name).cloned())
+    }
+}
+
+/// Every switch's name, in the order the builder reads them. Learned from the builder itself,
+/// which asks its environment source for each one, so the list cannot drift from hos's.
+fn switch_names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        let _ = Runtime::builder()
+            .env_from(move |name| {
+                let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+                seen.push(name.to_string());
+                None
+            })
+            .resolve();
+        let asked = asked.lock().unwrap_or_else(|e| e.into_inner());
+        // Leaked once per process: a dozen short names.
+        asked
+            .iter()
+            .map(|n| &*Box::leak(n.clone().into_boxed_str()))
+            .collect()
+    })
+}
+
+/// The switch named `key`, if there is one.
+fn switch(key: &str) -> Result<&'static str> {
+    switch_names()
+        .iter()
+        .copied()
+        .find(|n| *n == key)
+        .ok_or_else(|| {
+            let known = switch_names().join(", ");
+            Error::new(
+                HOS_RESULT_UNKNOWN_KEY,
+                format!("{key:?} is no switch of hos (they are: {known})"),
+            )
+        })
+}
+
+/// Checks `value` by `key`'s own rule, as if the environment held it alone.
+fn check(key: &'static str, value: &str) -> Result<()> {
+    let value = value.to_string();
+    Runtime::builder()
+        .env_from(move |name| (name == key).then(|| value.clone()))
+        .resolve()
+        .map(drop)
+        .map_err(|e| Error::new(HOS_RESULT_INVALID_VALUE, e.to_string()))
+}
+
+/// Makes an empty config: every switch at its default.
+///
+/// Errors: InvalidPointer for a NULL `out`.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `hos_config *`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_config_new(out: *mut *mut hos_config) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let out = unsafe { Out::new(out, "out") }?;
+        out.write(Box::into_raw(Box::default()));
+        Ok(())
+    })
+}
+
+/// Sets the switch `key` (its environment name, e.g. "HOS_CORES") to `value`, written as the
+/// environment would give it ("4"); a NULL `value` unsets it (back to its default). A later
+/// set, or `hos_config_read_env`, replaces an earlier one. docs/switches.md lists every switch.
+///
+/// Errors: InvalidPointer for a NULL `cfg` or `key`; InvalidUtf8; UnknownKey for a key that
+/// is no switch; InvalidValue for a value the switch does not accept (the config is left as
+/// it was; `hos_last_error_message` says what is accepted).
+///
+/// # Safety
+/// `cfg` is NULL or from `hos_config_new`; `key` and `value` are NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn hos_config_set(
+    cfg: *mut hos_config,
+    key: *const c_char,
+    value: *const c_char,
+) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller (a live config, strings).
+        let (cfg, key, value) = unsafe {
+            (
+                boundary::arg_mut(cfg, "cfg")?,
+                boundary::req_str(key, "key")?,
+                boundary::opt_str(value, "value")?,
+            )
+        };
+        let key = switch(key)?;
+        match value {
+            None => {
+                cfg.switches.remove(key);
+            }
+            Some(v) => {
+                check(key, v)?;
+                cfg.switches.insert(key, v.to_string());
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Reads every `HOS_*` switch set in the process environment into `cfg`, replacing what was
+/// set for those switches.
+///
+/// Errors: InvalidPointer for a NULL `cfg`; InvalidValue for the first variable its switch
+/// does not accept (then nothing is read).
+///
+/// # Safety
+/// `cfg` is NULL or from `hos_config_new`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_config_read_env(cfg: *mut hos_config) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let cfg = unsafe { boundary::arg_mut(cfg, "cfg") }?;
+        let mut read = Vec::new();
+        for &name in switch_names() {
+            if let Some(v) = std::env::var_os(name) {
+                // As the builder reads the environment: a value that is not UTF-8 is read
+                // lossily, so that its switch's rule refuses it by name.
+                let v = v.to_string_lossy().into_owned();
+                check(name, &v)?;
+                read.push((name, v));
+            }
+        }
+        cfg.switches.extend(read);
+        Ok(())
+    })
+}
+
+/// Frees a config; NULL is ignored. A runtime built from it does not need it any more.
+///
+/// # Safety
+/// `cfg` is NULL or from `hos_config_new`, not freed before and not used after.
+#[no_mangle]
+pub unsafe extern "C" fn hos_config_free(cfg: *mut hos_config) {
+    boundary::entry_or((), || {
+        if !cfg.is_null() {
+            // SAFETY: made by Box::into_raw in hos_config_new; freed once (caller's promise).
+            drop(unsafe { Box::from_raw(cfg) });
+        }
+    })
+}

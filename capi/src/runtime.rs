@@ -1,0 +1,184 @@
+//! `hos_runtime`: boot from a config, bounded shutdown, free, host sleep.
+//!
+//! Invariant: a `hos_runtime` owns one clone of an hos `Runtime` and the OS threads of the
+//! guest threads spawned through it that nobody has joined yet (each is joined, at the latest,
+//! by the shutdown, or detached and reported by a bounded one). Guest threads hold clones of
+//! their own, so freeing it while detached stragglers still run is memory-safe: their waits
+//! return Cancelled.
+
+use crate::boundary::{self, entry, Error, Out};
+use crate::config::hos_config;
+use crate::result::HOS_RESULT_TIMED_OUT;
+use crate::result::{hos_result, HOS_RESULT_INVALID_STATE, HOS_RESULT_INVALID_VALUE};
+use hos_rs::thread::JoinHandle;
+use hos_rs::{BuildError, Runtime};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A running runtime (opaque). Made by `hos_runtime_new`, freed by `hos_runtime_free`; any
+/// thread may use it in between.
+#[derive(Debug)]
+pub struct hos_runtime {
+    pub(crate) rt: Runtime,
+    /// Guest threads spawned through this runtime and not yet reaped.
+    joins: Mutex<Vec<JoinHandle<()>>>,
+    shut_down: AtomicBool,
+}
+
+impl hos_runtime {
+    /// Keeps a new guest thread's handle, joining those that have ended meanwhile, so the
+    /// list holds the live threads and those that ended since the last spawn.
+    pub(crate) fn keep(&self, thread: JoinHandle<()>) {
+        let mut joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
+        let (ended, live): (Vec<_>, Vec<_>) = std::mem::take(&mut *joins)
+            .into_iter()
+            .partition(|j| j.thread().is_finished());
+        *joins = live;
+        joins.push(thread);
+        drop(joins);
+        for j in ended {
+            // It has returned: this join only reaps its OS thread.
+            let _ = j.join();
+        }
+    }
+
+    /// Shuts down, joining guest threads for at most `timeout` (`None`: all of them).
+    fn shutdown(&self, timeout: Option<Duration>) -> hos_rs::ShutdownReport {
+        // Relaxed: a flag read by `hos_runtime_free` on the same object after this returned.
+        self.shut_down.store(true, Ordering::Relaxed);
+        let report = match timeout {
+            None => {
+                self.rt.shutdown();
+                hos_rs::ShutdownReport::default()
+            }
+            Some(t) => self.rt.shutdown_timeout(t),
+        };
+        // Every OS thread was joined or detached by the runtime's shutdown: these are empty.
+        self.joins.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        report
+    }
+}
+
+/// Starts a runtime: counts the processors, calibrates (a few tens of milliseconds) and starts
+/// the reactor thread. `cfg` NULL: every switch at its default (the environment is not read;
+/// `hos_config_read_env` reads it). The config may be freed afterwards.
+///
+/// Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go
+/// together; InvalidState if the OS refuses a thread the runtime needs or the calibration
+/// cannot measure the machine (`hos_last_error_message` says which). Nothing is left running.
+///
+/// # Safety
+/// `cfg` is NULL or from `hos_config_new`; `out` is NULL or points to a writable
+/// `hos_runtime *`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_runtime_new(
+    cfg: *const hos_config,
+    out: *mut *mut hos_runtime,
+) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let out = unsafe { Out::new(out, "out") }?;
+        let builder = match cfg.is_null() {
+            true => Runtime::builder(),
+            // SAFETY: forwarded from the caller (a live config).
+            false => unsafe { boundary::arg(cfg, "cfg") }?.builder(),
+        };
+        let rt = builder.build().map_err(|e| match e {
+            BuildError::Config(e) => Error::new(HOS_RESULT_INVALID_VALUE, e.to_string()),
+            e => Error::new(HOS_RESULT_INVALID_STATE, e.to_string()),
+        })?;
+        out.write(Box::into_raw(Box::new(hos_runtime {
+            rt,
+            joins: Mutex::default(),
+            shut_down: AtomicBool::new(false),
+        })));
+        Ok(())
+    })
+}
+
+/// Shuts the runtime down: every wait in progress or to come returns Cancelled, every sleep
+/// ends, the reactor stops, and guest threads are joined: all of them for a negative
+/// `timeout_ns`, else those that return within `timeout_ns`. A thread still running then (it
+/// never reaches a wait or a checkpoint), or an attached thread that has not detached, is
+/// detached from the runtime and named, with what it was doing, in `hos_last_error_message`
+/// and in a warning to the log sink; the call returns TimedOut and the runtime is safe to free
+/// either way. The calling thread is never waited for.
+///
+/// Errors: InvalidPointer for a NULL `rt`; TimedOut as above.
+///
+/// # Safety
+/// `rt` is NULL or from `hos_runtime_new`, not freed.
+#[no_mangle]
+pub unsafe extern "C" fn hos_runtime_shutdown(rt: *mut hos_runtime, timeout_ns: i64) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let rt = unsafe { boundary::arg(rt, "rt") }?;
+        let report = rt.shutdown(boundary::timeout(timeout_ns));
+        if report.is_clean() {
+            return Ok(());
+        }
+        // The shutdown itself logged the report as a warning.
+        Err(Error::new(HOS_RESULT_TIMED_OUT, report.to_string()))
+    })
+}
+
+/// Frees the runtime; NULL is ignored. If it was not shut down, it is shut down first without
+/// waiting for guest threads (those still running are detached and their waits return
+/// Cancelled): call `hos_runtime_shutdown` before to wait for them.
+///
+/// # Safety
+/// `rt` is NULL or from `hos_runtime_new`, not freed before and not used after.
+#[no_mangle]
+pub unsafe extern "C" fn hos_runtime_free(rt: *mut hos_runtime) {
+    boundary::entry_or((), || {
+        if rt.is_null() {
+            return;
+        }
+        // SAFETY: made by Box::into_raw in hos_runtime_new; freed once (caller's promise).
+        let rt = unsafe { Box::from_raw(rt) };
+        // Relaxed: see `hos_runtime::shutdown`.
+        if !rt.shut_down.load(Ordering::Relaxed) {
+            rt.shutdown(Some(Duration::ZERO));
+        }
+    })
+}
+
+/// Sleeps the calling thread `ns` nanoseconds as a host sleep (frame limiter, audio): always
+/// precise, whatever thread calls it. `ns <= 0` returns at once, as does any sleep once the
+/// runtime has shut down.
+///
+/// Errors: InvalidPointer for a NULL `rt`.
+///
+/// # Safety
+/// `rt` is NULL or from `hos_runtime_new`, not freed.
+#[no_mangle]
+pub unsafe extern "C" fn hos_host_sleep(rt: *const hos_runtime, ns: i64) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let rt = unsafe { boundary::arg(rt, "rt") }?;
+        if let Ok(ns @ 1..) = u64::try_from(ns) {
+            rt.rt.host_sleep(Duration::from_nanos(ns));
+        }
+        Ok(())
+    })
+}
+
+/// The number of virtual cores the runtime has (HOS_CORES, 1..=8), for building core masks:
+/// `(1 << n) - 1` allows every one.
+///
+/// Errors: InvalidPointer for a NULL `rt` or a NULL or misaligned `out`.
+///
+/// # Safety
+/// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to a writable
+/// `uint32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_runtime_cores(rt: *const hos_runtime, out: *mut u32) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let (rt, out) = unsafe { (boundary::arg(rt, "rt")?, Out::new(out, "out")?) };
+        // HOS_CORES is at most 8.
+        out.write(rt.rt.config().cores as u32);
+        Ok(())
+    })
+}

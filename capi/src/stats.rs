@@ -1,0 +1,262 @@
+//! `hos_stats` and `hos_thread_stats`: the runtime's counters, calibration and CPU, and each
+//! live guest thread's figures, as size-prefixed plain structs a host overlay polls.
+//!
+//! Invariant: a read is a snapshot of independent counters (not a consistent cut, as the Rust
+//! API's), converted field by field; every duration is in nanoseconds, saturating.
+
+use crate::boundary::{self, entry, Error, Out, Versioned};
+use crate::result::{hos_result, HOS_RESULT_INVALID_SIZE};
+use crate::runtime::hos_runtime;
+use hos_rs::{CpuTime, SleepPath};
+use std::mem::size_of;
+use std::time::Duration;
+
+/// The sleeps one path served and how late they ended.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hos_sleep_stats {
+    /// Sleeps served.
+    pub count: u64,
+    /// Their lateness, summed.
+    pub late_sum_ns: u64,
+    /// An upper bound of the median lateness (a power of two).
+    pub late_p50_ns: u64,
+    /// An upper bound of the 99th percentile of lateness (a power of two).
+    pub late_p99_ns: u64,
+}
+
+/// What `hos_stats_get` reads. Set `size` to `sizeof(hos_stats)` before the call.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hos_stats {
+    /// Set by the caller: `sizeof(hos_stats)`.
+    pub size: u32,
+    /// Live guest threads.
+    pub threads: u32,
+    /// Guest sleeps on a yield loop.
+    pub sleep_yield: hos_sleep_stats,
+    /// Guest sleeps on the sleeper's own OS timer.
+    pub sleep_timer: hos_sleep_stats,
+    /// Precise sleeps: own slack-1 timer, then a spin.
+    pub sleep_precise_own: hos_sleep_stats,
+    /// Precise sleeps: woken early by the reactor, then a spin.
+    pub sleep_precise_reactor: hos_sleep_stats,
+    /// Relaxed sleeps: the OS timer alone.
+    pub sleep_relaxed: hos_sleep_stats,
+    /// Sleeps of a negative, non-yield length (bad input; they returned at once).
+    pub bad_sleeps: u64,
+    /// Yields (sleeps of 0, -1, -2).
+    pub yields: u64,
+    /// Waits woken while they spun.
+    pub spins_caught: u64,
+    /// Spins that ran their whole length and parked.
+    pub spins_missed: u64,
+    /// Waits whose spin the object's miss counter skipped.
+    pub spins_skipped: u64,
+    /// Waits that parked.
+    pub parks: u64,
+    /// Virtual-core acquisitions that had to wait.
+    pub vcore_waits: u64,
+    /// Holders kicked by a better waiter.
+    pub vcore_kicks_priority: u64,
+    /// Holders asked for a turn at the end of their time slice.
+    pub vcore_kicks_slice: u64,
+    /// Holders kicked by a HOS_VCORE_FIRST waiter.
+    pub vcore_kicks_first: u64,
+    /// Waiters that took a core by escape (a healthy run has 0).
+    pub vcore_escapes: u64,
+    /// Deadlines the reactor fired.
+    pub reactor_fired: u64,
+    /// Times the reactor thread woke.
+    pub reactor_wakeups: u64,
+    /// Calibration: how late the per-thread slack-1 OS timer ends.
+    pub timer_lateness_ns: u64,
+    /// Calibration: how long a parked thread takes to run after its wake.
+    pub wake_latency_ns: u64,
+    /// The process's user CPU time.
+    pub process_user_ns: u64,
+    /// The process's kernel CPU time.
+    pub process_kernel_ns: u64,
+    /// The reactor thread's user CPU time.
+    pub reactor_user_ns: u64,
+    /// The reactor thread's kernel CPU time.
+    pub reactor_kernel_ns: u64,
+}
+
+// SAFETY: repr(C), a u32 size first, integers only (zero is valid).
+unsafe impl Versioned for hos_stats {
+    const FIRST_SIZE: usize = size_of::<hos_stats>();
+}
+
+/// One live guest thread's figures. Set `size` of the first element of the array to
+/// `sizeof(hos_thread_stats)` before `hos_stats_threads`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hos_thread_stats {
+    /// Set by the caller in the first element: `sizeof(hos_thread_stats)`.
+    pub size: u32,
+    /// Horizon priority, 0 (best) ..= 63.
+    pub priority: u32,
+    /// 1 if the thread is serial (on the frame's critical chain), else 0.
+    pub serial: u32,
+    /// Padding, 0.
+    pub reserved: u32,
+    /// User CPU time since it started.
+    pub cpu_user_ns: u64,
+    /// Kernel CPU time since it started.
+    pub cpu_kernel_ns: u64,
+    /// Voluntary context switches (0 where the OS does not say).
+    pub voluntary_switches: u64,
+    /// Guest sleeps it made.
+    pub sleeps: u64,
+    /// Time it spent waiting for a virtual core.
+    pub vcore_wait_ns: u64,
+    /// Its name, NUL-terminated, cut at 63 bytes (on a character boundary).
+    pub name: [u8; 64],
+}
+
+// SAFETY: repr(C), a u32 size first, integers and bytes only (zero is valid).
+unsafe impl Versioned for hos_thread_stats {
+    const FIRST_SIZE: usize = size_of::<hos_thread_stats>();
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn sleep_stats(s: &hos_rs::Stats, path: SleepPath) -> hos_sleep_stats {
+    let l = s.path(path);
+    hos_sleep_stats {
+        count: l.count,
+        late_sum_ns: l.sum_ns,
+        late_p50_ns: ns(l.quantile_upper(0.5)),
+        late_p99_ns: ns(l.quantile_upper(0.99)),
+    }
+}
+
+fn cpu(c: CpuTime) -> (u64, u64) {
+    (ns(c.user), ns(c.kernel))
+}
+
+fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
+    let (process_user_ns, process_kernel_ns) = cpu(s.process_cpu);
+    let (reactor_user_ns, reactor_kernel_ns) = cpu(s.reactor_cpu);
+    hos_stats {
+        size: size_of::<hos_stats>() as u32,
+        threads: u32::try_from(s.threads.len()).unwrap_or(u32::MAX),
+        sleep_yield: sleep_stats(s, SleepPath::Yield),
+        sleep_timer: sleep_stats(s, SleepPath::Timer),
+        sleep_precise_own: sleep_stats(s, SleepPath::PreciseOwn),
+        sleep_precise_reactor: sleep_stats(s, SleepPath::PreciseReactor),
+        sleep_relaxed: sleep_stats(s, SleepPath::Relaxed),
+        bad_sleeps: s.bad_sleeps,
+        yields: s.yields,
+        spins_caught: s.spins_caught,
+        spins_missed: s.spins_missed,
+        spins_skipped: s.spins_skipped,
+        parks: s.parks,
+        vcore_waits: s.vcore_waits,
+        vcore_kicks_priority: s.vcore_kicks_priority,
+        vcore_kicks_slice: s.vcore_kicks_slice,
+        vcore_kicks_first: s.vcore_kicks_first,
+        vcore_escapes: s.vcore_escapes,
+        reactor_fired: s.reactor_fired,
+        reactor_wakeups: s.reactor_wakeups,
+        timer_lateness_ns: s.calibration.timer_lateness_ns,
+        wake_latency_ns: s.calibration.wake_latency_ns,
+        process_user_ns,
+        process_kernel_ns,
+        reactor_user_ns,
+        reactor_kernel_ns,
+    }
+}
+
+fn thread_stats(t: &hos_rs::ThreadStats) -> hos_thread_stats {
+    let (cpu_user_ns, cpu_kernel_ns) = cpu(t.cpu);
+    let mut name = [0u8; 64];
+    let mut cut = t.name.len().min(name.len() - 1);
+    while !t.name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    name[..cut].copy_from_slice(&t.name.as_bytes()[..cut]);
+    hos_thread_stats {
+        size: size_of::<hos_thread_stats>() as u32,
+        priority: u32::from(t.priority),
+        serial: u32::from(t.serial),
+        reserved: 0,
+        cpu_user_ns,
+        cpu_kernel_ns,
+        voluntary_switches: t.cpu.voluntary_switches,
+        sleeps: t.sleeps,
+        vcore_wait_ns: ns(t.vcore_wait),
+        name,
+    }
+}
+
+/// Reads the runtime's counters, calibration and CPU times into `*out`. Set `out->size` to
+/// `sizeof(hos_stats)` first: a caller built against an older header gets the fields it
+/// knows; one built against a newer one reads 0 in the fields this library lacks.
+///
+/// Errors: InvalidPointer for a NULL `rt` or `out`, or a misaligned `out`; InvalidSize for an
+/// `out->size` below the first version's.
+///
+/// # Safety
+/// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `out->size`
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn hos_stats_get(rt: *const hos_runtime, out: *mut hos_stats) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let rt = unsafe { boundary::arg(rt, "rt") }?;
+        let s = runtime_stats(&rt.rt.stats());
+        // SAFETY: forwarded from the caller.
+        unsafe { boundary::write_sized(out, &s, "out") }
+    })
+}
+
+/// Reads each live guest thread's figures into `out[0..capacity]`, and their number into
+/// `*count` (which may exceed `capacity`: call again with a larger array to get them all).
+/// Set `out[0].size` to `sizeof(hos_thread_stats)` first: the elements lie that many bytes
+/// apart. `out` may be NULL when `capacity` is 0.
+///
+/// Errors: InvalidPointer for a NULL `rt` or `count`, or an `out` that is NULL (with a
+/// capacity) or misaligned; InvalidSize for an `out[0].size` below the first version's.
+///
+/// # Safety
+/// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `capacity`
+/// elements of `out[0].size` writable bytes; `count` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn hos_stats_threads(
+    rt: *const hos_runtime,
+    out: *mut hos_thread_stats,
+    capacity: u32,
+    count: *mut u32,
+) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let (rt, count) = unsafe { (boundary::arg(rt, "rt")?, Out::new(count, "count")?) };
+        let s = rt.rt.stats();
+        if capacity > 0 {
+            // SAFETY: forwarded from the caller: the first element's size is readable.
+            let stride = unsafe { boundary::arg(out, "out") }?.size as usize;
+            if stride < hos_thread_stats::FIRST_SIZE || stride % 8 != 0 {
+                return Err(Error::new(
+                    HOS_RESULT_INVALID_SIZE,
+                    format!("out[0].size is {stride}: set it to sizeof(hos_thread_stats)"),
+                ));
+            }
+            for (i, t) in s.threads.iter().take(capacity as usize).enumerate() {
+                // SAFETY: element i lies i * stride bytes in, inside the caller's array;
+                // aligned (stride is a multiple of 8, the struct's alignment).
+                let at = unsafe { out.cast::<u8>().add(i * stride).cast::<hos_thread_stats>() };
+                // SAFETY: as above; the element's size field is set to the stride first.
+                unsafe {
+                    at.cast::<u32>().write(stride as u32);
+                    boundary::write_sized(at, &thread_stats(t), "out[i]")?;
+                }
+            }
+        }
+        count.write(u32::try_from(s.threads.len()).unwrap_or(u32::MAX));
+        Ok(())
+    })
+}
