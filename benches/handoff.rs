@@ -1,17 +1,25 @@
 //! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
 //! park/unpark pair, each with the virtual cores on (the guest waiter gives its core back and
 //! takes it again on every wait) and off (`_no_vcores`: the difference is what the core's
-//! release and re-acquire add to a wait); MessageQueue throughput with 1 and 4 producers;
-//! reading the own thread's CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//! release and re-acquire add to a wait); the same ping-pong with the trace off, with the
+//! flight recorder and with a full trace, in one run, then alternated round by round, both
+//! through hos's own events and through the SDK's light events on the kernel's
+//! WaitForAddress/SignalToAddress (the arbiter's waits, traced under its lock), and one
+//! event's cost; MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU
+//! time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+#[path = "../tests/sdk/mod.rs"]
+mod sdk;
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, MessageQueue};
 use hos::Config;
 use hos::{Calibration, Runtime};
+use sdk::stratosphere::InternalLightEvent;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,11 +27,27 @@ use std::time::{Duration, Instant};
 /// A runtime whose waits spin `spin_us` before they park (0: park at once), with or without
 /// the virtual cores.
 fn runtime(spin_us: u64, vcores: bool) -> Runtime {
+    traced(spin_us, vcores, Trace::Off)
+}
+
+/// What the trace keeps.
+#[derive(Clone, Copy)]
+enum Trace {
+    Off,
+    Flight,
+    Full,
+}
+
+/// `runtime(spin_us, vcores)` with the trace off, the flight recorder only, or a full trace
+/// (written to the null device at shutdown).
+fn traced(spin_us: u64, vcores: bool, trace: Trace) -> Runtime {
     Runtime::builder()
         .config(Config {
             spin_us,
             spin_other_us: Some(spin_us),
             vcores,
+            flight: !matches!(trace, Trace::Off),
+            trace: matches!(trace, Trace::Full).then(|| "/dev/null".into()),
             ..Config::default()
         })
         .calibration(Calibration::default())
@@ -36,27 +60,59 @@ trait PingPong {
     fn round_trip(&self);
 }
 
-/// Two auto-clear events and a guest partner thread that answers each ping.
-struct Events {
-    ping: Arc<Event>,
-    pong: Arc<Event>,
+/// An auto-clear event as the ping-pongs use it.
+trait Signal: Send + Sync + 'static {
+    fn new() -> Self;
+    fn signal(&self);
+    /// `false` once the runtime shut down.
+    fn wait(&self) -> bool;
+}
+
+impl Signal for Event {
+    fn new() -> Self {
+        Event::new(ClearMode::Auto)
+    }
+    fn signal(&self) {
+        Event::signal(self);
+    }
+    fn wait(&self) -> bool {
+        Event::wait(self).is_ok()
+    }
+}
+
+/// stratosphère's light event: guest atomics, and WaitForAddress/SignalToAddress when a
+/// side must wait or wake.
+impl Signal for InternalLightEvent {
+    fn new() -> Self {
+        InternalLightEvent::new(false)
+    }
+    fn signal(&self) {
+        self.signal_with_auto_clear();
+    }
+    fn wait(&self) -> bool {
+        self.wait_with_auto_clear();
+        true
+    }
+}
+
+/// Two auto-clear events of kind `S` and a guest partner thread that answers each ping.
+struct Events<S: Signal> {
+    ping: Arc<S>,
+    pong: Arc<S>,
     stop: Arc<AtomicBool>,
     partner: Option<hos::thread::JoinHandle<()>>,
 }
 
-impl Events {
+impl<S: Signal> Events<S> {
     fn start(rt: &Runtime) -> Self {
-        let (ping, pong) = (
-            Arc::new(Event::new(ClearMode::Auto)),
-            Arc::new(Event::new(ClearMode::Auto)),
-        );
+        let (ping, pong) = (Arc::new(S::new()), Arc::new(S::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (pi, po, st) = (ping.clone(), pong.clone(), stop.clone());
         let partner = rt
             .thread()
             .name("PresentationPartner")
             .spawn(move || {
-                while pi.wait().is_ok() && !st.load(Ordering::Relaxed) {
+                while pi.wait() && !st.load(Ordering::Relaxed) {
                     po.signal();
                 }
             })
@@ -70,14 +126,14 @@ impl Events {
     }
 }
 
-impl PingPong for Events {
+impl<S: Signal> PingPong for Events<S> {
     fn round_trip(&self) {
         self.ping.signal();
         let _ = self.pong.wait();
     }
 }
 
-impl Drop for Events {
+impl<S: Signal> Drop for Events<S> {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         self.ping.signal();
@@ -177,7 +233,7 @@ fn handoff(c: &mut Criterion) {
         ("event_spinning_no_vcores", 20, false),
     ] {
         let rt = runtime(spin_us, vcores);
-        let pp = Events::start(&rt);
+        let pp = Events::<Event>::start(&rt);
         g.bench_function(name, |b| b.iter(|| pp.round_trip()));
         tails(name, &pp, 20_000);
         drop(pp);
@@ -187,6 +243,118 @@ fn handoff(c: &mut Criterion) {
     g.bench_function("std_park_unpark", |b| b.iter(|| pp.round_trip()));
     tails("std_park_unpark", &pp, 20_000);
     g.finish();
+}
+
+/// The ping-pongs (hos's events: `event_*`; the SDK's light events on the kernel's svcs:
+/// `light_event_svc_*`) with the trace off, with the flight recorder, and with a full trace,
+/// one runtime at a time, in one run; then the same arms alternated round by round, whose
+/// ratios BENCHMARKS.md quotes (see [`alternated`]).
+fn trace_cost(c: &mut Criterion) {
+    let mut g = c.benchmark_group("trace_cost");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
+        for (name, trace) in [
+            ("off", Trace::Off),
+            ("flight", Trace::Flight),
+            ("full", Trace::Full),
+        ] {
+            let rt = traced(spin_us, true, trace);
+            let pp = Events::<Event>::start(&rt);
+            g.bench_function(format!("event_{wait}_{name}"), |b| {
+                b.iter(|| pp.round_trip())
+            });
+            drop(pp);
+            let pp = Events::<InternalLightEvent>::start(&rt);
+            g.bench_function(format!("light_event_svc_{wait}_{name}"), |b| {
+                b.iter(|| pp.round_trip())
+            });
+            drop(pp);
+            rt.shutdown();
+        }
+    }
+    // One event site (a wake) with no session, and with the flight recorder recording; in
+    // the thread's CPU time, which other work on the machine does not stretch.
+    for (name, trace) in [
+        ("one_event_off", Trace::Off),
+        ("one_event_flight", Trace::Flight),
+    ] {
+        let rt = traced(0, true, trace);
+        let wake = hos_runtime::internal::trace::wake;
+        g.bench_function(name, |b| {
+            b.iter_custom(|n| {
+                let start = raw_thread_cpu();
+                (0..n).for_each(|i| wake(black_box(i)));
+                raw_thread_cpu() - start
+            })
+        });
+        rt.shutdown();
+    }
+    g.finish();
+    for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
+        if filtered_in("trace_cost/alternated/event") {
+            alternated::<Event>(&format!("event_{wait}"), spin_us, 41, 2_000);
+        }
+        if filtered_in("trace_cost/alternated/light_event_svc") {
+            alternated::<InternalLightEvent>(
+                &format!("light_event_svc_{wait}"),
+                spin_us,
+                41,
+                2_000,
+            );
+        }
+    }
+}
+
+/// Whether the command line's filters (criterion's: the arguments that are no option)
+/// select `id`: no filter, or one that `id` contains.
+fn filtered_in(id: &str) -> bool {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
+}
+
+/// The trace's arms alternated: `rounds` rounds, each of which runs the arms one after the
+/// other (off, flight recorder, full trace, each round starting one arm later; each arm its
+/// own runtime, 500 round trips to warm up, then `trips` timed). Prints, for the flight recorder and the full trace, the median
+/// over the rounds of the arm's mean round trip over the off arm's in the same round, and
+/// each arm's median mean: on a machine shared with other work, the load moves between
+/// criterion's measurement of one arm and the next, less between arms a round apart.
+fn alternated<S: Signal>(case: &str, spin_us: u64, rounds: usize, trips: u32) {
+    let arms = [Trace::Off, Trace::Flight, Trace::Full];
+    let mut means: Vec<[f64; 3]> = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        let mut round = [0.0; 3];
+        for i in (0..arms.len()).map(|k| (k + r) % arms.len()) {
+            let rt = traced(spin_us, true, arms[i]);
+            let pp = Events::<S>::start(&rt);
+            (0..500).for_each(|_| pp.round_trip());
+            let start = Instant::now();
+            (0..trips).for_each(|_| pp.round_trip());
+            round[i] = start.elapsed().as_nanos() as f64 / f64::from(trips);
+            drop(pp);
+            rt.shutdown();
+        }
+        means.push(round);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
+    let ratio = |i: usize| median(means.iter().map(|m| m[i] / m[0]).collect());
+    eprintln!(
+        "trace_cost/alternated {case}: off {:.2} us, flight {:.2} us, full {:.2} us; \
+         median of {rounds} rounds' ratios: flight {:.3}x, full {:.3}x",
+        arm(0) / 1e3,
+        arm(1) / 1e3,
+        arm(2) / 1e3,
+        ratio(1),
+        ratio(2)
+    );
 }
 
 fn queue_throughput(c: &mut Criterion) {
@@ -256,5 +424,5 @@ fn cpu_time(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, handoff, queue_throughput, cpu_time);
+criterion_group!(benches, handoff, trace_cost, queue_throughput, cpu_time);
 criterion_main!(benches);

@@ -20,12 +20,13 @@ pub mod thread;
 
 pub use guests::{Doing, GuestState};
 pub use hos_runtime::{
-    BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, PrecisePath, ShortSleep,
-    SleepPath, Stats, ThreadStats, LATE_BUCKETS,
+    Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node, PrecisePath,
+    ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
 };
 pub use result::ResultCode;
 pub use shutdown::ShutdownReport;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,6 +76,64 @@ impl Runtime {
     /// Counters, calibration, and per-thread CPU.
     pub fn stats(&self) -> Stats {
         self.inner.stats()
+    }
+
+    /// Writes the trace to `path` as Chrome trace-event JSON (drag it onto ui.perfetto.dev):
+    /// the full trace so far if the runtime collects one (HOS_TRACE, `.trace(path)`), else
+    /// the flight recorder's last events of each thread.
+    ///
+    /// # Errors
+    /// The file could not be written.
+    pub fn write_trace(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
+        self.inner.write_trace(path.as_ref())
+    }
+
+    /// Marks a host frame: call it at each present. The trace shows the marks, and each pair
+    /// of them is a frame for [`Runtime::critical_path`].
+    pub fn frame_mark(&self) {
+        self.inner.frame_mark();
+    }
+
+    /// Every guest thread now: what it does or waits on and since when, under the thread
+    /// that holds what it waits for; `Display` prints the tree and names any deadlock.
+    ///
+    /// ```
+    /// let rt = hos::Runtime::builder()
+    ///     .calibration(hos::Calibration::default())
+    ///     .flight(true) // the recorder: what each thread waits on
+    ///     .build()?;
+    /// // A 10 s sleep, which the shutdown below ends.
+    /// let t = rt.thread().name("Sleeper").spawn(|| hos::svc::sleep_thread(10_000_000_000))?;
+    /// let asleep = |tree: &hos::WaitTree| {
+    ///     let node = tree.node(t.thread().id());
+    ///     node.is_some_and(|n| matches!(n.state, hos::State::Sleeping { .. }))
+    /// };
+    /// let start = std::time::Instant::now();
+    /// let mut tree = rt.wait_tree();
+    /// while !asleep(&tree) && start.elapsed() < std::time::Duration::from_secs(10) {
+    ///     std::thread::sleep(std::time::Duration::from_millis(1));
+    ///     tree = rt.wait_tree();
+    /// }
+    /// assert!(tree.to_string().contains("Sleeper (priority 44, mask 0x3f) sleeps 10000000 us"));
+    /// rt.shutdown();
+    /// t.join().ok();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_tree(&self) -> WaitTree {
+        self.inner.wait_tree()
+    }
+
+    /// Dumps the flight recorder now (with `reason` and the wait tree in the file) into
+    /// HOS_FLIGHT_DIR; returns the file's path, or `None` when the recorder is off, past the
+    /// runtime's 8 dumps, or on a write error.
+    pub fn dump_flight(&self, reason: &str) -> Option<PathBuf> {
+        self.inner.dump_flight(reason)
+    }
+
+    /// Each frame's critical path (between two frame marks): where the frame's time went,
+    /// walking back over the wake edges. Empty unless the runtime collects a full trace.
+    pub fn critical_path(&self) -> Vec<Breakdown> {
+        self.inner.critical_path()
     }
 
     /// The runtime-level handle behind this one.

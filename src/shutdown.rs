@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 /// had not left by its timeout.
 ///
 /// ```
-/// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
+/// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default());
+/// # let rt = rt.flight(false).build()?; // no dump from the straggler made here
 /// use std::sync::atomic::{AtomicBool, Ordering};
 /// use std::sync::Arc;
 /// let stop = Arc::new(AtomicBool::new(false));
@@ -90,7 +91,8 @@ impl Runtime {
     }
 
     /// Shuts down as [`Runtime::shutdown`], waiting for guest threads at most `timeout`; those
-    /// still running then are detached and named in the report with what each was doing.
+    /// still running then are detached and named in the report with what each was doing, and
+    /// the flight recorder is dumped (HOS_FLIGHT_DIR) with the report as its reason.
     /// A detached thread runs on until its code returns, but every wait it starts returns
     /// Cancelled at once, its sleeps return at once and it can start no guest thread; the
     /// runtime is safe to drop.
@@ -129,7 +131,10 @@ impl Runtime {
         };
         if !report.is_clean() {
             tracing::warn!("{report}");
+            self.inner
+                .dump_flight(&format!("shutdown timed out: {report}"));
         }
+        self.inner.end_trace();
         report
     }
 }

@@ -416,6 +416,11 @@ impl Thread {
         self.0.rt.inner().lend_priority(&self.0.record, lent);
     }
 
+    /// Its trace id: what the trace names it by (0 before it started).
+    pub(crate) fn trace_id(&self) -> u64 {
+        self.0.record.trace_id()
+    }
+
     /// Its real handle: the value the SDK keeps in the thread's TLS and writes into the mutex
     /// words it locks. Valid from spawn (or attach) until the thread has ended and its
     /// [`JoinHandle`] is joined or dropped (or it detached), and no other [`HandleShare`] of

@@ -26,6 +26,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn runtime() -> Runtime {
     Runtime::builder()
         .calibration(Calibration::default())
+        // No flight recorder dumps from the stragglers made here (tests/trace.rs tests them).
+        .flight(false)
         .build()
         .expect("runtime")
 }

@@ -14,6 +14,8 @@ fn runtime(cores: usize, slice_us: u64, escape_ms: u64) -> hos::Runtime {
             vcore_slice_us: slice_us,
             vcore_escape_ms: escape_ms,
             calibration: Some(Calibration::default()),
+            // No flight recorder dumps from the escapes forced here (tests/trace.rs tests them).
+            flight: false,
             ..Config::default()
         })
         .build()

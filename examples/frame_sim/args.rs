@@ -76,6 +76,9 @@ FLAGS:
                                                                        [default: once]
   --out DIR             where frames.csv and frame_sim.svg go   [default: target/frame_sim]
   --json FILE           also write the table as JSON
+  --trace DIR           trace the first pair: one Chrome trace-event file an arm in DIR
+                        (open it in ui.perfetto.dev), and each arm's critical path
+                        (one cell only, no mode)
   -h, --help            this text
 
 Bursts are 0..=1000000 us; the scene sets every one not given. Output: a progress bar on
@@ -123,6 +126,8 @@ pub struct Options {
     pub out: PathBuf,
     /// `--json`, if given.
     pub json: Option<PathBuf>,
+    /// `--trace`, if given: where the first pair's traces go.
+    pub trace: Option<PathBuf>,
 }
 
 /// What `parse` returns besides options.
@@ -275,6 +280,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
         calibrate_once: true,
         out: PathBuf::from("target/frame_sim"),
         json: None,
+        trace: None,
     };
     const BURST: u64 = 1_000_000;
     for (flag, v) in sets {
@@ -292,6 +298,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                 | "--calibrate"
                 | "--out"
                 | "--json"
+                | "--trace"
                 | "--matrix"
                 | "--check-reference"
                 | "--fit"
@@ -334,14 +341,14 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                     _ => return Err(ArgError(format!("{f} {v:?}: expected once or each"))),
                 }
             }
-            "--out" | "--json" => {
+            "--out" | "--json" | "--trace" => {
                 if v.trim().is_empty() {
                     return Err(ArgError(format!("{f} {v:?}: expected a path")));
                 }
-                if f == "--out" {
-                    o.out = PathBuf::from(v);
-                } else {
-                    o.json = Some(PathBuf::from(v));
+                match f {
+                    "--out" => o.out = PathBuf::from(v),
+                    "--json" => o.json = Some(PathBuf::from(v)),
+                    _ => o.trace = Some(PathBuf::from(v)),
                 }
             }
             "--matrix" | "--check-reference" | "--fit" => {
@@ -363,6 +370,12 @@ fn check(o: &Options, chosen: Option<Scene>, fps_given: bool) -> Result<(), ArgE
             "--workers 0 with --jobs {}: nobody would run the jobs",
             o.load.jobs
         )));
+    }
+    if o.trace.is_some() && o.mode != Mode::Cell {
+        return Err(ArgError(
+            "--trace with --matrix, --check-reference or --fit: it traces one cell's first pair"
+                .into(),
+        ));
     }
     let scenes = match &o.mode {
         Mode::Cell => return Ok(()),
@@ -462,6 +475,7 @@ const KNOWN: &[&str] = &[
     "--calibrate",
     "--out",
     "--json",
+    "--trace",
     "--matrix",
     "--check-reference",
     "--fit",
@@ -570,6 +584,8 @@ mod tests {
             &["--fit", "hyrule", "--scene", "kokiri"],
             &["--check-reference", "kokiri", "--fps", "30"],
             &["--matrix", "2", "--scene", "field"],
+            &["--matrix", "2", "--trace", "t"],
+            &["--fit", "kokiri", "--trace", "t"],
         ] {
             assert!(run(args).is_err(), "{args:?}");
         }

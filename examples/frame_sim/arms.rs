@@ -115,6 +115,8 @@ pub struct Run {
     pub window: Duration,
     /// Frames presented between the two snapshots.
     pub window_frames: u64,
+    /// The measured frames' mean critical path, when the run was traced.
+    pub critical: Option<hos::Breakdown>,
 }
 
 /// Measures the machine once, as a runtime does at build (a runtime built and shut down).
@@ -135,9 +137,9 @@ fn stall_limit(load: &Load) -> Duration {
     Duration::from_secs(10).max(load.cpu_per_frame() * 20)
 }
 
-/// How one run is made: the load, its frames, the calibration to pin.
+/// How one run is made: the load, its frames, the calibration to pin, where traces go.
 #[derive(Clone, Copy, Debug)]
-pub struct RunSpec {
+pub struct RunSpec<'a> {
     /// The load.
     pub load: Load,
     /// Warm-up frames (>= 1).
@@ -146,6 +148,8 @@ pub struct RunSpec {
     pub frames: usize,
     /// The calibration pinned in the run, if any.
     pub calibration: Option<Calibration>,
+    /// The folder of the first pair's traces (`--trace`), if any.
+    pub trace: Option<&'a std::path::Path>,
 }
 
 /// Runs `arm` once.
@@ -154,10 +158,13 @@ pub struct RunSpec {
 /// The runtime would not build, a thread would not spawn or panicked, or no frame was
 /// presented for the stall limit (a hang: the message says after which frame).
 pub fn run(arm: Arm, pair: usize, spec: &RunSpec, progress: &mut Progress) -> Result<Run, String> {
-    let rt = hos::Runtime::builder()
-        .config(arm.config(spec.calibration))
-        .build()
-        .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
+    let trace = crate::critical::trace_file(spec.trace, arm, pair);
+    let rt = crate::critical::traced(
+        hos::Runtime::builder().config(arm.config(spec.calibration)),
+        &trace,
+    )
+    .build()
+    .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
     let running = match load::spawn(&rt, spec.load, spec.warmup, spec.frames) {
         Ok(r) => r,
         Err(e) => {
@@ -198,6 +205,9 @@ pub fn run(arm: Arm, pair: usize, spec: &RunSpec, progress: &mut Progress) -> Re
         let (t1, n1) = (Instant::now(), running.presented());
         Ok((before, after, t1 - t0, n1.saturating_sub(n0).max(1)))
     });
+    let critical = trace
+        .is_some()
+        .then(|| crate::critical::window(&rt.critical_path(), spec.warmup, spec.frames));
     let ended = running.stop(&rt);
     let ((before, host_before), (after, host_after), window, window_frames) =
         window.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
@@ -226,5 +236,6 @@ pub fn run(arm: Arm, pair: usize, spec: &RunSpec, progress: &mut Progress) -> Re
         pickup: ended.pickup,
         window,
         window_frames,
+        critical,
     })
 }

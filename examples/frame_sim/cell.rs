@@ -12,6 +12,7 @@ use crate::figures::{Figures, Summary};
 use crate::load::Load;
 use crate::progress::Progress;
 use hos::Calibration;
+use std::path::PathBuf;
 
 /// How a cell is made.
 #[derive(Clone, Debug)]
@@ -28,6 +29,8 @@ pub struct CellSpec {
     pub frames: usize,
     /// One calibration pinned in every run (true) or each runtime's own.
     pub calibrate_once: bool,
+    /// Where the first pair's traces go (`--trace`), if anywhere.
+    pub trace: Option<PathBuf>,
 }
 
 /// A cell, run.
@@ -72,6 +75,7 @@ pub fn run(spec: CellSpec, label: &str) -> Result<Cell, String> {
         warmup: spec.warmup,
         frames: spec.frames,
         calibration,
+        trace: spec.trace.as_deref(),
     };
     let mut progress = Progress::new(
         label,

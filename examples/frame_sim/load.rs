@@ -450,6 +450,7 @@ fn presenter(
             });
         }
         let t = Instant::now();
+        rt.frame_mark();
         if times.len() < keep {
             times.push(t);
         }

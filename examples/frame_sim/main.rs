@@ -27,12 +27,14 @@
 //! | `matrix` | `--matrix`: the standard cells at several processor counts |
 //! | `reference` | the reference host's rows, `--check-reference` |
 //! | `fit` | `--fit`: probes, a local model, the fitted preset, its check |
+//! | `critical` | `--trace`: the first pair's trace files and each arm's critical path |
 //! | `sync` | the poison-free lock |
 
 mod args;
 mod arms;
 mod burst;
 mod cell;
+mod critical;
 mod figures;
 mod fit;
 mod group;
@@ -88,6 +90,9 @@ fn main() -> ExitCode {
 
 /// One cell of the scene: the table on stdout, the frames, plot and JSON on disk.
 fn one_cell(o: &Options) -> Result<(), String> {
+    if let Some(dir) = &o.trace {
+        std::fs::create_dir_all(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))?;
+    }
     let cell = cell::run(
         CellSpec {
             load: o.load,
@@ -96,6 +101,7 @@ fn one_cell(o: &Options) -> Result<(), String> {
             warmup: o.warmup.unwrap_or(60),
             frames: o.frames.unwrap_or(300),
             calibrate_once: o.calibrate_once,
+            trace: o.trace.clone(),
         },
         "",
     )?;
@@ -107,6 +113,10 @@ fn one_cell(o: &Options) -> Result<(), String> {
     };
     print!("{}", report::table(&ctx));
     println!();
+    if let Some(dir) = &o.trace {
+        print!("{}", critical::table(&cell.runs));
+        println!("traces: {} (one file an arm of pair 1)\n", dir.display());
+    }
     let written = report::save(&ctx, &o.out, o.json.as_deref())?;
     for (what, path) in ["frames:", "plot:  ", "json:  "].iter().zip(&written) {
         println!("{what} {}", path.display());

@@ -88,6 +88,7 @@ pub fn run(o: &Options, list: &[usize]) -> Result<(), String> {
                     warmup: o.warmup.unwrap_or(30),
                     frames: o.frames.unwrap_or(180),
                     calibrate_once: std.once,
+                    trace: None,
                 },
                 &label,
             )?;

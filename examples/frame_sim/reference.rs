@@ -416,6 +416,7 @@ pub fn run_row(
             warmup: shape.warmup,
             frames: shape.frames,
             calibrate_once: true,
+            trace: None,
         },
         label,
     )?;

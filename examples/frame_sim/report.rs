@@ -270,6 +270,7 @@ pub fn json(ctx: &Context) -> String {
                 (ctx.cell.calibration.is_some()).to_string(),
             ),
             ("baseline", string(s.baseline.name())),
+            ("critical_path_ms", crate::critical::json(&ctx.cell.runs)),
             ("arms", format!("[\n    {}\n  ]", arms.join(",\n    "))),
         ],
         0,

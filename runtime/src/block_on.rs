@@ -17,6 +17,7 @@ use crate::parker::Parker;
 use crate::policy::{Spin, SpinGate};
 use crate::stats::Counters;
 use crate::sys;
+use crate::trace::{self, SpinEnd, WaitOn};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -150,19 +151,27 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
 ) -> F::Output {
     let mut fut = pin!(fut);
     let mut cx = Context::from_waker(waker);
+    trace::first_poll();
     if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+        trace::wait_end(false);
         return v;
     }
+    // Recorded before the core goes back, so that a wake the release leads to comes after.
+    let mut overdue = trace::wait_begin(wait.what.into());
     let policy = policy();
     policy.mark(Some(wait.on));
     let held = wait.what != WaitFor::Vcore && policy.release_core();
     chaos::point();
     let out = loop {
-        spin_then_park(parker, &policy, wait, deadline);
+        let spun = spin_then_park(parker, &policy, wait, trace::sooner(deadline, overdue));
         chaos::point();
+        let caught = spun == SpinEnd::Caught;
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            trace::wait_end(caught);
             break v;
         }
+        overdue = overdue.filter(|&d| !trace::overdue_past(d));
+        trace::repoll(caught);
     };
     policy.mark(None);
     if held {
@@ -171,27 +180,18 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
     out
 }
 
-/// How the spin of one wait ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SpinEnd {
-    /// No spin for this wait (a sleep, or a zero spin length).
-    None,
-    /// The object's gate said spins miss; skipped.
-    Skipped,
-    /// Woken while spinning: no park.
-    Caught,
-    /// Ran its whole length, then parked.
-    Missed,
-}
-
-/// Spin for the role's length unless the gate is closed, then park (until `deadline`).
+/// Spin for the role's length unless the gate is closed, then park (until `deadline`);
+/// returns how the spin ended.
 fn spin_then_park(
     parker: &Parker,
     policy: &impl WaitPolicy,
     wait: Wait<'_>,
     deadline: Option<u64>,
-) {
+) -> SpinEnd {
     let end = spin(parker, policy, wait);
+    if end != SpinEnd::Caught {
+        trace::spin_end(end);
+    }
     if let Some(c) = policy.counters() {
         let counter = match end {
             SpinEnd::None => None,
@@ -207,6 +207,7 @@ fn spin_then_park(
     if end != SpinEnd::Caught {
         parker.park(deadline);
     }
+    end
 }
 
 /// Spins until the parker is notified or the role's spin length passes.
@@ -235,5 +236,15 @@ fn spin(parker: &Parker, policy: &impl WaitPolicy, wait: Wait<'_>) -> SpinEnd {
         SpinEnd::Caught
     } else {
         SpinEnd::Missed
+    }
+}
+
+impl From<WaitFor> for WaitOn {
+    fn from(w: WaitFor) -> WaitOn {
+        match w {
+            WaitFor::Sleep => WaitOn::Sleep,
+            WaitFor::Object => WaitOn::Object,
+            WaitFor::Vcore => WaitOn::Vcore,
+        }
     }
 }

@@ -231,6 +231,34 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::TlsTrace)
     }
 
+    /// HOS_TRACE: collect the full trace and write it (Chrome trace-event JSON, which
+    /// ui.perfetto.dev opens) to `path` at shutdown; `Runtime::write_trace` writes it on
+    /// request too.
+    pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.config.trace = Some(path.into());
+        self.in_code(Switch::Trace)
+    }
+
+    /// HOS_FLIGHT: keep each thread's last events, dumped on an escape, an overlong wait or
+    /// on request; the wait tree then knows what each thread waits on (default on).
+    pub fn flight(mut self, on: bool) -> Self {
+        self.config.flight = on;
+        self.in_code(Switch::Flight)
+    }
+
+    /// HOS_FLIGHT_DIR: where the flight recorder's dumps go (default: the temp folder).
+    pub fn flight_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.config.flight_dir = Some(dir.into());
+        self.in_code(Switch::FlightDir)
+    }
+
+    /// HOS_FLIGHT_WAIT_MS: dump the flight recorder when a guest wait lasts this long,
+    /// 0..=3_600_000 milliseconds (default 0: never).
+    pub fn flight_wait_ms(mut self, ms: u64) -> Self {
+        self.config.flight_wait_ms = ms;
+        self.in_code(Switch::FlightWaitMs)
+    }
+
     /// Pins the calibration instead of measuring it at build (reproducible runs).
     pub fn calibration(mut self, calibration: Calibration) -> Self {
         self.config.calibration = Some(calibration);

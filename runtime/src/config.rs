@@ -26,6 +26,7 @@
 
 use crate::machine::Calibration;
 use std::fmt;
+use std::path::PathBuf;
 
 /// HOS_SPIN_US's default, in microseconds.
 pub(crate) const DEFAULT_SPIN_US: u64 = 20;
@@ -101,6 +102,18 @@ pub struct Config {
     /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
     /// (default off).
     pub tls_trace: bool,
+    /// HOS_TRACE: write the full trace (Chrome trace-event JSON) to this file at shutdown
+    /// (default none: no full trace is collected).
+    pub trace: Option<PathBuf>,
+    /// HOS_FLIGHT: keep each thread's last events, dumped on an escape, an overlong wait or
+    /// on request (default on: cheap enough to leave on; its cost is in BENCHMARKS.md).
+    pub flight: bool,
+    /// HOS_FLIGHT_DIR: where the flight recorder's dumps go (default: the system's temp
+    /// folder).
+    pub flight_dir: Option<PathBuf>,
+    /// HOS_FLIGHT_WAIT_MS, 0..=3_600_000: dump when a guest wait lasts this long (default 0:
+    /// never).
+    pub flight_wait_ms: u64,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -128,6 +141,10 @@ impl Default for Config {
             vcore_first: Vec::new(),
             sleep_log: false,
             tls_trace: false,
+            trace: None,
+            flight: true,
+            flight_dir: None,
+            flight_wait_ms: 0,
             calibration: None,
             logical_processors: None,
         }
@@ -178,11 +195,15 @@ pub(crate) enum Switch {
     VcoreFirst,
     SleepLog,
     TlsTrace,
+    Trace,
+    Flight,
+    FlightDir,
+    FlightWaitMs,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 17] = [
+    pub(crate) const ALL: [Switch; 21] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -200,6 +221,10 @@ impl Switch {
         Switch::VcoreFirst,
         Switch::SleepLog,
         Switch::TlsTrace,
+        Switch::Trace,
+        Switch::Flight,
+        Switch::FlightDir,
+        Switch::FlightWaitMs,
     ];
 
     /// The environment variable.
@@ -222,6 +247,10 @@ impl Switch {
             Switch::VcoreFirst => "HOS_VCORE_FIRST",
             Switch::SleepLog => "HOS_SLEEP_LOG",
             Switch::TlsTrace => "HOS_TLS_TRACE",
+            Switch::Trace => "HOS_TRACE",
+            Switch::Flight => "HOS_FLIGHT",
+            Switch::FlightDir => "HOS_FLIGHT_DIR",
+            Switch::FlightWaitMs => "HOS_FLIGHT_WAIT_MS",
         }
     }
 
@@ -253,6 +282,10 @@ impl Switch {
             Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
             Switch::SleepLog => config.sleep_log = switch_on(raw),
             Switch::TlsTrace => config.tls_trace = switch_on(raw),
+            Switch::Trace => config.trace = path(raw),
+            Switch::Flight => config.flight = switch_on(raw),
+            Switch::FlightDir => config.flight_dir = path(raw),
+            Switch::FlightWaitMs => config.flight_wait_ms = WAIT_BOUND.parse(name, raw)?,
         }
         Ok(())
     }
@@ -301,6 +334,12 @@ const ESCAPE: Range = Range {
     accepted: "milliseconds, an integer in 1..=3600000",
 };
 
+const WAIT_BOUND: Range = Range {
+    min: 0,
+    max: 3_600_000,
+    accepted: "milliseconds, an integer in 0..=3600000 (0: never)",
+};
+
 impl Range {
     /// `value` if it lies in the range, else the error naming `switch`.
     fn check(&self, switch: &'static str, value: u64) -> Result<u64, ConfigError> {
@@ -337,6 +376,11 @@ fn switch_on(raw: &str) -> bool {
         || ["0", "false", "off", "no"]
             .iter()
             .any(|off| v.eq_ignore_ascii_case(off)))
+}
+
+/// The path rule: the value as given; empty (trimmed) is none.
+fn path(raw: &str) -> Option<PathBuf> {
+    (!raw.trim().is_empty()).then(|| PathBuf::from(raw))
 }
 
 /// HOS_SHORT_SLEEP's rule: one of the four modes, trimmed, any case.
@@ -376,6 +420,7 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     CORES.check("vcores", config.cores as u64)?;
     SLICE.check("vcore_slice_us", config.vcore_slice_us)?;
     ESCAPE.check("vcore_escape_ms", config.vcore_escape_ms)?;
+    WAIT_BOUND.check("flight_wait_ms", config.flight_wait_ms)?;
     if config.logical_processors == Some(Some(0)) {
         return Err(ConfigError {
             switch: "logical_processors",
@@ -405,7 +450,16 @@ mod tests {
 
     #[test]
     fn ranges_take_their_bounds_and_refuse_past_them() {
-        for r in [&POLLERS, &SPIN, &STRETCH, &BLIND, &CORES, &SLICE, &ESCAPE] {
+        for r in [
+            &POLLERS,
+            &SPIN,
+            &STRETCH,
+            &BLIND,
+            &CORES,
+            &SLICE,
+            &ESCAPE,
+            &WAIT_BOUND,
+        ] {
             assert_eq!(r.check("x", r.min), Ok(r.min));
             assert_eq!(r.check("x", r.max), Ok(r.max));
             assert!(r.check("x", r.max + 1).is_err());

@@ -18,6 +18,7 @@ use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Counters;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
+use crate::trace;
 use crate::vcore::{kick_is_set, Occupant};
 use std::cell::{Cell, RefCell};
 // std's atomic, not the loom seam's: kick words are std atomics (vcore/kick.rs).
@@ -63,6 +64,7 @@ pub struct EnterGuard(());
 
 impl Drop for EnterGuard {
     fn drop(&mut self) {
+        trace::thread_exit();
         // At the thread's exit the slot may be torn down already (a guard held in another
         // thread-local, an attached thread that never detached): then there is nothing to end.
         let _ = KICK.try_with(|k| k.set(None));
@@ -73,6 +75,7 @@ impl Drop for EnterGuard {
 /// Makes the calling OS thread the guest thread `record` of `rt`.
 pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
     with_parker(|p, _| record.bind(p.clone()));
+    rt.trace_thread_start(&record);
     KICK.with(|k| k.set(Some(record.seat().kick_word())));
     CURRENT.with(|c| *c.borrow_mut() = Some((rt.clone(), record)));
     EnterGuard(())

@@ -41,6 +41,8 @@
 //! | `builder` | composition | [`Builder`]: switches in code and from the environment |
 //! | `context` | composition | which runtime and guest thread the calling thread is |
 //! | `sleep` | composition | guest and host sleeps along their routes |
+//! | `observe` | composition | the trace file, frame marks, dumps, the wait tree, critical paths |
+//! | `trace` | leaf | the event stream, its rings and recorder, and what is made of it |
 //!
 //! docs/design.md tells the flow of one wait and the rules each policy keeps.
 
@@ -55,6 +57,7 @@ mod chaos;
 mod config;
 mod context;
 mod machine;
+mod observe;
 mod parker;
 mod policy;
 mod poll;
@@ -68,6 +71,7 @@ mod sync;
 mod sys;
 mod thread;
 mod time;
+mod trace;
 mod vcore;
 mod wheel;
 
@@ -80,6 +84,7 @@ pub use config::{Config, ConfigError, ShortSleep};
 pub use machine::{Calibration, PrecisePath};
 pub use stats::{Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
+pub use trace::{Breakdown, Node, State, WaitTree};
 
 /// What the `hos` crate, hos's benches and its examples' internals need of the runtime, and a
 /// host must not call: a host uses the `hos` crate.
@@ -107,6 +112,11 @@ pub mod internal {
     pub use crate::time::nanos;
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
     pub use crate::wheel::{Wheel, WheelKey};
+
+    /// The trace's event sites and its analyses (docs/design.md section 17).
+    pub mod trace {
+        pub use crate::trace::*;
+    }
 
     /// The OS layer (its contract is in its module doc).
     pub mod sys {

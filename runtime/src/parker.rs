@@ -8,6 +8,7 @@
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::thread_local;
 use crate::sys;
+use crate::trace;
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
@@ -21,19 +22,28 @@ pub struct Parker {
     /// EMPTY, NOTIFIED or PARKED. # Invariant: only the owning thread moves it to PARKED or
     /// back to EMPTY; any thread may set NOTIFIED.
     state: AtomicU32,
+    /// The owning thread's trace id (0: unknown), for the trace's wake edges.
+    owner: u64,
 }
 
 impl Parker {
-    /// A parker without a token.
+    /// A parker without a token, owned by the calling thread.
     pub fn new() -> Self {
         Parker {
             state: AtomicU32::new(EMPTY),
+            owner: trace::thread_id(),
         }
+    }
+
+    /// The owning thread's trace id (0: unknown).
+    pub fn owner(&self) -> u64 {
+        self.owner
     }
 
     /// Gives the token; wakes the owner if it is parked.
     pub fn unpark(&self) {
         crate::chaos::point();
+        trace::wake(self.owner);
         // Release: what the waker wrote before unpark is seen by the owner's Acquire take.
         // Swap, not store: exactly one unparker sees PARKED and pays for the futex call.
         if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {

@@ -17,7 +17,9 @@ use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{ThreadRecord, ThreadSpec};
-use crate::vcore::{Escape, Occupant, Vcores, YieldKind};
+use crate::trace::recorder::{Session, Settings};
+use crate::trace::Kind;
+use crate::vcore::{Occupant, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
 use std::time::Duration;
@@ -33,7 +35,15 @@ struct Inner {
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
     shut_down: AtomicBool,
+    /// What the trace records for this runtime (docs/design.md section 17).
+    session: Arc<Session>,
+    /// Whether the HOS_TRACE file was written.
+    traced: AtomicBool,
 }
+
+/// Runtime ids, for the trace's sessions. Std's atomic, not the loom shim's: an identity,
+/// never a synchronisation point.
+static NEXT_RUNTIME: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A handle to a runtime that does not keep it alive (the process's default runtime).
 #[derive(Clone, Debug)]
@@ -90,6 +100,17 @@ impl Runtime {
             spawn,
         )?;
         let vcores = Vcores::new(&config, counters.clone());
+        // Relaxed: a unique id.
+        let id = NEXT_RUNTIME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let session = Session::start(
+            id,
+            Settings {
+                flight: config.flight,
+                collect: config.trace.is_some(),
+                dir: config.flight_dir.clone().unwrap_or_else(std::env::temp_dir),
+                wait_bound_ns: config.flight_wait_ms.saturating_mul(1_000_000),
+            },
+        );
         let c = tracker.get();
         tracing::info!(
             os = sys::KIND,
@@ -111,6 +132,8 @@ impl Runtime {
                 threads: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
                 shut_down: AtomicBool::new(false),
+                session,
+                traced: AtomicBool::new(false),
             }),
         })
     }
@@ -178,6 +201,7 @@ impl Runtime {
         rec.set_name_raw(name);
         let (serial, first) = self.roles_of(name);
         rec.set_roles(serial, first);
+        self.trace_retitle(rec, Kind::Rename);
         self.inner.vcores.refresh(rec);
     }
 
@@ -185,6 +209,7 @@ impl Runtime {
     /// the virtual cores at once, waiting or holding.
     pub fn set_priority(&self, rec: &ThreadRecord, priority: u8) {
         rec.set_priority(priority);
+        self.trace_retitle(rec, Kind::Priority);
         self.inner.vcores.refresh(rec);
     }
 
@@ -193,6 +218,7 @@ impl Runtime {
     /// runs at the better of its own and the lent one (priority inheritance).
     pub fn lend_priority(&self, rec: &ThreadRecord, lent: Option<u8>) {
         rec.set_lent_priority(lent);
+        crate::trace::lent(self.session().id(), rec.id(), lent);
         self.inner.vcores.refresh(rec);
     }
 
@@ -200,6 +226,7 @@ impl Runtime {
     /// it on the virtual cores at once.
     pub fn set_affinity(&self, rec: &ThreadRecord, ideal_core: i32, core_mask: u64) {
         rec.set_affinity(ideal_core, core_mask);
+        self.trace_retitle(rec, Kind::Affinity);
         self.inner.vcores.refresh(rec);
     }
 
@@ -260,6 +287,7 @@ impl Runtime {
     /// When it hands its core over, until it has one again.
     pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
         let y = self.inner.vcores.yield_core(rec, kind, self.spin_of(rec));
+        crate::trace::yielded(kind as u8, y.handed);
         self.log_escape(rec, y.escape);
         y.handed
     }
@@ -274,22 +302,21 @@ impl Runtime {
         self.inner.policy.spin(role)
     }
 
-    /// Logs an escape of `rec` with each core's holder by name.
-    fn log_escape(&self, rec: &ThreadRecord, escape: Option<Escape>) {
-        let Some(escape) = escape else { return };
-        let threads = self.threads();
-        let name = |id: u64| match threads.iter().find(|t| t.id() == id) {
-            Some(t) => t.name().to_string(),
-            None => format!("thread {id}"),
-        };
-        tracing::warn!(
-            thread = %rec.name(),
-            priority = rec.running_priority(),
-            escape_ms = escape.escape_ms(),
-            holders = %escape.holders(name),
-            "waited past HOS_VCORE_ESCAPE_MS for a virtual core: runs without one, so more \
-             threads than cores run guest code until it blocks",
-        );
+    /// The trace's session of this runtime.
+    pub(crate) fn session(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+
+    /// Whether the HOS_TRACE file is still to be written (`true` once, for the caller that
+    /// writes it).
+    pub(crate) fn take_trace_file(&self) -> bool {
+        // AcqRel: one caller writes it.
+        !self.inner.traced.swap(true, Ordering::AcqRel)
+    }
+
+    /// The virtual cores.
+    pub(crate) fn vcores(&self) -> &Vcores {
+        &self.inner.vcores
     }
 
     /// Counters, calibration, process and per-thread CPU.

@@ -181,6 +181,12 @@ impl ThreadRecord {
         let _ = self.clock.set(ThreadClock::current());
     }
 
+    /// The thread's trace id (its parker's owner; 0 before it started): what the trace names
+    /// it by, a lock's holder included.
+    pub fn trace_id(&self) -> u64 {
+        self.parker.get().map_or(0, |p| p.owner())
+    }
+
     /// Wakes the thread if it is parked (shutdown, kicks).
     pub fn unpark(&self) {
         if let Some(p) = self.parker.get() {

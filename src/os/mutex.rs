@@ -29,7 +29,9 @@ pub struct Owner {
 }
 
 // Std's atomic, not the loom shim's: a token is an identity, never a synchronisation point.
-static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+// Async tokens count from the top bit down the line: a thread's token is its trace id (a
+// small number), so that the wait tree names a blocking owner by its thread.
+static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 63);
 
 fn next_token() -> u64 {
     // Relaxed: uniqueness only.
@@ -49,8 +51,18 @@ impl Drop for Held {
 }
 
 thread_local! {
-    static TOKEN: u64 = next_token();
+    static TOKEN: u64 = thread_token_new();
     static HELD: RefCell<Held> = RefCell::new(Held::default());
+}
+
+/// A new thread's token: its trace id (a thread that ends has none, and under loom every
+/// model thread is one OS thread: those take a fresh token).
+fn thread_token_new() -> u64 {
+    match hos_runtime::internal::trace::thread_id() {
+        0 => next_token(),
+        _ if cfg!(loom) => next_token(),
+        tid => tid,
+    }
 }
 
 /// The calling thread's owner token.
@@ -378,5 +390,9 @@ impl<'a> Op for Lock<'a> {
 
     fn fail(&mut self, code: ResultCode) -> Self::Output {
         Err(LockError::Failed(code))
+    }
+
+    fn holder(&self, s: &Owner) -> u64 {
+        s.owner
     }
 }

@@ -14,10 +14,12 @@
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use crate::sync::{lock, Mutex};
 use crate::ResultCode;
+use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
     block_on, current, deadline_after, poll_found, sys, with_guest, DeadlineClass, Runtime,
     SpinGate, Timer, Wait,
 };
+use std::any::type_name;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -65,6 +67,12 @@ pub trait Op {
 
     /// What the wait gives when it ends without completing (`code` is TimedOut or Cancelled).
     fn fail(&mut self, code: ResultCode) -> Self::Output;
+
+    /// The trace id of the thread holding the object (a mutex's owner), 0 for none: the wait
+    /// tree puts a waiter under its holder.
+    fn holder(&self, _s: &Self::State) -> u64 {
+        0
+    }
 }
 
 impl<S> Object<S> {
@@ -100,6 +108,7 @@ impl<S> Object<S> {
         }
         self.with(|s, batch| {
             let out = op.complete(s, slot, batch);
+            let holder = op.holder(s);
             let list = op.waiters(s);
             match (out, waker) {
                 (Some(v), _) => {
@@ -109,6 +118,9 @@ impl<S> Object<S> {
                     Poll::Ready(v)
                 }
                 (None, Some(w)) => {
+                    if !slot.is_registered() {
+                        trace::blocked(self as *const Self as usize, type_name::<O>(), holder);
+                    }
                     list.register(slot, w);
                     Poll::Pending
                 }
@@ -241,6 +253,19 @@ impl Limits {
     /// down, TimedOut once the deadline passed, InvalidState for a deadline with no runtime
     /// to time it. Otherwise arranges for `waker` to be woken when either happens.
     pub(crate) fn check(&mut self, waker: &Waker) -> Option<ResultCode> {
+        let end = self.end(waker);
+        if let Some(code) = end {
+            trace::wait_failed(if code == ResultCode::CANCELLED {
+                Failed::Cancelled
+            } else {
+                Failed::TimedOut
+            });
+        }
+        end
+    }
+
+    /// [`Limits::check`] without the trace.
+    fn end(&mut self, waker: &Waker) -> Option<ResultCode> {
         let ctx = self.ctx.get_or_insert_with(|| {
             let c = current();
             WaitCtx {
@@ -265,9 +290,10 @@ impl Limits {
         let Some(rt) = &ctx.rt else {
             return Some(ResultCode::INVALID_STATE);
         };
-        let timer = self
-            .timer
-            .get_or_insert_with(|| rt.reactor().timer(deadline, ctx.class));
+        let timer = self.timer.get_or_insert_with(|| {
+            trace::deadline(deadline);
+            rt.reactor().timer(deadline, ctx.class)
+        });
         match Pin::new(timer).poll(&mut Context::from_waker(waker)) {
             // A shutdown that began after the check above fires every timer at once: its
             // flag is set before it does (and read here with Acquire), so the wait reports

@@ -5,7 +5,7 @@
 //! futex is a yield (a futex may always return spuriously; callers recheck), so models explore
 //! the callers' state machines without a global table.
 
-use super::CpuTime;
+use super::{CpuTime, TickScale};
 use crate::sync::atomic::AtomicU32;
 #[cfg(not(loom))]
 use crate::sync::lock;
@@ -42,6 +42,17 @@ pub fn now() -> u64 {
         c.set(t);
         t
     })
+}
+
+/// The event clock is `now()` itself.
+#[inline]
+pub fn ticks() -> u64 {
+    now()
+}
+
+/// The identity: ticks are `now()` values.
+pub fn tick_scale() -> TickScale {
+    TickScale::IDENTITY
 }
 
 fn until(deadline: u64) -> Duration {

@@ -1,7 +1,11 @@
-//! Linux: futex, `clock_nanosleep(TIMER_ABSTIME)`, `PR_SET_TIMERSLACK`, `getrusage(RUSAGE_THREAD)`.
+//! Linux: futex, `clock_nanosleep(TIMER_ABSTIME)`, `PR_SET_TIMERSLACK`, `getrusage(RUSAGE_THREAD)`,
+//! and the TSC as the trace's event clock.
 //!
 //! Invariant: every clock here is `CLOCK_MONOTONIC`, so a `now()` value is a valid absolute
-//! deadline for the futex and for `clock_nanosleep` without conversion.
+//! deadline for the futex and for `clock_nanosleep` without conversion. The one other
+//! counter, the TSC behind `ticks()`, is read only where the kernel keeps `CLOCK_MONOTONIC`
+//! on it (so the kernel checked that it runs at one rate and agrees across processors) and
+//! the CPU says it is invariant; its ticks become `now()` values through a [`TickScale`].
 //!
 //! One of the two files of hos where `unsafe` is allowed (with the `hos` crate's
 //! `svc/arbiter/lent.rs`): every block answers its obligations in a
@@ -9,8 +13,9 @@
 
 #![allow(unsafe_code)]
 
-use super::CpuTime;
+use super::{CpuTime, TickScale};
 use crate::sync::atomic::AtomicU32;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 /// Which implementation this is, for logs and stats.
@@ -39,6 +44,107 @@ fn clock_ns(clock: libc::clockid_t) -> Option<u64> {
 #[inline]
 pub fn now() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC).expect("CLOCK_MONOTONIC is always available on Linux")
+}
+
+/// The event clock: whether it reads the TSC, and its base pair (ticks, `now()`).
+#[derive(Debug)]
+struct EventClock {
+    tsc: bool,
+    base: (u64, u64),
+}
+
+/// Made at the first `ticks()` or `tick_scale()` of the process.
+static EVENT_CLOCK: LazyLock<EventClock> = LazyLock::new(|| {
+    let tsc = tsc::usable();
+    EventClock {
+        tsc,
+        base: if tsc { tsc::pair() } else { (0, 0) },
+    }
+});
+
+/// The event clock's reading: the TSC where usable (a few nanoseconds, no ordering with the
+/// memory accesses around it), else `now()`.
+#[inline]
+pub fn ticks() -> u64 {
+    if EVENT_CLOCK.tsc {
+        tsc::read()
+    } else {
+        now()
+    }
+}
+
+/// The map from `ticks()` to `now()` values: the line from the event clock's base pair to a
+/// pair read now (at least 1 ms later: the first call within 1 ms of the base waits for it).
+pub fn tick_scale() -> TickScale {
+    let c = &*EVENT_CLOCK;
+    if !c.tsc {
+        return TickScale::IDENTITY;
+    }
+    sleep_until(c.base.1.saturating_add(1_000_000));
+    TickScale::between(c.base, tsc::pair())
+}
+
+#[cfg(target_arch = "x86_64")]
+mod tsc {
+    use std::arch::x86_64::{__cpuid, _rdtsc};
+
+    /// Whether the TSC may be the event clock: the CPU says it is invariant (CPUID
+    /// 0x8000_0007, EDX bit 8: one rate in every power state), the kernel keeps its clock on
+    /// it (it checked the processors agree), and this process may read it (`PR_GET_TSC`).
+    pub(super) fn usable() -> bool {
+        let mut allowed: libc::c_int = 0;
+        // SAFETY: PR_GET_TSC writes one int through the pointer, which is valid for the call.
+        let rc = unsafe { libc::prctl(libc::PR_GET_TSC, &mut allowed as *mut libc::c_int) };
+        if rc != 0 || allowed != libc::PR_TSC_ENABLE {
+            return false;
+        }
+        // SAFETY: CPUID exists on every x86_64 processor and only writes registers.
+        #[allow(unused_unsafe)]
+        let max = unsafe { __cpuid(0x8000_0000) }.eax;
+        // SAFETY: as above; the leaf is within the maximum just read.
+        #[allow(unused_unsafe)]
+        let invariant = max >= 0x8000_0007 && unsafe { __cpuid(0x8000_0007) }.edx & (1 << 8) != 0;
+        let path = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+        invariant && std::fs::read_to_string(path).is_ok_and(|s| s.trim() == "tsc")
+    }
+
+    /// The TSC.
+    #[inline]
+    pub(super) fn read() -> u64 {
+        // SAFETY: RDTSC exists on every x86_64 processor and only writes registers; `usable`
+        // checked that this process may execute it.
+        unsafe { _rdtsc() }
+    }
+
+    /// A (ticks, `now()`) pair read together: of five tries, the one whose two TSC reads
+    /// around the clock read are closest, with their midpoint.
+    pub(super) fn pair() -> (u64, u64) {
+        (0..5)
+            .map(|_| {
+                let a = read();
+                let ns = super::now();
+                let b = read();
+                (b.wrapping_sub(a), a + b.wrapping_sub(a) / 2, ns)
+            })
+            .min_by_key(|&(gap, ..)| gap)
+            .map_or((0, 0), |(_, t, ns)| (t, ns))
+    }
+}
+
+/// Without a TSC: never used (`usable` says no), so `ticks()` is `now()`.
+#[cfg(not(target_arch = "x86_64"))]
+mod tsc {
+    pub(super) fn usable() -> bool {
+        false
+    }
+
+    pub(super) fn read() -> u64 {
+        super::now()
+    }
+
+    pub(super) fn pair() -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Sleeps while `*word == expected`, until woken, until the absolute `deadline`, or spuriously.

@@ -10,6 +10,8 @@
 //! | item | meaning |
 //! | --- | --- |
 //! | `now() -> u64` | a monotonic clock in nanoseconds; never goes back; cheap (vDSO on Linux) |
+//! | `ticks() -> u64` | the trace's event clock: the cheapest counter that never goes back and agrees across threads (the TSC where the kernel itself keeps time on it and the CPU says it is invariant; else `now()`), in its own unit |
+//! | `tick_scale() -> TickScale` | the map from `ticks()` values to `now()` values as of the call (see [`TickScale`]) |
 //! | `futex_wait(word, expected, deadline)` | sleep while `word == expected`, until woken, until `deadline` (a `now()` value, absolute) or spuriously; callers recheck |
 //! | `futex_wake(word)` | wake every thread in `futex_wait` on `word` |
 //! | `sleep_until(deadline)` | one OS timer sleep to an absolute `now()` value, no spin; may return late, never early |
@@ -23,7 +25,8 @@
 //! | `yield_now()` | give the processor to another ready thread |
 //! | `KIND` | which implementation is compiled in, for logs and stats |
 //!
-//! Shared by both: [`deadline_after`], the `now()` value a `Duration` from now.
+//! Shared by both: [`deadline_after`], the `now()` value a `Duration` from now, and
+//! [`TickScale`], the arithmetic of the event clock's map.
 
 #[cfg(all(target_os = "linux", not(hos_force_fallback), not(loom)))]
 mod linux;
@@ -42,6 +45,54 @@ use std::time::Duration;
 #[inline]
 pub fn deadline_after(d: Duration) -> u64 {
     now().saturating_add(nanos(d))
+}
+
+/// The map from [`ticks`] values to [`now`] values: a line through a base pair read when the
+/// event clock was first used and the rate measured between it and the map's making.
+///
+/// Invariant: `ns(base_ticks) == base_ns`, and a later tick maps no earlier; the identity map
+/// (where the ticks are `now()` itself) is `base_ticks == base_ns == 0` at rate 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TickScale {
+    base_ticks: u64,
+    base_ns: u64,
+    /// Nanoseconds a tick, as a 32.32 fixed-point number.
+    rate: u64,
+}
+
+impl TickScale {
+    /// The map where ticks are nanoseconds already.
+    pub const IDENTITY: TickScale = TickScale {
+        base_ticks: 0,
+        base_ns: 0,
+        rate: 1 << 32,
+    };
+
+    /// The line through `(ticks, ns)` pairs `base` and `later`; the identity's rate where
+    /// `later` is not after `base` in both clocks.
+    pub fn between(base: (u64, u64), later: (u64, u64)) -> TickScale {
+        let (dt, dn) = (later.0.wrapping_sub(base.0), later.1.wrapping_sub(base.1));
+        let rate = if later.0 > base.0 && later.1 > base.1 {
+            u64::try_from((u128::from(dn) << 32) / u128::from(dt)).unwrap_or(u64::MAX)
+        } else {
+            1 << 32
+        };
+        TickScale {
+            base_ticks: base.0,
+            base_ns: base.1,
+            rate,
+        }
+    }
+
+    /// The `now()` value of the `ticks()` value `t` (a tick before the base maps to the
+    /// base: none is read before it).
+    #[inline]
+    pub fn ns(&self, t: u64) -> u64 {
+        let since = u128::from(t.saturating_sub(self.base_ticks));
+        let ns = (since * u128::from(self.rate)) >> 32;
+        self.base_ns
+            .saturating_add(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
 }
 
 /// CPU time of a thread or process, as the OS accounts it.
@@ -86,6 +137,43 @@ mod tests {
             assert!(t >= last, "clock went back: {t} < {last}");
             last = t;
         }
+    }
+
+    #[test]
+    fn ticks_map_onto_the_monotonic_clock() {
+        let before = now();
+        let t0 = ticks();
+        sleep_until(before + 3_000_000);
+        let t1 = ticks();
+        let after = now();
+        let scale = tick_scale();
+        assert!(t1 > t0, "ticks went back: {t1} <= {t0}");
+        let (n0, n1) = (scale.ns(t0), scale.ns(t1));
+        // The map's error is a clock read's, never milliseconds.
+        let slack = 200_000;
+        assert!(
+            n0 + slack >= before && n0 <= before + 3_000_000,
+            "{n0} vs {before}"
+        );
+        assert!(
+            n1 + slack >= before + 3_000_000 && n1 <= after + slack,
+            "{n1} vs {after}"
+        );
+        assert!(n1 - n0 >= 2_500_000, "3 ms of ticks map to {} ns", n1 - n0);
+    }
+
+    #[test]
+    fn tick_scales_are_lines_and_never_fail() {
+        let s = TickScale::between((1_000, 5_000), (3_000, 6_000));
+        assert_eq!((s.ns(1_000), s.ns(3_000), s.ns(0)), (5_000, 6_000, 5_000));
+        assert_eq!(TickScale::IDENTITY.ns(123_456_789), 123_456_789);
+        // A later pair that is not later is the identity rate, not a division by zero.
+        let flat = TickScale::between((7, 7), (7, 7));
+        assert_eq!(flat.ns(10), 10);
+        assert_eq!(
+            TickScale::between((0, 0), (1, u64::MAX)).ns(u64::MAX),
+            u64::MAX
+        );
     }
 
     #[test]

@@ -21,6 +21,15 @@ const ORDER: &[&str] = &[
     "vcore/table",
     "vcore/escape",
     "vcore/kick",
+    "trace/event",
+    "trace/ring",
+    "trace/timeline",
+    "trace/chrome",
+    "trace/critical",
+    "trace/tree",
+    "trace/tracy",
+    "trace/recorder",
+    "trace",
     // primitives
     "parker",
     "config",
@@ -40,10 +49,28 @@ const ORDER: &[&str] = &[
     "context",
     "sleep",
     "builder",
+    "observe",
 ];
 
-/// The files of `vcore/` that are units of their own (the rest of `vcore/` is `vcore`).
-const VCORE_PARTS: [&str; 5] = ["step", "rank", "table", "escape", "kick"];
+/// The folders whose files are units of their own (`vcore/table.rs` is `vcore/table`; the
+/// folder's `mod.rs` is the folder's unit), with those files.
+const PARTED: [(&str, &[&str]); 2] = [
+    ("vcore", &["step", "rank", "table", "escape", "kick"]),
+    (
+        "trace",
+        &[
+            "event", "ring", "timeline", "chrome", "critical", "tree", "recorder", "tracy",
+        ],
+    ),
+];
+
+/// The parts of folder `dir`, if it is parted.
+fn parts_of(dir: &str) -> &'static [&'static str] {
+    PARTED
+        .iter()
+        .find(|(d, _)| *d == dir)
+        .map_or(&[], |(_, p)| p)
+}
 
 /// The unit a source file belongs to: `sys/linux.rs` is `sys`, `vcore/table.rs` is
 /// `vcore/table`, `vcore/mod.rs` is `vcore`.
@@ -51,14 +78,14 @@ fn unit_of(rel: &str) -> String {
     let rel = rel.trim_end_matches(".rs");
     match rel.split_once('/') {
         Some(("sys", _)) => "sys".into(),
-        Some(("vcore", "mod")) => "vcore".into(),
-        Some(("vcore", part)) => format!("vcore/{part}"),
+        Some((dir, "mod")) => dir.into(),
+        Some((dir, part)) => format!("{dir}/{part}"),
         _ => rel.into(),
     }
 }
 
-/// The units a line of `unit`'s code names: `crate::x`, and inside `vcore/` its parts by
-/// `super::x` or a bare `x::`.
+/// The units a line of `unit`'s code names: `crate::x`, and inside a parted folder its parts
+/// by `super::x` or a bare `x::`.
 fn imports(unit: &str, line: &str) -> Vec<String> {
     let word = |s: &str| -> String {
         s.chars()
@@ -70,21 +97,21 @@ fn imports(unit: &str, line: &str) -> Vec<String> {
         let rest = &line[i + "crate::".len()..];
         let m = word(rest);
         let part = rest
-            .strip_prefix("vcore::")
+            .strip_prefix(&format!("{m}::"))
             .map(word)
-            .filter(|p| VCORE_PARTS.contains(&p.as_str()));
-        out.push(match (m.as_str(), part) {
-            ("vcore", Some(p)) => format!("vcore/{p}"),
-            _ => m,
+            .filter(|p| parts_of(&m).contains(&p.as_str()));
+        out.push(match part {
+            Some(p) => format!("{m}/{p}"),
+            None => m,
         });
     }
-    if unit.starts_with("vcore") {
-        for part in VCORE_PARTS {
-            let named = line.contains(&format!("super::{part}"))
-                || line.trim_start().starts_with(&format!("use {part}::"));
-            if named {
-                out.push(format!("vcore/{part}"));
-            }
+    let dir = unit.split('/').next().unwrap_or(unit);
+    for part in parts_of(dir) {
+        let named = line.contains(&format!("super::{part}"))
+            || line.trim_start().starts_with(&format!("use {part}::"))
+            || line.trim_start().starts_with(&format!("pub use {part}::"));
+        if named {
+            out.push(format!("{dir}/{part}"));
         }
     }
     out
@@ -158,4 +185,13 @@ fn the_check_sees_an_upward_import() {
     );
     assert_eq!(unit_of("sys/linux.rs"), "sys");
     assert_eq!(unit_of("vcore/mod.rs"), "vcore");
+    assert_eq!(unit_of("trace/ring.rs"), "trace/ring");
+    assert_eq!(
+        imports("trace/ring", "use super::event::Event;"),
+        ["trace/event"]
+    );
+    assert_eq!(
+        imports("context", "use crate::trace::recorder::Session;"),
+        ["trace/recorder"]
+    );
 }

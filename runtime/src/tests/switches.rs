@@ -100,6 +100,8 @@ fn bad_values_are_errors_naming_switch_and_value() {
         ("HOS_IDLE_POLL_STRETCH_US", "-1"),
         ("HOS_IDLE_POLL_BLIND", "1000001"),
         ("HOS_IDLE_POLL_BLIND", "4294967296"),
+        ("HOS_FLIGHT_WAIT_MS", "-1"),
+        ("HOS_FLIGHT_WAIT_MS", "3600001"),
     ];
     for (name, raw) in bad {
         let err = resolve(&[(name, raw)]).expect_err(&format!("{name}={raw:?} accepted"));
@@ -124,7 +126,7 @@ fn bad_values_are_errors_naming_switch_and_value() {
 #[test]
 fn bad_builder_values_are_errors_naming_the_method() {
     type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
-    let bad: [(Set, &str, &str); 12] = [
+    let bad: [(Set, &str, &str); 13] = [
         (
             |b| b.idle_poll_stretch_us(1_000_001),
             "idle_poll_stretch_us",
@@ -152,6 +154,7 @@ fn bad_builder_values_are_errors_naming_the_method() {
             "vcore_escape_ms",
             "3600001",
         ),
+        (|b| b.flight_wait_ms(3_600_001), "flight_wait_ms", "3600001"),
         (
             |b| b.logical_processors(Some(0)),
             "logical_processors",
@@ -196,6 +199,10 @@ fn every_builder_method_sets_its_switch() {
         .vcore_first(["Presentation"])
         .sleep_log(true)
         .tls_trace(true)
+        .trace("t.json")
+        .flight(false)
+        .flight_dir("/tmp/d")
+        .flight_wait_ms(500)
         .calibration(Calibration::default())
         .logical_processors(None)
         .resolve()
@@ -218,6 +225,10 @@ fn every_builder_method_sets_its_switch() {
         vcore_first: vec!["Presentation".into()],
         sleep_log: true,
         tls_trace: true,
+        trace: Some("t.json".into()),
+        flight: false,
+        flight_dir: Some("/tmp/d".into()),
+        flight_wait_ms: 500,
         calibration: Some(Calibration::default()),
         logical_processors: Some(None),
     };
@@ -252,6 +263,8 @@ fn defaults_are_the_documented_ones() {
     assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
     assert!(d.vcore_first.is_empty());
     assert_eq!((d.sleep_log, d.tls_trace), (false, false));
+    assert_eq!((&d.trace, d.flight, &d.flight_dir), (&None, true, &None));
+    assert_eq!(d.flight_wait_ms, 0);
     assert_eq!((d.calibration, d.logical_processors), (None, None));
 }
 
@@ -276,6 +289,10 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_VCORE_FIRST", "Audio"),
         ("HOS_SLEEP_LOG", "1"),
         ("HOS_TLS_TRACE", "1"),
+        ("HOS_TRACE", "env.json"),
+        ("HOS_FLIGHT", "off"),
+        ("HOS_FLIGHT_DIR", "/tmp/env"),
+        ("HOS_FLIGHT_WAIT_MS", "250"),
     ];
     let code = Builder::new()
         .short_sleep(ShortSleep::Timer)
@@ -294,7 +311,11 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .vcore_escape_ms(90)
         .vcore_first(["Loader"])
         .sleep_log(false)
-        .tls_trace(false);
+        .tls_trace(false)
+        .trace("code.json")
+        .flight(true)
+        .flight_dir("/tmp/code")
+        .flight_wait_ms(9);
     (env, code)
 }
 
@@ -333,6 +354,10 @@ fn code_wins_over_the_environment_unless_asked() {
         vcore_first: vec!["Audio".into()],
         sleep_log: true,
         tls_trace: true,
+        trace: Some("env.json".into()),
+        flight: false,
+        flight_dir: Some("/tmp/env".into()),
+        flight_wait_ms: 250,
         calibration: None,
         logical_processors: None,
     };

@@ -546,6 +546,8 @@ fn the_escape_log_names_holders_from_the_runtime() {
             cores: 2,
             vcore_escape_ms: 20,
             calibration: Some(Calibration::default()),
+            // No flight recorder dump from the escape forced here (tests/trace.rs tests it).
+            flight: false,
             ..Config::default()
         })
         .build()

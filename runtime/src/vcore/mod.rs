@@ -71,6 +71,7 @@ use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::sys;
 use crate::time::{MS, US};
+use crate::trace;
 use escape::Held;
 use std::cell::Cell;
 use std::future::Future;
@@ -144,7 +145,7 @@ impl Seat {
         self.at.load(Ordering::Relaxed) != NO_SLOT
     }
 
-    /// Records where a finished step left the thread.
+    /// Keeps where a finished step left the thread.
     fn settle(&self, step: Step) {
         // Relaxed: only the owning thread touches the seat (type invariant).
         match step {
@@ -280,7 +281,9 @@ impl Vcores {
     ///
     /// # Caveats
     /// Call it on the thread `t` itself (it parks that thread), and only while `t` holds no
-    /// core (a second acquire is a bug: a debug assertion, else ignored).
+    /// core (a second acquire is a bug: a debug assertion, else ignored). A core granted at
+    /// once right after a wait or a sleep is traced at the wait's or sleep's end, with no
+    /// clock read of its own.
     pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
         if t.seat().holds() {
@@ -295,6 +298,9 @@ impl Vcores {
     /// Gives `t`'s core back (it blocks or ends): the core goes to the best waiter allowed on
     /// it. `true` if `t` held one (or ran by escape), `false` if it held nothing or the
     /// semaphore is off. Call it on the thread `t` itself.
+    ///
+    /// The trace records no event for it: the caller's wait, sleep or exit, recorded just
+    /// before or after, says that the thread gave its core up (docs/design.md section 17).
     pub fn release(&self, t: &impl Occupant) -> bool {
         let Some(inner) = &self.inner else {
             return false;
@@ -395,6 +401,50 @@ impl Vcores {
     }
 }
 
+/// Where the table says a thread is (for the wait tree).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// Holds `slot` since `since`.
+    Holds { slot: usize, since: u64 },
+    /// Runs beside the slots by escape.
+    Escaped,
+    /// Waits for a slot; `holders` hold the slots its mask allows.
+    Queued { holders: Vec<u64> },
+    /// None of these, or the semaphore is off.
+    Nowhere,
+}
+
+impl Vcores {
+    /// Where each of `threads` is, read at once under the lock.
+    pub(crate) fn view(&self, threads: &[Arc<impl Occupant>]) -> Vec<Place> {
+        let Some(inner) = &self.inner else {
+            return threads.iter().map(|_| Place::Nowhere).collect();
+        };
+        let l = lock(&inner.table);
+        let (table, queued) = (&l.table, l.table.queue());
+        threads
+            .iter()
+            .map(|t| {
+                let who = t.who();
+                if let Some(slot) = table.slot_of(who.id) {
+                    let since = table.holder(slot).map_or(0, |(_, s)| s);
+                    Place::Holds { slot, since }
+                } else if table.is_escaped(who.id) {
+                    Place::Escaped
+                } else if queued.contains(&who.id) {
+                    let holders = (0..table.cores())
+                        .filter(|s| who.traits.mask & (1 << s) != 0)
+                        .filter_map(|s| table.holder(s).map(|(w, _)| w.id))
+                        .collect();
+                    Place::Queued { holders }
+                } else {
+                    Place::Nowhere
+                }
+            })
+            .collect()
+    }
+}
+
 /// What the semaphore's lock guards: the table, and the kick word of each slot's holder.
 #[derive(Debug)]
 struct Locked {
@@ -481,6 +531,7 @@ impl Inner {
         let r = {
             let mut l = lock(&self.table);
             let r = op(&mut l, &mut fx);
+            trace_kicks(&l.table, fx.kicked);
             for s in (0..l.table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
                 let flag = l.table.flag(s);
                 // Relaxed: written under the lock, read as a hint (ground rules).
@@ -542,6 +593,7 @@ impl Inner {
     fn settle(&self, t: &impl Occupant, step: Step, now: &Now, spin: Spin) -> Option<Escape> {
         let (step, escape) = match step {
             Step::Queued(key) => {
+                trace::core_queued();
                 // The instant the table stamped the wait with (the clock reads once).
                 let now = now.now();
                 let wait = Waiting {
@@ -563,8 +615,29 @@ impl Inner {
             }
             step => (step, None),
         };
+        trace_step(step);
         t.seat().settle(step);
         escape
+    }
+}
+
+/// Records where a step left the thread (nothing for `Kept`: where it was): the one place
+/// that traces a thread's core. A core granted right after a wait or a sleep (an acquire at
+/// once, or the end of a wait for a core) is stamped with that wait's or sleep's end, with
+/// no clock read of its own.
+fn trace_step(step: Step) {
+    match step {
+        Step::Held { slot, .. } => trace::core_granted(slot as u64),
+        Step::Escaped => trace::core(trace::ESCAPED),
+        Step::Cancelled => trace::core(trace::NO_CORE),
+        Step::Kept | Step::Queued(_) => {}
+    }
+}
+
+/// Records a kick of each slot in `kicked` (a bit per slot) with its holder.
+fn trace_kicks(table: &Table, kicked: u8) {
+    for s in (0..table.cores()).filter(|s| kicked & (1 << s) != 0) {
+        trace::kick(s, table.holder(s).map_or(0, |(w, _)| w.id));
     }
 }
 

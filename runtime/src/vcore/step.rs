@@ -157,4 +157,6 @@ pub(crate) struct Effects {
     pub escapes: u32,
     /// Slots whose flag changed, a bit per slot.
     pub dirty: u8,
+    /// Slots whose holder was kicked, a bit per slot (for the trace).
+    pub kicked: u8,
 }

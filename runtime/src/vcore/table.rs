@@ -623,6 +623,7 @@ impl Table {
                 if h.kick.is_none() {
                     h.kick = Some(reason);
                     fx.kicks[reason as usize] += 1;
+                    fx.kicked |= 1 << s;
                 }
             }
         }

@@ -30,7 +30,7 @@ mod tests;
 mod word;
 
 pub(crate) use lent::GuestWord;
-pub(crate) use table::{Effects, Party, Table, WaitKey};
+pub(crate) use table::{Effects, Move, Party, Table, WaitKey};
 
 use super::handles::{self, HandleObject};
 use super::Handle;
@@ -38,7 +38,7 @@ use crate::os::Limits;
 use crate::sync::{lock, Mutex};
 use crate::thread::Thread;
 use crate::ResultCode;
-use hos_runtime::internal::{block_on, poll_found, with_parker, SpinGate, Wait};
+use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
 use pollers::WordPollers;
 use std::future::Future;
 use std::pin::Pin;
@@ -158,12 +158,16 @@ impl Arbiter {
     /// Runs one table operation under the lock, then does its effects: the priorities it
     /// lends or takes back still under the lock (so two operations' changes to one thread
     /// land in their order; the virtual cores' lock nests inside this one, never the other
-    /// way), the wakes after it.
+    /// way), and so are the trace's records of the waits it moved to another lock owner
+    /// (after the registrations that began them); the wakes after it.
     pub(crate) fn run<T>(
         &self,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> T,
     ) -> T {
-        let mut fx = Effects::default();
+        let mut fx = Effects {
+            note_moves: trace::on(),
+            ..Effects::default()
+        };
         let r = {
             let mut table = lock(&self.table);
             let r = op(&mut table, &mut fx);
@@ -171,6 +175,9 @@ impl Arbiter {
                 if let Some(t) = thread {
                     t.lend_priority(lent);
                 }
+            }
+            for m in fx.moved.drain(..) {
+                trace_move(&table, m);
             }
             r
         };
@@ -244,6 +251,10 @@ impl Arbiter {
             if let Some(k) = key {
                 let ended = t.poll(k, &waker);
                 debug_assert!(ended.is_none(), "a wait ended as it registered");
+                if trace::on() {
+                    let holder = t.lock_owner(k).map_or(0, |o| trace_id(t, o));
+                    trace::blocked_before_wait(addr, on, holder);
+                }
             }
             Ok(key)
         });
@@ -258,6 +269,23 @@ impl Arbiter {
         };
         let gate = &self.gates[(addr >> 2) % GATES];
         block_on(wait, Wait::object(on, gate))
+    }
+}
+
+/// The trace id of thread `id` of `table` (0: a host thread, or one the table forgot).
+fn trace_id(table: &Waits, id: u32) -> u64 {
+    table
+        .party(id)
+        .and_then(Option::as_ref)
+        .map_or(0, Thread::trace_id)
+}
+
+/// Records that a wait moved to another lock owner (a host thread's wait is in no trace's
+/// wait tree: nothing).
+fn trace_move(table: &Waits, m: Move) {
+    let waiter = trace_id(table, m.waiter);
+    if waiter != 0 {
+        trace::moved(m.addr, waiter, trace_id(table, m.owner));
     }
 }
 

@@ -52,11 +52,14 @@ pub(crate) struct Party<R> {
 pub(crate) struct WaitKey(usize);
 
 /// What the caller must do after an operation: wake these, and lend these threads a
-/// priority (`Some`) or give them their own back (`None`).
+/// priority (`Some`) or give them their own back (`None`); and, if it asked for them
+/// (`note_moves`, for the trace), the lock waits that moved to another owner.
 #[derive(Debug)]
 pub(crate) struct Effects<R> {
     pub wake: Vec<Waker>,
     pub lend: Vec<(R, Option<u8>)>,
+    pub note_moves: bool,
+    pub moved: Vec<Move>,
 }
 
 impl<R> Default for Effects<R> {
@@ -64,8 +67,23 @@ impl<R> Default for Effects<R> {
         Effects {
             wake: Vec::new(),
             lend: Vec::new(),
+            note_moves: false,
+            moved: Vec::new(),
         }
     }
+}
+
+/// A wait that now waits for another lock owner: an unlock handed the mutex to `owner` and
+/// moved the other waiters to it, or a signal took a condition-variable waiter to its
+/// mutex, which `owner` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Move {
+    /// The waiting thread.
+    pub waiter: u32,
+    /// The owner it waits for now.
+    pub owner: u32,
+    /// The mutex word's address.
+    pub addr: usize,
 }
 
 /// The two address-keyed trees of a process (lock waiters hang off their owners instead).
@@ -239,6 +257,13 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             match resolve(old & !WAITERS) {
                 Some(owner) => {
                     self.enter(&owner);
+                    if fx.note_moves {
+                        fx.moved.push(Move {
+                            waiter: self.waiters[k].thread,
+                            owner: owner.id,
+                            addr,
+                        });
+                    }
                     let ticket = self.ticket();
                     let w = &mut self.waiters[k];
                     w.ticket = ticket;
@@ -421,6 +446,19 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         self.check();
     }
 
+    /// What the caller gave for thread `id` (its `Party::r`), while the table knows it.
+    pub(crate) fn party(&self, id: u32) -> Option<&R> {
+        self.threads.get(&id).map(|i| &i.r)
+    }
+
+    /// The owner a lock wait waits for (`None` for any other wait, or one that ended).
+    pub(crate) fn lock_owner(&self, key: WaitKey) -> Option<u32> {
+        match self.waiters.get(key.0)?.place {
+            Place::Lock { owner, .. } => Some(owner),
+            _ => None,
+        }
+    }
+
     /// How many wait on `addr` with svcWaitForAddress.
     #[cfg(test)]
     pub(crate) fn address_waiters(&self, addr: usize) -> usize {
@@ -595,6 +633,13 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             stays
         });
         debug_assert_eq!(more, !moved.is_empty(), "waiters moved to {next_id:#x}");
+        if fx.note_moves {
+            fx.moved.extend(moved.iter().map(|&k| Move {
+                waiter: self.waiters[k].thread,
+                owner: next_id,
+                addr,
+            }));
+        }
         self.threads
             .get_mut(&next_id)
             .expect("a waiting thread has an entry")

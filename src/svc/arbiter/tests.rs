@@ -1,7 +1,7 @@
 //! The arbiter's table driven step by step: hand-off order, what each operation writes to
 //! the words, priority inheritance and its chains, and how waits end.
 
-use super::table::{Effects, Party, Table, WaitKey};
+use super::table::{Effects, Move, Party, Table, WaitKey};
 use crate::svc::{ArbitrationType, SignalType, WAITERS};
 use crate::ResultCode;
 use std::collections::HashMap;
@@ -40,6 +40,18 @@ fn resolver(threads: &HashMap<u32, u8>) -> impl Fn(u32) -> Option<Party<u32>> + 
     }
 }
 
+/// Effects that note the waits moved to another owner (as while a trace records).
+fn noting() -> Effects<u32> {
+    Effects {
+        note_moves: true,
+        ..Effects::default()
+    }
+}
+
+fn addr(w: &Word) -> usize {
+    Arc::as_ptr(w) as usize
+}
+
 fn get(w: &Word) -> u32 {
     w.load(Ordering::SeqCst)
 }
@@ -48,7 +60,7 @@ impl Harness {
     fn new(threads: &[(u32, u8)]) -> Self {
         Harness {
             t: Table::new(),
-            fx: Effects::default(),
+            fx: noting(),
             threads: threads.iter().copied().collect(),
             waker: Waker::from(Arc::new(Noop)),
         }
@@ -64,7 +76,7 @@ impl Harness {
 
     /// `id` waits for the lock `w` it found held by `owner` (with WAITERS set by the caller).
     fn lock(&mut self, id: u32, owner: u32, w: &Word) -> Result<Option<WaitKey>, ResultCode> {
-        self.fx = Effects::default();
+        self.fx = noting();
         let me = self.me(id);
         let r = self
             .t
@@ -74,7 +86,7 @@ impl Harness {
     }
 
     fn unlock(&mut self, id: u32, w: &Word) {
-        self.fx = Effects::default();
+        self.fx = noting();
         self.t.unlock(id, w, &mut self.fx);
         self.t.check();
     }
@@ -86,7 +98,7 @@ impl Harness {
     }
 
     fn cancel(&mut self, k: WaitKey, code: ResultCode) -> Result<(), ResultCode> {
-        self.fx = Effects::default();
+        self.fx = noting();
         let r = self.t.cancel(k, code, &mut self.fx);
         self.t.check();
         r
@@ -99,7 +111,7 @@ impl Harness {
         key: &Word,
         poll: bool,
     ) -> Result<WaitKey, ResultCode> {
-        self.fx = Effects::default();
+        self.fx = noting();
         let me = self.me(id);
         let r = self
             .t
@@ -109,14 +121,14 @@ impl Harness {
     }
 
     fn signal_condvar(&mut self, key: &Word, count: i32) {
-        self.fx = Effects::default();
+        self.fx = noting();
         let resolve = resolver(&self.threads);
         self.t.signal_condvar(key, count, resolve, &mut self.fx);
         self.t.check();
     }
 
     fn wait_address(&mut self, id: u32, w: &Word, v: i32) -> WaitKey {
-        self.fx = Effects::default();
+        self.fx = noting();
         let me = self.me(id);
         let k = self
             .t
@@ -490,4 +502,40 @@ fn a_tag_is_written_as_its_waiter_gave_it() {
     let _other = h.lock(3, 1, &m).unwrap().unwrap();
     h.unlock(1, &m);
     assert_eq!((get(&m), h.poll(k)), (tag | WAITERS, Some(Ok(()))));
+}
+
+#[test]
+fn the_waits_moved_to_another_owner_are_noted_when_asked() {
+    let mut h = Harness::new(&[(1, 44), (2, 40), (3, 30), (4, 50)]);
+    let m = word(1 | WAITERS);
+    h.lock(2, 1, &m).unwrap().unwrap();
+    h.lock(3, 1, &m).unwrap().unwrap();
+    assert_eq!(h.fx.moved, [], "a lock moves nobody");
+    h.unlock(1, &m);
+    let to_3 = Move {
+        waiter: 2,
+        owner: 3,
+        addr: addr(&m),
+    };
+    assert_eq!(h.fx.moved, [to_3], "3 took the lock; 2 now waits for 3");
+    h.unlock(3, &m);
+    assert_eq!(h.fx.moved, [], "the last waiter took it: nobody moved");
+    // A signalled condvar waiter whose mutex is held moves to its owner.
+    let (m2, key) = (word(0), word(0));
+    let k = h.wait_condvar(4, &m2, &key, false).unwrap();
+    m2.store(1, Ordering::SeqCst);
+    h.signal_condvar(&key, 1);
+    let to_1 = Move {
+        waiter: 4,
+        owner: 1,
+        addr: addr(&m2),
+    };
+    assert_eq!(h.fx.moved, [to_1]);
+    // Not asked (no trace records): nothing noted, the same hand-off made.
+    let mut quiet = Effects::default();
+    h.t.unlock(1, &m2, &mut quiet);
+    assert_eq!((quiet.moved, get(&m2)), (vec![], 4));
+    assert_eq!(h.poll(k), Some(Ok(())));
+    h.unlock(2, &m);
+    h.unlock(4, &m2);
 }

@@ -1,0 +1,300 @@
+//! One event of the trace stream: what a thread did and when, in four words.
+//!
+//! Invariant: an event is plain data of four `u64` words (time, kind with its small field,
+//! two arguments), so a ring of them is made of atomics and another thread reads it without
+//! a lock; what each word means is said once, on [`Kind`]. Events name other threads by
+//! trace id ([`Kind::Wake`], [`Kind::Moved`]) or by guest id ([`Kind::Kick`], and with its
+//! runtime's id the changes of a guest thread that any thread may make); the tracks say
+//! which is whose.
+//! Recorded, the time word is a `sys::ticks()` value (the cheap event clock); an [`Event`]
+//! read back holds a `sys::now()` value, mapped by one [`TickScale`] for the whole reading.
+
+use crate::stats::SleepPath;
+use crate::sys::TickScale;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// What happened. `x` is the kind's small field, `a` and `b` its two arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// The thread entered a runtime as a guest thread (its track says who it is).
+    ThreadStart = 1,
+    /// The guest thread left its runtime (and gave its core up).
+    ThreadExit,
+    /// Guest `b` of runtime `a` renamed (its track keeps the name now); recorded by the
+    /// thread that renamed it, like the next three.
+    Rename,
+    /// Guest `b` of runtime `a` got its own priority `x`.
+    Priority,
+    /// Guest `b` of runtime `a` got new cores: `x` the mask (low 16 bits) and the ideal core
+    /// (as `u32` bits) above it.
+    Affinity,
+    /// The wait in progress registered with one more object (another of a `wait_any`, or
+    /// the same again after a notice it lost): `a` its address, `x` its label (interned),
+    /// `b` the trace id of the thread holding it (0: none).
+    Blocked,
+    /// The wait in progress ends at `a` (a `sys::now()` value) at the latest.
+    Deadline,
+    /// A wait begins: `x` a [`WaitOn`] (low byte) and, for a wait that begins by registering
+    /// with an object, the object's label above it; `a` the object's address (0: none), `b`
+    /// the trace id of the thread holding it (0: none). A thread that begins a wait on
+    /// anything but a core gives its core up.
+    WaitBegin,
+    /// A spin ended without the wake and a park follows: `x` a [`SpinEnd`] (skipped or
+    /// missed). A spin that caught the wake records nothing: the poll after it says so.
+    SpinEnd,
+    /// A poll after a park or a spin was still pending: spin (and park) again. `x`:
+    /// [`SpinEnd::Caught`] if a spin that caught the wake came before it, else 0 (a park).
+    Repoll,
+    /// The wait ends without completing: `x` a [`Failed`].
+    WaitFailed,
+    /// The wait ended: `x` as [`Kind::Repoll`]'s (how the phase before its last poll ended).
+    WaitEnd,
+    /// Woke the thread of trace id `a` (its parker).
+    Wake,
+    /// Waits for a virtual core.
+    CoreQueued,
+    /// Now on virtual core `x` ([`ESCAPED`], [`NO_CORE`]).
+    Core,
+    /// Asked the holder of core `x`, guest id `a`, to give it up.
+    Kick,
+    /// A yield on the virtual cores: `x` 0, 1 or 2 for svcSleepThread 0, -1, -2; `a` 1 if
+    /// it handed its core over.
+    Yield,
+    /// A sleep begins: `a` the nanoseconds asked, `x` 1 for a guest sleep, 0 a host sleep. A
+    /// guest thread that sleeps gives its core up.
+    SleepBegin,
+    /// The sleep ended: `x` its [`SleepPath`] (low byte) and 0x100 if it held a poller slot;
+    /// `a` its lateness in nanoseconds.
+    SleepEnd,
+    /// A host frame mark: `a` the frame's number.
+    Frame,
+    /// Guest `b` of runtime `a` was lent priority `x` by a thread waiting for a lock it holds
+    /// (priority inheritance), or [`NOT_LENT`]: the lent one was taken back.
+    Lent,
+    /// The wait of the thread of trace id `a` now waits for the thread of trace id `b`, on the
+    /// kernel mutex word at address `x`: an unlock handed the mutex to `b` and the others
+    /// waiting for it moved to `b`, or a signal took a condition-variable waiter to its
+    /// mutex, which `b` holds. Recorded by the thread that moved it, under the arbiter's lock.
+    Moved,
+}
+
+impl Kind {
+    const ALL: [Kind; 22] = [
+        Kind::ThreadStart,
+        Kind::ThreadExit,
+        Kind::Rename,
+        Kind::Priority,
+        Kind::Affinity,
+        Kind::Blocked,
+        Kind::Deadline,
+        Kind::WaitBegin,
+        Kind::SpinEnd,
+        Kind::Repoll,
+        Kind::WaitFailed,
+        Kind::WaitEnd,
+        Kind::Wake,
+        Kind::CoreQueued,
+        Kind::Core,
+        Kind::Kick,
+        Kind::Yield,
+        Kind::SleepBegin,
+        Kind::SleepEnd,
+        Kind::Frame,
+        Kind::Lent,
+        Kind::Moved,
+    ];
+
+    /// The kind a word's low byte names; `None` for a slot never written or torn.
+    fn from_u8(v: u8) -> Option<Kind> {
+        Kind::ALL.get(usize::from(v).checked_sub(1)?).copied()
+    }
+}
+
+/// `Kind::Core`'s slot when the thread runs past the slots by escape.
+pub const ESCAPED: u64 = 254;
+/// `Kind::Core`'s slot when the thread holds no core.
+pub const NO_CORE: u64 = 255;
+/// `Kind::Lent`'s priority when the lent one is taken back.
+pub const NOT_LENT: u64 = 255;
+/// The bits of `Kind::Affinity`'s `x` that hold the mask.
+pub(crate) const MASK_BITS: u32 = 16;
+
+/// What a wait is for (block_on's `WaitFor`, as the trace keeps it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WaitOn {
+    /// A deadline.
+    Sleep = 0,
+    /// One or more sync objects.
+    Object = 1,
+    /// A virtual core.
+    Vcore = 2,
+}
+
+impl WaitOn {
+    /// The kind `x` holds.
+    pub fn from_x(x: u64) -> WaitOn {
+        match x {
+            0 => WaitOn::Sleep,
+            2 => WaitOn::Vcore,
+            _ => WaitOn::Object,
+        }
+    }
+}
+
+/// How the spin of one wait ended (a park follows unless it caught the wake).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SpinEnd {
+    /// No spin for this wait (a sleep, or a zero spin length).
+    None = 0,
+    /// The object's spin gate said spins miss there; skipped.
+    Skipped = 1,
+    /// Woken while spinning: no park.
+    Caught = 2,
+    /// Ran its whole length, then parked.
+    Missed = 3,
+}
+
+/// Why a wait ended without completing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Failed {
+    /// Its deadline passed.
+    TimedOut = 0,
+    /// Its runtime shut down.
+    Cancelled = 1,
+}
+
+/// One event, read back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// When, in `sys::now()` nanoseconds.
+    pub t: u64,
+    /// What.
+    pub kind: Kind,
+    /// The kind's small field (56 bits).
+    pub x: u64,
+    /// First argument.
+    pub a: u64,
+    /// Second argument.
+    pub b: u64,
+}
+
+impl Event {
+    /// The words of an event of `kind` recorded at `ticks` (a `sys::ticks()` value).
+    #[inline]
+    pub(crate) fn words(ticks: u64, kind: Kind, x: u64, a: u64, b: u64) -> [u64; 4] {
+        [ticks, kind as u64 | x << 8, a, b]
+    }
+
+    /// The event four recorded words hold, its time mapped by `scale`; `None` for words that
+    /// are no event.
+    pub(crate) fn from_words(w: [u64; 4], scale: &TickScale) -> Option<Event> {
+        Some(Event {
+            t: scale.ns(w[0]),
+            kind: Kind::from_u8(w[1] as u8)?,
+            x: w[1] >> 8,
+            a: w[2],
+            b: w[3],
+        })
+    }
+
+    /// A `SleepEnd`'s path.
+    pub fn sleep_path(&self) -> SleepPath {
+        SleepPath::ALL[(self.x & 0xFF) as usize % SleepPath::ALL.len()]
+    }
+}
+
+/// Labels of waits (an object's operation, `event::Take`), interned: a wait records the
+/// label's number, the writer its text.
+///
+/// # Invariant
+/// `KEYS[i]` is the address of `NAMES[i]`'s text once set (never changed after); a label
+/// is looked up by address with loads alone, and added under `NAMES`'s lock.
+const MAX_LABELS: usize = 256;
+static KEYS: [AtomicUsize; MAX_LABELS] = [const { AtomicUsize::new(0) }; MAX_LABELS];
+static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+
+/// The number of `label` (by the address of its text); past 255 labels, 0 (`?`).
+pub(crate) fn label_id(label: &'static str) -> u64 {
+    let key = label.as_ptr() as usize;
+    for (i, k) in KEYS.iter().enumerate() {
+        // Acquire: pairs with the Release below, so `NAMES[i]` is there for the writer.
+        match k.load(Ordering::Acquire) {
+            0 => return add_label(label, key),
+            v if v == key => return i as u64 + 1,
+            _ => {}
+        }
+    }
+    0
+}
+
+fn add_label(label: &'static str, key: usize) -> u64 {
+    let mut names = crate::sync::lock(&NAMES);
+    // Under the lock: another thread may have added it meanwhile.
+    if let Some(i) = KEYS[..names.len()]
+        .iter()
+        .position(|k| k.load(Ordering::Relaxed) == key)
+    {
+        return i as u64 + 1;
+    }
+    if names.len() == MAX_LABELS {
+        return 0;
+    }
+    names.push(label);
+    // Release: the name is pushed before its key is seen.
+    KEYS[names.len() - 1].store(key, Ordering::Release);
+    names.len() as u64
+}
+
+/// The text of label `id`, shortened to its last two path segments without generics
+/// (`hos::os::event::Take` is `event::Take`).
+pub(crate) fn label_name(id: u64) -> String {
+    let names = crate::sync::lock(&NAMES);
+    let Some(full) = id.checked_sub(1).and_then(|i| names.get(i as usize)) else {
+        return "?".into();
+    };
+    let plain = full.split('<').next().unwrap_or(full);
+    let parts: Vec<&str> = plain.rsplitn(3, "::").collect();
+    match parts.as_slice() {
+        [last, module, ..] => format!("{module}::{last}"),
+        _ => plain.to_string(),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip_and_garbage_is_no_event() {
+        for kind in Kind::ALL {
+            let e = Event {
+                t: 7,
+                kind,
+                x: 0x00AB_CDEF,
+                a: u64::MAX,
+                b: 3,
+            };
+            let w = Event::words(e.t, e.kind, e.x, e.a, e.b);
+            assert_eq!(Event::from_words(w, &TickScale::IDENTITY), Some(e));
+        }
+        let id = TickScale::IDENTITY;
+        assert_eq!(Event::from_words([0; 4], &id), None);
+        assert_eq!(Event::from_words([0, 200, 0, 0], &id), None);
+        let twice = TickScale::between((0, 0), (1_000, 2_000));
+        let w = Event::words(50, Kind::Frame, 0, 1, 0);
+        assert_eq!(Event::from_words(w, &twice).map(|e| e.t), Some(100));
+    }
+
+    #[test]
+    fn labels_intern_by_address_and_read_short() {
+        let a = label_id("hos::os::event::Take");
+        assert_eq!(a, label_id("hos::os::event::Take"));
+        assert_ne!(a, 0);
+        assert_eq!(label_name(a), "event::Take");
+        let q = label_id("hos::os::message_queue::Receive<u64, hos::os::message_queue::Q>");
+        assert_eq!(label_name(q), "message_queue::Receive");
+        assert_eq!(label_name(0), "?");
+    }
+}

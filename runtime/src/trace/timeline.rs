@@ -1,0 +1,599 @@
+//! From events to states: each thread's events folded into spans (running on a virtual core,
+//! waiting for one, waiting on objects, spinning, parked, sleeping), and the edges between
+//! threads (the wake that ended a wait, the kick that made a holder give its core up).
+//!
+//! Invariant: the spans of one thread nest: a span begins and ends inside any span of a
+//! smaller depth that is open at its beginning (a thread releases its core before it waits or
+//! sleeps, so a core span never overlaps them). A span still open when the events end is
+//! closed at the snapshot's end and marked open. The writer, the critical path and the wait
+//! tree all read spans made here, so they agree on every state.
+
+use super::event::{Event, Failed, Kind, SpinEnd, WaitOn, NO_CORE};
+use crate::stats::SleepPath;
+use std::collections::HashMap;
+
+/// Who a thread is, for its track's name and the wait tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// The thread's name now.
+    pub name: String,
+    /// The runtime it is a guest thread of (0: a host thread).
+    pub runtime: u64,
+    /// Its guest id, priority, core mask and ideal core, if a guest thread.
+    pub guest: Option<Guest>,
+}
+
+/// A guest thread's identity on its track.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Guest {
+    /// The runtime's id of the thread.
+    pub id: u64,
+    /// Horizon priority.
+    pub priority: u8,
+    /// Allowed virtual cores.
+    pub mask: u64,
+    /// Preferred virtual core.
+    pub ideal: i32,
+}
+
+/// What a session's threads recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// The id of the session's runtime (what its guest threads' tracks and the changes made
+    /// to them name).
+    pub runtime: u64,
+    /// When the session started (`sys::now()` ns).
+    pub start: u64,
+    /// When the snapshot was taken.
+    pub end: u64,
+    /// Events the collector dropped (its limit), oldest first.
+    pub dropped: u64,
+    /// Every thread's events.
+    pub threads: Vec<ThreadTrace>,
+}
+
+/// One thread's events.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadTrace {
+    /// Its trace id.
+    pub tid: u64,
+    /// Who it is now.
+    pub meta: Meta,
+    /// Its events, oldest first.
+    pub events: Vec<Event>,
+}
+
+/// An object a wait registered with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Object {
+    /// Its address.
+    pub addr: u64,
+    /// Its label's number (`event::label_name`).
+    pub label: u64,
+    /// The trace id of the thread that held it when the wait registered (0: none).
+    pub holder: u64,
+}
+
+/// What a span is.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum What {
+    /// Running guest code on virtual core `slot` (or `ESCAPED`, beside the slots).
+    Core {
+        /// The slot.
+        slot: u64,
+    },
+    /// Waiting for a virtual core.
+    CoreWait,
+    /// A wait in `block_on`.
+    Wait {
+        /// What for.
+        on: WaitOn,
+        /// The objects it registered with.
+        objects: Vec<Object>,
+        /// Its deadline, if any.
+        deadline: Option<u64>,
+        /// Why it ended without completing.
+        failed: Option<Failed>,
+    },
+    /// Spinning before a park.
+    Spin,
+    /// Parked.
+    Park,
+    /// A sleep.
+    Sleep {
+        /// Nanoseconds asked.
+        asked: u64,
+        /// A guest sleep (else a host sleep).
+        guest: bool,
+        /// How it was served (once it ended).
+        path: Option<SleepPath>,
+        /// Nanoseconds past its deadline.
+        late: u64,
+        /// Whether it held a poller slot.
+        polled: bool,
+    },
+}
+
+/// One state of one thread over a time.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Span {
+    /// Begin, `sys::now()` ns; for a wait on objects, its registration with the first (a wake
+    /// from then on may have ended it).
+    pub begin: u64,
+    /// End.
+    pub end: u64,
+    /// Nesting depth on its track (0: outermost).
+    pub depth: u8,
+    /// What.
+    pub what: What,
+    /// Still open when the events ended.
+    pub open: bool,
+    /// The wake that ended it: (trace id of the waker, time).
+    pub woken_by: Option<(u64, u64)>,
+    /// For a wait on objects, the last move of it to another holder
+    /// ([`Kind::Moved`]): (trace id of the holder, address of the mutex word).
+    pub moved_to: Option<(u64, u64)>,
+}
+
+/// A wait being folded.
+struct OpenWait {
+    begin: u64,
+    depth: u8,
+    on: WaitOn,
+    objects: Vec<Object>,
+    deadline: Option<u64>,
+    failed: Option<Failed>,
+    /// The spin or park in progress: (is a spin, since). A phase is a park unless a spin end
+    /// (missed) or the poll after it (caught) says it was a spin (no spin is no event).
+    phase: Option<(bool, u64)>,
+}
+
+fn span(begin: u64, end: u64, depth: u8, what: What) -> Span {
+    Span {
+        begin,
+        end,
+        depth,
+        what,
+        open: false,
+        woken_by: None,
+        moved_to: None,
+    }
+}
+
+/// Folds one thread's events into its spans (sorted by begin, outer first), closing what is
+/// still open at `end`. A thread's core span ends at a core event, and where the thread
+/// begins a sleep, a wait on anything but a core, or leaves: those give the core up.
+pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut core: Option<(u64, u64)> = None;
+    let mut core_wait: Option<u64> = None;
+    let mut sleep: Option<(u64, u64, bool)> = None;
+    let mut wait: Option<OpenWait> = None;
+    // A deadline recorded in a wait's first poll, before the wait began.
+    let mut deadline: Option<u64> = None;
+    let end_core = |core: &mut Option<(u64, u64)>, t: u64, out: &mut Vec<Span>| {
+        if let Some((slot, since)) = core.take() {
+            out.push(span(since, t, 0, What::Core { slot }));
+        }
+    };
+    // A repoll or a wait end closes the phase before it: a spin if it caught the wake.
+    let close_phase = |w: &mut OpenWait, e: &Event, out: &mut Vec<Span>| {
+        if let Some((spin, since)) = w.phase.take() {
+            let spin = spin || e.x == SpinEnd::Caught as u64;
+            let what = if spin { What::Spin } else { What::Park };
+            out.push(span(since, e.t, w.depth + 1, what));
+        }
+    };
+    for e in events {
+        match e.kind {
+            Kind::Blocked => {
+                if let Some(w) = &mut wait {
+                    w.objects.push(Object {
+                        addr: e.a,
+                        label: e.x,
+                        holder: e.b,
+                    });
+                }
+            }
+            Kind::Deadline => match &mut wait {
+                Some(w) => w.deadline = Some(e.a),
+                None => deadline = Some(e.a),
+            },
+            Kind::WaitBegin => {
+                let on = WaitOn::from_x(e.x & 0xFF);
+                if on != WaitOn::Vcore {
+                    end_core(&mut core, e.t, &mut out);
+                }
+                let objects = (e.a != 0).then_some(Object {
+                    addr: e.a,
+                    label: e.x >> 8,
+                    holder: e.b,
+                });
+                wait = Some(OpenWait {
+                    begin: e.t,
+                    depth: u8::from(sleep.is_some() || core_wait.is_some()),
+                    on,
+                    objects: objects.into_iter().collect(),
+                    deadline: deadline.take(),
+                    failed: None,
+                    phase: Some((false, e.t)),
+                });
+            }
+            Kind::SpinEnd => {
+                if let Some(w) = &mut wait {
+                    let since = w.phase.take().map_or(e.t, |(_, s)| s);
+                    if e.x == SpinEnd::Missed as u64 {
+                        out.push(span(since, e.t, w.depth + 1, What::Spin));
+                    }
+                    w.phase = Some((false, e.t));
+                }
+            }
+            Kind::Repoll => {
+                if let Some(w) = &mut wait {
+                    close_phase(w, e, &mut out);
+                    w.phase = Some((false, e.t));
+                }
+            }
+            Kind::WaitFailed => {
+                if let Some(w) = &mut wait {
+                    w.failed = Some(if e.x == Failed::Cancelled as u64 {
+                        Failed::Cancelled
+                    } else {
+                        Failed::TimedOut
+                    });
+                }
+            }
+            Kind::WaitEnd => {
+                if let Some(mut w) = wait.take() {
+                    close_phase(&mut w, e, &mut out);
+                    out.push(close_wait(w, e.t, false));
+                }
+            }
+            Kind::CoreQueued => {
+                end_core(&mut core, e.t, &mut out);
+                core_wait.get_or_insert(e.t);
+            }
+            Kind::Core => {
+                end_core(&mut core, e.t, &mut out);
+                if let Some(since) = core_wait.take() {
+                    out.push(span(since, e.t, 0, What::CoreWait));
+                }
+                if e.x != NO_CORE {
+                    core = Some((e.x, e.t));
+                }
+            }
+            Kind::SleepBegin => {
+                end_core(&mut core, e.t, &mut out);
+                sleep = Some((e.t, e.a, e.x == 1));
+            }
+            Kind::SleepEnd => {
+                if let Some((since, asked, guest)) = sleep.take() {
+                    out.push(span(
+                        since,
+                        e.t,
+                        0,
+                        What::Sleep {
+                            asked,
+                            guest,
+                            path: Some(e.sleep_path()),
+                            late: e.a,
+                            polled: e.x & 0x100 != 0,
+                        },
+                    ));
+                }
+            }
+            Kind::ThreadExit => end_core(&mut core, e.t, &mut out),
+            _ => {}
+        }
+    }
+    let mut open = Vec::new();
+    if let Some(mut w) = wait {
+        if let Some((spin, since)) = w.phase.take() {
+            let what = if spin { What::Spin } else { What::Park };
+            open.push(span(since, end, w.depth + 1, what));
+        }
+        open.push(close_wait(w, end, true));
+    }
+    if let Some((slot, since)) = core {
+        open.push(span(since, end, 0, What::Core { slot }));
+    }
+    if let Some(since) = core_wait {
+        open.push(span(since, end, 0, What::CoreWait));
+    }
+    if let Some((since, asked, guest)) = sleep {
+        let what = What::Sleep {
+            asked,
+            guest,
+            path: None,
+            late: 0,
+            polled: false,
+        };
+        open.push(span(since, end, 0, what));
+    }
+    for s in &mut open {
+        s.open = true;
+    }
+    out.extend(open);
+    out.sort_by_key(|s| (s.begin, s.depth));
+    out
+}
+
+fn close_wait(w: OpenWait, t: u64, open: bool) -> Span {
+    Span {
+        begin: w.begin,
+        end: t,
+        depth: w.depth,
+        what: What::Wait {
+            on: w.on,
+            objects: w.objects,
+            deadline: w.deadline,
+            failed: w.failed,
+        },
+        open,
+        woken_by: None,
+        moved_to: None,
+    }
+}
+
+/// The moves of waits ([`Kind::Moved`]) in `threads`, by the trace id of the thread whose
+/// wait moved: (time, holder's trace id, address), in time order.
+pub(crate) fn moves<'a>(
+    threads: impl IntoIterator<Item = &'a [Event]>,
+) -> HashMap<u64, Vec<(u64, u64, u64)>> {
+    let mut out: HashMap<u64, Vec<(u64, u64, u64)>> = HashMap::new();
+    for events in threads {
+        for e in events.iter().filter(|e| e.kind == Kind::Moved) {
+            out.entry(e.a).or_default().push((e.t, e.b, e.x));
+        }
+    }
+    for m in out.values_mut() {
+        m.sort_unstable();
+    }
+    out
+}
+
+/// Sets each wait on objects of `spans` moved to the last of `moves` (one thread's, in time
+/// order) made between its begin and its end: a move is recorded under the arbiter's lock
+/// after the registration that begins the wait, and before the wait can end.
+pub(crate) fn mark_moves(spans: &mut [Span], moves: &[(u64, u64, u64)]) {
+    if moves.is_empty() {
+        return;
+    }
+    for s in spans.iter_mut() {
+        if !matches!(
+            s.what,
+            What::Wait {
+                on: WaitOn::Object,
+                ..
+            }
+        ) {
+            continue;
+        }
+        let upto = moves.partition_point(|&(t, _, _)| t <= s.end);
+        if let Some(&(_, holder, addr)) = moves[..upto].last().filter(|m| m.0 >= s.begin) {
+            s.moved_to = Some((holder, addr));
+        }
+    }
+}
+
+/// An edge between two threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Flow {
+    /// A wake (else a kick).
+    pub wake: bool,
+    /// (trace id, time) where it starts: the wake, or the kick.
+    pub from: (u64, u64),
+    /// (trace id, time) where it ends: the end of the wait it ended, or the checkpoint that
+    /// gave the core up.
+    pub to: (u64, u64),
+}
+
+/// Every thread's spans, with the edges between them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Timelines {
+    /// Each thread's trace id and spans, in the snapshot's order.
+    pub spans: Vec<(u64, Vec<Span>)>,
+    /// Wake and kick edges, in time order.
+    pub flows: Vec<Flow>,
+}
+
+impl Timelines {
+    /// Folds every thread of `snap` and pairs the edges: a wait (an object or a sleep's
+    /// wait) or a virtual-core wait was ended by the last wake of its thread between its
+    /// begin (a wait on objects begins at its registration) and its end; a kick ends at the victim's next core change if that change
+    /// is a give-up at a checkpoint.
+    pub(crate) fn of(snap: &Snapshot) -> Timelines {
+        let mut wakes: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+        let mut guests: HashMap<u64, u64> = HashMap::new();
+        let moved = moves(snap.threads.iter().map(|t| t.events.as_slice()));
+        for t in &snap.threads {
+            if let Some(g) = t.meta.guest {
+                guests.insert(g.id, t.tid);
+            }
+            for e in t.events.iter().filter(|e| e.kind == Kind::Wake) {
+                wakes.entry(e.a).or_default().push((e.t, t.tid));
+            }
+        }
+        for w in wakes.values_mut() {
+            w.sort_unstable();
+        }
+        let mut flows = Vec::new();
+        let mut spans = Vec::new();
+        for t in &snap.threads {
+            let mut mine = fold(&t.events, snap.end);
+            mark_moves(&mut mine, moved.get(&t.tid).map_or(&[][..], Vec::as_slice));
+            let list = wakes.get(&t.tid).map_or(&[][..], Vec::as_slice);
+            for s in mine.iter_mut().filter(|s| !s.open && wakeable(&s.what)) {
+                let upto = list.partition_point(|&(at, _)| at <= s.end);
+                if let Some(&(at, from)) = list[..upto].last().filter(|(at, _)| *at >= s.begin) {
+                    s.woken_by = Some((from, at));
+                    flows.push(Flow {
+                        wake: true,
+                        from: (from, at),
+                        to: (t.tid, s.end),
+                    });
+                }
+            }
+            spans.push((t.tid, mine));
+        }
+        let by_tid: HashMap<u64, &ThreadTrace> = snap.threads.iter().map(|t| (t.tid, t)).collect();
+        for t in &snap.threads {
+            for k in t.events.iter().filter(|e| e.kind == Kind::Kick) {
+                let Some(victim) = guests.get(&k.a).and_then(|v| by_tid.get(v)) else {
+                    continue;
+                };
+                let next = victim
+                    .events
+                    .iter()
+                    .find(|e| e.t >= k.t && matches!(e.kind, Kind::CoreQueued | Kind::Core));
+                if let Some(e) = next.filter(|e| e.kind == Kind::CoreQueued) {
+                    flows.push(Flow {
+                        wake: false,
+                        from: (t.tid, k.t),
+                        to: (victim.tid, e.t),
+                    });
+                }
+            }
+        }
+        flows.sort_by_key(|f| (f.from.1, f.to.1));
+        Timelines { spans, flows }
+    }
+}
+
+/// Whether a wake can end a span of this kind (a virtual-core wait's own `block_on` wait is
+/// inside its `CoreWait`, which takes the edge).
+fn wakeable(w: &What) -> bool {
+    match w {
+        What::CoreWait => true,
+        What::Wait { on, .. } => *on != WaitOn::Vcore,
+        _ => false,
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn ev(t: u64, kind: Kind, x: u64, a: u64, b: u64) -> Event {
+        Event { t, kind, x, a, b }
+    }
+
+    fn kinds(spans: &[Span]) -> Vec<(u64, u64, &'static str)> {
+        spans
+            .iter()
+            .map(|s| {
+                let name = match &s.what {
+                    What::Core { .. } => "core",
+                    What::CoreWait => "core wait",
+                    What::Wait { .. } => "wait",
+                    What::Spin => "spin",
+                    What::Park => "park",
+                    What::Sleep { .. } => "sleep",
+                };
+                (s.begin, s.end, name)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_registration_begins_a_wait_and_its_end_says_a_caught_spin() {
+        let object = WaitOn::Object as u64 | 7 << 8;
+        let events = [
+            ev(10, Kind::Core, 0, 0, 0),
+            // A registration outside a wait (an async wait) is no wait's.
+            ev(15, Kind::Blocked, 3, 0xAA, 0),
+            ev(20, Kind::WaitBegin, object, 0xBEEF, 42),
+            ev(25, Kind::SpinEnd, SpinEnd::Missed as u64, 0, 0),
+            ev(40, Kind::Repoll, 0, 0, 0),
+            ev(45, Kind::Blocked, 7, 0xBEEF, 0),
+            ev(50, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+            ev(55, Kind::Core, 0, 0, 0),
+        ];
+        let spans = fold(&events, 100);
+        assert_eq!(
+            kinds(&spans),
+            [
+                (10, 20, "core"),
+                (20, 50, "wait"),
+                (20, 25, "spin"),
+                (25, 40, "park"),
+                (40, 50, "spin"),
+                (55, 100, "core"),
+            ]
+        );
+        let What::Wait { on, objects, .. } = &spans[1].what else {
+            panic!("{spans:?}");
+        };
+        assert_eq!(*on, WaitOn::Object);
+        let first = Object {
+            addr: 0xBEEF,
+            label: 7,
+            holder: 42,
+        };
+        let again = Object { holder: 0, ..first };
+        assert_eq!(objects, &[first, again]);
+        assert!(spans[5].open && !spans[1].open);
+    }
+
+    #[test]
+    fn a_sleep_and_an_exit_give_the_core_up_and_a_deadline_joins_its_wait() {
+        let events = [
+            ev(10, Kind::Core, 2, 0, 0),
+            ev(20, Kind::SleepBegin, 1, 1_000, 0),
+            ev(21, Kind::Deadline, 0, 1_020, 0),
+            ev(22, Kind::WaitBegin, WaitOn::Sleep as u64, 0, 0),
+            ev(1_025, Kind::WaitEnd, 0, 0, 0),
+            ev(1_026, Kind::SleepEnd, 0, 5, 0),
+            ev(1_030, Kind::Core, 2, 0, 0),
+            ev(1_040, Kind::ThreadExit, 0, 0, 0),
+        ];
+        let spans = fold(&events, 2_000);
+        assert_eq!(
+            kinds(&spans),
+            [
+                (10, 20, "core"),
+                (20, 1_026, "sleep"),
+                (22, 1_025, "wait"),
+                (22, 1_025, "park"),
+                (1_030, 1_040, "core"),
+            ]
+        );
+        let What::Wait { deadline, .. } = &spans[2].what else {
+            panic!("{spans:?}");
+        };
+        assert_eq!(*deadline, Some(1_020));
+    }
+
+    #[test]
+    fn a_wait_takes_the_last_move_between_its_begin_and_its_end() {
+        let lock = WaitOn::Object as u64 | 7 << 8;
+        let events = [
+            ev(10, Kind::WaitBegin, lock, 0xA0, 1),
+            ev(50, Kind::WaitEnd, 0, 0, 0),
+            ev(60, Kind::WaitBegin, lock, 0xA0, 1),
+            ev(90, Kind::WaitEnd, 0, 0, 0),
+            ev(95, Kind::WaitBegin, lock, 0xB0, 3),
+        ];
+        let mut spans = fold(&events, 200);
+        // Recorded by other threads: moves of thread 9's waits (and one of thread 8's).
+        let others = [
+            ev(20, Kind::Moved, 0xA0, 9, 2),
+            ev(30, Kind::Moved, 0xA0, 9, 4),
+            ev(40, Kind::Moved, 0xA0, 8, 5),
+            ev(120, Kind::Moved, 0xC0, 9, 6),
+        ];
+        let moved = moves([&others[..], &events[..]]);
+        assert_eq!(moved[&9], [(20, 2, 0xA0), (30, 4, 0xA0), (120, 6, 0xC0)]);
+        mark_moves(&mut spans, &moved[&9]);
+        let marks: Vec<_> = spans
+            .iter()
+            .filter(|s| matches!(s.what, What::Wait { .. }))
+            .map(|s| (s.begin, s.moved_to))
+            .collect();
+        assert_eq!(
+            marks,
+            [(10, Some((4, 0xA0))), (60, None), (95, Some((6, 0xC0)))],
+            "the last move in each wait; none in a wait nothing moved"
+        );
+    }
+}
