@@ -1,10 +1,12 @@
 //! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
-//! park/unpark pair; the same ping-pong with the trace off, with the flight recorder and with
-//! a full trace, in one run, then alternated round by round, both through hos's own events
-//! and through the SDK's light events on the kernel's WaitForAddress/SignalToAddress (the
-//! arbiter's waits, traced under its lock), and one event's cost;
-//! MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU time against
-//! a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//! park/unpark pair, each with the virtual cores on (the guest waiter gives its core back and
+//! takes it again on every wait) and off (`_no_vcores`: the difference is what the core's
+//! release and re-acquire add to a wait); the same ping-pong with the trace off, with the
+//! flight recorder and with a full trace, in one run, then alternated round by round, both
+//! through hos's own events and through the SDK's light events on the kernel's
+//! WaitForAddress/SignalToAddress (the arbiter's waits, traced under its lock), and one
+//! event's cost; MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU
+//! time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
@@ -22,9 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A runtime whose waits spin `spin_us` before they park (0: park at once).
-fn runtime(spin_us: u64) -> Runtime {
-    traced(spin_us, Trace::Off)
+/// A runtime whose waits spin `spin_us` before they park (0: park at once), with or without
+/// the virtual cores, the trace off.
+fn runtime(spin_us: u64, vcores: bool) -> Runtime {
+    build(spin_us, vcores, Trace::Off)
 }
 
 /// What the trace keeps.
@@ -35,15 +38,21 @@ enum Trace {
     Full,
 }
 
-/// `runtime(spin_us)` with the trace off, the flight recorder only, or a full trace (written
-/// to the null device at shutdown).
+/// `runtime(spin_us, true)` with the trace off, the flight recorder only, or a full trace
+/// (written to the null device at shutdown).
 fn traced(spin_us: u64, trace: Trace) -> Runtime {
+    build(spin_us, true, trace)
+}
+
+/// The runtime of every arm.
+fn build(spin_us: u64, vcores: bool, trace: Trace) -> Runtime {
     Runtime::builder()
         .config(Config {
             spin_us,
             spin_other_us: Some(spin_us),
             flight: !matches!(trace, Trace::Off),
             trace: matches!(trace, Trace::Full).then(|| "/dev/null".into()),
+            vcores,
             ..Config::default()
         })
         .calibration(Calibration::default())
@@ -222,8 +231,13 @@ fn handoff(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
     // One runtime at a time: the bench thread is a host thread, whose waits follow the
     // newest running runtime's spin.
-    for (name, spin_us) in [("event_parked", 0), ("event_spinning", 20)] {
-        let rt = runtime(spin_us);
+    for (name, spin_us, vcores) in [
+        ("event_parked", 0, true),
+        ("event_parked_no_vcores", 0, false),
+        ("event_spinning", 20, true),
+        ("event_spinning_no_vcores", 20, false),
+    ] {
+        let rt = runtime(spin_us, vcores);
         let pp = Events::<Event>::start(&rt);
         g.bench_function(name, |b| b.iter(|| pp.round_trip()));
         tails(name, &pp, 20_000);
@@ -355,7 +369,7 @@ fn queue_throughput(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(3))
         .throughput(Throughput::Elements(MESSAGES));
-    let rt = runtime(5);
+    let rt = runtime(5, true);
     for producers in [1u64, 4] {
         g.bench_with_input(
             BenchmarkId::new("producers", producers),

@@ -82,7 +82,7 @@ impl Handle {
 /// # Ok::<(), hos::ResultCode>(())
 /// ```
 pub fn create_handle(object: impl Into<HandleObject>) -> Result<Handle, ResultCode> {
-    checkpoint();
+    entry();
     handles::insert(object.into())
 }
 
@@ -100,7 +100,7 @@ pub fn handle_object(h: Handle) -> Result<HandleObject, ResultCode> {
 /// # Errors
 /// InvalidHandle for a handle that is not open.
 pub fn close_handle(h: Handle) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     handles::close(h)
 }
 
@@ -111,7 +111,7 @@ pub fn close_handle(h: Handle) -> Result<(), ResultCode> {
 /// # Blocking
 /// Through the runtime's sleep paths; a guest thread holds no virtual core while it sleeps.
 pub fn sleep_thread(ns: i64) {
-    checkpoint();
+    entry();
     let Some(rt) = runtime() else {
         match ns {
             1.. => std::thread::sleep(Duration::from_nanos(ns as u64)),
@@ -148,6 +148,14 @@ pub fn checkpoint() {
     hos_runtime::internal::checkpoint();
 }
 
+/// The entry of an svc or an nn::os call: counted as a call for the idle-poll rules (a loop
+/// head's checkpoint is none: docs/design.md section 4), then a checkpoint.
+#[inline]
+pub(crate) fn entry() {
+    hos_runtime::internal::svc_entered();
+    checkpoint();
+}
+
 fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
     match handles::get(h)? {
         HandleObject::Thread(t) => Ok(t),
@@ -160,7 +168,7 @@ fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
 /// # Errors
 /// InvalidHandle for a handle that names no thread.
 pub fn get_thread_priority(h: Handle) -> Result<u8, ResultCode> {
-    checkpoint();
+    entry();
     Ok(thread_of(h)?.running_priority())
 }
 
@@ -182,7 +190,7 @@ pub fn get_thread_priority(h: Handle) -> Result<u8, ResultCode> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn set_thread_priority(h: Handle, priority: i32) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     thread_of(h)?.set_priority(priority)
 }
 
@@ -191,7 +199,7 @@ pub fn set_thread_priority(h: Handle, priority: i32) -> Result<(), ResultCode> {
 /// # Errors
 /// InvalidHandle for a handle that names no thread.
 pub fn get_thread_core_mask(h: Handle) -> Result<(i32, u64), ResultCode> {
-    checkpoint();
+    entry();
     let t = thread_of(h)?;
     Ok((t.ideal_core(), t.core_mask()))
 }
@@ -204,7 +212,7 @@ pub fn get_thread_core_mask(h: Handle) -> Result<(i32, u64), ResultCode> {
 /// past the runtime's cores or an ideal core that is no core; InvalidCombination for an
 /// ideal core outside the mask.
 pub fn set_thread_core_mask(h: Handle, ideal: i32, mask: u64) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     thread_of(h)?.set_core_mask(ideal, mask)
 }
 
@@ -222,7 +230,7 @@ pub fn set_thread_core_mask(h: Handle, ideal: i32, mask: u64) -> Result<(), Resu
 /// # Blocking
 /// As [`crate::os::wait_any()`].
 pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize, ResultCode> {
-    checkpoint();
+    entry();
     if handles.len() > MAX_WAIT_OBJECTS {
         return Err(ResultCode::OUT_OF_RANGE);
     }

@@ -31,6 +31,8 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
   seeds    every short sleep yields, every thread spins 20 us, no poller cap (the old design)
   auto     ShortSleep::Auto with its defaults (the reference host today)
   reactor  every default (hos's default)
+  precise  the reactor with idle polls off: pollers' sleeps precise (HOS_IDLE_POLL=0)
+  stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)
 
 MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.

@@ -24,11 +24,24 @@ pub enum Arm {
     Auto,
     /// hos's default: every switch at its default (the calibrated reactor).
     Reactor,
+    /// The reactor with idle polls off (HOS_IDLE_POLL=0): the pollers' sleeps precise.
+    Precise,
+    /// The reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0).
+    Stretch0,
 }
 
 impl Arm {
-    /// Every arm, in the default order.
-    pub const ALL: [Arm; 3] = [Arm::Seeds, Arm::Auto, Arm::Reactor];
+    /// Every arm.
+    pub const ALL: [Arm; 5] = [
+        Arm::Seeds,
+        Arm::Auto,
+        Arm::Reactor,
+        Arm::Precise,
+        Arm::Stretch0,
+    ];
+
+    /// The arms run by default, in order.
+    pub const DEFAULT: [Arm; 3] = [Arm::Seeds, Arm::Auto, Arm::Reactor];
 
     /// Its name on the command line and in every output.
     pub fn name(self) -> &'static str {
@@ -36,6 +49,8 @@ impl Arm {
             Arm::Seeds => "seeds",
             Arm::Auto => "auto",
             Arm::Reactor => "reactor",
+            Arm::Precise => "precise",
+            Arm::Stretch0 => "stretch0",
         }
     }
 
@@ -60,6 +75,14 @@ impl Arm {
                 ..Config::default()
             },
             Arm::Reactor => Config::default(),
+            Arm::Precise => Config {
+                idle_poll: false,
+                ..Config::default()
+            },
+            Arm::Stretch0 => Config {
+                idle_poll_stretch_us: 0,
+                ..Config::default()
+            },
         };
         Config {
             calibration,

@@ -96,7 +96,7 @@ fn one_cell(o: &Options) -> Result<(), String> {
     let cell = cell::run(
         CellSpec {
             load: o.load,
-            arms: o.arms.clone().unwrap_or_else(|| Arm::ALL.to_vec()),
+            arms: o.arms.clone().unwrap_or_else(|| Arm::DEFAULT.to_vec()),
             pairs: o.pairs.unwrap_or(3),
             warmup: o.warmup.unwrap_or(60),
             frames: o.frames.unwrap_or(300),

@@ -83,7 +83,7 @@ pub fn run(o: &Options, list: &[usize]) -> Result<(), String> {
             let cell = cell::run(
                 CellSpec {
                     load,
-                    arms: o.arms.clone().unwrap_or_else(|| Arm::ALL.to_vec()),
+                    arms: o.arms.clone().unwrap_or_else(|| Arm::DEFAULT.to_vec()),
                     pairs: o.pairs.unwrap_or(3),
                     warmup: o.warmup.unwrap_or(30),
                     frames: o.frames.unwrap_or(180),

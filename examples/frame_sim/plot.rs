@@ -25,6 +25,8 @@ fn color(arm: Arm) -> &'static str {
         Arm::Seeds => "#c0392b",
         Arm::Auto => "#e67e22",
         Arm::Reactor => "#2471a3",
+        Arm::Precise => "#7d3c98",
+        Arm::Stretch0 => "#17a589",
     }
 }
 

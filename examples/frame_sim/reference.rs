@@ -438,7 +438,7 @@ pub fn run_row(
 /// A row needs more processors than the process has, or a run failed.
 pub fn run(o: &crate::args::Options, scenes: &[Scene]) -> Result<(), String> {
     let shape = Shape {
-        arms: o.arms.clone().unwrap_or_else(|| Arm::ALL.to_vec()),
+        arms: o.arms.clone().unwrap_or_else(|| Arm::DEFAULT.to_vec()),
         pairs: o.pairs.unwrap_or(3),
         warmup: o.warmup.unwrap_or(30),
         frames: o.frames.unwrap_or(240),

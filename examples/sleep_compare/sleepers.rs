@@ -4,8 +4,6 @@
 
 use hdrhistogram::Histogram;
 use hos::ShortSleep;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::sync::LazyLock;
 use std::time::Duration;
 use std::time::Instant;
@@ -61,7 +59,7 @@ pub const ALL_TARGETS: [Duration; 3] = [
 ];
 
 /// Monotonic nanoseconds since the first call.
-fn now() -> u64 {
+pub fn now() -> u64 {
     static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
     ORIGIN.elapsed().as_nanos() as u64
 }
@@ -72,7 +70,7 @@ fn thread_cpu_ns() -> u64 {
 }
 
 /// The process's CPU time, in ns.
-fn process_cpu_ns() -> u64 {
+pub fn process_cpu_ns() -> u64 {
     hos::machine::process_cpu_time().total().as_nanos() as u64
 }
 
@@ -94,10 +92,12 @@ fn yield_until(deadline: u64) {
 
 /// A runtime for `mode` (pinned to the processors it has; calibrated at build).
 pub fn runtime(mode: ShortSleep) -> hos::Runtime {
-    hos::Runtime::builder()
-        .short_sleep(mode)
-        .build()
-        .expect("default switches build")
+    builder(mode).build().expect("default switches build")
+}
+
+/// The builder of [`runtime`], for runs that set more switches.
+pub fn builder(mode: ShortSleep) -> hos::RuntimeBuilder {
+    hos::Runtime::builder().short_sleep(mode)
 }
 
 /// Runs `f` on a fresh thread of the contender's kind: a guest thread for hos, else a plain one.
@@ -124,8 +124,18 @@ fn on_thread<T: Send + 'static>(
     }
 }
 
+/// A current-thread tokio runtime where `who` needs one.
+pub fn tokio_for(who: Sleeper) -> Option<tokio::runtime::Runtime> {
+    (who == Sleeper::Tokio).then(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("tokio runtime")
+    })
+}
+
 /// One sleep of `d` by `who` (on the current thread).
-fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runtime>) {
+pub fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runtime>) {
     match who {
         Sleeper::Hos(_) => hos::svc::sleep_thread(d.as_nanos() as i64),
         Sleeper::Std => std::thread::sleep(d),
@@ -145,12 +155,7 @@ pub fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
     };
     let p0 = process_cpu_ns();
     let (overshoot, cpu) = on_thread(rt.as_ref(), "SleepBenchWorker", move || {
-        let tokio = (who == Sleeper::Tokio).then(|| {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .build()
-                .expect("tokio runtime")
-        });
+        let tokio = tokio_for(who);
         let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
         let c0 = thread_cpu_ns();
         for _ in 0..n {
@@ -169,91 +174,5 @@ pub fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
         overshoot,
         sleeper_cpu_ns: cpu as f64 / n as f64,
         process_cpu_ns: process as f64 / n as f64,
-    }
-}
-
-/// What a poller run measured.
-pub struct Pollers {
-    /// Process CPU seconds a wall second.
-    pub cpu_per_s: f64,
-    /// Polls a second, per poller.
-    pub polls_per_s: f64,
-    /// The reactor thread's CPU seconds a wall second (hos only).
-    pub reactor_cpu_per_s: f64,
-    /// Sleeps by path, as hos counted them (hos only).
-    pub paths: String,
-}
-
-/// `pollers` idle pollers (loop: sleep 20 us, check an atomic) for `run`, by `who`.
-pub fn pollers(who: Sleeper, pollers: usize, run: Duration) -> Pollers {
-    let rt = match who {
-        Sleeper::Hos(mode) => Some(runtime(mode)),
-        _ => None,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let polls = Arc::new(AtomicU64::new(0));
-    let mut joins = Vec::new();
-    for i in 0..pollers {
-        let (stop, polls) = (stop.clone(), polls.clone());
-        let body = move || {
-            let tokio = (who == Sleeper::Tokio).then(|| {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_time()
-                    .build()
-                    .expect("tokio runtime")
-            });
-            let mut n = 0;
-            while !stop.load(Ordering::Relaxed) {
-                sleep_once(who, Duration::from_micros(20), tokio.as_ref());
-                n += 1;
-            }
-            polls.fetch_add(n, Ordering::Relaxed);
-        };
-        let name = format!("ModuleSystemWorker{i}");
-        match rt.as_ref() {
-            Some(rt) => {
-                let h = rt
-                    .thread()
-                    .name(name)
-                    .priority(44)
-                    .spawn(body)
-                    .expect("valid");
-                joins.push(Box::new(move || drop(h.join())) as Box<dyn FnOnce()>);
-            }
-            None => {
-                let h = std::thread::Builder::new()
-                    .name(name)
-                    .spawn(body)
-                    .expect("starts");
-                joins.push(Box::new(move || drop(h.join())) as Box<dyn FnOnce()>);
-            }
-        }
-    }
-    let reactor_ns = |rt: &Option<hos::Runtime>| {
-        rt.as_ref()
-            .map_or(0, |rt| rt.stats().reactor_cpu.total().as_nanos() as u64)
-    };
-    let (t0, p0, r0) = (now(), process_cpu_ns(), reactor_ns(&rt));
-    std::thread::sleep(run);
-    let (t1, p1, r1) = (now(), process_cpu_ns(), reactor_ns(&rt));
-    stop.store(true, Ordering::Relaxed);
-    for j in joins {
-        j();
-    }
-    let mut paths = String::new();
-    if let Some(rt) = rt {
-        for (path, l) in rt.stats().sleeps {
-            if l.count > 0 {
-                paths += &format!("{}={} ", path.name(), l.count);
-            }
-        }
-        rt.shutdown();
-    }
-    let wall = (t1 - t0) as f64 / 1e9;
-    Pollers {
-        cpu_per_s: (p1 - p0) as f64 / 1e9 / wall,
-        polls_per_s: polls.load(Ordering::Relaxed) as f64 / wall / pollers as f64,
-        reactor_cpu_per_s: (r1 - r0) as f64 / 1e9 / wall,
-        paths,
     }
 }

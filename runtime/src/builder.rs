@@ -150,6 +150,35 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::SpinOtherUs)
     }
 
+    /// HOS_IDLE_POLL: `false` serves idle pollers' sleeps like any other (default on; it
+    /// applies in reactor mode only).
+    pub fn idle_poll(mut self, on: bool) -> Self {
+        self.config.idle_poll = on;
+        self.in_code(Switch::IdlePoll)
+    }
+
+    /// HOS_IDLE_POLL_STRETCH_US: how far past its deadline an idle poller's sleep may last
+    /// while nothing it polled becomes ready, 0..=1_000_000 microseconds (default 1000).
+    pub fn idle_poll_stretch_us(mut self, us: u64) -> Self {
+        self.config.idle_poll_stretch_us = us;
+        self.in_code(Switch::IdlePollStretchUs)
+    }
+
+    /// HOS_IDLE_POLL_COALESCE: idle pollers wake together on shared ticks
+    /// HOS_IDLE_POLL_STRETCH_US apart, the first at or after their deadline (default off).
+    pub fn idle_poll_coalesce(mut self, on: bool) -> Self {
+        self.config.idle_poll_coalesce = on;
+        self.in_code(Switch::IdlePollCoalesce)
+    }
+
+    /// HOS_IDLE_POLL_BLIND: after this many short sleeps in a row with no other svc or nn::os
+    /// call between them, a guest thread's short sleeps are relaxed as an idle poll of
+    /// something hos cannot see, 0..=1_000_000 (default 0: never).
+    pub fn idle_poll_blind(mut self, sleeps: u32) -> Self {
+        self.config.idle_poll_blind = sleeps;
+        self.in_code(Switch::IdlePollBlind)
+    }
+
     /// HOS_SERIAL: the name parts of serial threads (case-sensitive substrings; trimmed, empty
     /// parts dropped). Replaces the default `MainThread`, `Presentation`.
     pub fn serial<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {

@@ -26,8 +26,8 @@ pub(crate) struct Tracker {
     precise: AtomicU8,
     /// Precise sleeps that asked whether a wake-latency sample is due.
     samples: AtomicU64,
-    /// Sleeper CPU of the own and reactor paths, as measured at boot.
-    measured: Mutex<(u64, u64)>,
+    /// CPU of the own path, the reactor path's sleeper and its waker, as measured at boot.
+    measured: Mutex<(u64, u64, u64)>,
     pinned: bool,
 }
 
@@ -42,7 +42,7 @@ impl Tracker {
             wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
             precise: AtomicU8::new(c.precise as u8),
             samples: AtomicU64::new(0),
-            measured: Mutex::new((c.own_cpu_ns, c.reactor_cpu_ns)),
+            measured: Mutex::new((c.own_cpu_ns, c.reactor_cpu_ns, c.waker_cpu_ns)),
             pinned,
         }
     }
@@ -55,19 +55,20 @@ impl Tracker {
         self.wake_latency_ns
             .store(c.wake_latency_ns, Ordering::Relaxed);
         self.precise.store(c.precise as u8, Ordering::Relaxed);
-        *lock(&self.measured) = (c.own_cpu_ns, c.reactor_cpu_ns);
+        *lock(&self.measured) = (c.own_cpu_ns, c.reactor_cpu_ns, c.waker_cpu_ns);
     }
 
     /// The figures now.
     pub(crate) fn get(&self) -> Calibration {
         // Relaxed: each estimate is an independent hint (module invariant).
-        let (own_cpu_ns, reactor_cpu_ns) = *lock(&self.measured);
+        let (own_cpu_ns, reactor_cpu_ns, waker_cpu_ns) = *lock(&self.measured);
         Calibration {
             timer_lateness_ns: self.timer_lateness_ns.load(Ordering::Relaxed),
             wake_latency_ns: self.wake_latency_ns.load(Ordering::Relaxed),
             precise: self.precise(),
             own_cpu_ns,
             reactor_cpu_ns,
+            waker_cpu_ns,
         }
     }
 
@@ -259,16 +260,21 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
     }
     let answered = wake.len();
     let wake_latency_ns = quantile(wake, 0.9);
-    // Let the helper run its own-path probe, then act as its reactor.
+    // Let the helper run its own-path probe, then act as its reactor: what this thread
+    // spends on each deadline (its timer wake, its spin to the wake, the unpark) is what the
+    // reactor spends on a precise sleep, measured round by round (not the wait for the ack).
     round += 1;
     let _ = (0..4).any(|_| probe.wait_ack(round));
+    let mut waker = std::time::Duration::ZERO;
     for _ in 0..SAMPLES {
+        let before = sys::thread_cpu();
         let d = sys::now() + PROBE_NS;
         let fire = d.saturating_sub(wake_latency_ns);
         sys::sleep_until(fire.saturating_sub(timer_lateness_ns));
         spin_until(fire);
         probe.at.store(d, Ordering::Relaxed);
         probe.parker.unpark();
+        waker += sys::thread_cpu().since(&before).total();
         round += 1;
         probe.wait_ack(round);
     }
@@ -284,20 +290,28 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
     // Relaxed: the join above ordered the helper's stores before these reads.
     let own_cpu_ns = probe.own_ns.load(Ordering::Relaxed) / SAMPLES as u64;
     let reactor_cpu_ns = probe.reactor_ns.load(Ordering::Relaxed) / SAMPLES as u64;
+    let waker_cpu_ns = nanos(waker) / SAMPLES as u64;
     Ok(Calibration {
         timer_lateness_ns,
         wake_latency_ns,
-        // Compare what the process pays: through the reactor, the sleeper's park and wake plus
-        // the reactor's spin over the timer's lateness; on its own timer, the sleeper alone.
-        // Where the OS cannot say (fallback: 0 CPU both ways), the own timer needs no reactor.
-        precise: if reactor_cpu_ns + timer_lateness_ns < own_cpu_ns {
-            PrecisePath::Reactor
-        } else {
-            PrecisePath::OwnTimer
-        },
+        precise: precise_path(own_cpu_ns, reactor_cpu_ns, waker_cpu_ns),
         own_cpu_ns,
         reactor_cpu_ns,
+        waker_cpu_ns,
     })
+}
+
+/// The precise path that costs the process less: through the reactor, the sleeper's park,
+/// wake and spin plus the reactor's own timer wake, spin and unpark; on its own timer, the
+/// sleeper alone. Where the OS cannot say (fallback: 0 CPU every way), the own timer, which
+/// needs no reactor. Counting the reactor's spin alone missed its wake and unpark
+/// (docs/design.md section 4).
+pub(crate) fn precise_path(own_cpu_ns: u64, reactor_cpu_ns: u64, waker_cpu_ns: u64) -> PrecisePath {
+    if reactor_cpu_ns.saturating_add(waker_cpu_ns) < own_cpu_ns {
+        PrecisePath::Reactor
+    } else {
+        PrecisePath::OwnTimer
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -337,6 +351,15 @@ mod tests {
         }
         let est = t.wake_latency_ns();
         assert!((80_000..=98_000).contains(&est), "estimate {est} ns");
+    }
+
+    #[test]
+    fn the_reactor_path_must_beat_the_own_timer_with_the_waker_counted() {
+        assert_eq!(precise_path(10_000, 4_000, 5_000), PrecisePath::Reactor);
+        assert_eq!(precise_path(10_000, 4_000, 6_000), PrecisePath::OwnTimer);
+        assert_eq!(precise_path(10_000, 4_000, 7_000), PrecisePath::OwnTimer);
+        assert_eq!(precise_path(0, 0, 0), PrecisePath::OwnTimer, "no CPU clock");
+        assert_eq!(precise_path(u64::MAX, u64::MAX, 1), PrecisePath::OwnTimer);
     }
 
     #[test]

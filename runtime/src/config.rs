@@ -31,6 +31,10 @@ use std::path::PathBuf;
 /// HOS_SPIN_US's default, in microseconds.
 pub(crate) const DEFAULT_SPIN_US: u64 = 20;
 
+/// HOS_IDLE_POLL_STRETCH_US's default, in microseconds (docs/design.md section 4 has the
+/// measurement behind it).
+pub(crate) const DEFAULT_IDLE_POLL_STRETCH_US: u64 = 1000;
+
 /// How guest sleeps under 1 ms are served (docs/design.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShortSleep {
@@ -65,6 +69,20 @@ pub struct Config {
     /// HOS_SPIN_OTHER_US, 0..=1_000_000: the spin of other guest threads; `None` is the default
     /// (5 us with more than 6 processors, else `spin_us`). Never more than `spin_us`.
     pub spin_other_us: Option<u64>,
+    /// HOS_IDLE_POLL: an other guest thread's short sleep after a poll of hos objects that
+    /// found nothing is served relaxed and promoted when an object becomes ready (default on;
+    /// reactor mode only).
+    pub idle_poll: bool,
+    /// HOS_IDLE_POLL_STRETCH_US, 0..=1_000_000: how far past its deadline an idle-poll sleep
+    /// may last while nothing it polled becomes ready (default 1000).
+    pub idle_poll_stretch_us: u64,
+    /// HOS_IDLE_POLL_COALESCE: idle-poll sleeps wake together, on shared ticks
+    /// HOS_IDLE_POLL_STRETCH_US apart, the first at or after their deadline (default off).
+    pub idle_poll_coalesce: bool,
+    /// HOS_IDLE_POLL_BLIND, 0..=1_000_000: this many short sleeps in a row with no other svc
+    /// or nn::os call between them make the next ones idle polls of something hos cannot see,
+    /// relaxed at their deadline (default 0: never).
+    pub idle_poll_blind: u32,
     /// HOS_SERIAL: name parts that make a thread serial (case-sensitive substrings; default
     /// `MainThread`, `Presentation`).
     pub serial: Vec<String>,
@@ -111,6 +129,10 @@ impl Default for Config {
             short_sleep_pollers: None,
             spin_us: DEFAULT_SPIN_US,
             spin_other_us: None,
+            idle_poll: true,
+            idle_poll_stretch_us: DEFAULT_IDLE_POLL_STRETCH_US,
+            idle_poll_coalesce: false,
+            idle_poll_blind: 0,
             serial: vec!["MainThread".into(), "Presentation".into()],
             cores: 6,
             vcores: true,
@@ -161,6 +183,10 @@ pub(crate) enum Switch {
     ShortSleepPollers,
     SpinUs,
     SpinOtherUs,
+    IdlePoll,
+    IdlePollStretchUs,
+    IdlePollCoalesce,
+    IdlePollBlind,
     Serial,
     Cores,
     Vcores,
@@ -177,12 +203,16 @@ pub(crate) enum Switch {
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 17] = [
+    pub(crate) const ALL: [Switch; 21] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
         Switch::SpinUs,
         Switch::SpinOtherUs,
+        Switch::IdlePoll,
+        Switch::IdlePollStretchUs,
+        Switch::IdlePollCoalesce,
+        Switch::IdlePollBlind,
         Switch::Serial,
         Switch::Cores,
         Switch::Vcores,
@@ -205,6 +235,10 @@ impl Switch {
             Switch::ShortSleepPollers => "HOS_SHORT_SLEEP_POLLERS",
             Switch::SpinUs => "HOS_SPIN_US",
             Switch::SpinOtherUs => "HOS_SPIN_OTHER_US",
+            Switch::IdlePoll => "HOS_IDLE_POLL",
+            Switch::IdlePollStretchUs => "HOS_IDLE_POLL_STRETCH_US",
+            Switch::IdlePollCoalesce => "HOS_IDLE_POLL_COALESCE",
+            Switch::IdlePollBlind => "HOS_IDLE_POLL_BLIND",
             Switch::Serial => "HOS_SERIAL",
             Switch::Cores => "HOS_CORES",
             Switch::Vcores => "HOS_VCORES",
@@ -236,6 +270,10 @@ impl Switch {
             }
             Switch::SpinUs => config.spin_us = SPIN.parse(name, raw)?,
             Switch::SpinOtherUs => config.spin_other_us = Some(SPIN.parse(name, raw)?),
+            Switch::IdlePoll => config.idle_poll = switch_on(raw),
+            Switch::IdlePollStretchUs => config.idle_poll_stretch_us = STRETCH.parse(name, raw)?,
+            Switch::IdlePollCoalesce => config.idle_poll_coalesce = switch_on(raw),
+            Switch::IdlePollBlind => config.idle_poll_blind = BLIND.parse(name, raw)? as u32,
             Switch::Serial => config.serial = parts(raw.split(',')),
             Switch::Cores => config.cores = CORES.parse(name, raw)? as usize,
             Switch::Vcores => config.vcores = switch_on(raw),
@@ -269,6 +307,16 @@ const SPIN: Range = Range {
     min: 0,
     max: 1_000_000,
     accepted: "microseconds, an integer in 0..=1000000",
+};
+const STRETCH: Range = Range {
+    min: 0,
+    max: 1_000_000,
+    accepted: "microseconds, an integer in 0..=1000000",
+};
+const BLIND: Range = Range {
+    min: 0,
+    max: 1_000_000,
+    accepted: "sleeps in a row, an integer in 0..=1000000 (0: never)",
 };
 const CORES: Range = Range {
     min: 1,
@@ -367,6 +415,8 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     if let Some(us) = config.spin_other_us {
         SPIN.check("spin_other_us", us)?;
     }
+    STRETCH.check("idle_poll_stretch_us", config.idle_poll_stretch_us)?;
+    BLIND.check("idle_poll_blind", u64::from(config.idle_poll_blind))?;
     CORES.check("vcores", config.cores as u64)?;
     SLICE.check("vcore_slice_us", config.vcore_slice_us)?;
     ESCAPE.check("vcore_escape_ms", config.vcore_escape_ms)?;
@@ -400,7 +450,16 @@ mod tests {
 
     #[test]
     fn ranges_take_their_bounds_and_refuse_past_them() {
-        for r in [&POLLERS, &SPIN, &CORES, &SLICE, &ESCAPE, &WAIT_BOUND] {
+        for r in [
+            &POLLERS,
+            &SPIN,
+            &STRETCH,
+            &BLIND,
+            &CORES,
+            &SLICE,
+            &ESCAPE,
+            &WAIT_BOUND,
+        ] {
             assert_eq!(r.check("x", r.min), Ok(r.min));
             assert_eq!(r.check("x", r.max), Ok(r.max));
             assert!(r.check("x", r.max + 1).is_err());

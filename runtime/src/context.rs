@@ -12,6 +12,7 @@
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::{deadline_class, Role, Spin};
+use crate::poll;
 use crate::reactor::DeadlineClass;
 use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Counters;
@@ -220,5 +221,7 @@ impl WaitPolicy for Current {
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
 /// one again before returning.
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    // A wait between a poll and a sleep makes the sleep no idle poll (docs/design.md section 4).
+    poll::clear();
     with_parker(|p, w| block_on_with(p, w, fut, wait, None, current))
 }

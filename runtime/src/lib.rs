@@ -10,11 +10,11 @@
 //! nothing of hos but each other. Primitives (`parker`; `config`: the typed config and its
 //! switch rules; `build_error`) sit on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
-//! takes its spin, counters and core hooks as inputs; `vcore`, the semaphore; `thread`, the
-//! record of a guest thread) uses the decisions. Composition (`runtime`, `builder`,
-//! `context`, `sleep`) puts one runtime together and is the only layer that knows it. Within a
-//! layer too, a file imports only files before it: `tests/layers.rs` holds the order and fails
-//! on any other import.
+//! takes its spin, counters and core hooks as inputs; `pollers`, an object's sleeping
+//! pollers; `poll`, a thread's poll marks; `vcore`, the semaphore; `thread`, the record of a guest thread) uses the decisions.
+//! Composition (`runtime`, `builder`, `context`, `sleep`) puts one runtime together and is
+//! the only layer that knows it. Within a layer too, a file imports only files before it:
+//! `tests/layers.rs` holds the order and fails on any other import.
 //!
 //! | module | layer | what |
 //! | --- | --- | --- |
@@ -33,6 +33,8 @@
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
 //! | `reactor` | decision | the reactor thread that owns every deadline |
 //! | `block_on` | waiting | the one loop every wait blocks in |
+//! | `pollers` | waiting | idle pollers: an object's (or a guest word's) sleeping pollers, their wait |
+//! | `poll` | waiting | idle pollers: each thread's poll marks, and what its next sleep follows |
 //! | `vcore` | waiting | the virtual-core semaphore |
 //! | `thread` | waiting | the runtime's record of a guest thread |
 //! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
@@ -58,6 +60,8 @@ mod machine;
 mod observe;
 mod parker;
 mod policy;
+mod poll;
+mod pollers;
 mod reactor;
 mod runtime;
 mod sleep;
@@ -95,7 +99,9 @@ pub mod internal {
         block_on, checkpoint, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
     };
     pub use crate::parker::{with_parker, Parker};
-    pub use crate::policy::{Role, Spin, SpinGate};
+    pub use crate::policy::{promotions, Role, Spin, SpinGate};
+    pub use crate::poll::{clear as poll_found, missed as poll_missed, note_call as svc_entered};
+    pub use crate::pollers::PollSite;
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
     pub use crate::runtime::Runtime;
     pub use crate::sleep::{host_sleep, sleep_current};

@@ -30,4 +30,7 @@ pub struct Calibration {
     pub own_cpu_ns: u64,
     /// Sleeper CPU a precise sleep through the reactor, as measured (0 when pinned).
     pub reactor_cpu_ns: u64,
+    /// The reactor's CPU a precise sleep through it (its timer wake, its spin to the wake,
+    /// the unpark), as measured (0 when pinned).
+    pub waker_cpu_ns: u64,
 }

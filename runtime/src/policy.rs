@@ -1,4 +1,5 @@
-//! Every runtime choice in one place: short-sleep path, poller cap, spin length, spin gate.
+//! Every runtime choice in one place: short-sleep path, poller cap, idle pollers, spin length,
+//! spin gate.
 //!
 //! Invariant: decisions are made once, at build, from a validated `Config` and the processor
 //! count; the hot path only reads them. A poller slot is an RAII guard, so the count of taken
@@ -26,6 +27,21 @@
 //! the precise path in `reactor` mode, at once; the rest take the timer. HOS_SHORT_SLEEP_POLLERS
 //! sets it (0: none); by default it is a quarter of `n`, at least 1, and 1 when `n` is unknown
 //! (an unknown machine may be a small one, where yielding pollers cost the frame the most).
+//!
+//! Idle pollers (reactor mode only; docs/design.md section 4): a short sleep of an *other*
+//! guest thread that follows a poll that found nothing ([`polled`]: a try or zero-timeout
+//! wait of an hos object, a zero-timeout WaitForAddress, with no wait between) is an idle
+//! poll ([`Policy::idle_poll`]): it parks on the OS timer alone (the thread's own slack),
+//! linked to what it polled, and the moment one of them becomes ready it is promoted
+//! ([`promotions`] says how many a readiness promotes, [`idle_step`] what a promoted sleep
+//! does): finished on the precise path, or ended at once past its deadline. After hos
+//! objects only, whose every readiness it sees, it may last HOS_IDLE_POLL_STRETCH_US past its
+//! deadline (with HOS_IDLE_POLL_COALESCE, until the first shared tick that far apart at or
+//! after it: [`IdlePoll::wake_at`]); after a guest word, which a plain store readies unseen,
+//! it ends at the deadline. HOS_IDLE_POLL_BLIND > 0 also treats that many short sleeps in a
+//! row with no other call between them as an idle poll of something hos cannot see: relaxed
+//! at the deadline (no stretch: nothing could promote it). Serial threads and host sleeps
+//! never are.
 //!
 //! The spin before a wait parks: serial and host threads HOS_SPIN_US (20 us); other guest
 //! threads HOS_SPIN_OTHER_US (5 us) with more than 6 processors, HOS_SPIN_US with 6 or fewer or
@@ -57,6 +73,137 @@ pub enum Role {
     Other,
     /// A host thread: frame limiter, audio, timer events. Never on the plain timer, never capped.
     Host,
+}
+
+/// What a guest thread did before a sleep, as its poll marks say ([`polled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Polled {
+    /// It polled hos objects and found them empty, with no wait since: every readiness of
+    /// theirs passes their notify, so the sleep can be promoted by all of them.
+    Objects,
+    /// As `Objects`, but one of them is a guest word (a zero-timeout WaitForAddress): a
+    /// plain store of the guest's can ready it unseen.
+    Words,
+    /// Its sleeps since its last call: this many short sleeps in a row, this one included, with
+    /// no other svc or nn::os call between them (0: it made other calls).
+    Quiet(u32),
+    /// Nothing the policy can use (more objects polled than a sleep links).
+    Nothing,
+}
+
+/// What a guest thread's poll marks held when it went to sleep (`poll.rs` keeps them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Marked {
+    /// Waiter lists it polled empty since its last wait or sleep.
+    pub(crate) lists: usize,
+    /// Whether one of them is a guest word's.
+    pub(crate) words: bool,
+    /// It polled more lists than one sleep links: none can be trusted to cover its work.
+    pub(crate) overflow: bool,
+    /// Svc and nn::os calls since its last sleep ended (this sleep's own svc entry included).
+    pub(crate) calls: u64,
+}
+
+/// Which sleeps count as polls: a sleep after polls that found nothing (and no wait since,
+/// which clears the marks) follows those polls; else a short sleep with at most one call
+/// since the last sleep (its own svc entry) extends a run of quiet sleeps, `quiet` long
+/// before it, and anything else breaks the run. Returns what the sleep follows and the run
+/// after it.
+pub(crate) fn polled(marked: Marked, short: bool, quiet: u32) -> (Polled, u32) {
+    if marked.overflow {
+        return (Polled::Nothing, 0);
+    }
+    if marked.lists > 0 {
+        let what = if marked.words {
+            Polled::Words
+        } else {
+            Polled::Objects
+        };
+        return (what, 0);
+    }
+    if short && marked.calls <= 1 {
+        let run = quiet.saturating_add(1);
+        return (Polled::Quiet(run), run);
+    }
+    (Polled::Quiet(0), 0)
+}
+
+/// How many sleeping pollers a readiness promotes: an object made ready for `told` waiters
+/// (`usize::MAX`: all) whose blocked waiters took `woken` of them promotes the rest, so a
+/// poller is promoted only by what no blocked waiter takes.
+pub fn promotions(told: usize, woken: usize) -> usize {
+    told.saturating_sub(woken)
+}
+
+/// How an idle-poll sleep is served ([`Policy::idle_poll`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IdlePoll {
+    /// How far past its deadline it may last while nothing promotes it, in ns.
+    pub(crate) stretch_ns: u64,
+    /// Whether it wakes on the shared ticks `stretch_ns` apart instead.
+    pub(crate) coalesce: bool,
+}
+
+impl IdlePoll {
+    /// Relaxed at the deadline, no stretch: the sleep of a poller whose readiness hos may
+    /// not see (a guest word's plain store, a blind poller's memory).
+    pub(crate) const AT_DEADLINE: IdlePoll = IdlePoll {
+        stretch_ns: 0,
+        coalesce: false,
+    };
+
+    /// When the sleep of `deadline` wakes if nothing promotes it: `stretch_ns` past the
+    /// deadline, or (coalesced) the first shared tick at or after it; never before it.
+    pub(crate) fn wake_at(self, deadline: u64) -> u64 {
+        match (self.stretch_ns, self.coalesce) {
+            (0, _) => deadline,
+            (t, true) => deadline.div_ceil(t).saturating_mul(t).max(deadline),
+            (t, false) => deadline.saturating_add(t),
+        }
+    }
+
+    /// Whether its wake is on a shared tick (counted when another poller woke on it too).
+    pub(crate) fn on_ticks(self) -> bool {
+        self.coalesce && self.stretch_ns > 0
+    }
+}
+
+/// What an idle-poll sleeper does when it wakes ([`idle_step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IdleStep {
+    /// Park again: nothing happened (a stale token), its wake time has not come.
+    Park,
+    /// Promoted before its deadline: finish the sleep on the precise path.
+    Precise,
+    /// Return: past its deadline and promoted or at its wake time, or the runtime shut down.
+    End,
+}
+
+/// The rule of an idle-poll sleeper that wakes at `now`: never return before `deadline` unless
+/// the runtime `shut` down; a promotion ends the sleep at once past the deadline and sends it
+/// to the precise path before it; without one, the sleep lasts until `wake_at`.
+pub(crate) fn idle_step(
+    now: u64,
+    deadline: u64,
+    wake_at: u64,
+    promoted: bool,
+    shut: bool,
+) -> IdleStep {
+    if shut {
+        return IdleStep::End;
+    }
+    if now < deadline {
+        return if promoted {
+            IdleStep::Precise
+        } else {
+            IdleStep::Park
+        };
+    }
+    if promoted || now >= wake_at {
+        IdleStep::End
+    } else {
+        IdleStep::Park
+    }
 }
 
 /// How one sleep is served, before the poller cap: what the policy decides for a role and a
@@ -140,6 +287,10 @@ pub(crate) struct Policy {
     guest: SleepRoute,
     host: SleepRoute,
     cap: usize,
+    /// Idle-poll sleeps: `None` when the policy is off or the mode has no precise guest sleeps.
+    idle: Option<IdlePoll>,
+    /// Quiet short sleeps in a row that make a blind idle poll (0: never).
+    blind: u32,
     /// Counted slots taken now. # Invariant: at most `cap` when `cap > 0`, and 0 when no
     /// [`PollerSlot`] of this policy is alive.
     pollers: AtomicUsize,
@@ -157,6 +308,8 @@ impl Policy {
             guest,
             host,
             cap: poller_cap(config, processors, guest),
+            idle: idle_polls(config, guest),
+            blind: config.idle_poll_blind,
             pollers: AtomicUsize::new(0),
             spin_serial_ns: config.spin_us.saturating_mul(US),
             spin_other_ns: spin_other_us(config, processors).saturating_mul(US),
@@ -183,6 +336,29 @@ impl Policy {
         match self.cap {
             0 => tracing::info!("poller cap: none, {count}"),
             cap => tracing::info!("poller cap: {cap}, {count}"),
+        }
+        match self.idle {
+            None => tracing::info!("idle polls: served like other sleeps, {count}"),
+            Some(idle) => {
+                let ticks = if idle.coalesce {
+                    ", on shared ticks"
+                } else {
+                    ""
+                };
+                tracing::info!(
+                    "idle polls of hos objects: relaxed, up to {} ns past the deadline{ticks}, promoted by work, {count}",
+                    idle.stretch_ns
+                );
+                tracing::info!(
+                    "idle polls of guest words: relaxed at the deadline, promoted by a signal, {count}"
+                );
+                match self.blind {
+                    0 => tracing::info!("blind pollers: precise, {count}"),
+                    n => tracing::info!(
+                        "blind pollers: relaxed at the deadline after {n} quiet sleeps, {count}"
+                    ),
+                }
+            }
         }
         tracing::info!(
             "spin: serial and host {} ns, other {} ns, {count}",
@@ -255,6 +431,24 @@ impl Policy {
         }
     }
 
+    /// Whether a sleep of `ns` by `role` after `polled` is an idle poll, and how it is served:
+    /// only short sleeps of other guest threads, in a mode whose guest short sleeps are
+    /// precise; after a poll of hos objects that found nothing, stretched; after a poll of a
+    /// guest word, or HOS_IDLE_POLL_BLIND quiet sleeps in a row (when set), at the deadline
+    /// (a readiness hos cannot see must not wait for the stretch).
+    pub(crate) fn idle_poll(&self, role: Role, ns: u64, polled: Polled) -> Option<IdlePoll> {
+        let idle = self.idle?;
+        if role != Role::Other || ns >= SHORT_SLEEP_NS {
+            return None;
+        }
+        match polled {
+            Polled::Objects => Some(idle),
+            Polled::Words => Some(IdlePoll::AT_DEADLINE),
+            Polled::Quiet(n) if self.blind > 0 && n >= self.blind => Some(IdlePoll::AT_DEADLINE),
+            Polled::Quiet(_) | Polled::Nothing => None,
+        }
+    }
+
     /// How a sleep of `ns` by `role` is served, before the poller cap: a long sleep by its
     /// deadline class, a short one by the short-sleep table above.
     pub(crate) fn sleep_route(&self, role: Role, ns: u64) -> SleepRoute {
@@ -295,6 +489,15 @@ fn poller_cap(config: &Config, processors: Option<usize>, guest: SleepRoute) -> 
     config
         .short_sleep_pollers
         .unwrap_or_else(|| processors.map_or(1, |n| (n / PROCESSORS_A_POLLER).max(1)))
+}
+
+/// The idle-poll rule: on (HOS_IDLE_POLL) where guest short sleeps are precise, stretched by
+/// HOS_IDLE_POLL_STRETCH_US, on shared ticks with HOS_IDLE_POLL_COALESCE.
+fn idle_polls(config: &Config, guest: SleepRoute) -> Option<IdlePoll> {
+    (config.idle_poll && guest == SleepRoute::Precise).then(|| IdlePoll {
+        stretch_ns: config.idle_poll_stretch_us.saturating_mul(US),
+        coalesce: config.idle_poll_coalesce,
+    })
 }
 
 /// The spin of other guest threads, in us: the switch, else 5 or, on few or unknown

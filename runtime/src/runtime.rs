@@ -9,6 +9,7 @@ use crate::calibration::Tracker;
 use crate::config::Config;
 use crate::machine::Calibration;
 use crate::policy::{Policy, Role};
+use crate::pollers::Ticks;
 use crate::reactor::Reactor;
 use crate::spawn::{self, Spawn};
 use crate::stats::{Counters, Stats, ThreadStats};
@@ -30,6 +31,7 @@ struct Inner {
     tracker: Arc<Tracker>,
     reactor: Reactor,
     vcores: Vcores,
+    ticks: Ticks,
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
     shut_down: AtomicBool,
@@ -126,6 +128,7 @@ impl Runtime {
                 tracker,
                 reactor,
                 vcores,
+                ticks: Ticks::default(),
                 threads: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
                 shut_down: AtomicBool::new(false),
@@ -168,6 +171,11 @@ impl Runtime {
     /// The reactor.
     pub fn reactor(&self) -> &Reactor {
         &self.inner.reactor
+    }
+
+    /// The shared ticks of idle pollers.
+    pub(crate) fn ticks(&self) -> &Ticks {
+        &self.inner.ticks
     }
 
     /// The live counters (for the runtime's own parts; hosts read [`Runtime::stats`]).

@@ -11,6 +11,7 @@
 //! | precise, short | within the poller cap, the calibrated precise path; past it, the own timer |
 //! | precise, long (1 ms or more) | the reactor, so that shutdown can end it |
 //! | relaxed | the reactor's relaxed wheel: the OS timer alone, no spin |
+//! | idle poll ([`Policy::idle_poll`](crate::policy::Policy::idle_poll), checked first) | a park on the OS timer alone to the stretch past the deadline, linked to the objects the thread polled empty; promoted when one becomes ready |
 //!
 //! The calibrated precise path is the cheaper of (own slack-1 timer to the deadline minus its
 //! lateness, then spin) and (the reactor wakes the sleeper early by the wake latency, then
@@ -22,13 +23,17 @@ use crate::block_on::{Wait, WaitPolicy};
 use crate::calibration::spin_until;
 use crate::context::{current, current_host, Current};
 use crate::machine::PrecisePath;
-use crate::policy::{Role, SleepRoute, SHORT_SLEEP_NS};
+use crate::parker::with_parker;
+use crate::policy::{IdlePoll, Role, SleepRoute, SHORT_SLEEP_NS};
+use crate::poll;
+use crate::pollers::{self, PollSite, Woke};
 use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
-use crate::stats::SleepPath;
+use crate::stats::{Counters, SleepPath};
 use crate::sys;
 use crate::time::nanos;
 use crate::trace;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Linux's default timer slack, where the thread's own cannot be read.
@@ -98,13 +103,18 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
     trace::sleep_begin(ns, role != Role::Host);
+    let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));
     ctx.mark(Some("sleep"));
     crate::chaos::point();
-    let path = serve(rt, ctx, role, ns, deadline);
+    let path = match rt.policy().idle_poll(role, ns, polled) {
+        Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
+        None => serve(rt, ctx, role, ns, deadline),
+    };
+    drop(sites);
     ctx.mark(None);
     let late = sys::now().saturating_sub(deadline);
-    trace::sleep_end(path, late, polled(role, ns, path));
+    trace::sleep_end(path, late, held_poller_slot(role, ns, path));
     rt.counters().sleep(path, late);
     if let Some(t) = ctx.thread() {
         t.count_sleep();
@@ -125,11 +135,46 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     if let (true, Some(t)) = (held, ctx.thread()) {
         rt.acquire_core(t);
     }
+    poll::slept();
+}
+
+/// An idle poll: parks on the OS timer alone (the thread's own slack) until the policy's
+/// stretch past the deadline, linked to `sites`; promoted by one of them before the deadline, it finishes on the precise
+/// path, without a poller slot (promotions are as many as the work that arrives, not as the
+/// polls).
+fn idle_poll(
+    rt: &Runtime,
+    ctx: &Current,
+    deadline: u64,
+    idle: IdlePoll,
+    sites: &[(Arc<PollSite>, u64)],
+) -> SleepPath {
+    let c = rt.counters();
+    Counters::bump(&c.idle_polls);
+    let wake_at = idle.wake_at(deadline);
+    timer_slack(false);
+    let woke = with_parker(|p, _| pollers::wait(sites, p, deadline, wake_at, || rt.is_shut_down()));
+    match woke {
+        Woke::Tick => {
+            Counters::bump(&c.idle_relaxed);
+            if idle.on_ticks() && rt.ticks().shared(wake_at) {
+                Counters::bump(&c.idle_coalesced);
+            }
+        }
+        Woke::Promoted { early } => {
+            Counters::bump(&c.idle_promoted);
+            if early {
+                precise(rt, ctx, deadline, false);
+            }
+        }
+        Woke::ShutDown => {}
+    }
+    SleepPath::IdlePoll
 }
 
 /// Whether a sleep held a poller slot (docs/design.md section 5): a short sleep of a
 /// non-serial guest thread that yielded or took the precise path.
-fn polled(role: Role, ns: u64, path: SleepPath) -> bool {
+fn held_poller_slot(role: Role, ns: u64, path: SleepPath) -> bool {
     role == Role::Other
         && ns < SHORT_SLEEP_NS
         && matches!(

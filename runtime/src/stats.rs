@@ -20,16 +20,20 @@ pub enum SleepPath {
     PreciseReactor,
     /// Relaxed: a reactor deadline, OS timer alone, no spin.
     Relaxed,
+    /// An idle poll: the OS timer alone to a shared tick, promoted when the polled object
+    /// becomes ready (docs/design.md section 4).
+    IdlePoll,
 }
 
 impl SleepPath {
     /// Every path, in report order.
-    pub const ALL: [SleepPath; 5] = [
+    pub const ALL: [SleepPath; 6] = [
         SleepPath::Yield,
         SleepPath::Timer,
         SleepPath::PreciseOwn,
         SleepPath::PreciseReactor,
         SleepPath::Relaxed,
+        SleepPath::IdlePoll,
     ];
 
     /// A short lower-case name for tables and logs.
@@ -40,6 +44,7 @@ impl SleepPath {
             SleepPath::PreciseOwn => "precise-own",
             SleepPath::PreciseReactor => "precise-reactor",
             SleepPath::Relaxed => "relaxed",
+            SleepPath::IdlePoll => "idle-poll",
         }
     }
 
@@ -139,7 +144,7 @@ pub enum KickReason {
 /// The runtime's counters.
 #[derive(Debug, Default)]
 pub struct Counters {
-    sleeps: [LatenessCounter; 5],
+    sleeps: [LatenessCounter; SleepPath::ALL.len()],
     /// Sleeps of a negative, non-yield length (bad input; they return at once).
     pub bad_sleeps: AtomicU64,
     /// Yields (sleep_thread 0, -1, -2).
@@ -162,6 +167,14 @@ pub struct Counters {
     pub reactor_fired: AtomicU64,
     /// Times the reactor thread woke up.
     pub reactor_wakeups: AtomicU64,
+    /// Guest sleeps found to be idle polls.
+    pub idle_polls: AtomicU64,
+    /// Idle polls that ended at their wake time, nothing having promoted them.
+    pub idle_relaxed: AtomicU64,
+    /// Idle polls that work promoted (an object they polled became ready).
+    pub idle_promoted: AtomicU64,
+    /// Idle polls that woke on a tick another idle poller had woken on.
+    pub idle_coalesced: AtomicU64,
 }
 
 impl Counters {
@@ -201,6 +214,10 @@ impl Counters {
             vcore_escapes: r(&self.vcore_escapes),
             reactor_fired: r(&self.reactor_fired),
             reactor_wakeups: r(&self.reactor_wakeups),
+            idle_polls: r(&self.idle_polls),
+            idle_relaxed: r(&self.idle_relaxed),
+            idle_promoted: r(&self.idle_promoted),
+            idle_coalesced: r(&self.idle_coalesced),
             ..Stats::default()
         }
     }
@@ -258,6 +275,15 @@ pub struct Stats {
     pub reactor_fired: u64,
     /// Times the reactor thread woke from its timer.
     pub reactor_wakeups: u64,
+    /// Guest sleeps found to be idle polls (a poll of hos objects that found nothing came
+    /// just before, or HOS_IDLE_POLL_BLIND quiet sleeps in a row).
+    pub idle_polls: u64,
+    /// Idle polls served relaxed to the end: they woke at their wake time, nothing promoted them.
+    pub idle_relaxed: u64,
+    /// Idle polls promoted by work: an object they polled became ready while they slept.
+    pub idle_promoted: u64,
+    /// Idle polls that woke on a tick another idle poller had woken on (coalesced wakes).
+    pub idle_coalesced: u64,
     /// The calibration in force when the snapshot was taken.
     pub calibration: crate::machine::Calibration,
     /// The process's CPU time.

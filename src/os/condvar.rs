@@ -53,13 +53,13 @@ impl ConditionVariable {
 
     /// Wakes the longest waiter.
     pub fn signal(&self) {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         self.obj.with(|list, batch| list.notify(1, batch));
     }
 
     /// Wakes every waiter.
     pub fn broadcast(&self) {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         self.obj.with(|list, batch| list.notify_all(batch));
     }
 
@@ -100,7 +100,7 @@ impl ConditionVariable {
         guard: MutexGuard<'g>,
         timeout: Timeout,
     ) -> (MutexGuard<'g>, Result<(), ResultCode>) {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         let fut = self.wait_async(guard).limit(timeout);
         block_on(fut, Wait::object(Notified::ON, &self.obj.gate))
     }

@@ -65,7 +65,7 @@ impl Event {
     /// Signals it: an auto-clear event lets one waiter through, a manual-clear one every
     /// waiter until it is cleared.
     pub fn signal(&self) {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         // Relaxed: the CAS below decides; a stale value only costs a retry.
         let mut w = self.word.load(Ordering::Relaxed);
         while w & WAITERS == 0 {
@@ -96,14 +96,14 @@ impl Event {
 
     /// Clears it.
     pub fn clear(&self) {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         // Relaxed: a clear publishes nothing.
         self.word.fetch_and(!SIGNALLED, Ordering::Relaxed);
     }
 
     /// Clears it; `true` if it was signalled (svcResetSignal).
     pub(crate) fn reset(&self) -> bool {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         // Acquire: a reset that finds the signal takes it, as a wait does.
         self.word.fetch_and(!SIGNALLED, Ordering::Acquire) & SIGNALLED != 0
     }

@@ -221,7 +221,7 @@ impl Mutex {
     /// # Errors
     /// InvalidState if the calling thread holds no such level.
     pub fn unlock(&self) -> Result<(), ResultCode> {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         let obj = self.unlist_held()?;
         release(&obj, false);
         Ok(())

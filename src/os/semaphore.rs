@@ -94,7 +94,7 @@ impl Semaphore {
     /// # Errors
     /// OutOfRange if the count would pass the maximum (nothing is released).
     pub fn release(&self, n: u32) -> Result<(), ResultCode> {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         self.obj.with(|s, batch| {
             let count = s
                 .count

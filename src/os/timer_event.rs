@@ -100,7 +100,7 @@ impl TimerEvent {
     }
 
     fn start(&self, first: Duration, period: u64) -> Result<(), ResultCode> {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         let rt = runtime().ok_or(ResultCode::INVALID_STATE)?;
         if rt.is_shut_down() {
             return Err(ResultCode::CANCELLED);

@@ -7,7 +7,7 @@
 use super::waiters::WaitSlot;
 use super::waiting::{Limits, Timeout};
 use crate::ResultCode;
-use hos_runtime::internal::{block_on, Wait};
+use hos_runtime::internal::{block_on, poll_found, Wait};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -56,17 +56,20 @@ pub trait Waitable: Sync + sealed::Sealed {
 /// assert!(!b.try_wait(), "the wait took b's signal");
 /// ```
 pub fn wait_any(objects: &[&dyn Waitable], timeout: Option<Duration>) -> Result<usize, ResultCode> {
-    crate::svc::checkpoint();
+    crate::svc::entry();
     let timeout = Timeout::from(timeout);
     if objects.len() > MAX_WAIT_OBJECTS {
         return Err(ResultCode::OUT_OF_RANGE);
     }
     if timeout == Timeout::Poll {
         let mut slot = WaitSlot::new();
-        return objects
+        let found = objects
             .iter()
-            .position(|o| o.poll_wait(&mut slot, None).is_ready())
-            .ok_or(ResultCode::TIMED_OUT);
+            .position(|o| o.poll_wait(&mut slot, None).is_ready());
+        if found.is_some() {
+            poll_found();
+        }
+        return found.ok_or(ResultCode::TIMED_OUT);
     }
     block_on(wait_any_async(objects).limit(timeout), Wait::objects())
 }

@@ -4,6 +4,11 @@
 //! under that lock. No waker is woken under the lock: `notify` moves wakers into a
 //! [`WakeBatch`], which the caller wakes after it has dropped the lock, all in one go.
 //!
+//! Idle pollers: a list also keeps the runtime's [`PollSite`] of the guest threads that polled
+//! it empty and sleep (made at the first such poll). A notify that finds fewer registered
+//! waiters than it was asked to tell makes the site ready for the rest, and the batch promotes
+//! that many sleeping pollers after the lock is dropped (docs/design.md section 4).
+//!
 //! # Invariant (no lost notice)
 //! An entry is *notified* from the `notify` that picked it until its own future takes it out:
 //! on success (the future consumed what it was told about), on a re-poll that finds nothing
@@ -11,7 +16,9 @@
 //! passes the notice on to the next waiter ([`Waiters::remove`] says whether it held one).
 //! So a notice always ends in a consumer or in another waiter, never in a dropped future.
 
+use hos_runtime::internal::{poll_missed, promotions, PollSite};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::task::Waker;
 
 /// A future's place in one waiter list: empty until its first pending poll.
@@ -45,6 +52,8 @@ struct Entry {
 pub struct Waiters {
     entries: VecDeque<Entry>,
     next_id: u64,
+    /// The guest threads that polled this list empty and sleep; `None` until the first did.
+    site: Option<Arc<PollSite>>,
 }
 
 impl Waiters {
@@ -53,6 +62,7 @@ impl Waiters {
         Waiters {
             entries: VecDeque::new(),
             next_id: 0,
+            site: None,
         }
     }
 
@@ -99,7 +109,8 @@ impl Waiters {
         self.find(slot).is_some_and(|i| self.entries[i].notified)
     }
 
-    /// Notifies up to `n` waiters that hold no notice yet, oldest first.
+    /// Notifies up to `n` waiters that hold no notice yet, oldest first; the rest of `n` goes
+    /// to the sleeping pollers of the list, promoted when `batch` wakes.
     pub(crate) fn notify(&mut self, n: usize, batch: &mut WakeBatch) {
         let mut left = n;
         for e in self.entries.iter_mut() {
@@ -114,6 +125,18 @@ impl Waiters {
                 left -= 1;
             }
         }
+        if let Some(site) = &self.site {
+            let n = promotions(n, n - left);
+            if site.ready(n) {
+                batch.promote.push((site.clone(), n));
+            }
+        }
+    }
+
+    /// The calling thread polled the list's object and found nothing (a try, or a wait with
+    /// a zero timeout): if it is a guest thread, its next short sleep is an idle poll of it.
+    pub(crate) fn missed(&mut self) {
+        poll_missed(self.site.get_or_insert_with(Default::default));
     }
 
     /// Notifies every waiter.
@@ -128,11 +151,13 @@ impl Waiters {
 }
 
 /// Wakers collected under an object's lock, woken after it is dropped. One waker inline (the
-/// common hand-off), the rest in a vector that is only allocated for a broadcast.
+/// common hand-off), the rest in a vector that is only allocated for a broadcast; and the
+/// sleeping pollers to promote, by site and count (a vector only allocated when some sleep).
 #[derive(Debug, Default)]
 pub struct WakeBatch {
     first: Option<Waker>,
     rest: Vec<Waker>,
+    promote: Vec<(Arc<PollSite>, usize)>,
 }
 
 impl WakeBatch {
@@ -141,6 +166,7 @@ impl WakeBatch {
         WakeBatch {
             first: None,
             rest: Vec::new(),
+            promote: Vec::new(),
         }
     }
 
@@ -152,7 +178,8 @@ impl WakeBatch {
         }
     }
 
-    /// Wakes everything collected. Call it with no lock held.
+    /// Wakes everything collected, then promotes the sleeping pollers. Call it with no lock
+    /// held.
     pub(crate) fn wake(self) {
         if self.first.is_some() {
             hos_runtime::internal::chaos::point();
@@ -162,6 +189,9 @@ impl WakeBatch {
         }
         for w in self.rest {
             w.wake();
+        }
+        for (site, n) in self.promote {
+            site.promote(n);
         }
     }
 }

@@ -16,8 +16,8 @@ use crate::sync::{lock, Mutex};
 use crate::ResultCode;
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
-    block_on, current, deadline_after, sys, with_guest, DeadlineClass, Runtime, SpinGate, Timer,
-    Wait,
+    block_on, current, deadline_after, poll_found, sys, with_guest, DeadlineClass, Runtime,
+    SpinGate, Timer, Wait,
 };
 use std::any::type_name;
 use std::future::Future;
@@ -93,7 +93,8 @@ impl<S> Object<S> {
         r
     }
 
-    /// One poll of `op`: completes it, or registers `waker` under `slot`.
+    /// One poll of `op`: completes it, or registers `waker` under `slot`; without a waker (a
+    /// try), one that finds nothing marks the calling thread an idle poller of the list.
     pub(crate) fn poll_op<O: Op<State = S>>(
         &self,
         op: &mut O,
@@ -123,7 +124,10 @@ impl<S> Object<S> {
                     list.register(slot, w);
                     Poll::Pending
                 }
-                (None, None) => Poll::Pending,
+                (None, None) => {
+                    list.missed();
+                    Poll::Pending
+                }
             }
         })
     }
@@ -142,12 +146,16 @@ impl<S> Object<S> {
     }
 
     /// Runs `op` to its end on the calling thread: a try (`Timeout::Poll`) is one locked
-    /// attempt; anything longer blocks through [`block_on`] with this object's spin gate.
+    /// attempt (one that finds nothing marks the calling thread an idle poller of the
+    /// object); anything longer blocks through [`block_on`] with this object's spin gate.
     pub(crate) fn run<O: Op<State = S>>(&self, mut op: O, timeout: Timeout) -> O::Output {
         if let Timeout::Poll = timeout {
-            crate::svc::checkpoint();
+            crate::svc::entry();
             return match self.poll_op(&mut op, &mut WaitSlot::new(), None) {
-                Poll::Ready(v) => v,
+                Poll::Ready(v) => {
+                    poll_found();
+                    v
+                }
                 Poll::Pending => op.fail(ResultCode::TIMED_OUT),
             };
         }
@@ -365,7 +373,7 @@ impl<'a, O: Op> Waiting<'a, O> {
     /// Through the runtime's `block_on` with the object's spin gate: a guest thread gives its
     /// virtual core back while it waits and takes one again before it returns.
     pub fn block(self) -> O::Output {
-        crate::svc::checkpoint();
+        crate::svc::entry();
         let obj = self.obj;
         block_on(self, Wait::object(O::ON, &obj.gate))
     }

@@ -7,7 +7,7 @@
 //! order, and never spuriously.
 
 use super::arbiter::{caller, Arbiter};
-use super::checkpoint;
+use super::entry;
 use crate::os::{shutting_down, Limits, Timeout};
 use crate::sync::atomic::{AtomicU32, AtomicU64};
 use crate::ResultCode;
@@ -103,7 +103,9 @@ pub fn check_word_address(addr: usize, align: usize) -> Result<(), ResultCode> {
 
 /// svcWaitForAddress (0x34), types 0..=2: waits on `addr` if its value calls for it, until a
 /// [`signal_to_address`] on it wakes this thread. `timeout_ns`: negative waits without
-/// limit, 0 checks (and decrements, for type 1) without waiting.
+/// limit, 0 checks (and decrements, for type 1) without waiting: a poll, which makes a guest
+/// thread's next short sleep an idle poll of the word when it finds the word calling for a
+/// wait (docs/design.md section 4).
 ///
 /// # Errors
 /// InvalidState if the word does not call for a wait (types 0 and 1: it is not less than
@@ -128,21 +130,22 @@ pub fn wait_for_address(
     value: i32,
     timeout_ns: i64,
 ) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     if shutting_down() {
         return Err(ResultCode::CANCELLED);
     }
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU32 as usize;
-    Arbiter::global().block(
+    let arbiter = Arbiter::global();
+    if timeout == Timeout::Poll {
+        return arbiter.poll_word(at, |t| t.wait_address(&me, addr, kind, value, true));
+    }
+    arbiter.block(
         "WaitForAddress",
         at,
         Limits::for_timeout(timeout),
-        |t, _| {
-            let poll = timeout == Timeout::Poll;
-            t.wait_address(&me, addr, kind, value, poll).map(Some)
-        },
+        |t, _| t.wait_address(&me, addr, kind, value, false).map(Some),
     )
 }
 
@@ -156,21 +159,22 @@ pub fn wait_for_address(
 /// # Blocking
 /// As [`wait_for_address`].
 pub fn wait_for_address64(addr: &AtomicU64, value: i64, timeout_ns: i64) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     if shutting_down() {
         return Err(ResultCode::CANCELLED);
     }
     let me = caller();
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU64 as usize;
-    Arbiter::global().block(
+    let arbiter = Arbiter::global();
+    if timeout == Timeout::Poll {
+        return arbiter.poll_word(at, |t| t.wait_address64(&me, addr, value, true));
+    }
+    arbiter.block(
         "WaitForAddress",
         at,
         Limits::for_timeout(timeout),
-        |t, _| {
-            let poll = timeout == Timeout::Poll;
-            t.wait_address64(&me, addr, value, poll).map(Some)
-        },
+        |t, _| t.wait_address64(&me, addr, value, false).map(Some),
     )
 }
 
@@ -200,6 +204,37 @@ pub fn signal_to_address(
     value: i32,
     count: i32,
 ) -> Result<(), ResultCode> {
-    checkpoint();
-    Arbiter::global().run(|t, fx| t.signal_address(addr, kind, value, count, fx))
+    entry();
+    let at = addr as *const AtomicU32 as usize;
+    Arbiter::global().signal_word(at, told(count), |t, fx| {
+        t.signal_address(addr, kind, value, count, fx)
+    })
+}
+
+/// How many waiters a SignalToAddress of `count` tells: `count`, or every one (`usize::MAX`)
+/// for `count <= 0`.
+fn told(count: i32) -> usize {
+    usize::try_from(count)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or(usize::MAX)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::told;
+
+    #[test]
+    fn a_count_of_zero_or_less_tells_every_waiter() {
+        for (count, want) in [
+            (1, 1),
+            (2, 2),
+            (i32::MAX, i32::MAX as usize),
+            (0, usize::MAX),
+            (-1, usize::MAX),
+            (i32::MIN, usize::MAX),
+        ] {
+            assert_eq!(told(count), want, "count {count}");
+        }
+    }
 }

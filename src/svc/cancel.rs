@@ -9,7 +9,7 @@
 //! sticky flag, so a cancel is never lost. Only svcWaitSynchronization sees it: arbiter
 //! waits and sleeps neither end nor consume it, as on the console.
 
-use super::{checkpoint, thread_of, Handle};
+use super::{entry, thread_of, Handle};
 use crate::sync::{lock, Mutex};
 use crate::ResultCode;
 use std::future::Future;
@@ -105,7 +105,7 @@ impl CancelState {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn cancel_synchronization(h: Handle) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     thread_of(h)?.cancel_state().cancel();
     Ok(())
 }

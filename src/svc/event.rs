@@ -6,7 +6,7 @@
 //! consumes it), cleared, and reset. A signal wakes every waiter.
 
 use super::handles::{self, HandleObject};
-use super::{checkpoint, Handle};
+use super::{entry, Handle};
 use crate::os::{ClearMode, Event};
 use crate::ResultCode;
 use std::sync::Arc;
@@ -29,7 +29,7 @@ use std::sync::Arc;
 /// # Ok::<(), hos::ResultCode>(())
 /// ```
 pub fn create_event() -> Result<(Handle, Handle), ResultCode> {
-    checkpoint();
+    entry();
     let event = Arc::new(Event::new(ClearMode::Manual));
     let write = handles::insert(HandleObject::WritableEvent(event.clone()))?;
     match handles::insert(HandleObject::ReadableEvent(event)) {
@@ -47,7 +47,7 @@ pub fn create_event() -> Result<(Handle, Handle), ResultCode> {
 /// # Errors
 /// InvalidHandle unless `h` is an event's writable side.
 pub fn signal_event(h: Handle) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     match handles::get(h)? {
         HandleObject::WritableEvent(e) => {
             e.signal();
@@ -62,7 +62,7 @@ pub fn signal_event(h: Handle) -> Result<(), ResultCode> {
 /// # Errors
 /// InvalidHandle unless `h` is an event's writable or readable side.
 pub fn clear_event(h: Handle) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     match handles::get(h)? {
         HandleObject::WritableEvent(e) | HandleObject::ReadableEvent(e) => {
             e.clear();
@@ -79,7 +79,7 @@ pub fn clear_event(h: Handle) -> Result<(), ResultCode> {
 /// InvalidState if it was not signalled; InvalidHandle unless `h` is an event's readable
 /// side (the console also takes a process handle, which hos has none of).
 pub fn reset_signal(h: Handle) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     match handles::get(h)? {
         HandleObject::ReadableEvent(e) if e.reset() => Ok(()),
         HandleObject::ReadableEvent(_) => Err(ResultCode::INVALID_STATE),

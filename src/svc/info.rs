@@ -5,7 +5,7 @@
 //! Invariant: nothing here blocks or changes state; a bad handle or info type is answered
 //! with its result code.
 
-use super::{checkpoint, thread_of, Handle};
+use super::{entry, thread_of, Handle};
 use crate::ResultCode;
 
 /// svcGetInfo's ThreadTickCount info type (25; firmware 13.0.0 and later).
@@ -43,7 +43,7 @@ pub fn current_thread_handle() -> Handle {
 /// # Errors
 /// InvalidHandle for a handle that names no thread.
 pub fn get_thread_id(h: Handle) -> Result<u64, ResultCode> {
-    checkpoint();
+    entry();
     Ok(thread_of(h)?.id())
 }
 
@@ -51,7 +51,7 @@ pub fn get_thread_id(h: Handle) -> Result<u64, ResultCode> {
 /// ideal core while it holds none (the virtual cores off, or running past them by escape);
 /// 0 on any other thread.
 pub fn get_current_processor_number() -> i32 {
-    checkpoint();
+    entry();
     crate::thread::with_current(|t| t.current_core()).unwrap_or(0)
 }
 
@@ -65,7 +65,7 @@ pub fn get_current_processor_number() -> i32 {
 /// InvalidCombination for a subtype that is neither `u64::MAX` nor 0..=63; InvalidHandle
 /// for a handle that names no thread.
 pub fn get_info(info_type: u32, h: Handle, subtype: u64) -> Result<u64, ResultCode> {
-    checkpoint();
+    entry();
     if info_type != INFO_TYPE_THREAD_TICK_COUNT {
         return Err(ResultCode::INVALID_ENUM_VALUE);
     }

@@ -13,7 +13,7 @@
 //! its priority until it unlocks.
 
 use super::arbiter::{caller, caller_id, resolve, Arbiter};
-use super::{checkpoint, Handle};
+use super::{entry, Handle};
 use crate::os::{shutting_down, Limits, Timeout};
 use crate::sync::atomic::AtomicU32;
 use crate::ResultCode;
@@ -41,7 +41,7 @@ pub const WAITERS: u32 = 0x4000_0000;
 /// assert_eq!(svc::arbitrate_lock(Handle(0x1234), &word, 0x5678), Ok(()));
 /// ```
 pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     if shutting_down() {
         return Err(ResultCode::CANCELLED);
     }
@@ -63,7 +63,7 @@ pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), R
 /// # Errors
 /// None on hos (the console answers a word it cannot write with InvalidCurrentMemory).
 pub fn arbitrate_unlock(addr: &AtomicU32) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     let me = caller_id();
     Arbiter::global().run(|t, fx| t.unlock(me, addr, fx));
     Ok(())
@@ -88,7 +88,7 @@ pub fn wait_process_wide_key_atomic(
     tag: u32,
     timeout_ns: i64,
 ) -> Result<(), ResultCode> {
-    checkpoint();
+    entry();
     if shutting_down() {
         return Err(ResultCode::CANCELLED);
     }
@@ -104,6 +104,6 @@ pub fn wait_process_wide_key_atomic(
 /// mutex if the mutex word is free, or else sets [`WAITERS`] in it and waits for its owner's
 /// unlock. Writes 0 to `key` once nobody waits on it.
 pub fn signal_process_wide_key(key: &AtomicU32, count: i32) {
-    checkpoint();
+    entry();
     Arbiter::global().run(|t, fx| t.signal_condvar(key, count, resolve, fx));
 }

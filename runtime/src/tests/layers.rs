@@ -40,6 +40,8 @@ const ORDER: &[&str] = &[
     "policy",
     // waiting
     "block_on",
+    "pollers",
+    "poll",
     "vcore",
     "thread",
     // composition

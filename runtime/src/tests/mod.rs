@@ -7,9 +7,13 @@ mod build_errors;
 #[cfg(not(loom))]
 mod common;
 #[cfg(not(loom))]
+mod idle_poll;
+#[cfg(not(loom))]
 mod layers;
 #[cfg(loom)]
 mod loom_block_on;
+#[cfg(loom)]
+mod loom_poll;
 #[cfg(loom)]
 mod loom_vcore;
 #[cfg(not(loom))]

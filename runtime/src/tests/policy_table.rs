@@ -323,8 +323,10 @@ fn the_clamp_is_the_only_one() {
 #[test]
 fn boolean_switches_follow_one_rule() {
     type Get = fn(&Config) -> bool;
-    let switches: [(&str, Get, bool); 3] = [
+    let switches: [(&str, Get, bool); 5] = [
         ("HOS_VCORES", |c| c.vcores, true),
+        ("HOS_IDLE_POLL", |c| c.idle_poll, true),
+        ("HOS_IDLE_POLL_COALESCE", |c| c.idle_poll_coalesce, false),
         ("HOS_SLEEP_LOG", |c| c.sleep_log, false),
         ("HOS_TLS_TRACE", |c| c.tls_trace, false),
     ];
@@ -523,9 +525,16 @@ fn each_decision_is_logged_once_with_the_count() {
     }
     let log = std::sync::Arc::new(Messages(Default::default()));
     let config = resolve(&[("HOS_SHORT_SLEEP", "auto")]).unwrap();
+    let blind = resolve(&[
+        ("HOS_IDLE_POLL_BLIND", "8"),
+        ("HOS_IDLE_POLL_COALESCE", "1"),
+    ])
+    .unwrap();
     tracing::subscriber::with_default(log.clone(), || {
         Policy::new(&config, Some(4));
         Policy::new(&config, None);
+        Policy::new(&Config::default(), Some(16));
+        Policy::new(&blind, Some(2));
     });
     let lines = log.0.lock().unwrap().clone();
     assert_eq!(
@@ -534,11 +543,27 @@ fn each_decision_is_logged_once_with_the_count() {
             "guest short sleeps: timer, 4 logical processors",
             "host short sleeps: yield, 4 logical processors",
             "poller cap: none, 4 logical processors",
+            "idle polls: served like other sleeps, 4 logical processors",
             "spin: serial and host 20000 ns, other 20000 ns, 4 logical processors",
             "guest short sleeps: yield, logical processors unknown",
             "host short sleeps: yield, logical processors unknown",
             "poller cap: 1, logical processors unknown",
+            "idle polls: served like other sleeps, logical processors unknown",
             "spin: serial and host 20000 ns, other 20000 ns, logical processors unknown",
+            "guest short sleeps: precise, 16 logical processors",
+            "host short sleeps: precise, 16 logical processors",
+            "poller cap: 4, 16 logical processors",
+            "idle polls of hos objects: relaxed, up to 1000000 ns past the deadline, promoted by work, 16 logical processors",
+            "idle polls of guest words: relaxed at the deadline, promoted by a signal, 16 logical processors",
+            "blind pollers: precise, 16 logical processors",
+            "spin: serial and host 20000 ns, other 5000 ns, 16 logical processors",
+            "guest short sleeps: precise, 2 logical processors",
+            "host short sleeps: precise, 2 logical processors",
+            "poller cap: 1, 2 logical processors",
+            "idle polls of hos objects: relaxed, up to 1000000 ns past the deadline, on shared ticks, promoted by work, 2 logical processors",
+            "idle polls of guest words: relaxed at the deadline, promoted by a signal, 2 logical processors",
+            "blind pollers: relaxed at the deadline after 8 quiet sleeps, 2 logical processors",
+            "spin: serial and host 20000 ns, other 20000 ns, 2 logical processors",
         ]
     );
 }

@@ -22,8 +22,11 @@ fn numbers_and_modes_are_read() {
         ("HOS_CORES", "4"),
         ("HOS_VCORE_SLICE_US", "500"),
         ("HOS_VCORE_ESCAPE_MS", "100"),
+        ("HOS_IDLE_POLL_STRETCH_US", " 250"),
+        ("HOS_IDLE_POLL_BLIND", "16"),
     ])
     .unwrap();
+    assert_eq!((c.idle_poll_stretch_us, c.idle_poll_blind), (250, 16));
     assert_eq!(c.short_sleep, ShortSleep::Auto);
     assert_eq!(c.short_sleep_pollers, Some(7));
     assert_eq!((c.spin_us, c.spin_other_us), (30, Some(2)));
@@ -59,6 +62,10 @@ fn bounds_are_accepted() {
         ("HOS_VCORE_SLICE_US", "1000000"),
         ("HOS_VCORE_ESCAPE_MS", "1"),
         ("HOS_VCORE_ESCAPE_MS", "3600000"),
+        ("HOS_IDLE_POLL_STRETCH_US", "0"),
+        ("HOS_IDLE_POLL_STRETCH_US", "1000000"),
+        ("HOS_IDLE_POLL_BLIND", "0"),
+        ("HOS_IDLE_POLL_BLIND", "1000000"),
     ] {
         assert!(resolve(&[(name, raw)]).is_ok(), "{name}={raw}");
     }
@@ -91,6 +98,10 @@ fn bad_values_are_errors_naming_switch_and_value() {
         ("HOS_VCORE_ESCAPE_MS", "3600001"),
         ("HOS_FLIGHT_WAIT_MS", "-1"),
         ("HOS_FLIGHT_WAIT_MS", "3600001"),
+        ("HOS_IDLE_POLL_STRETCH_US", "1000001"),
+        ("HOS_IDLE_POLL_STRETCH_US", "-1"),
+        ("HOS_IDLE_POLL_BLIND", "1000001"),
+        ("HOS_IDLE_POLL_BLIND", "4294967296"),
     ];
     for (name, raw) in bad {
         let err = resolve(&[(name, raw)]).expect_err(&format!("{name}={raw:?} accepted"));
@@ -115,7 +126,17 @@ fn bad_values_are_errors_naming_switch_and_value() {
 #[test]
 fn bad_builder_values_are_errors_naming_the_method() {
     type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
-    let bad: [(Set, &str, &str); 11] = [
+    let bad: [(Set, &str, &str); 13] = [
+        (
+            |b| b.idle_poll_stretch_us(1_000_001),
+            "idle_poll_stretch_us",
+            "1000001",
+        ),
+        (
+            |b| b.idle_poll_blind(1_000_001),
+            "idle_poll_blind",
+            "1000001",
+        ),
         (|b| b.vcores(0), "vcores", "0"),
         (|b| b.vcores(9), "vcores", "9"),
         (|b| b.spin_us(1_000_001), "spin_us", "1000001"),
@@ -166,6 +187,10 @@ fn every_builder_method_sets_its_switch() {
         .short_sleep_pollers(Some(3))
         .spin_us(40)
         .spin_other_us(7)
+        .idle_poll(false)
+        .idle_poll_stretch_us(50)
+        .idle_poll_coalesce(true)
+        .idle_poll_blind(8)
         .serial([" Render ", "", "Main"])
         .vcores(8)
         .vcores_enabled(false)
@@ -188,6 +213,10 @@ fn every_builder_method_sets_its_switch() {
         short_sleep_pollers: Some(3),
         spin_us: 40,
         spin_other_us: Some(7),
+        idle_poll: false,
+        idle_poll_stretch_us: 50,
+        idle_poll_coalesce: true,
+        idle_poll_blind: 8,
         serial: vec!["Render".into(), "Main".into()],
         cores: 8,
         vcores: false,
@@ -220,6 +249,15 @@ fn defaults_are_the_documented_ones() {
     assert_eq!(d.short_sleep, ShortSleep::Reactor);
     assert_eq!((d.short_sleep_timer, d.short_sleep_pollers), (None, None));
     assert_eq!((d.spin_us, d.spin_other_us), (20, None));
+    assert_eq!(
+        (
+            d.idle_poll,
+            d.idle_poll_stretch_us,
+            d.idle_poll_coalesce,
+            d.idle_poll_blind
+        ),
+        (true, 1000, false, 0)
+    );
     assert_eq!(d.serial, ["MainThread", "Presentation"]);
     assert_eq!((d.cores, d.vcores), (6, true));
     assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
@@ -239,6 +277,10 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_SHORT_SLEEP_POLLERS", "2"),
         ("HOS_SPIN_US", "30"),
         ("HOS_SPIN_OTHER_US", "3"),
+        ("HOS_IDLE_POLL", "off"),
+        ("HOS_IDLE_POLL_STRETCH_US", "20"),
+        ("HOS_IDLE_POLL_COALESCE", "on"),
+        ("HOS_IDLE_POLL_BLIND", "3"),
         ("HOS_SERIAL", "Game"),
         ("HOS_CORES", "2"),
         ("HOS_VCORES", "0"),
@@ -258,6 +300,10 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .short_sleep_pollers(Some(9))
         .spin_us(40)
         .spin_other_us(4)
+        .idle_poll(true)
+        .idle_poll_stretch_us(40)
+        .idle_poll_coalesce(false)
+        .idle_poll_blind(5)
         .serial(["Render"])
         .vcores(3)
         .vcores_enabled(true)
@@ -296,6 +342,10 @@ fn code_wins_over_the_environment_unless_asked() {
         short_sleep_pollers: Some(2),
         spin_us: 30,
         spin_other_us: Some(3),
+        idle_poll: false,
+        idle_poll_stretch_us: 20,
+        idle_poll_coalesce: true,
+        idle_poll_blind: 3,
         serial: vec!["Game".into()],
         cores: 2,
         vcores: false,

@@ -158,7 +158,7 @@ fn loom_signal_versus_timeout_on_one_address() {
             let (arb, word) = (arb.clone(), word.clone());
             loom::thread::spawn(move || {
                 let kind = SignalType::SignalAndModifyByWaitingCountIfEqual;
-                arb.run(|t, fx| t.signal_address(&word, kind, 0, 1, fx))
+                arb.run(|t, fx| t.signal_address(&word, kind, 0, 1, fx).map(drop))
             })
         };
         let waited = arb.block("WaitForAddress", addr(&word), expiry, |t, _| {

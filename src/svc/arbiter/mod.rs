@@ -7,7 +7,8 @@
 //! the words through their atomics. The priorities the table lends (priority inheritance)
 //! are put on the threads' virtual-core rank still under the lock, so they land in order;
 //! wakes happen after it is dropped. Locks nest in one order only: the arbiter's, then the
-//! handle table's (looking a mutex word's owner up) or the virtual cores' (a lent priority).
+//! handle table's (looking a mutex word's owner up), the virtual cores' (a lent priority) or
+//! the word pollers' (a zero-timeout WaitForAddress that found nothing, a signal).
 //!
 //! A wait ends when the table ends it (a signal, a hand-off, an owner gone), at its deadline
 //! (TimedOut), or at its runtime's shutdown (Cancelled): the last two take it out of the table
@@ -22,6 +23,7 @@ mod hasher;
 mod lent;
 #[cfg(all(test, loom))]
 mod loom;
+mod pollers;
 mod table;
 #[cfg(all(test, not(loom)))]
 mod tests;
@@ -36,7 +38,8 @@ use crate::os::Limits;
 use crate::sync::{lock, Mutex};
 use crate::thread::Thread;
 use crate::ResultCode;
-use hos_runtime::internal::{block_on, trace, with_parker, SpinGate, Wait};
+use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
+use pollers::WordPollers;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
@@ -119,6 +122,8 @@ fn host_id() -> u32 {
 pub(crate) struct Arbiter {
     table: Mutex<Waits>,
     gates: [SpinGate; GATES],
+    /// Taken only under `table`'s lock.
+    words: Mutex<WordPollers>,
 }
 
 /// How a blocked wait learns it must end without its signal: its deadline and its
@@ -140,6 +145,7 @@ impl Arbiter {
         Arbiter {
             table: Mutex::new(Table::new()),
             gates: std::array::from_fn(|_| SpinGate::new()),
+            words: Mutex::new(WordPollers::default()),
         }
     }
 
@@ -179,6 +185,49 @@ impl Arbiter {
             w.wake();
         }
         r
+    }
+
+    /// A zero-timeout WaitForAddress on the word at `addr`: runs `op` (the table's check of
+    /// the word, which never registers a wait for a poll; one it did is cancelled as timed
+    /// out). A poll that finds the word calling for a wait (TimedOut) marks the calling
+    /// thread a poller of the word, under the lock; one that finds it ready (InvalidState)
+    /// clears the thread's marks, as a try that finds something does.
+    pub(crate) fn poll_word(
+        &self,
+        addr: usize,
+        op: impl FnOnce(&mut Waits) -> Result<WaitKey, ResultCode>,
+    ) -> Result<(), ResultCode> {
+        let r = self.run(|t, fx| {
+            let r = op(t).and_then(|k| t.cancel(k, ResultCode::TIMED_OUT, fx));
+            if r == Err(ResultCode::TIMED_OUT) {
+                lock(&self.words).missed(addr);
+            }
+            r
+        });
+        if r == Err(ResultCode::INVALID_STATE) {
+            poll_found();
+        }
+        r
+    }
+
+    /// A SignalToAddress on the word at `addr` for `told` waiters (`usize::MAX`: all): runs
+    /// `op` (the table's signal, which says how many blocked waiters it woke), then promotes
+    /// as many of the word's sleeping pollers as it told and woke no blocked waiter for,
+    /// after the lock is dropped.
+    pub(crate) fn signal_word(
+        &self,
+        addr: usize,
+        told: usize,
+        op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> Result<usize, ResultCode>,
+    ) -> Result<(), ResultCode> {
+        let promote = self.run(|t, fx| {
+            let woken = op(t, fx)?;
+            Ok(lock(&self.words).ready(addr, told, woken))
+        })?;
+        if let Some((site, n)) = promote {
+            site.promote(n);
+        }
+        Ok(())
     }
 
     /// Runs `op`, which may register a wait (`Ok(Some(key))`), and blocks until that wait

@@ -337,7 +337,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
 
     /// svcSignalToAddress: checks and updates the word as `kind` says (InvalidState, with
     /// nothing changed and nobody woken, if it is not `value`), then wakes up to `count`
-    /// waiters of the word (`<= 0`: all), best first.
+    /// waiters of the word (`<= 0`: all), best first; returns how many it woke.
     pub(crate) fn signal_address(
         &mut self,
         word: &AtomicU32,
@@ -345,7 +345,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         value: i32,
         count: i32,
         fx: &mut Effects<R>,
-    ) -> Result<(), ResultCode> {
+    ) -> Result<usize, ResultCode> {
         let addr = addr_of(word);
         let old = match kind {
             SignalType::Signal => value,
@@ -375,7 +375,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             self.finish(k, Ok(()), fx);
         }
         self.check();
-        Ok(())
+        Ok(n as usize)
     }
 
     /// A wait's result if it ended (its entry is then gone and `key` is spent), else keeps

@@ -1,0 +1,441 @@
+//! The idle-poll rules (docs/design.md section 4): which sleeps are idle polls, by mode, switch,
+//! role, length and what came before; when one is promoted; that none ends early; that host
+//! and serial threads are never relaxed. Then the same through a running runtime.
+
+use crate::context;
+use crate::policy::{
+    idle_step, polled, promotions, IdlePoll, IdleStep, Marked, Policy, Polled, Role, SHORT_SLEEP_NS,
+};
+use crate::poll;
+use crate::pollers::PollSite;
+use crate::runtime::Runtime;
+use crate::thread::ThreadSpec;
+use crate::{sys, Builder, Calibration, SleepPath};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::common::resolve;
+
+fn policy(vars: &[(&str, &str)]) -> Policy {
+    let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
+    Policy::new(&config, Some(8))
+}
+
+const ROLES: [Role; 3] = [Role::Serial, Role::Other, Role::Host];
+const LENGTHS: [u64; 5] = [1, 20_000, SHORT_SLEEP_NS - 1, SHORT_SLEEP_NS, u64::MAX];
+const POLLED: [Polled; 7] = [
+    Polled::Objects,
+    Polled::Words,
+    Polled::Nothing,
+    Polled::Quiet(0),
+    Polled::Quiet(1),
+    Polled::Quiet(3),
+    Polled::Quiet(u32::MAX),
+];
+
+/// (switches, whether the idle-poll rule is on, stretch us, coalesced, blind threshold).
+type Row = (
+    &'static [(&'static str, &'static str)],
+    bool,
+    u64,
+    bool,
+    u32,
+);
+
+const SWITCHES: [Row; 12] = [
+    (&[], true, 1000, false, 0),
+    (&[("HOS_SHORT_SLEEP", "reactor")], true, 1000, false, 0),
+    (&[("HOS_SHORT_SLEEP", "timer")], false, 0, false, 0),
+    (&[("HOS_SHORT_SLEEP", "yield")], false, 0, false, 0),
+    (&[("HOS_SHORT_SLEEP", "auto")], false, 0, false, 0),
+    (&[("HOS_SHORT_SLEEP_TIMER", "1")], false, 0, false, 0),
+    (&[("HOS_SHORT_SLEEP_TIMER", "0")], false, 0, false, 0),
+    (&[("HOS_IDLE_POLL", "off")], false, 0, false, 0),
+    (&[("HOS_IDLE_POLL_STRETCH_US", "0")], true, 0, false, 0),
+    (&[("HOS_IDLE_POLL_COALESCE", "1")], true, 1000, true, 0),
+    (&[("HOS_IDLE_POLL_BLIND", "3")], true, 1000, false, 3),
+    (
+        &[("HOS_IDLE_POLL_BLIND", "1"), ("HOS_IDLE_POLL", "0")],
+        false,
+        0,
+        false,
+        1,
+    ),
+];
+
+#[test]
+fn which_sleeps_are_idle_polls() {
+    let mut rows = 0;
+    for (vars, on, stretch_us, coalesce, blind) in SWITCHES {
+        let p = policy(vars);
+        for role in ROLES {
+            for ns in LENGTHS {
+                for polled in POLLED {
+                    let eligible = on && role == Role::Other && ns < SHORT_SLEEP_NS;
+                    let want = match polled {
+                        _ if !eligible => None,
+                        Polled::Objects => Some(IdlePoll {
+                            stretch_ns: stretch_us * 1000,
+                            coalesce,
+                        }),
+                        // A guest word can be readied unseen: never stretched.
+                        Polled::Words => Some(IdlePoll {
+                            stretch_ns: 0,
+                            coalesce: false,
+                        }),
+                        Polled::Quiet(n) if blind > 0 && n >= blind => Some(IdlePoll {
+                            stretch_ns: 0,
+                            coalesce: false,
+                        }),
+                        Polled::Quiet(_) | Polled::Nothing => None,
+                    };
+                    let what = format!("{vars:?} {role:?} {ns} ns after {polled:?}");
+                    assert_eq!(p.idle_poll(role, ns, polled), want, "{what}");
+                    rows += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(rows, 12 * 3 * 5 * 7);
+}
+
+#[test]
+fn which_sleeps_count_as_polls() {
+    // (lists polled empty, one a word, overflow, calls since the last sleep, short, quiet
+    // run before) -> (what the sleep follows, quiet run after).
+    type Case = ((usize, bool, bool, u64, bool, u32), (Polled, u32));
+    let cases: [Case; 14] = [
+        // A poll that found nothing, then the sleep: whatever the calls and length.
+        ((1, false, false, 1, true, 0), (Polled::Objects, 0)),
+        ((3, false, false, 9, true, 5), (Polled::Objects, 0)),
+        ((1, false, false, 1, false, 2), (Polled::Objects, 0)),
+        // One of them a guest word.
+        ((1, true, false, 1, true, 0), (Polled::Words, 0)),
+        ((4, true, false, 2, true, 7), (Polled::Words, 0)),
+        // More than one sleep links: nothing.
+        ((0, false, true, 1, true, 3), (Polled::Nothing, 0)),
+        ((64, true, true, 1, true, 3), (Polled::Nothing, 0)),
+        // No poll: a short sleep with at most its own svc since the last one extends the run.
+        ((0, false, false, 0, true, 0), (Polled::Quiet(1), 1)),
+        ((0, false, false, 1, true, 0), (Polled::Quiet(1), 1)),
+        ((0, false, false, 1, true, 3), (Polled::Quiet(4), 4)),
+        (
+            (0, false, false, 1, true, u32::MAX),
+            (Polled::Quiet(u32::MAX), u32::MAX),
+        ),
+        // Another call between, or a long sleep, breaks it.
+        ((0, false, false, 2, true, 3), (Polled::Quiet(0), 0)),
+        ((0, false, false, 1, false, 3), (Polled::Quiet(0), 0)),
+        ((0, false, false, u64::MAX, true, 3), (Polled::Quiet(0), 0)),
+    ];
+    for ((lists, words, overflow, calls, short, quiet), want) in cases {
+        let marked = Marked {
+            lists,
+            words,
+            overflow,
+            calls,
+        };
+        assert_eq!(
+            polled(marked, short, quiet),
+            want,
+            "{marked:?} short {short} quiet {quiet}"
+        );
+    }
+}
+
+#[test]
+fn a_readiness_promotes_only_what_no_blocked_waiter_took() {
+    // (told, woken by it) -> pollers promoted.
+    for (told, woken, want) in [
+        (1, 0, 1),
+        (1, 1, 0),
+        (3, 1, 2),
+        (3, 3, 0),
+        (0, 0, 0),
+        (usize::MAX, 5, usize::MAX - 5),
+        (2, 5, 0),
+    ] {
+        assert_eq!(promotions(told, woken), want, "told {told}, woken {woken}");
+    }
+}
+
+#[test]
+fn host_and_serial_sleeps_are_never_relaxed() {
+    for (vars, ..) in SWITCHES {
+        let p = policy(vars);
+        for role in [Role::Serial, Role::Host] {
+            for ns in LENGTHS {
+                for polled in POLLED {
+                    assert_eq!(p.idle_poll(role, ns, polled), None, "{vars:?} {role:?}");
+                }
+            }
+        }
+    }
+}
+
+/// Times around a deadline of 1000 and a wake time of 3000.
+const TIMES: [u64; 7] = [0, 999, 1000, 1001, 2999, 3000, u64::MAX];
+
+#[test]
+fn the_step_is_never_early_and_a_promotion_ends_or_goes_precise() {
+    let (deadline, wake_at) = (1000, 3000);
+    for now in TIMES {
+        for promoted in [false, true] {
+            for shut in [false, true] {
+                let step = idle_step(now, deadline, wake_at, promoted, shut);
+                let want = match (shut, promoted, now >= deadline, now >= wake_at) {
+                    (true, ..) => IdleStep::End,
+                    (false, true, false, _) => IdleStep::Precise,
+                    (false, true, true, _) => IdleStep::End,
+                    (false, false, _, true) => IdleStep::End,
+                    (false, false, _, false) => IdleStep::Park,
+                };
+                assert_eq!(step, want, "now {now} promoted {promoted} shut {shut}");
+                if step == IdleStep::End && !shut {
+                    assert!(now >= deadline, "ended {} ns early", deadline - now);
+                }
+            }
+        }
+    }
+    // A wake time before the deadline (never made, but the rule holds): not before it.
+    assert_eq!(idle_step(500, 1000, 100, false, false), IdleStep::Park);
+}
+
+#[test]
+fn wake_times_are_never_before_the_deadline() {
+    let plain = |stretch_ns| IdlePoll {
+        stretch_ns,
+        coalesce: false,
+    };
+    let ticks = |stretch_ns| IdlePoll {
+        stretch_ns,
+        coalesce: true,
+    };
+    assert_eq!(plain(0).wake_at(12_345), 12_345);
+    assert_eq!(ticks(0).wake_at(12_345), 12_345);
+    assert_eq!(plain(1000).wake_at(12_345), 13_345);
+    assert_eq!(ticks(1000).wake_at(12_345), 13_000);
+    assert_eq!(ticks(1000).wake_at(13_000), 13_000, "on a tick: that tick");
+    assert_eq!(plain(1000).wake_at(u64::MAX - 1), u64::MAX);
+    assert_eq!(ticks(1000).wake_at(u64::MAX - 1), u64::MAX);
+    assert!(!plain(1000).on_ticks() && !ticks(0).on_ticks() && ticks(1).on_ticks());
+    for d in [1, 999, 1000, 1001, 7_777_777] {
+        for t in [plain(1), plain(1000), ticks(1), ticks(3), ticks(1000)] {
+            let w = t.wake_at(d);
+            assert!(w >= d && w - d <= t.stretch_ns, "{t:?} {d} -> {w}");
+        }
+    }
+}
+
+fn runtime(vars: &[(&str, &str)]) -> Runtime {
+    super::common::with_env(vars)
+        .calibration(Calibration::default())
+        .vcores_enabled(false)
+        .build()
+        .expect("valid switches")
+}
+
+/// Runs `f` as a guest thread named `name` of `rt`.
+fn guest<T: Send + 'static>(rt: &Runtime, name: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let rec = rt.register_thread(&ThreadSpec {
+        name: name.into(),
+        priority: 44,
+        core_mask: 1,
+        ideal_core: 0,
+    });
+    let rt = rt.clone();
+    std::thread::spawn(move || {
+        let _ctx = context::enter(&rt, rec);
+        f()
+    })
+    .join()
+    .expect("guest thread")
+}
+
+/// A sleep of `ns` after a poll of `site` that found nothing; returns how late it ended.
+fn poll_then_sleep(site: &Arc<PollSite>, ns: u64) -> u64 {
+    poll::missed(site);
+    let deadline = sys::now() + ns;
+    crate::sleep::sleep_current(ns);
+    let now = sys::now();
+    assert!(
+        now >= deadline,
+        "an idle poll ended {} ns early",
+        deadline - now
+    );
+    now - deadline
+}
+
+#[test]
+fn a_poll_then_a_short_sleep_is_an_idle_poll_of_other_threads_only() {
+    let rt = runtime(&[("HOS_IDLE_POLL_STRETCH_US", "100")]);
+    let site = Arc::new(PollSite::new());
+    for name in ["ModuleSystemWorker0", "MainThread"] {
+        let s = site.clone();
+        guest(&rt, name, move || {
+            poll_then_sleep(&s, 20_000);
+            // No poll before it: an ordinary sleep.
+            crate::sleep::sleep_current(20_000);
+            // A wait between the poll and the sleep: no idle poll either.
+            poll::missed(&s);
+            context::block_on(std::future::ready(()), crate::block_on::Wait::sleep());
+            crate::sleep::sleep_current(20_000);
+            // A poll that found something, after one that did not: neither.
+            poll::missed(&s);
+            poll::clear();
+            crate::sleep::sleep_current(20_000);
+            // A long sleep after a poll: no idle poll.
+            poll::missed(&s);
+            crate::sleep::sleep_current(SHORT_SLEEP_NS);
+        });
+    }
+    // A host thread's poll makes its sleep no idle poll.
+    poll::missed(&site);
+    crate::sleep::host_sleep(&rt, Duration::from_micros(20));
+    let s = rt.stats();
+    assert_eq!(s.idle_polls, 1, "only the worker's first sleep");
+    assert_eq!(s.path(SleepPath::IdlePoll).count, 1);
+    assert_eq!((s.idle_relaxed, s.idle_promoted), (1, 0));
+    assert_eq!(site.linked(), 0, "the sleeper unlinked itself");
+    rt.shutdown();
+}
+
+#[test]
+fn a_guest_word_poll_ends_at_its_deadline_not_stretched() {
+    // Stretched by a second for hos objects: a sleep that also polled a guest word (which a
+    // plain store readies unseen) must not last that long.
+    let rt = runtime(&[("HOS_IDLE_POLL_STRETCH_US", "1000000")]);
+    let (object, word) = (Arc::new(PollSite::new()), Arc::new(PollSite::word()));
+    let late = guest(&rt, "ModuleSystemWorker0", move || {
+        poll::missed(&object);
+        poll_then_sleep(&word, 20_000)
+    });
+    assert!(late < 500_000_000, "stretched: {late} ns late");
+    let s = rt.stats();
+    assert_eq!((s.idle_polls, s.idle_relaxed, s.idle_promoted), (1, 1, 0));
+    rt.shutdown();
+}
+
+#[test]
+fn a_ready_object_promotes_its_sleeping_poller() {
+    // Stretched by a second: without the promotion the sleep would last that long.
+    let rt = runtime(&[("HOS_IDLE_POLL_STRETCH_US", "1000000")]);
+    let site = Arc::new(PollSite::new());
+    let s = site.clone();
+    let r = rt.clone();
+    let promoter = std::thread::spawn(move || {
+        let limit = Instant::now() + Duration::from_secs(10);
+        while s.linked() == 0 && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(s.ready(1), "the sleeper linked itself");
+        assert_eq!(s.promote(1), 1);
+        r.stats()
+    });
+    let s = site.clone();
+    let slept = guest(&rt, "ModuleSystemWorker0", move || {
+        let t = Instant::now();
+        poll_then_sleep(&s, 20_000);
+        t.elapsed()
+    });
+    promoter.join().expect("promoter");
+    assert!(slept < Duration::from_millis(500), "slept {slept:?}");
+    let stats = rt.stats();
+    assert_eq!((stats.idle_polls, stats.idle_promoted), (1, 1));
+    assert_eq!(stats.idle_relaxed, 0);
+    assert_eq!(site.linked(), 0);
+    rt.shutdown();
+}
+
+#[test]
+fn blind_pollers_are_relaxed_after_quiet_sleeps_only_when_asked() {
+    for (blind, want) in [("0", 0), ("3", 2)] {
+        let rt = runtime(&[("HOS_IDLE_POLL_BLIND", blind)]);
+        guest(&rt, "ModuleSystemWorker0", move || {
+            for _ in 0..4 {
+                crate::sleep::sleep_current(20_000);
+            }
+            // A call between sleeps breaks the run.
+            crate::poll::note_call();
+            crate::poll::note_call();
+            crate::sleep::sleep_current(20_000);
+        });
+        let s = rt.stats();
+        assert_eq!(s.idle_polls, want, "blind {blind}");
+        assert_eq!(s.idle_relaxed, want, "blind {blind}");
+        rt.shutdown();
+    }
+}
+
+#[test]
+fn shutdown_ends_an_idle_poll() {
+    let rt = runtime(&[("HOS_IDLE_POLL_STRETCH_US", "1000000")]);
+    let site = Arc::new(PollSite::new());
+    let (s, r) = (site.clone(), rt.clone());
+    let stopper = std::thread::spawn(move || {
+        let limit = Instant::now() + Duration::from_secs(10);
+        while s.linked() == 0 && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        r.shutdown();
+    });
+    let s = site.clone();
+    let slept = guest(&rt, "ModuleSystemWorker0", move || {
+        let t = Instant::now();
+        poll::missed(&s);
+        crate::sleep::sleep_current(SHORT_SLEEP_NS - 1);
+        t.elapsed()
+    });
+    stopper.join().expect("stopper");
+    assert!(slept < Duration::from_millis(500), "slept {slept:?}");
+    assert_eq!(site.linked(), 0);
+    let s = rt.stats();
+    assert_eq!(
+        (s.idle_polls, s.idle_relaxed, s.idle_promoted),
+        (1, 0, 0),
+        "a sleep that shutdown ended is neither relaxed nor promoted"
+    );
+}
+
+#[test]
+fn coalesced_wakes_are_counted() {
+    let rt = Builder::<Runtime>::new()
+        .calibration(Calibration::default())
+        .vcores_enabled(false)
+        .idle_poll_coalesce(true)
+        .idle_poll_stretch_us(2000)
+        .build()
+        .unwrap();
+    let site = Arc::new(PollSite::new());
+    let workers: Vec<_> = (0..3)
+        .map(|i| {
+            let (rt, s) = (rt.clone(), site.clone());
+            let rec = rt.register_thread(&ThreadSpec {
+                name: format!("ModuleSystemWorker{i}"),
+                priority: 44,
+                core_mask: 1,
+                ideal_core: 0,
+            });
+            std::thread::spawn(move || {
+                let _ctx = context::enter(&rt, rec);
+                for _ in 0..20 {
+                    poll_then_sleep(&s, 20_000);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    let s = rt.stats();
+    assert_eq!((s.idle_polls, s.idle_relaxed), (60, 60));
+    assert!(
+        s.idle_coalesced > 0,
+        "three pollers on 2 ms ticks never shared one"
+    );
+    assert!(
+        s.idle_coalesced < s.idle_relaxed,
+        "the first wake on a tick shares it with nobody"
+    );
+    rt.shutdown();
+}
