@@ -25,9 +25,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A runtime whose waits spin `spin_us` before they park (0: park at once), with or without
-/// the virtual cores.
+/// the virtual cores, the trace off.
 fn runtime(spin_us: u64, vcores: bool) -> Runtime {
-    traced(spin_us, vcores, Trace::Off)
+    build(spin_us, vcores, Trace::Off)
 }
 
 /// What the trace keeps.
@@ -38,16 +38,21 @@ enum Trace {
     Full,
 }
 
-/// `runtime(spin_us, vcores)` with the trace off, the flight recorder only, or a full trace
+/// `runtime(spin_us, true)` with the trace off, the flight recorder only, or a full trace
 /// (written to the null device at shutdown).
-fn traced(spin_us: u64, vcores: bool, trace: Trace) -> Runtime {
+fn traced(spin_us: u64, trace: Trace) -> Runtime {
+    build(spin_us, true, trace)
+}
+
+/// The runtime of every arm.
+fn build(spin_us: u64, vcores: bool, trace: Trace) -> Runtime {
     Runtime::builder()
         .config(Config {
             spin_us,
             spin_other_us: Some(spin_us),
-            vcores,
             flight: !matches!(trace, Trace::Off),
             trace: matches!(trace, Trace::Full).then(|| "/dev/null".into()),
+            vcores,
             ..Config::default()
         })
         .calibration(Calibration::default())
@@ -260,7 +265,7 @@ fn trace_cost(c: &mut Criterion) {
             ("flight", Trace::Flight),
             ("full", Trace::Full),
         ] {
-            let rt = traced(spin_us, true, trace);
+            let rt = traced(spin_us, trace);
             let pp = Events::<Event>::start(&rt);
             g.bench_function(format!("event_{wait}_{name}"), |b| {
                 b.iter(|| pp.round_trip())
@@ -280,7 +285,7 @@ fn trace_cost(c: &mut Criterion) {
         ("one_event_off", Trace::Off),
         ("one_event_flight", Trace::Flight),
     ] {
-        let rt = traced(0, true, trace);
+        let rt = traced(0, trace);
         let wake = hos_runtime::internal::trace::wake;
         g.bench_function(name, |b| {
             b.iter_custom(|n| {
@@ -329,7 +334,7 @@ fn alternated<S: Signal>(case: &str, spin_us: u64, rounds: usize, trips: u32) {
     for r in 0..rounds {
         let mut round = [0.0; 3];
         for i in (0..arms.len()).map(|k| (k + r) % arms.len()) {
-            let rt = traced(spin_us, true, arms[i]);
+            let rt = traced(spin_us, arms[i]);
             let pp = Events::<S>::start(&rt);
             (0..500).for_each(|_| pp.round_trip());
             let start = Instant::now();

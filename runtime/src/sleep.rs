@@ -102,8 +102,8 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     }
     let role = ctx.role();
     let deadline = sys::now().saturating_add(ns);
-    let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
     trace::sleep_begin(ns, role != Role::Host);
+    let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));
     ctx.mark(Some("sleep"));
     crate::chaos::point();
@@ -114,7 +114,7 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     drop(sites);
     ctx.mark(None);
     let late = sys::now().saturating_sub(deadline);
-    trace::sleep_end(path, late, held_slot(role, ns, path));
+    trace::sleep_end(path, late, held_poller_slot(role, ns, path));
     rt.counters().sleep(path, late);
     if let Some(t) = ctx.thread() {
         t.count_sleep();
@@ -174,7 +174,7 @@ fn idle_poll(
 
 /// Whether a sleep held a poller slot (docs/design.md section 5): a short sleep of a
 /// non-serial guest thread that yielded or took the precise path.
-fn held_slot(role: Role, ns: u64, path: SleepPath) -> bool {
+fn held_poller_slot(role: Role, ns: u64, path: SleepPath) -> bool {
     role == Role::Other
         && ns < SHORT_SLEEP_NS
         && matches!(

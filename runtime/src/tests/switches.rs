@@ -96,12 +96,12 @@ fn bad_values_are_errors_naming_switch_and_value() {
         ("HOS_VCORE_SLICE_US", "1000001"),
         ("HOS_VCORE_ESCAPE_MS", "0"),
         ("HOS_VCORE_ESCAPE_MS", "3600001"),
+        ("HOS_FLIGHT_WAIT_MS", "-1"),
+        ("HOS_FLIGHT_WAIT_MS", "3600001"),
         ("HOS_IDLE_POLL_STRETCH_US", "1000001"),
         ("HOS_IDLE_POLL_STRETCH_US", "-1"),
         ("HOS_IDLE_POLL_BLIND", "1000001"),
         ("HOS_IDLE_POLL_BLIND", "4294967296"),
-        ("HOS_FLIGHT_WAIT_MS", "-1"),
-        ("HOS_FLIGHT_WAIT_MS", "3600001"),
     ];
     for (name, raw) in bad {
         let err = resolve(&[(name, raw)]).expect_err(&format!("{name}={raw:?} accepted"));
