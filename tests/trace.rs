@@ -346,22 +346,36 @@ fn the_wait_tree_of_a_deadlocked_pair_shows_the_cycle() {
         .all(|e| matches!(e, Ok(()) | Err(hos::ResultCode::CANCELLED))));
 }
 
+/// The frame_sim binary of this build: `cargo test` builds frame_sim as a test (its unit
+/// tests run), not as a program, so this builds the program through the cargo that runs the
+/// tests, into the same target directory and profile, with the same flags (a second build
+/// finds it fresh).
+fn frame_sim() -> std::path::PathBuf {
+    // target/<dir>/release/deps/trace-HASH: the profile's folder is two up, the target
+    // directory three.
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().unwrap().parent().unwrap();
+    let target = profile.parent().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = std::process::Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--example",
+            "frame_sim",
+            "--target-dir",
+        ])
+        .arg(target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(built.success(), "building frame_sim: {built}");
+    profile.join("examples").join("frame_sim")
+}
+
 #[test]
 fn frame_sims_traces_are_valid_trace_event_json() {
-    // `cargo test` builds the examples next to the tests: target/<profile>/examples/.
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join("frame_sim");
-    assert!(
-        bin.exists(),
-        "{} is missing: `cargo test` builds it (run the workspace's tests)",
-        bin.display()
-    );
+    let bin = frame_sim();
     let dir = scratch("frame_sim");
     let traces = dir.join("traces");
     let out = std::process::Command::new(&bin)
