@@ -14,7 +14,7 @@ use crate::{sys, Builder, Calibration, SleepPath};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::common::resolve;
+use super::common::{guest, resolve};
 
 fn policy(vars: &[(&str, &str)]) -> Policy {
     let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
@@ -233,23 +233,6 @@ fn runtime(vars: &[(&str, &str)]) -> Runtime {
         .vcores_enabled(false)
         .build()
         .expect("valid switches")
-}
-
-/// Runs `f` as a guest thread named `name` of `rt`.
-fn guest<T: Send + 'static>(rt: &Runtime, name: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let rec = rt.register_thread(&ThreadSpec {
-        name: name.into(),
-        priority: 44,
-        core_mask: 1,
-        ideal_core: 0,
-    });
-    let rt = rt.clone();
-    std::thread::spawn(move || {
-        let _ctx = context::enter(&rt, rec);
-        f()
-    })
-    .join()
-    .expect("guest thread")
 }
 
 /// A sleep of `ns` after a poll of `site` that found nothing; returns how late it ended.

@@ -1,6 +1,7 @@
 //! Sleeps: never early in any mode, bad lengths do not hang, shutdown ends long sleeps,
 //! poller slots come back.
 
+use super::common::guest;
 use crate::runtime::Runtime;
 use crate::thread::ThreadSpec;
 use crate::{context, sys, Config, ShortSleep, SleepPath};
@@ -15,23 +16,6 @@ fn runtime(mode: ShortSleep) -> Runtime {
         })
         .build()
         .expect("valid config")
-}
-
-/// Runs `f` as a guest thread named `name` of `rt`.
-fn guest<T: Send + 'static>(rt: &Runtime, name: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let rec = rt.register_thread(&ThreadSpec {
-        name: name.into(),
-        priority: 44,
-        core_mask: 0b11_1111,
-        ideal_core: 0,
-    });
-    let rt = rt.clone();
-    std::thread::spawn(move || {
-        let _ctx = context::enter(&rt, rec);
-        f()
-    })
-    .join()
-    .expect("guest thread")
 }
 
 const LENGTHS: [u64; 7] = [1, 1_000, 20_000, 100_000, 999_999, 1_000_000, 2_000_000];
