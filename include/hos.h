@@ -126,6 +126,17 @@ typedef struct {
   uint64_t reactor_user_ns;
   // The reactor thread's kernel CPU time.
   uint64_t reactor_kernel_ns;
+  // Idle polls: the OS timer alone, promoted when the polled object became ready.
+  hos_sleep_stats sleep_idle_poll;
+  // Guest sleeps found to be idle polls (a poll of hos objects that found nothing came just
+  // before, or HOS_IDLE_POLL_BLIND quiet sleeps in a row).
+  uint64_t idle_polls;
+  // Idle polls that woke at their wake time, nothing promoted them.
+  uint64_t idle_relaxed;
+  // Idle polls promoted by work: an object they polled became ready while they slept.
+  uint64_t idle_promoted;
+  // Idle polls that woke on a tick another idle poller had woken on.
+  uint64_t idle_coalesced;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to

@@ -81,6 +81,17 @@ pub struct hos_stats {
     pub reactor_user_ns: u64,
     /// The reactor thread's kernel CPU time.
     pub reactor_kernel_ns: u64,
+    /// Idle polls: the OS timer alone, promoted when the polled object became ready.
+    pub sleep_idle_poll: hos_sleep_stats,
+    /// Guest sleeps found to be idle polls (a poll of hos objects that found nothing came just
+    /// before, or HOS_IDLE_POLL_BLIND quiet sleeps in a row).
+    pub idle_polls: u64,
+    /// Idle polls that woke at their wake time, nothing promoted them.
+    pub idle_relaxed: u64,
+    /// Idle polls promoted by work: an object they polled became ready while they slept.
+    pub idle_promoted: u64,
+    /// Idle polls that woke on a tick another idle poller had woken on.
+    pub idle_coalesced: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -168,6 +179,11 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         process_kernel_ns,
         reactor_user_ns,
         reactor_kernel_ns,
+        sleep_idle_poll: sleep_stats(s, SleepPath::IdlePoll),
+        idle_polls: s.idle_polls,
+        idle_relaxed: s.idle_relaxed,
+        idle_promoted: s.idle_promoted,
+        idle_coalesced: s.idle_coalesced,
     }
 }
 

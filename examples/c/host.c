@@ -130,6 +130,7 @@ int main(void) {
     print_sleeps("precise-own", st.sleep_precise_own);
     print_sleeps("precise-reactor", st.sleep_precise_reactor);
     print_sleeps("relaxed", st.sleep_relaxed);
+    print_sleeps("idle-poll", st.sleep_idle_poll);
     printf("spins caught %" PRIu64 ", missed %" PRIu64 "; parks %" PRIu64 "; vcore waits %" PRIu64
            ", escapes %" PRIu64 "\n",
            st.spins_caught, st.spins_missed, st.parks, st.vcore_waits, st.vcore_escapes);

@@ -113,10 +113,12 @@ int main() {
                         "), %" PRIu64 " empty polls\n",
                         kFrames, jobs, s.sum, want, s.polls.load());
             std::printf("guest sleeps: %" PRIu64 " timer, %" PRIu64 " precise, %" PRIu64
-                        " relaxed; vcore waits %" PRIu64 ", escapes %" PRIu64 "\n",
+                        " relaxed, %" PRIu64 " idle polls; vcore waits %" PRIu64
+                        ", escapes %" PRIu64 "\n",
                         st.sleep_timer.count,
                         st.sleep_precise_own.count + st.sleep_precise_reactor.count,
-                        st.sleep_relaxed.count, st.vcore_waits, st.vcore_escapes);
+                        st.sleep_relaxed.count, st.sleep_idle_poll.count, st.vcore_waits,
+                        st.vcore_escapes);
             if (s.sum != want) {
                 return 1;
             }
