@@ -6,9 +6,9 @@
 //! the word changed (no lost wakeup). Waiters are woken best priority first, then in arrival
 //! order, and never spuriously.
 
-use super::arbiter::{caller, Arbiter};
+use super::arbiter::{waiting_caller, Arbiter};
 use super::entry;
-use crate::os::{shutting_down, Limits, Timeout};
+use crate::os::{Limits, Timeout};
 use crate::sync::atomic::{AtomicU32, AtomicU64};
 use crate::ResultCode;
 
@@ -130,11 +130,7 @@ pub fn wait_for_address(
     value: i32,
     timeout_ns: i64,
 ) -> Result<(), ResultCode> {
-    entry();
-    if shutting_down() {
-        return Err(ResultCode::CANCELLED);
-    }
-    let me = caller();
+    let me = waiting_caller()?;
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU32 as usize;
     let arbiter = Arbiter::global();
@@ -159,11 +155,7 @@ pub fn wait_for_address(
 /// # Blocking
 /// As [`wait_for_address`].
 pub fn wait_for_address64(addr: &AtomicU64, value: i64, timeout_ns: i64) -> Result<(), ResultCode> {
-    entry();
-    if shutting_down() {
-        return Err(ResultCode::CANCELLED);
-    }
-    let me = caller();
+    let me = waiting_caller()?;
     let timeout = Timeout::from_ns(timeout_ns);
     let at = addr as *const AtomicU64 as usize;
     let arbiter = Arbiter::global();

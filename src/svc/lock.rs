@@ -12,9 +12,9 @@
 //! the mutex; a lock waiter is registered against the owner the word named, which inherits
 //! its priority until it unlocks.
 
-use super::arbiter::{caller, caller_id, resolve, Arbiter};
+use super::arbiter::{caller_id, resolve, waiting_caller, Arbiter};
 use super::{entry, Handle};
-use crate::os::{shutting_down, Limits, Timeout};
+use crate::os::{Limits, Timeout};
 use crate::sync::atomic::AtomicU32;
 use crate::ResultCode;
 
@@ -41,11 +41,7 @@ pub const WAITERS: u32 = 0x4000_0000;
 /// assert_eq!(svc::arbitrate_lock(Handle(0x1234), &word, 0x5678), Ok(()));
 /// ```
 pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), ResultCode> {
-    entry();
-    if shutting_down() {
-        return Err(ResultCode::CANCELLED);
-    }
-    let me = caller();
+    let me = waiting_caller()?;
     let at = addr as *const AtomicU32 as usize;
     Arbiter::global().block(
         "ArbitrateLock",
@@ -88,11 +84,7 @@ pub fn wait_process_wide_key_atomic(
     tag: u32,
     timeout_ns: i64,
 ) -> Result<(), ResultCode> {
-    entry();
-    if shutting_down() {
-        return Err(ResultCode::CANCELLED);
-    }
-    let me = caller();
+    let me = waiting_caller()?;
     let timeout = Timeout::from_ns(timeout_ns);
     let limit = Limits::for_timeout(timeout);
     let poll = timeout == Timeout::Poll;

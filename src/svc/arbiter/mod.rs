@@ -59,6 +59,16 @@ pub(crate) type Caller = Party<Option<Thread>>;
 /// always precise; a host thread is a frame's or a device's, which no guest work outranks.
 pub(crate) const HOST_PRIORITY: u8 = 0;
 
+/// The start of every svc that may wait: an svc entry (a checkpoint), then Cancelled once the
+/// runtime has shut down, else the calling thread as the table sees it.
+pub(crate) fn waiting_caller() -> Result<Caller, ResultCode> {
+    crate::svc::entry();
+    if crate::os::shutting_down() {
+        return Err(ResultCode::CANCELLED);
+    }
+    Ok(caller())
+}
+
 /// The calling thread as the table sees it: a guest thread by its real handle and own
 /// priority; any other thread by an id of its own (bit 31 set, so never a handle).
 pub(crate) fn caller() -> Caller {
