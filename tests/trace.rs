@@ -357,14 +357,12 @@ fn frame_sim() -> std::path::PathBuf {
     let profile = exe.parent().unwrap().parent().unwrap();
     let target = profile.parent().unwrap();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // The profile's folder is named by the profile, except the dev profile's (`debug`).
+    let name = profile.file_name().unwrap().to_str().unwrap();
+    let name = if name == "debug" { "dev" } else { name };
     let built = std::process::Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--example",
-            "frame_sim",
-            "--target-dir",
-        ])
+        .args(["build", "--profile", name, "--example", "frame_sim"])
+        .arg("--target-dir")
         .arg(target)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
