@@ -5,7 +5,8 @@
 //! flight recorder and with a full trace, in one run, then alternated round by round, both
 //! through hos's own events and through the SDK's light events on the kernel's
 //! WaitForAddress/SignalToAddress (the arbiter's waits, traced under its lock), and one
-//! event's cost; MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU
+//! event's cost; the ping-pong with wake claims (HOS_VCORE_CLAIM) on and off, alternated;
+//! MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU
 //! time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant};
 /// A runtime whose waits spin `spin_us` before they park (0: park at once), with or without
 /// the virtual cores, the trace off.
 fn runtime(spin_us: u64, vcores: bool) -> Runtime {
-    build(spin_us, vcores, Trace::Off)
+    build(config(spin_us, vcores, Trace::Off))
 }
 
 /// What the trace keeps.
@@ -41,20 +42,33 @@ enum Trace {
 /// `runtime(spin_us, true)` with the trace off, the flight recorder only, or a full trace
 /// (written to the null device at shutdown).
 fn traced(spin_us: u64, trace: Trace) -> Runtime {
-    build(spin_us, true, trace)
+    build(config(spin_us, true, trace))
 }
 
-/// The runtime of every arm.
-fn build(spin_us: u64, vcores: bool, trace: Trace) -> Runtime {
+/// `runtime(spin_us, true)` with wake claims on or off (HOS_VCORE_CLAIM).
+fn claiming(spin_us: u64, on: bool) -> Runtime {
+    build(Config {
+        vcore_claim: on,
+        ..config(spin_us, true, Trace::Off)
+    })
+}
+
+/// The config of every arm.
+fn config(spin_us: u64, vcores: bool, trace: Trace) -> Config {
+    Config {
+        spin_us,
+        spin_other_us: Some(spin_us),
+        flight: !matches!(trace, Trace::Off),
+        trace: matches!(trace, Trace::Full).then(|| "/dev/null".into()),
+        vcores,
+        ..Config::default()
+    }
+}
+
+/// A runtime of `config` with the default calibration pinned.
+fn build(config: Config) -> Runtime {
     Runtime::builder()
-        .config(Config {
-            spin_us,
-            spin_other_us: Some(spin_us),
-            flight: !matches!(trace, Trace::Off),
-            trace: matches!(trace, Trace::Full).then(|| "/dev/null".into()),
-            vcores,
-            ..Config::default()
-        })
+        .config(config)
         .calibration(Calibration::default())
         .build()
         .expect("runtime")
@@ -297,17 +311,35 @@ fn trace_cost(c: &mut Criterion) {
         rt.shutdown();
     }
     g.finish();
+    let arms: [Arm; 3] = [
+        ("off", |s| traced(s, Trace::Off)),
+        ("flight", |s| traced(s, Trace::Flight)),
+        ("full", |s| traced(s, Trace::Full)),
+    ];
     for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
         if filtered_in("trace_cost/alternated/event") {
-            alternated::<Event>(&format!("event_{wait}"), spin_us, 41, 2_000);
+            let case = format!("trace_cost/alternated event_{wait}");
+            alternated::<Event, _>(&case, &arms, spin_us, 41, 2_000);
         }
         if filtered_in("trace_cost/alternated/light_event_svc") {
-            alternated::<InternalLightEvent>(
-                &format!("light_event_svc_{wait}"),
-                spin_us,
-                41,
-                2_000,
-            );
+            let case = format!("trace_cost/alternated light_event_svc_{wait}");
+            alternated::<InternalLightEvent, _>(&case, &arms, spin_us, 41, 2_000);
+        }
+    }
+}
+
+/// What wake claims (HOS_VCORE_CLAIM) add to a hand-off to a guest waiter, parked (where the
+/// waker claims its core) and spinning (where nothing is claimed), claims on and off
+/// alternated round by round (see [`alternated`]).
+fn claim_cost(_: &mut Criterion) {
+    let arms: [Arm; 2] = [
+        ("off", |s| claiming(s, false)),
+        ("on", |s| claiming(s, true)),
+    ];
+    for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
+        if filtered_in("claim_cost/alternated/event") {
+            let case = format!("claim_cost/alternated event_{wait}");
+            alternated::<Event, _>(&case, &arms, spin_us, 41, 2_000);
         }
     }
 }
@@ -322,19 +354,27 @@ fn filtered_in(id: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
 }
 
-/// The trace's arms alternated: `rounds` rounds, each of which runs the arms one after the
-/// other (off, flight recorder, full trace, each round starting one arm later; each arm its
-/// own runtime, 500 round trips to warm up, then `trips` timed). Prints, for the flight recorder and the full trace, the median
-/// over the rounds of the arm's mean round trip over the off arm's in the same round, and
-/// each arm's median mean: on a machine shared with other work, the load moves between
-/// criterion's measurement of one arm and the next, less between arms a round apart.
-fn alternated<S: Signal>(case: &str, spin_us: u64, rounds: usize, trips: u32) {
-    let arms = [Trace::Off, Trace::Flight, Trace::Full];
-    let mut means: Vec<[f64; 3]> = Vec::with_capacity(rounds);
+/// One arm of an alternated comparison: its name, and its runtime for a spin in us.
+type Arm = (&'static str, fn(u64) -> Runtime);
+
+/// `arms` alternated: `rounds` rounds, each of which runs the arms one after the other (each
+/// round starting one arm later; each arm its own runtime, 500 round trips to warm up, then
+/// `trips` timed). Prints, for every arm after the first, the median over the rounds of the
+/// arm's mean round trip over the first arm's in the same round, and each arm's median mean:
+/// on a machine shared with other work, the load moves between criterion's measurement of one
+/// arm and the next, less between arms a round apart.
+fn alternated<S: Signal, const N: usize>(
+    case: &str,
+    arms: &[Arm; N],
+    spin_us: u64,
+    rounds: usize,
+    trips: u32,
+) {
+    let mut means: Vec<[f64; N]> = Vec::with_capacity(rounds);
     for r in 0..rounds {
-        let mut round = [0.0; 3];
-        for i in (0..arms.len()).map(|k| (k + r) % arms.len()) {
-            let rt = traced(spin_us, arms[i]);
+        let mut round = [0.0; N];
+        for i in (0..N).map(|k| (k + r) % N) {
+            let rt = (arms[i].1)(spin_us);
             let pp = Events::<S>::start(&rt);
             (0..500).for_each(|_| pp.round_trip());
             let start = Instant::now();
@@ -351,14 +391,17 @@ fn alternated<S: Signal>(case: &str, spin_us: u64, rounds: usize, trips: u32) {
     };
     let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
     let ratio = |i: usize| median(means.iter().map(|m| m[i] / m[0]).collect());
+    let each: Vec<String> = (0..N)
+        .map(|i| format!("{} {:.2} us", arms[i].0, arm(i) / 1e3))
+        .collect();
+    let ratios: Vec<String> = (1..N)
+        .map(|i| format!("{} {:.3}x", arms[i].0, ratio(i)))
+        .collect();
     eprintln!(
-        "trace_cost/alternated {case}: off {:.2} us, flight {:.2} us, full {:.2} us; \
-         median of {rounds} rounds' ratios: flight {:.3}x, full {:.3}x",
-        arm(0) / 1e3,
-        arm(1) / 1e3,
-        arm(2) / 1e3,
-        ratio(1),
-        ratio(2)
+        "{case}: {}; median of {rounds} rounds' ratios to {}: {}",
+        each.join(", "),
+        arms[0].0,
+        ratios.join(", ")
     );
 }
 
@@ -429,5 +472,12 @@ fn cpu_time(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, handoff, trace_cost, queue_throughput, cpu_time);
+criterion_group!(
+    benches,
+    handoff,
+    trace_cost,
+    claim_cost,
+    queue_throughput,
+    cpu_time
+);
 criterion_main!(benches);

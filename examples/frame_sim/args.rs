@@ -33,6 +33,8 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
   reactor  every default (hos's default)
   precise  the reactor with idle polls off: pollers' sleeps precise (HOS_IDLE_POLL=0)
   stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)
+  noclaim  the reactor without wake claims: a woken thread asks for its core once it runs
+           (HOS_VCORE_CLAIM=0)
 
 MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.

@@ -28,16 +28,20 @@ pub enum Arm {
     Precise,
     /// The reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0).
     Stretch0,
+    /// The reactor without wake claims (HOS_VCORE_CLAIM=0): a woken guest thread asks for its
+    /// virtual core once it runs.
+    NoClaim,
 }
 
 impl Arm {
     /// Every arm.
-    pub const ALL: [Arm; 5] = [
+    pub const ALL: [Arm; 6] = [
         Arm::Seeds,
         Arm::Auto,
         Arm::Reactor,
         Arm::Precise,
         Arm::Stretch0,
+        Arm::NoClaim,
     ];
 
     /// The arms run by default, in order.
@@ -51,6 +55,7 @@ impl Arm {
             Arm::Reactor => "reactor",
             Arm::Precise => "precise",
             Arm::Stretch0 => "stretch0",
+            Arm::NoClaim => "noclaim",
         }
     }
 
@@ -81,6 +86,10 @@ impl Arm {
             },
             Arm::Stretch0 => Config {
                 idle_poll_stretch_us: 0,
+                ..Config::default()
+            },
+            Arm::NoClaim => Config {
+                vcore_claim: false,
                 ..Config::default()
             },
         };

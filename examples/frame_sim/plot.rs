@@ -27,6 +27,7 @@ fn color(arm: Arm) -> &'static str {
         Arm::Reactor => "#2471a3",
         Arm::Precise => "#7d3c98",
         Arm::Stretch0 => "#17a589",
+        Arm::NoClaim => "#b9770e",
     }
 }
 

@@ -7,7 +7,9 @@
 //! The flow of one wait: poll; if pending, ask the caller for the policy ([`WaitPolicy`]:
 //! the role's spin, the counters, the virtual-core hooks), give the virtual core back, spin
 //! (unless the object's [`SpinGate`] says spins miss), park; when woken, poll again; when
-//! ready, take a virtual core again. This layer knows no runtime: whoever blocks (the
+//! ready, take a virtual core again (in an object wait, the one its waker claimed for it
+//! before waking it, if it did: `vcore/claim.rs`; a wake that does not end the wait gives that
+//! claim back). This layer knows no runtime: whoever blocks (the
 //! runtime's context, the virtual cores' own wait, a loom model) says what the policy is, and
 //! is asked only once the first poll found the future pending, so a wait that is ready at once
 //! costs one poll.
@@ -97,8 +99,14 @@ pub trait WaitPolicy {
     /// Where spins and parks are counted; `None`: nowhere.
     fn counters(&self) -> Option<&Counters>;
 
-    /// Gives the caller's virtual core back; `true` if it held one.
-    fn release_core(&self) -> bool;
+    /// Gives the caller's virtual core back; `true` if it held one. With `claimable` (a wait
+    /// on an object), whoever wakes the caller may claim a core for it meanwhile
+    /// (`vcore/claim.rs`).
+    fn release_core(&self, claimable: bool) -> bool;
+
+    /// The wait goes on after a wake that did not end it: gives back a core claimed for the
+    /// caller meanwhile.
+    fn unclaim_core(&self);
 
     /// Takes a virtual core again (itself a ranked wait).
     fn acquire_core(&self);
@@ -117,8 +125,12 @@ impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
         (**self).counters()
     }
 
-    fn release_core(&self) -> bool {
-        (**self).release_core()
+    fn release_core(&self, claimable: bool) -> bool {
+        (**self).release_core(claimable)
+    }
+
+    fn unclaim_core(&self) {
+        (**self).unclaim_core()
     }
 
     fn acquire_core(&self) {
@@ -160,7 +172,7 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
     let mut overdue = trace::wait_begin(wait.what.into());
     let policy = policy();
     policy.mark(Some(wait.on));
-    let held = wait.what != WaitFor::Vcore && policy.release_core();
+    let held = wait.what != WaitFor::Vcore && policy.release_core(wait.what == WaitFor::Object);
     chaos::point();
     let out = loop {
         let spun = spin_then_park(parker, &policy, wait, trace::sooner(deadline, overdue));
@@ -169,6 +181,9 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
             trace::wait_end(caught);
             break v;
+        }
+        if held {
+            policy.unclaim_core();
         }
         overdue = overdue.filter(|&d| !trace::overdue_past(d));
         trace::repoll(caught);

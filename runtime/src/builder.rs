@@ -198,6 +198,13 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::Vcores)
     }
 
+    /// HOS_VCORE_CLAIM: `false` lets a woken guest thread ask for its virtual core only once
+    /// it runs, as before claims (default on: the waker claims it; `vcore/claim.rs`).
+    pub fn vcore_claim(mut self, on: bool) -> Self {
+        self.config.vcore_claim = on;
+        self.in_code(Switch::VcoreClaim)
+    }
+
     /// HOS_VCORE_SLICE_US: the time slice, 1..=1_000_000 microseconds (default 2000).
     pub fn vcore_slice_us(mut self, us: u64) -> Self {
         self.config.vcore_slice_us = us;

@@ -97,6 +97,9 @@ pub struct Config {
     pub vcore_escape_ms: u64,
     /// HOS_VCORE_FIRST: name parts of threads that rank first (default none).
     pub vcore_first: Vec<String>,
+    /// HOS_VCORE_CLAIM: the waker of a guest thread blocked on an object claims its virtual
+    /// core before the thread runs, so it outranks worse holders at once (default on).
+    pub vcore_claim: bool,
     /// HOS_SLEEP_LOG: trace every guest sleep (default off).
     pub sleep_log: bool,
     /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
@@ -139,6 +142,7 @@ impl Default for Config {
             vcore_slice_us: 2000,
             vcore_escape_ms: 2000,
             vcore_first: Vec::new(),
+            vcore_claim: true,
             sleep_log: false,
             tls_trace: false,
             trace: None,
@@ -193,6 +197,7 @@ pub(crate) enum Switch {
     VcoreSliceUs,
     VcoreEscapeMs,
     VcoreFirst,
+    VcoreClaim,
     SleepLog,
     TlsTrace,
     Trace,
@@ -203,7 +208,7 @@ pub(crate) enum Switch {
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 21] = [
+    pub(crate) const ALL: [Switch; 22] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -219,6 +224,7 @@ impl Switch {
         Switch::VcoreSliceUs,
         Switch::VcoreEscapeMs,
         Switch::VcoreFirst,
+        Switch::VcoreClaim,
         Switch::SleepLog,
         Switch::TlsTrace,
         Switch::Trace,
@@ -245,6 +251,7 @@ impl Switch {
             Switch::VcoreSliceUs => "HOS_VCORE_SLICE_US",
             Switch::VcoreEscapeMs => "HOS_VCORE_ESCAPE_MS",
             Switch::VcoreFirst => "HOS_VCORE_FIRST",
+            Switch::VcoreClaim => "HOS_VCORE_CLAIM",
             Switch::SleepLog => "HOS_SLEEP_LOG",
             Switch::TlsTrace => "HOS_TLS_TRACE",
             Switch::Trace => "HOS_TRACE",
@@ -280,6 +287,7 @@ impl Switch {
             Switch::VcoreSliceUs => config.vcore_slice_us = SLICE.parse(name, raw)?,
             Switch::VcoreEscapeMs => config.vcore_escape_ms = ESCAPE.parse(name, raw)?,
             Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
+            Switch::VcoreClaim => config.vcore_claim = switch_on(raw),
             Switch::SleepLog => config.sleep_log = switch_on(raw),
             Switch::TlsTrace => config.tls_trace = switch_on(raw),
             Switch::Trace => config.trace = path(raw),

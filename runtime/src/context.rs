@@ -68,13 +68,16 @@ impl Drop for EnterGuard {
         // At the thread's exit the slot may be torn down already (a guard held in another
         // thread-local, an attached thread that never detached): then there is nothing to end.
         let _ = KICK.try_with(|k| k.set(None));
-        let _ = CURRENT.try_with(|c| c.borrow_mut().take());
+        if let Ok(Some((_, record))) = CURRENT.try_with(|c| c.borrow_mut().take()) {
+            record.set_wake_hook(None);
+        }
     }
 }
 
 /// Makes the calling OS thread the guest thread `record` of `rt`.
 pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
     with_parker(|p, _| record.bind(p.clone()));
+    record.set_wake_hook(Some(rt.claim_hook(&record)));
     rt.trace_thread_start(&record);
     KICK.with(|k| k.set(Some(record.seat().kick_word())));
     CURRENT.with(|c| *c.borrow_mut() = Some((rt.clone(), record)));
@@ -194,10 +197,17 @@ impl WaitPolicy for Current {
         self.rt.as_ref().map(Runtime::counters)
     }
 
-    fn release_core(&self) -> bool {
+    fn release_core(&self, claimable: bool) -> bool {
         match (&self.rt, &self.thread) {
+            (Some(rt), Some(t)) if claimable => rt.step_away(t),
             (Some(rt), Some(t)) => rt.release_core(t),
             _ => false,
+        }
+    }
+
+    fn unclaim_core(&self) {
+        if let (Some(rt), Some(t)) = (&self.rt, &self.thread) {
+            rt.unclaim_core(t);
         }
     }
 

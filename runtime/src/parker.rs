@@ -4,26 +4,49 @@
 //! exactly one side sees PARKED and makes the futex call; the owner consumes NOTIFIED with a
 //! read-modify-write that acquires (a compare-exchange or a swap, never a plain store), so it
 //! reads the latest token in the word's order and sees what every unpark before it published.
+//!
+//! A parker may carry a wake hook (a guest thread's: it claims a virtual core for the thread,
+//! `vcore/claim.rs`), run by an unpark that finds the owner parked, before the token is given:
+//! so the owner, once it runs, always finds what the hook did.
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::thread_local;
+use crate::sync::{read, write};
 use crate::sys;
 use crate::trace;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::task::{Wake, Waker};
+
+/// What an unpark runs before it wakes a parked owner.
+pub(crate) type WakeHook = Arc<dyn Fn() + Send + Sync>;
 
 const EMPTY: u32 = 0;
 const NOTIFIED: u32 = 1;
 const PARKED: u32 = 2;
 
 /// A futex-backed parker with a one-token memory.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Parker {
     /// EMPTY, NOTIFIED or PARKED. # Invariant: only the owning thread moves it to PARKED or
     /// back to EMPTY; any thread may set NOTIFIED.
     state: AtomicU32,
     /// The owning thread's trace id (0: unknown), for the trace's wake edges.
     owner: u64,
+    /// Whether `hook` holds one: the unpark's check, one load. A std atomic even under loom:
+    /// set by the owner before it waits, bookkeeping the models need not interleave.
+    hooked: std::sync::atomic::AtomicBool,
+    /// The wake hook (module doc), set and cleared by the owner.
+    hook: RwLock<Option<WakeHook>>,
+}
+
+impl std::fmt::Debug for Parker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parker")
+            .field("state", &self.state)
+            .field("owner", &self.owner)
+            .field("hooked", &self.hooked)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Parker {
@@ -32,6 +55,32 @@ impl Parker {
         Parker {
             state: AtomicU32::new(EMPTY),
             owner: trace::thread_id(),
+            ..Parker::default()
+        }
+    }
+
+    /// Sets (`Some`) or clears the wake hook (module doc). Only the owning thread calls it.
+    pub fn set_wake_hook(&self, hook: Option<WakeHook>) {
+        let on = hook.is_some();
+        *write(&self.hook) = hook;
+        // Relaxed: read by unparks as a hint; the lock above orders the hook itself.
+        self.hooked.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Runs the wake hook if the owner is parked now (it stays parked until a token comes,
+    /// so the hook's work happens before the owner runs).
+    fn before_wake(&self) {
+        // Relaxed, both: hints. A hook missed because the owner parks just after this load
+        // only loses the claim's head start; a hook run for an owner that stopped waiting
+        // meanwhile finds nothing to claim (the claim is checked under the cores' lock).
+        if !self.hooked.load(std::sync::atomic::Ordering::Relaxed)
+            || self.state.load(Ordering::Relaxed) != PARKED
+        {
+            return;
+        }
+        let hook = read(&self.hook).clone();
+        if let Some(h) = hook {
+            h();
         }
     }
 
@@ -44,11 +93,18 @@ impl Parker {
     pub fn unpark(&self) {
         crate::chaos::point();
         trace::wake(self.owner);
+        self.before_wake();
         // Release: what the waker wrote before unpark is seen by the owner's Acquire take.
         // Swap, not store: exactly one unparker sees PARKED and pays for the futex call.
         if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {
             sys::futex_wake(&self.state);
         }
+    }
+
+    #[cfg(all(test, not(loom)))]
+    /// Whether the owner is parked now (tests wait for it before a wake).
+    pub(crate) fn is_parked(&self) -> bool {
+        self.state.load(Ordering::SeqCst) == PARKED
     }
 
     /// Takes the token if it is there (the spin phase's check; no system call).

@@ -8,6 +8,7 @@ use crate::build_error::BuildError;
 use crate::calibration::Tracker;
 use crate::config::Config;
 use crate::machine::Calibration;
+use crate::parker::WakeHook;
 use crate::policy::{Policy, Role};
 use crate::pollers::Ticks;
 use crate::reactor::Reactor;
@@ -259,6 +260,30 @@ impl Runtime {
     /// Gives the calling guest thread `rec`'s virtual core back; `true` if it held one.
     pub fn release_core(&self, rec: &ThreadRecord) -> bool {
         self.inner.vcores.release(rec)
+    }
+
+    /// Gives the calling guest thread `rec`'s virtual core back for a wait on an object:
+    /// while it waits, whoever wakes it claims a core for it (see `vcore/claim.rs`). `true`
+    /// if it held one.
+    pub(crate) fn step_away(&self, rec: &ThreadRecord) -> bool {
+        self.inner.vcores.step_away(rec)
+    }
+
+    /// The calling guest thread `rec`'s wait goes on after a wake: a core claimed for it
+    /// goes back.
+    pub(crate) fn unclaim_core(&self, rec: &ThreadRecord) {
+        self.inner.vcores.unclaim(rec);
+    }
+
+    /// The wake hook of guest thread `rec`'s parker: it claims `rec`'s core on this
+    /// runtime, while both are alive (weak, so a parked thread keeps neither alive).
+    pub(crate) fn claim_hook(&self, rec: &Arc<ThreadRecord>) -> WakeHook {
+        let (rt, rec) = (self.downgrade(), Arc::downgrade(rec));
+        Arc::new(move || {
+            if let (Some(rt), Some(rec)) = (rt.upgrade(), rec.upgrade()) {
+                rt.inner.vcores.claim(&*rec);
+            }
+        })
     }
 
     /// A checkpoint of the calling guest thread `rec`: where a kicked thread gives its virtual

@@ -187,6 +187,20 @@ impl ThreadRecord {
         self.parker.get().map_or(0, |p| p.owner())
     }
 
+    /// Sets (`Some`) or clears the wake hook of the thread's parker (see `Parker`), once it
+    /// is bound. Only the thread itself calls it.
+    pub(crate) fn set_wake_hook(&self, hook: Option<crate::parker::WakeHook>) {
+        if let Some(p) = self.parker.get() {
+            p.set_wake_hook(hook);
+        }
+    }
+
+    #[cfg(all(test, not(loom)))]
+    /// Whether the thread is parked now (tests wait for it before a wake).
+    pub(crate) fn is_parked(&self) -> bool {
+        self.parker.get().is_some_and(|p| p.is_parked())
+    }
+
     /// Wakes the thread if it is parked (shutdown, kicks).
     pub fn unpark(&self) {
         if let Some(p) = self.parker.get() {

@@ -43,6 +43,7 @@ const ORDER: &[&str] = &[
     "pollers",
     "poll",
     "vcore",
+    "vcore/claim",
     "thread",
     // composition
     "runtime",
@@ -55,7 +56,10 @@ const ORDER: &[&str] = &[
 /// The folders whose files are units of their own (`vcore/table.rs` is `vcore/table`; the
 /// folder's `mod.rs` is the folder's unit), with those files.
 const PARTED: [(&str, &[&str]); 2] = [
-    ("vcore", &["step", "rank", "table", "escape", "kick"]),
+    (
+        "vcore",
+        &["step", "rank", "table", "escape", "kick", "claim"],
+    ),
     (
         "trace",
         &[

@@ -1,5 +1,6 @@
 //! Loom models of the virtual cores' hand-offs: a release against a waiter that registers, a
-//! release against two, a kick against the holder's checkpoint, shutdown against a waiter. Each checks that no two
+//! release against two, a kick against the holder's checkpoint, shutdown against a waiter, a
+//! waker's claim against the thread's own acquire (and its giving back). Each checks that no two
 //! threads hold the one core at once and that no wake is lost (a lost wake leaves a thread
 //! parked for ever, which loom reports).
 //!
@@ -159,4 +160,48 @@ fn shutdown_ends_a_wait() {
         th.join().unwrap();
         assert!(vcores.release(&*t1));
     });
+}
+
+#[test]
+fn a_wakers_claim_races_the_thread_taking_its_core_itself() {
+    // The owner stepped away into an object wait; a waker claims its core while the owner
+    // (woken by another wake, or spinning) takes one itself, or first gives back what a
+    // spurious wake claimed. Whatever the order: one holder, and nothing left claimed.
+    for spurious in [false, true] {
+        model(move || {
+            let (vcores, t1, t2) = setup(10, 44);
+            let holders = Arc::new(Holders::default());
+            vcores.acquire(&*t1, SPIN);
+            assert!(vcores.step_away(&*t1));
+            vcores.acquire(&*t2, SPIN);
+            let waker = {
+                let (vcores, t1) = (vcores.clone(), t1.clone());
+                loom::thread::spawn(move || vcores.claim(&*t1))
+            };
+            let holder = {
+                let (vcores, holders, t2) = (vcores.clone(), holders.clone(), t2.clone());
+                loom::thread::spawn(move || {
+                    holders.enter(&t2);
+                    holders.leave();
+                    // Kicked by the claim or not: give the core up at a checkpoint, or leave.
+                    vcores.checkpoint(&*t2, SPIN);
+                    if t2.seat().slot() == Some(0) {
+                        holders.enter(&t2);
+                        holders.leave();
+                    }
+                    vcores.release(&*t2);
+                })
+            };
+            if spurious {
+                vcores.unclaim(&*t1);
+            }
+            vcores.acquire(&*t1, SPIN);
+            holders.enter(&t1);
+            holders.leave();
+            assert!(vcores.release(&*t1));
+            waker.join().unwrap();
+            holder.join().unwrap();
+            assert_eq!(vcores.held(), 0, "a claim outlived its wait");
+        });
+    }
 }

@@ -25,6 +25,8 @@ mod sleep;
 #[cfg(not(loom))]
 mod switches;
 #[cfg(not(loom))]
+mod vcore_claim;
+#[cfg(not(loom))]
 mod vcore_harness;
 #[cfg(not(loom))]
 mod vcore_runtime;

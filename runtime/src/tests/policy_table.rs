@@ -323,8 +323,9 @@ fn the_clamp_is_the_only_one() {
 #[test]
 fn boolean_switches_follow_one_rule() {
     type Get = fn(&Config) -> bool;
-    let switches: [(&str, Get, bool); 5] = [
+    let switches: [(&str, Get, bool); 6] = [
         ("HOS_VCORES", |c| c.vcores, true),
+        ("HOS_VCORE_CLAIM", |c| c.vcore_claim, true),
         ("HOS_IDLE_POLL", |c| c.idle_poll, true),
         ("HOS_IDLE_POLL_COALESCE", |c| c.idle_poll_coalesce, false),
         ("HOS_SLEEP_LOG", |c| c.sleep_log, false),

@@ -197,6 +197,7 @@ fn every_builder_method_sets_its_switch() {
         .vcore_slice_us(1500)
         .vcore_escape_ms(100)
         .vcore_first(["Presentation"])
+        .vcore_claim(false)
         .sleep_log(true)
         .tls_trace(true)
         .trace("t.json")
@@ -223,6 +224,7 @@ fn every_builder_method_sets_its_switch() {
         vcore_slice_us: 1500,
         vcore_escape_ms: 100,
         vcore_first: vec!["Presentation".into()],
+        vcore_claim: false,
         sleep_log: true,
         tls_trace: true,
         trace: Some("t.json".into()),
@@ -287,6 +289,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_VCORE_SLICE_US", "700"),
         ("HOS_VCORE_ESCAPE_MS", "70"),
         ("HOS_VCORE_FIRST", "Audio"),
+        ("HOS_VCORE_CLAIM", "off"),
         ("HOS_SLEEP_LOG", "1"),
         ("HOS_TLS_TRACE", "1"),
         ("HOS_TRACE", "env.json"),
@@ -310,6 +313,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .vcore_slice_us(900)
         .vcore_escape_ms(90)
         .vcore_first(["Loader"])
+        .vcore_claim(true)
         .sleep_log(false)
         .tls_trace(false)
         .trace("code.json")
@@ -352,6 +356,7 @@ fn code_wins_over_the_environment_unless_asked() {
         vcore_slice_us: 700,
         vcore_escape_ms: 70,
         vcore_first: vec!["Audio".into()],
+        vcore_claim: false,
         sleep_log: true,
         tls_trace: true,
         trace: Some("env.json".into()),

@@ -12,17 +12,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// The spin of every wait here: no runtime, so the default.
-const SPIN: Spin = Spin {
+pub(super) const SPIN: Spin = Spin {
     ns: 20_000,
     full: true,
 };
 
-struct Rig {
-    v: Arc<Vcores>,
-    stats: Arc<Counters>,
+pub(super) struct Rig {
+    pub(super) v: Arc<Vcores>,
+    pub(super) stats: Arc<Counters>,
 }
 
-fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
+pub(super) fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
     let stats = Arc::new(Counters::default());
     let config = Config {
         cores,
@@ -36,7 +36,7 @@ fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
     }
 }
 
-fn thread(id: u64, priority: u8, mask: u64, first: bool) -> Arc<ThreadRecord> {
+pub(super) fn thread(id: u64, priority: u8, mask: u64, first: bool) -> Arc<ThreadRecord> {
     let spec = ThreadSpec {
         name: format!("T{id}"),
         priority,
@@ -46,7 +46,7 @@ fn thread(id: u64, priority: u8, mask: u64, first: bool) -> Arc<ThreadRecord> {
     Arc::new(ThreadRecord::new(id, &spec, false, first))
 }
 
-fn load(c: &std::sync::atomic::AtomicU64) -> u64 {
+pub(super) fn load(c: &std::sync::atomic::AtomicU64) -> u64 {
     c.load(Ordering::Relaxed)
 }
 
@@ -82,7 +82,7 @@ impl Rig {
 
 /// Waits until `counter` reaches `n` (counters are bumped after the lock is dropped); a
 /// counter that never gets there fails the test instead of hanging it.
-fn until(counter: &std::sync::atomic::AtomicU64, n: u64) {
+pub(super) fn until(counter: &std::sync::atomic::AtomicU64, n: u64) {
     let start = std::time::Instant::now();
     while load(counter) < n {
         assert!(
@@ -585,7 +585,7 @@ fn the_escape_log_names_holders_from_the_runtime() {
 }
 
 /// The kick word of `t` now.
-fn word(t: &ThreadRecord) -> u32 {
+pub(super) fn word(t: &ThreadRecord) -> u32 {
     t.seat().kick_word().load(Ordering::Relaxed)
 }
 

@@ -21,7 +21,8 @@
 //!   escaped thread) at its checkpoint: a hint that says whether to take the lock, never a
 //!   decision. Relaxed: the lock orders what the decision reads.
 //! - A thread's [`Seat`] is written and read only by that thread (acquire, release, checkpoint
-//!   and yield run on the thread they are for), after the table told it where it stands.
+//!   and yield run on the thread they are for), after the table told it where it stands;
+//!   except its `away` and `claimed` hints, which a waker's [`claim`] writes under the lock.
 //! - A thread's kick word ([`kick`]) is non-zero while its checkpoint has something to do:
 //!   its slot's flag is `Turn` or `Kick`, or it runs by escape. It is written only under the
 //!   lock: by the thread's own steps (`Locked::seat`, when a step tells the thread where it
@@ -41,6 +42,7 @@
 //! | [`rank`] | who outranks whom: priority, the first flag, turns |
 //! | [`step`] | what the table is told and tells back |
 //! | [`table`] | the slots and the queue as a pure state machine with an injected clock |
+//! | [`claim`] | a waker claims the core of the guest thread it wakes, before the thread runs |
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
 //! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
 //!
@@ -50,6 +52,7 @@
 //! publish holders for kicks outside the lock. A checkpoint that nobody asks anything of is
 //! one load of the thread's kick word; a yield, one load of its slot's flag.
 
+mod claim;
 mod escape;
 mod kick;
 pub(crate) mod rank;
@@ -67,7 +70,7 @@ use crate::config::Config;
 use crate::parker::with_parker;
 use crate::policy::Spin;
 use crate::stats::Counters;
-use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::sys;
 use crate::time::{MS, US};
@@ -88,8 +91,10 @@ const ESCAPED: u8 = u8::MAX - 1;
 /// A thread's virtual-core state: the slot it holds and since when, for its own checkpoints.
 ///
 /// # Invariant
-/// Only the thread itself reads or writes it (module ground rules), so every access is
-/// Relaxed; the table under its lock is the truth, the seat the thread's copy of its part.
+/// Only the thread itself reads or writes `at` and `since` (module ground rules), so every
+/// access is Relaxed; the table under its lock is the truth, the seat the thread's copy of its
+/// part. `away` and `claimed` are written only under the table lock (by the thread, or by a
+/// waker claiming a core for it: `claim.rs`) and read without it only as hints.
 #[derive(Debug)]
 pub struct Seat {
     /// The slot, [`NO_SLOT`] or [`ESCAPED`].
@@ -98,6 +103,11 @@ pub struct Seat {
     since: AtomicU64,
     /// The thread's kick word (module ground rules).
     kick: KickWord,
+    /// It gave its core back for a wait on an object and will take one again: a waker may
+    /// claim one for it.
+    away: AtomicBool,
+    /// A waker claimed a core for it (`Locked::claims` holds the claim).
+    claimed: AtomicBool,
 }
 
 impl Default for Seat {
@@ -106,6 +116,8 @@ impl Default for Seat {
             at: AtomicU8::new(NO_SLOT),
             since: AtomicU64::new(0),
             kick: KickWord::new(),
+            away: AtomicBool::new(false),
+            claimed: AtomicBool::new(false),
         }
     }
 }
@@ -193,6 +205,8 @@ struct Inner {
     free: AtomicU64,
     slice_ns: u64,
     escape_ns: u64,
+    /// HOS_VCORE_CLAIM: whether wakers claim cores (`claim.rs`).
+    claims: bool,
     counters: Arc<Counters>,
 }
 
@@ -229,9 +243,11 @@ impl<O: Occupant> WaitPolicy for CoreWait<'_, O> {
         Some(self.counters)
     }
 
-    fn release_core(&self) -> bool {
+    fn release_core(&self, _claimable: bool) -> bool {
         false
     }
+
+    fn unclaim_core(&self) {}
 
     fn acquire_core(&self) {}
 
@@ -250,7 +266,7 @@ fn wait_kind() -> Wait<'static> {
 }
 
 impl Vcores {
-    /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`); with
+    /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`, `vcore_claim`); with
     /// `config.vcores` false the semaphore is off and every method returns at once.
     pub fn new(config: &Config, counters: Arc<Counters>) -> Self {
         let inner = config.vcores.then(|| {
@@ -260,11 +276,13 @@ impl Vcores {
                 table: Mutex::new(Locked {
                     table: Table::new(config.cores, slice_ns, escape_ns),
                     words: [None; MAX_CORES],
+                    claims: Vec::new(),
                 }),
                 flags: std::array::from_fn(|_| AtomicU8::new(Flag::Idle.as_u8())),
                 free: AtomicU64::new((1 << config.cores) - 1),
                 slice_ns,
                 escape_ns,
+                claims: config.vcore_claim,
                 counters,
             }
         });
@@ -291,7 +309,7 @@ impl Vcores {
             return None;
         }
         let now = Now::default();
-        let step = inner.run_for(t, |table, fx| table.acquire(t.who(), &now, fx));
+        let step = inner.acquire_for(t, &now);
         inner.settle(t, step, &now, spin)
     }
 
@@ -305,17 +323,20 @@ impl Vcores {
         let Some(inner) = &self.inner else {
             return false;
         };
-        if !t.seat().holds() {
+        let seat = t.seat();
+        if !seat.holds() {
+            // Relaxed: a hint (Seat invariant); an exit from an object wait that unwound.
+            if seat.away.load(Ordering::Relaxed) {
+                inner.forget(t);
+            }
             return false;
         }
-        let id = t.who().id;
-        let mut held = false;
-        inner.run_for(t, |table, fx| {
-            held = table.release(id, Now::default(), fx);
-            Step::Cancelled
-        });
-        debug_assert!(held, "thread {id} released a core the table never gave");
-        t.seat().settle(Step::Cancelled);
+        let held = inner.release_for(t, false);
+        debug_assert!(
+            held,
+            "thread {} released a core the table never gave",
+            t.who().id
+        );
         held
     }
 
@@ -453,6 +474,10 @@ struct Locked {
     /// that thread told it so ([`Locked::seat`]), until it gives the slot up; else `None` (a
     /// slot granted to a waiter that has not polled yet, a free slot).
     words: [Option<&'static std::sync::atomic::AtomicU32>; MAX_CORES],
+    /// Cores claimed by wakers for threads that have not taken them yet (`claim.rs`): the
+    /// thread's id and the step the claim made (`Held` or `Queued`).
+    /// # Invariant: one entry a thread, present exactly while its seat's `claimed` is set.
+    claims: Vec<(u64, Step)>,
 }
 
 impl Locked {

@@ -1,0 +1,293 @@
+//! Claims (`vcore/claim.rs`): a waker claims the core of the guest thread it wakes, before the
+//! thread runs; the thread takes the claim when its wait ends, or gives it back when the wait
+//! goes on; nothing is claimed for a thread that is not away in an object wait. Then the
+//! parker's wake hook, which makes the claim, runs before the woken thread does, and a guest
+//! thread's wake through a runtime claims. Bounded by the escape time; no timing asserts.
+
+use super::vcore_runtime::{load, rig, thread, until, word, SPIN};
+use crate::parker::Parker;
+use crate::vcore::{Occupant, Vcores};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// `t` takes a core, then steps away from it into an object wait.
+fn away(v: &Vcores, t: &crate::thread::ThreadRecord) {
+    v.acquire(t, SPIN);
+    assert!(v.step_away(t));
+    assert_eq!(t.seat().slot(), None);
+}
+
+#[test]
+fn a_claim_takes_a_free_core_which_the_thread_then_holds_without_a_wait() {
+    let r = rig(1, 60_000_000, 5_000);
+    let t = thread(1, 44, 1, false);
+    away(&r.v, &t);
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 1, "the claim holds the core for the thread");
+    assert_eq!(t.seat().slot(), None, "the thread has not taken it yet");
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 1, "a second wake claims nothing more");
+    let waits = load(&r.stats.vcore_waits);
+    r.v.acquire(&*t, SPIN);
+    assert_eq!(t.seat().slot(), Some(0));
+    assert_eq!(
+        load(&r.stats.vcore_waits),
+        waits,
+        "the claim's core, no wait"
+    );
+    assert!(r.v.release(&*t));
+    assert_eq!(r.v.held(), 0);
+}
+
+#[test]
+fn a_claim_kicks_the_worse_holder_before_the_woken_thread_runs() {
+    let r = rig(1, 60_000_000, 5_000);
+    let good = thread(1, 44, 1, false);
+    let bad = thread(2, 45, 1, false);
+    away(&r.v, &good);
+    r.v.acquire(&*bad, SPIN);
+    assert_eq!(word(&bad), 0, "nobody waits");
+    r.v.claim(&*good);
+    assert_ne!(word(&bad), 0, "kicked by the waker, on the waker's thread");
+    assert_eq!(load(&r.stats.vcore_kicks[0]), 1);
+    // The holder gives its core up at its checkpoint and waits for one again.
+    let h = {
+        let (v, bad) = (r.v.clone(), bad.clone());
+        std::thread::spawn(move || {
+            v.checkpoint(&*bad, SPIN);
+            assert_eq!(bad.seat().slot(), Some(0), "back once the better one left");
+            assert!(v.release(&*bad));
+        })
+    };
+    r.v.acquire(&*good, SPIN);
+    assert_eq!(
+        good.seat().slot(),
+        Some(0),
+        "the claimed place in the queue"
+    );
+    assert!(r.v.release(&*good));
+    h.join().unwrap();
+    assert_eq!(r.v.held(), 0);
+    assert_eq!(load(&r.stats.vcore_escapes), 0);
+}
+
+#[test]
+fn a_claim_goes_back_when_the_wait_goes_on() {
+    let r = rig(1, 60_000_000, 5_000);
+    let t = thread(1, 44, 1, false);
+    away(&r.v, &t);
+    r.v.claim(&*t);
+    r.v.unclaim(&*t);
+    assert_eq!(r.v.held(), 0, "a claimed core goes back");
+    // Still away: the next wake claims again. Now behind a worse holder: a queued claim,
+    // given back, takes its kick back too.
+    let bad = thread(2, 45, 1, false);
+    r.v.acquire(&*bad, SPIN);
+    r.v.claim(&*t);
+    assert_ne!(word(&bad), 0);
+    r.v.unclaim(&*t);
+    // The kick is stale: the holder's next checkpoint finds nobody to make way for.
+    r.v.checkpoint(&*bad, SPIN);
+    assert_eq!(bad.seat().slot(), Some(0), "kept: no waiter left");
+    assert_eq!(word(&bad), 0);
+    assert!(r.v.release(&*bad));
+    r.v.claim(&*t);
+    r.v.acquire(&*t, SPIN);
+    assert_eq!(t.seat().slot(), Some(0));
+    assert!(r.v.release(&*t));
+    assert_eq!(r.v.held(), 0);
+}
+
+#[test]
+fn nothing_is_claimed_for_a_thread_that_is_not_away() {
+    let r = rig(1, 60_000_000, 5_000);
+    let t = thread(1, 44, 1, false);
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 0, "never took a core");
+    r.v.acquire(&*t, SPIN);
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 1, "holds its own, nothing more");
+    assert!(r.v.release(&*t), "a release for good (an exit) is no wait");
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 0);
+    away(&r.v, &t);
+    r.v.acquire(&*t, SPIN);
+    assert!(r.v.release(&*t));
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 0, "away no more once it took a core");
+}
+
+#[test]
+fn with_claims_off_a_wake_claims_nothing() {
+    let stats = Arc::new(crate::stats::Counters::default());
+    let config = crate::Config {
+        cores: 1,
+        vcore_claim: false,
+        ..crate::Config::default()
+    };
+    let v = Vcores::new(&config, stats);
+    let t = thread(1, 44, 1, false);
+    away(&v, &t);
+    v.claim(&*t);
+    assert_eq!(
+        v.held(),
+        0,
+        "HOS_VCORE_CLAIM off: the thread asks once it runs"
+    );
+    v.acquire(&*t, SPIN);
+    assert_eq!(t.seat().slot(), Some(0));
+    assert!(v.release(&*t));
+}
+
+#[test]
+fn an_exit_from_an_unwound_wait_gives_the_claim_back() {
+    let r = rig(1, 60_000_000, 5_000);
+    let t = thread(1, 44, 1, false);
+    away(&r.v, &t);
+    r.v.claim(&*t);
+    assert!(!r.v.release(&*t), "it held no core of its own");
+    assert_eq!(r.v.held(), 0, "the claimed core went back");
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 0, "and it is away no more");
+}
+
+#[test]
+fn the_wake_hook_runs_before_a_parked_owner_runs_and_not_for_a_running_one() {
+    let p = Arc::new(Parker::new());
+    let woke = Arc::new(AtomicBool::new(false));
+    let hooked = Arc::new(AtomicU32::new(0));
+    let early = Arc::new(AtomicBool::new(false));
+    {
+        let (woke, hooked, early) = (woke.clone(), hooked.clone(), early.clone());
+        p.set_wake_hook(Some(Arc::new(move || {
+            hooked.fetch_add(1, Ordering::SeqCst);
+            if woke.load(Ordering::SeqCst) {
+                early.store(true, Ordering::SeqCst);
+            }
+        })));
+    }
+    // Not parked: no hook.
+    p.unpark();
+    assert_eq!(hooked.load(Ordering::SeqCst), 0);
+    assert!(p.try_take());
+    let h = {
+        let (p, woke) = (p.clone(), woke.clone());
+        std::thread::spawn(move || {
+            assert!(p.park(None));
+            woke.store(true, Ordering::SeqCst);
+        })
+    };
+    // Unpark until the owner is found parked (then the hook runs) and has woken.
+    let start = std::time::Instant::now();
+    while !woke.load(Ordering::SeqCst) {
+        assert!(start.elapsed().as_secs() < 10, "the owner never woke");
+        if p.is_parked() {
+            p.unpark();
+        }
+        std::thread::yield_now();
+    }
+    h.join().unwrap();
+    assert_eq!(
+        hooked.load(Ordering::SeqCst),
+        1,
+        "one wake of a parked owner"
+    );
+    assert!(
+        !early.load(Ordering::SeqCst),
+        "the hook ran before the owner did"
+    );
+    p.set_wake_hook(None);
+    p.unpark();
+    assert_eq!(hooked.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_it_back() {
+    use crate::block_on::Wait;
+    use crate::policy::SpinGate;
+    use crate::runtime::Runtime;
+    use crate::thread::ThreadSpec;
+    use crate::{context, Calibration, Config};
+    use std::future::poll_fn;
+    use std::sync::Mutex;
+    use std::task::{Poll, Waker};
+    let rt = crate::Builder::<Runtime>::new()
+        .config(Config {
+            cores: 1,
+            vcore_escape_ms: 5_000,
+            spin_us: 0,
+            spin_other_us: Some(0),
+            calibration: Some(Calibration::default()),
+            ..Config::default()
+        })
+        .build()
+        .expect("a valid config");
+    let spec = |name: &str, priority| ThreadSpec {
+        name: name.into(),
+        priority,
+        core_mask: 1,
+        ideal_core: 0,
+    };
+    let bad = rt.register_thread(&spec("Worse", 45));
+    let good = rt.register_thread(&spec("Better", 44));
+    let ready = Arc::new(AtomicBool::new(false));
+    let waker: Arc<Mutex<Option<Waker>>> = Arc::default();
+    let h = {
+        let (rt, good, ready, waker) = (rt.clone(), good.clone(), ready.clone(), waker.clone());
+        std::thread::spawn(move || {
+            let _guest = context::enter(&rt, good.clone());
+            rt.acquire_core(&good);
+            let gate = SpinGate::default();
+            context::block_on(
+                poll_fn(|cx| {
+                    *waker.lock().unwrap() = Some(cx.waker().clone());
+                    if ready.load(Ordering::SeqCst) {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                }),
+                Wait::object("test object", &gate),
+            );
+            assert_eq!(good.seat().slot(), Some(0));
+            assert!(rt.release_core(&good));
+        })
+    };
+    let c = rt.counters();
+    until(&c.parks, 1);
+    rt.acquire_core(&bad);
+    // Wakes the better thread once it is parked (a wake before that claims nothing).
+    let wake = || {
+        let start = std::time::Instant::now();
+        while !good.is_parked() {
+            assert!(start.elapsed().as_secs() < 10, "the waiter never parked");
+            std::thread::yield_now();
+        }
+        waker.lock().unwrap().as_ref().unwrap().wake_by_ref();
+    };
+    // A wake that does not end the wait: the claim (and its kick) goes back.
+    wake();
+    assert_eq!(
+        load(&c.vcore_kicks[0]),
+        1,
+        "the wake claimed: the worse holder kicked"
+    );
+    until(&c.parks, 2);
+    // The claim went back before the waiter parked again: the kick is stale, and the
+    // holder's checkpoint keeps its core.
+    rt.checkpoint(&bad);
+    assert_eq!(bad.seat().slot(), Some(0));
+    assert_eq!(word(&bad), 0);
+    assert_eq!(rt.vcores().held(), 1);
+    // The wake that ends it: the worse holder is kicked before the better thread runs.
+    ready.store(true, Ordering::SeqCst);
+    let kicks = load(&c.vcore_kicks[0]);
+    wake();
+    assert!(load(&c.vcore_kicks[0]) > kicks, "kicked by the wake");
+    rt.checkpoint(&bad);
+    h.join().unwrap();
+    assert_eq!(bad.seat().slot(), Some(0));
+    assert!(rt.release_core(&bad));
+    assert_eq!(load(&c.vcore_escapes), 0);
+    rt.shutdown();
+}

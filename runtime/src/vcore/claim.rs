@@ -1,0 +1,157 @@
+//! Claims: the waker of a guest thread asks for its virtual core, so that a woken thread
+//! outranks a worse holder at once, as a woken thread preempts on the console.
+//!
+//! Invariant: a claim exists only for a thread that gave its core back for a wait on an
+//! object (its seat is `away`) and has not taken one since; every claim is made before the
+//! waker gives the thread its parker's token (`parker.rs`, the wake hook), so the thread, once
+//! it runs, always finds it: it takes the claimed step as its own when its wait ends
+//! ([`Vcores::acquire`]) or gives it back if the wait goes on ([`Vcores::unclaim`]). So a
+//! claim never outlives the wait it was made in, and a core claimed for a thread is never
+//! held while the thread blocks.
+//!
+//! Why: the OS schedules guest threads without knowing their Horizon priority. A thread that
+//! has to run to ask for its core (and to kick a worse holder) waits for a processor first,
+//! and when the processors are busy with worse guest threads it waits until they block: a
+//! BaseProcExecutor woken by its message at 6 processors started 330-360 us late (p50) while
+//! job workers ran their jobs, against 20-30 us under `auto` (BENCHMARKS.md, issue 10). The
+//! claim moves the ask to the waker: the table grants a free core or queues the thread and
+//! kicks the holder it outranks, who gives its core up at its next checkpoint and blocks,
+//! which frees the processor the woken thread needs.
+//!
+//! Only an unpark that finds the thread parked claims: a spinning thread is on a processor
+//! already and asks for itself. Sleeps do not claim (their wake is the reactor's or their own
+//! timer's, and a promoted idle poll may sleep on).
+
+use super::{Effects, Inner, Locked, Now, Occupant, Seat, Step, Vcores};
+use crate::sync::atomic::Ordering;
+
+impl Vcores {
+    /// Gives `t`'s core back for a wait on an object, after which wakers may claim one for
+    /// it ([`Vcores::claim`]) until it takes one again (with HOS_VCORE_CLAIM off: a plain
+    /// release). `true` if it held one. Call it on the thread `t` itself.
+    pub fn step_away(&self, t: &impl Occupant) -> bool {
+        match &self.inner {
+            Some(inner) if t.seat().holds() => inner.release_for(t, inner.claims),
+            _ => false,
+        }
+    }
+
+    /// Claims a core for `t`, which a waker is about to wake: a free allowed core is granted
+    /// to it now, else it is queued by rank and kicks the worst holder it outranks. Nothing
+    /// if `t` is not away in an object wait or a claim is already made. Any thread may call
+    /// it; the semaphore's lock is taken only when `t` is away.
+    pub fn claim(&self, t: &impl Occupant) {
+        let Some(inner) = &self.inner else { return };
+        let seat = t.seat();
+        // Relaxed: hints (Seat invariant); rechecked under the lock.
+        if !seat.away.load(Ordering::Relaxed) || seat.claimed.load(Ordering::Relaxed) {
+            return;
+        }
+        let now = Now::default();
+        inner.locked(|l, fx| {
+            // Relaxed: written only under this lock (Seat invariant).
+            if !seat.away.load(Ordering::Relaxed) || seat.claimed.load(Ordering::Relaxed) {
+                return;
+            }
+            let who = t.who();
+            let step = l.table.acquire(who, &now, fx);
+            l.claims.push((who.id, step));
+            seat.claimed.store(true, Ordering::Relaxed);
+        });
+    }
+
+    /// `t`'s wait goes on after a wake that did not end it: a core claimed for it meanwhile
+    /// goes back (to the best waiter), and it stays away. One load when nothing was claimed.
+    /// Call it on the thread `t` itself.
+    pub fn unclaim(&self, t: &impl Occupant) {
+        let Some(inner) = &self.inner else { return };
+        // Relaxed: a hint (Seat invariant); `take_claim` rechecks under the lock.
+        if !t.seat().claimed.load(Ordering::Relaxed) {
+            return;
+        }
+        let id = t.who().id;
+        inner.locked(|l, fx| l.give_back_claim(t.seat(), id, fx));
+    }
+}
+
+impl Inner {
+    /// The first step of `t`'s acquire, under the lock: the claim a waker made for it, else
+    /// a fresh one; `t` is no longer away.
+    pub(super) fn acquire_for(&self, t: &impl Occupant, now: &Now) -> Step {
+        let word = t.seat().kick_word();
+        self.locked(|l, fx| {
+            let seat = t.seat();
+            // Relaxed: written only under this lock (Seat invariant).
+            seat.away.store(false, Ordering::Relaxed);
+            let who = t.who();
+            let step = match l.take_claim(seat, who.id) {
+                Some(step) => step,
+                None => l.table.acquire(who, now, fx),
+            };
+            l.seat(word, None, &step);
+            step
+        })
+    }
+
+    /// Gives `t`'s core back, and marks it away (`away`: it waits on an object and will take
+    /// one again) or not. `true` if it held one. A claim left from an earlier wait cannot
+    /// exist (module invariant); one is given back all the same.
+    pub(super) fn release_for(&self, t: &impl Occupant, away: bool) -> bool {
+        let (word, before) = (t.seat().kick_word(), t.seat().slot());
+        let id = t.who().id;
+        let held = self.locked(|l, fx| {
+            let claimed = l.give_back_claim(t.seat(), id, fx);
+            debug_assert!(
+                !claimed,
+                "thread {id} released its core with a claim pending"
+            );
+            let held = l.table.release(id, Now::default(), fx);
+            l.seat(word, before, &Step::Cancelled);
+            // Relaxed: written only under this lock (Seat invariant).
+            t.seat().away.store(away, Ordering::Relaxed);
+            held
+        });
+        t.seat().settle(Step::Cancelled);
+        held
+    }
+
+    /// `t` leaves without a core while away (its wait unwound): a pending claim goes back and
+    /// it is away no more.
+    pub(super) fn forget(&self, t: &impl Occupant) {
+        let id = t.who().id;
+        self.locked(|l, fx| {
+            l.give_back_claim(t.seat(), id, fx);
+            // Relaxed: written only under this lock (Seat invariant).
+            t.seat().away.store(false, Ordering::Relaxed);
+        });
+    }
+}
+
+impl Locked {
+    /// Gives thread `id`'s claim back, if a waker made one: a claimed core to the best
+    /// waiter, a claimed place in the queue to nobody. `true` if there was one.
+    fn give_back_claim(&mut self, seat: &Seat, id: u64, fx: &mut Effects) -> bool {
+        let now = Now::default();
+        match self.take_claim(seat, id) {
+            Some(Step::Held { .. }) => {
+                self.table.release(id, &now, fx);
+            }
+            Some(Step::Queued(key)) => self.table.abandon(key, &now, fx),
+            Some(_) => {}
+            None => return false,
+        }
+        true
+    }
+
+    /// Takes thread `id`'s claim out of the list, if a waker made one.
+    fn take_claim(&mut self, seat: &Seat, id: u64) -> Option<Step> {
+        // Relaxed: written only under this lock (Seat invariant).
+        if !seat.claimed.load(Ordering::Relaxed) {
+            return None;
+        }
+        seat.claimed.store(false, Ordering::Relaxed);
+        let i = self.claims.iter().position(|&(who, _)| who == id);
+        debug_assert!(i.is_some(), "thread {id} is marked claimed without a claim");
+        i.map(|i| self.claims.swap_remove(i).1)
+    }
+}
