@@ -30,6 +30,7 @@ docs/frame_sim.md has the model, the scenes and the fitting procedure.
 Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair):
   seeds    every short sleep yields, every thread spins 20 us, no poller cap (the old design)
   auto     ShortSleep::Auto with its defaults (the reference host today)
+           (seeds and auto without wake claims, HOS_VCORE_CLAIM=0: the reference host has none)
   reactor  every default (hos's default)
   precise  the reactor with idle polls off: pollers' sleeps precise (HOS_IDLE_POLL=0)
   stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arm {
     /// The reference host's old design: every short sleep yields, every thread spins 20 us
-    /// before a wait, no poller cap.
+    /// before a wait, no poller cap; no wake claims (the reference host has none).
     Seeds,
     /// The reference host today: ShortSleep::Auto with its defaults (the count rule, the
-    /// poller cap, spin by group).
+    /// poller cap, spin by group); no wake claims (the reference host has none).
     Auto,
     /// hos's default: every switch at its default (the calibrated reactor).
     Reactor,
@@ -73,10 +73,12 @@ impl Arm {
                 spin_us: 20,
                 spin_other_us: Some(20),
                 short_sleep_pollers: Some(0),
+                vcore_claim: false,
                 ..Config::default()
             },
             Arm::Auto => Config {
                 short_sleep: ShortSleep::Auto,
+                vcore_claim: false,
                 ..Config::default()
             },
             Arm::Reactor => Config::default(),
