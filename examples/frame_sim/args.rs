@@ -46,7 +46,9 @@ MODES (one at most; without one, one cell of the scene below):
                         its processors and cap, beside frame_sim's figures and their ratio
                         (3 pairs of 240 frames (+30) a row)
   --fit S               hyrule or kokiri: probe cells around the scene (with any load flags
-                        below), a local model, the fitted preset, then its check
+                        below), a local model, the fitted preset, then its check. Probes
+                        2 pairs of 100 frames (+25), the check 3 of 240 (+30); --pairs,
+                        --frames and --warmup set both (long probes: a model above noise)
   With --procs, every cell of a mode runs at that count instead (a rehearsal).
 
 FLAGS:

@@ -10,7 +10,8 @@
 //!    is the workers' polling time before they block (what `seeds` turns into yield loops:
 //!    the size of the change).
 //! 2. Probes: the centre and one step along each parameter, every row of the scene at its
-//!    processors and cap, seeds and auto, 2 pairs of 100 frames (+25).
+//!    processors and cap, seeds and auto, 2 pairs of 100 frames (+25), or the `--pairs`,
+//!    `--frames`, `--warmup` given.
 //! 3. A local linear model per row and quantity (CPU a frame of each arm, auto's frame time,
 //!    the pair-by-pair changes in CPU and in fps, p99 of each arm) from the five probes;
 //!    frame times are clamped to the cap's period.
@@ -313,11 +314,13 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
     let probes: Vec<Params> = std::iter::once(centre)
         .chain((0..4).map(|k| centre.with(k, centre.0[k] + step[k])))
         .collect();
+    // Short probes by default; `--pairs`, `--frames` and `--warmup` lengthen them to the
+    // check's, where the changes fitted are as small as the noise of 100 frames.
     let probe_shape = Shape {
         arms: vec![Arm::Seeds, Arm::Auto],
-        pairs: 2,
-        warmup: 25,
-        frames: 100,
+        pairs: o.pairs.unwrap_or(2),
+        warmup: o.warmup.unwrap_or(25),
+        frames: o.frames.unwrap_or(100),
     };
     let rows = reference::rows(scene);
     let dir = o.out.join("fit").join(scene.name());
