@@ -104,6 +104,10 @@ fn nothing_is_claimed_for_a_thread_that_is_not_away() {
     let t = thread(1, 44, 1, false);
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 0, "never took a core");
+    // A wait without a core to give back (after a shutdown's cancel, say) is not away.
+    assert!(!r.v.step_away(&*t));
+    r.v.claim(&*t);
+    assert_eq!(r.v.held(), 0, "it will not take a core after that wait");
     r.v.acquire(&*t, SPIN);
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 1, "holds its own, nothing more");
