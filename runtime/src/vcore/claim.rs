@@ -5,9 +5,10 @@
 //! object (its seat is `away`) and has not taken one since; every claim is made before the
 //! waker gives the thread its parker's token (`parker.rs`, the wake hook), so the thread, once
 //! it runs, always finds it: it takes the claimed step as its own when its wait ends
-//! ([`Vcores::acquire`]) or gives it back if the wait goes on ([`Vcores::unclaim`]). So a
-//! claim never outlives the wait it was made in, and a core claimed for a thread is never
-//! held while the thread blocks.
+//! ([`Vcores::acquire`]) or gives it back if the wait goes on ([`Vcores::unclaim`]) before it
+//! parks again. So a claim never outlives the wait it was made in; a claimed core is held for
+//! the thread only between its wake and the moment it runs (the price: while the OS does not
+//! run it, nobody else runs guest code on that core).
 //!
 //! Why: the OS schedules guest threads without knowing their Horizon priority. A thread that
 //! has to run to ask for its core (and to kick a worse holder) waits for a processor first,
