@@ -137,6 +137,9 @@ typedef struct {
   uint64_t idle_promoted;
   // Idle polls that woke on a tick another idle poller had woken on.
   uint64_t idle_coalesced;
+  // Virtual cores taken from a kicked holder that had not given its core up within the
+  // kick's grace (HOS_VCORE_GRACE_US; 0 while it is off).
+  uint64_t vcore_revokes;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to
@@ -487,11 +490,12 @@ hos_result hos_thread_attach(hos_runtime *rt, const hos_thread_params *p, hos_ha
 hos_result hos_thread_detach(void);
 
 // The calling guest thread's kick word: non-zero while its virtual core is asked for (a
-// better thread waits for it, or its time slice is over and an equal one waits) or it runs
-// by escape, that is while `hos_checkpoint` has something to do. Generated code tests it
-// with a plain load at loop heads and calls `hos_checkpoint` only when it is set. The
-// address is stable for the thread's life and stays readable after it; on a thread that is
-// no guest thread it points to a word that is always 0. Never NULL.
+// better thread waits for it, or its time slice is over and an equal one waits), it runs
+// by escape, or its core was taken after a kick's grace (HOS_VCORE_GRACE_US), that is while
+// `hos_checkpoint` has something to do. Generated code tests it with a plain load at loop
+// heads and calls `hos_checkpoint` only when it is set. The address is stable for the
+// thread's life and stays readable after it; on a thread that is no guest thread it points
+// to a word that is always 0. Never NULL.
 const volatile uint32_t *hos_thread_kick_flag(void);
 
 // svcSleepThread: sleeps the calling thread `ns` nanoseconds as a guest sleep (a thread that

@@ -488,7 +488,8 @@ impl Thread {
     }
 
     /// Its kick word: non-zero while its virtual core is asked for (a better thread waits, or
-    /// its time slice is over and an equal one waits) or it runs by escape, so that its next
+    /// its time slice is over and an equal one waits), it runs by escape, or its core was
+    /// taken after a kick's grace (HOS_VCORE_GRACE_US), so that its next
     /// [`crate::svc::checkpoint`] has something to do. Generated code (a JIT's or a
     /// recompiler's loop heads) tests it with a plain load and calls the checkpoint only when
     /// it is set. The address is stable for the thread's life and stays readable after it.

@@ -95,11 +95,12 @@ pub extern "C" fn hos_thread_detach() -> hos_result {
 }
 
 /// The calling guest thread's kick word: non-zero while its virtual core is asked for (a
-/// better thread waits for it, or its time slice is over and an equal one waits) or it runs
-/// by escape, that is while `hos_checkpoint` has something to do. Generated code tests it
-/// with a plain load at loop heads and calls `hos_checkpoint` only when it is set. The
-/// address is stable for the thread's life and stays readable after it; on a thread that is
-/// no guest thread it points to a word that is always 0. Never NULL.
+/// better thread waits for it, or its time slice is over and an equal one waits), it runs
+/// by escape, or its core was taken after a kick's grace (HOS_VCORE_GRACE_US), that is while
+/// `hos_checkpoint` has something to do. Generated code tests it with a plain load at loop
+/// heads and calls `hos_checkpoint` only when it is set. The address is stable for the
+/// thread's life and stays readable after it; on a thread that is no guest thread it points
+/// to a word that is always 0. Never NULL.
 #[no_mangle]
 pub extern "C" fn hos_thread_kick_flag() -> *const hos_kick_word {
     boundary::entry_or(NEVER.as_ptr(), || {

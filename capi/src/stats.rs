@@ -92,6 +92,9 @@ pub struct hos_stats {
     pub idle_promoted: u64,
     /// Idle polls that woke on a tick another idle poller had woken on.
     pub idle_coalesced: u64,
+    /// Virtual cores taken from a kicked holder that had not given its core up within the
+    /// kick's grace (HOS_VCORE_GRACE_US; 0 while it is off).
+    pub vcore_revokes: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -184,6 +187,7 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         idle_relaxed: s.idle_relaxed,
         idle_promoted: s.idle_promoted,
         idle_coalesced: s.idle_coalesced,
+        vcore_revokes: s.vcore_revokes,
     }
 }
 

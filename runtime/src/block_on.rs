@@ -144,21 +144,22 @@ impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
 
 /// Blocks the calling thread on `fut`: `parker` must be the calling thread's and `waker` must
 /// unpark it. `policy` is asked once, when the first poll finds `fut` pending. Parks also end
-/// at `deadline` (a `sys::now()` value), so that `fut` is polled again then even if nothing
-/// wakes it: for a future that completes by itself at a known time without a reactor timer
-/// (the virtual-core wait's escape).
+/// at `deadline()` (a `sys::now()` value), read before each park, so that `fut` is polled
+/// again then even if nothing wakes it: for a future that has something to do by itself at a
+/// time it knows, without a reactor timer, and may move as it polls (the virtual-core wait's
+/// escape, and the end of a kick's grace).
 ///
 /// # Blocking
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
-/// one again before returning (unless `wait.what` is [`WaitFor::Vcore`]). Past `deadline`
-/// every park returns at once, so `fut` should be ready by then, or the thread polls it in a
-/// loop.
+/// one again before returning (unless `wait.what` is [`WaitFor::Vcore`]). Past `deadline()`
+/// every park returns at once, so a poll at that time should move it or make `fut` ready, or
+/// the thread polls it in a loop.
 pub fn block_on_with<F: Future, P: WaitPolicy>(
     parker: &Parker,
     waker: &Waker,
     fut: F,
     wait: Wait<'_>,
-    deadline: Option<u64>,
+    deadline: impl Fn() -> Option<u64>,
     policy: impl FnOnce() -> P,
 ) -> F::Output {
     let mut fut = pin!(fut);
@@ -175,7 +176,7 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
     let held = wait.what != WaitFor::Vcore && policy.release_core(wait.what == WaitFor::Object);
     chaos::point();
     let out = loop {
-        let spun = spin_then_park(parker, &policy, wait, trace::sooner(deadline, overdue));
+        let spun = spin_then_park(parker, &policy, wait, trace::sooner(deadline(), overdue));
         chaos::point();
         let caught = spun == SpinEnd::Caught;
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {

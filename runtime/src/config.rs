@@ -100,6 +100,10 @@ pub struct Config {
     /// HOS_VCORE_CLAIM: the waker of a guest thread blocked on an object claims its virtual
     /// core before the thread runs, so it outranks worse holders at once (default on).
     pub vcore_claim: bool,
+    /// HOS_VCORE_GRACE_US, 0..=1_000_000: a waiter whose kick a holder has not answered in
+    /// this long takes the holder's core, and the holder waits at its next checkpoint
+    /// (default 0: never).
+    pub vcore_grace_us: u64,
     /// HOS_SLEEP_LOG: trace every guest sleep (default off).
     pub sleep_log: bool,
     /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
@@ -143,6 +147,7 @@ impl Default for Config {
             vcore_escape_ms: 2000,
             vcore_first: Vec::new(),
             vcore_claim: true,
+            vcore_grace_us: 0,
             sleep_log: false,
             tls_trace: false,
             trace: None,
@@ -198,6 +203,7 @@ pub(crate) enum Switch {
     VcoreEscapeMs,
     VcoreFirst,
     VcoreClaim,
+    VcoreGraceUs,
     SleepLog,
     TlsTrace,
     Trace,
@@ -208,7 +214,7 @@ pub(crate) enum Switch {
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 22] = [
+    pub(crate) const ALL: [Switch; 23] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -225,6 +231,7 @@ impl Switch {
         Switch::VcoreEscapeMs,
         Switch::VcoreFirst,
         Switch::VcoreClaim,
+        Switch::VcoreGraceUs,
         Switch::SleepLog,
         Switch::TlsTrace,
         Switch::Trace,
@@ -252,6 +259,7 @@ impl Switch {
             Switch::VcoreEscapeMs => "HOS_VCORE_ESCAPE_MS",
             Switch::VcoreFirst => "HOS_VCORE_FIRST",
             Switch::VcoreClaim => "HOS_VCORE_CLAIM",
+            Switch::VcoreGraceUs => "HOS_VCORE_GRACE_US",
             Switch::SleepLog => "HOS_SLEEP_LOG",
             Switch::TlsTrace => "HOS_TLS_TRACE",
             Switch::Trace => "HOS_TRACE",
@@ -288,6 +296,7 @@ impl Switch {
             Switch::VcoreEscapeMs => config.vcore_escape_ms = ESCAPE.parse(name, raw)?,
             Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
             Switch::VcoreClaim => config.vcore_claim = switch_on(raw),
+            Switch::VcoreGraceUs => config.vcore_grace_us = GRACE.parse(name, raw)?,
             Switch::SleepLog => config.sleep_log = switch_on(raw),
             Switch::TlsTrace => config.tls_trace = switch_on(raw),
             Switch::Trace => config.trace = path(raw),
@@ -340,6 +349,11 @@ const ESCAPE: Range = Range {
     min: 1,
     max: 3_600_000,
     accepted: "milliseconds, an integer in 1..=3600000",
+};
+const GRACE: Range = Range {
+    min: 0,
+    max: 1_000_000,
+    accepted: "microseconds, an integer in 0..=1000000 (0: never)",
 };
 
 const WAIT_BOUND: Range = Range {
@@ -428,6 +442,7 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     CORES.check("vcores", config.cores as u64)?;
     SLICE.check("vcore_slice_us", config.vcore_slice_us)?;
     ESCAPE.check("vcore_escape_ms", config.vcore_escape_ms)?;
+    GRACE.check("vcore_grace_us", config.vcore_grace_us)?;
     WAIT_BOUND.check("flight_wait_ms", config.flight_wait_ms)?;
     if config.logical_processors == Some(Some(0)) {
         return Err(ConfigError {
@@ -466,6 +481,7 @@ mod tests {
             &CORES,
             &SLICE,
             &ESCAPE,
+            &GRACE,
             &WAIT_BOUND,
         ] {
             assert_eq!(r.check("x", r.min), Ok(r.min));

@@ -182,7 +182,7 @@ impl Current {
     /// # Blocking
     /// As [`block_on`].
     pub(crate) fn block_on<F: Future>(&self, fut: F, wait: Wait<'_>) -> F::Output {
-        with_parker(|p, w| block_on_with(p, w, fut, wait, None, || self))
+        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, || self))
     }
 }
 
@@ -233,5 +233,5 @@ impl WaitPolicy for Current {
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     // A wait between a poll and a sleep makes the sleep no idle poll (docs/design.md section 4).
     poll::clear();
-    with_parker(|p, w| block_on_with(p, w, fut, wait, None, current))
+    with_parker(|p, w| block_on_with(p, w, fut, wait, || None, current))
 }

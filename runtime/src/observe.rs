@@ -193,6 +193,7 @@ fn node(
             (State::Running { core: slot as u8 }, Some(since), vec![])
         }
         (Place::Escaped, _) => (State::Escaped, None, vec![]),
+        (Place::Revoked, _) => (State::Revoked, None, vec![]),
         (Place::Queued { holders }, s) => (State::WaitingForCore, s.map(|s| s.begin), holders),
         (Place::Nowhere, Some(s)) => match &s.what {
             What::Wait {

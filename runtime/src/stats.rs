@@ -163,6 +163,8 @@ pub struct Counters {
     pub vcore_kicks: [AtomicU64; 3],
     /// Waiters that took a core by escape.
     pub vcore_escapes: AtomicU64,
+    /// Cores taken from a kicked holder after the kick's grace (HOS_VCORE_GRACE_US).
+    pub vcore_revokes: AtomicU64,
     /// Deadlines the reactor fired.
     pub reactor_fired: AtomicU64,
     /// Times the reactor thread woke up.
@@ -212,6 +214,7 @@ impl Counters {
             vcore_kicks_slice: r(&self.vcore_kicks[KickReason::Slice as usize]),
             vcore_kicks_first: r(&self.vcore_kicks[KickReason::First as usize]),
             vcore_escapes: r(&self.vcore_escapes),
+            vcore_revokes: r(&self.vcore_revokes),
             reactor_fired: r(&self.reactor_fired),
             reactor_wakeups: r(&self.reactor_wakeups),
             idle_polls: r(&self.idle_polls),
@@ -268,6 +271,10 @@ pub struct Stats {
     pub vcore_kicks_first: u64,
     /// Waiters that ran past the virtual cores by escape (a healthy run has none).
     pub vcore_escapes: u64,
+    /// Virtual cores taken from a kicked holder that had not given its core up within the
+    /// kick's grace (HOS_VCORE_GRACE_US; 0 while it is off). Each lets the holder run guest
+    /// code beside the cores until its next checkpoint.
+    pub vcore_revokes: u64,
     /// Virtual cores held when the snapshot was taken (a gauge: 0 once no guest thread runs
     /// guest code; more then is a leaked core).
     pub vcores_held: usize,

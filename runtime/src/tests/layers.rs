@@ -19,6 +19,7 @@ const ORDER: &[&str] = &[
     "vcore/step",
     "vcore/rank",
     "vcore/table",
+    "vcore/table/grace",
     "vcore/escape",
     "vcore/kick",
     "trace/event",
@@ -77,7 +78,8 @@ fn parts_of(dir: &str) -> &'static [&'static str] {
 }
 
 /// The unit a source file belongs to: `sys/linux.rs` is `sys`, `vcore/table.rs` is
-/// `vcore/table`, `vcore/mod.rs` is `vcore`.
+/// `vcore/table`, `vcore/table/grace.rs` (a part of `table`'s own) is `vcore/table/grace`,
+/// `vcore/mod.rs` is `vcore`.
 fn unit_of(rel: &str) -> String {
     let rel = rel.trim_end_matches(".rs");
     match rel.split_once('/') {
@@ -189,6 +191,11 @@ fn the_check_sees_an_upward_import() {
     );
     assert_eq!(unit_of("sys/linux.rs"), "sys");
     assert_eq!(unit_of("vcore/mod.rs"), "vcore");
+    assert_eq!(unit_of("vcore/table/grace.rs"), "vcore/table/grace");
+    assert_eq!(
+        imports("vcore/table/grace", "use crate::vcore::step::{Clock};"),
+        ["vcore/step"]
+    );
     assert_eq!(unit_of("trace/ring.rs"), "trace/ring");
     assert_eq!(
         imports("trace/ring", "use super::event::Event;"),

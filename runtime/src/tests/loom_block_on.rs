@@ -121,7 +121,7 @@ fn block_on_wakes_in_spin_and_in_park() {
             &waker,
             WaitFlag(&flag),
             Wait::object("flag", &gate),
-            None,
+            || None,
             current,
         );
         t.join().unwrap();

@@ -27,6 +27,8 @@ mod switches;
 #[cfg(not(loom))]
 mod vcore_claim;
 #[cfg(not(loom))]
+mod vcore_grace;
+#[cfg(not(loom))]
 mod vcore_harness;
 #[cfg(not(loom))]
 mod vcore_runtime;

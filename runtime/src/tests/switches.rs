@@ -22,6 +22,7 @@ fn numbers_and_modes_are_read() {
         ("HOS_CORES", "4"),
         ("HOS_VCORE_SLICE_US", "500"),
         ("HOS_VCORE_ESCAPE_MS", "100"),
+        ("HOS_VCORE_GRACE_US", " 200"),
         ("HOS_IDLE_POLL_STRETCH_US", " 250"),
         ("HOS_IDLE_POLL_BLIND", "16"),
     ])
@@ -31,8 +32,13 @@ fn numbers_and_modes_are_read() {
     assert_eq!(c.short_sleep_pollers, Some(7));
     assert_eq!((c.spin_us, c.spin_other_us), (30, Some(2)));
     assert_eq!(
-        (c.cores, c.vcore_slice_us, c.vcore_escape_ms),
-        (4, 500, 100)
+        (
+            c.cores,
+            c.vcore_slice_us,
+            c.vcore_escape_ms,
+            c.vcore_grace_us
+        ),
+        (4, 500, 100, 200)
     );
     for (raw, mode) in [
         ("yield", ShortSleep::Yield),
@@ -62,6 +68,8 @@ fn bounds_are_accepted() {
         ("HOS_VCORE_SLICE_US", "1000000"),
         ("HOS_VCORE_ESCAPE_MS", "1"),
         ("HOS_VCORE_ESCAPE_MS", "3600000"),
+        ("HOS_VCORE_GRACE_US", "0"),
+        ("HOS_VCORE_GRACE_US", "1000000"),
         ("HOS_IDLE_POLL_STRETCH_US", "0"),
         ("HOS_IDLE_POLL_STRETCH_US", "1000000"),
         ("HOS_IDLE_POLL_BLIND", "0"),
@@ -96,6 +104,9 @@ fn bad_values_are_errors_naming_switch_and_value() {
         ("HOS_VCORE_SLICE_US", "1000001"),
         ("HOS_VCORE_ESCAPE_MS", "0"),
         ("HOS_VCORE_ESCAPE_MS", "3600001"),
+        ("HOS_VCORE_GRACE_US", "1000001"),
+        ("HOS_VCORE_GRACE_US", "-1"),
+        ("HOS_VCORE_GRACE_US", "200us"),
         ("HOS_FLIGHT_WAIT_MS", "-1"),
         ("HOS_FLIGHT_WAIT_MS", "3600001"),
         ("HOS_IDLE_POLL_STRETCH_US", "1000001"),
@@ -126,7 +137,7 @@ fn bad_values_are_errors_naming_switch_and_value() {
 #[test]
 fn bad_builder_values_are_errors_naming_the_method() {
     type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
-    let bad: [(Set, &str, &str); 13] = [
+    let bad: [(Set, &str, &str); 14] = [
         (
             |b| b.idle_poll_stretch_us(1_000_001),
             "idle_poll_stretch_us",
@@ -154,6 +165,7 @@ fn bad_builder_values_are_errors_naming_the_method() {
             "vcore_escape_ms",
             "3600001",
         ),
+        (|b| b.vcore_grace_us(1_000_001), "vcore_grace_us", "1000001"),
         (|b| b.flight_wait_ms(3_600_001), "flight_wait_ms", "3600001"),
         (
             |b| b.logical_processors(Some(0)),
@@ -198,6 +210,7 @@ fn every_builder_method_sets_its_switch() {
         .vcore_escape_ms(100)
         .vcore_first(["Presentation"])
         .vcore_claim(false)
+        .vcore_grace_us(150)
         .sleep_log(true)
         .tls_trace(true)
         .trace("t.json")
@@ -225,6 +238,7 @@ fn every_builder_method_sets_its_switch() {
         vcore_escape_ms: 100,
         vcore_first: vec!["Presentation".into()],
         vcore_claim: false,
+        vcore_grace_us: 150,
         sleep_log: true,
         tls_trace: true,
         trace: Some("t.json".into()),
@@ -263,6 +277,7 @@ fn defaults_are_the_documented_ones() {
     assert_eq!(d.serial, ["MainThread", "Presentation"]);
     assert_eq!((d.cores, d.vcores), (6, true));
     assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
+    assert_eq!(d.vcore_grace_us, 0, "the grace is off by default");
     assert!(d.vcore_first.is_empty());
     assert_eq!((d.sleep_log, d.tls_trace), (false, false));
     assert_eq!((&d.trace, d.flight, &d.flight_dir), (&None, true, &None));
@@ -290,6 +305,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_VCORE_ESCAPE_MS", "70"),
         ("HOS_VCORE_FIRST", "Audio"),
         ("HOS_VCORE_CLAIM", "off"),
+        ("HOS_VCORE_GRACE_US", "70"),
         ("HOS_SLEEP_LOG", "1"),
         ("HOS_TLS_TRACE", "1"),
         ("HOS_TRACE", "env.json"),
@@ -314,6 +330,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .vcore_escape_ms(90)
         .vcore_first(["Loader"])
         .vcore_claim(true)
+        .vcore_grace_us(90)
         .sleep_log(false)
         .tls_trace(false)
         .trace("code.json")
@@ -357,6 +374,7 @@ fn code_wins_over_the_environment_unless_asked() {
         vcore_escape_ms: 70,
         vcore_first: vec!["Audio".into()],
         vcore_claim: false,
+        vcore_grace_us: 70,
         sleep_log: true,
         tls_trace: true,
         trace: Some("env.json".into()),

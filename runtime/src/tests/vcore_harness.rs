@@ -34,6 +34,7 @@ pub(super) enum At {
     Slot(usize),
     Waiting,
     Escaped,
+    Revoked,
 }
 
 /// A table, a clock, the sum of every operation's effects, and one waker per thread.
@@ -43,6 +44,8 @@ pub(super) struct H {
     pub kicks: [u32; 3],
     pub waits: u32,
     pub escapes: u32,
+    /// Every slot taken after a kick's grace, with the holder it was taken from, in order.
+    pub revoked: Vec<(usize, u64)>,
     pub traits: HashMap<u64, Traits>,
     pub keys: HashMap<u64, WaitId>,
     pub wakes: HashMap<u64, Arc<Count>>,
@@ -63,12 +66,18 @@ impl H {
     }
 
     pub(super) fn with(cores: usize, slice: u64, escape: u64) -> H {
+        H::graced(cores, slice, escape, 0)
+    }
+
+    /// A table whose kicks have a grace of `grace` ns.
+    pub(super) fn graced(cores: usize, slice: u64, escape: u64, grace: u64) -> H {
         H {
-            t: Table::new(cores, slice, escape),
+            t: Table::new(cores, slice, escape, grace),
             now: 1_000 * MS,
             kicks: [0; 3],
             waits: 0,
             escapes: 0,
+            revoked: Vec::new(),
             traits: HashMap::new(),
             keys: HashMap::new(),
             wakes: HashMap::new(),
@@ -94,6 +103,7 @@ impl H {
         }
         self.waits += fx.waits;
         self.escapes += fx.escapes;
+        self.revoked.extend(fx.revoked);
         for w in fx.wake {
             w.wake();
         }
@@ -187,6 +197,8 @@ impl H {
             At::Slot(s)
         } else if self.t.is_escaped(id) {
             At::Escaped
+        } else if self.t.is_revoked(id) {
+            At::Revoked
         } else if self.t.queue().contains(&id) {
             At::Waiting
         } else {

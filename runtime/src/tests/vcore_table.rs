@@ -569,5 +569,5 @@ fn an_impossible_flag_panics_with_its_value() {
 #[test]
 #[should_panic(expected = "expected 1..=8")]
 fn a_table_of_nine_cores_is_refused() {
-    Table::new(9, SLICE, ESCAPE);
+    Table::new(9, SLICE, ESCAPE, 0);
 }

@@ -1,8 +1,9 @@
 //! The virtual-core state machine under random operation sequences (proptest).
 //!
-//! Random operation sequences on a small table: the table checks its own invariants after
-//! every operation (debug builds), and the harness checks that the threads' view agrees
-//! with the table's and that nobody is left waiting once every holder has left.
+//! Random operation sequences on a small table, with the kicks' grace off and on: the table
+//! checks its own invariants after every operation (debug builds), and the harness checks
+//! that the threads' view agrees with the table's and that nobody is left waiting once every
+//! holder has left.
 
 use crate::vcore::step::{Step, YieldKind};
 
@@ -47,7 +48,7 @@ fn op() -> impl Strategy<Value = Op> {
 /// Applies `op` if it is valid for the thread's state (as the runtime would call it).
 fn apply(h: &mut H, op: &Op) {
     let waiting = |h: &H, i: u64| h.keys.contains_key(&i);
-    let running = |h: &H, i: u64| matches!(h.at(i), At::Slot(_) | At::Escaped);
+    let running = |h: &H, i: u64| matches!(h.at(i), At::Slot(_) | At::Escaped | At::Revoked);
     match *op {
         Op::Acquire(i) if !waiting(h, i) && !running(h, i) => {
             h.acquire(i);
@@ -78,8 +79,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn invariants_hold_and_nobody_is_left_waiting(ops in proptest::collection::vec(op(), 1..120)) {
-        let mut h = H::with(3, SLICE, 50 * MS);
+    fn invariants_hold_and_nobody_is_left_waiting(
+        ops in proptest::collection::vec(op(), 1..120),
+        grace in prop_oneof![Just(0), 1..SLICE / 2],
+    ) {
+        let mut h = H::graced(3, SLICE, 50 * MS, grace);
         for i in 0..THREADS {
             h.thread(i, 40 + (i % 3) as u8, i == 0, 0b111 >> (i % 2), Some(i as usize % 3));
         }
@@ -87,6 +91,9 @@ proptest! {
             apply(&mut h, op);
             let held = (0..3).filter(|&s| h.t.holder(s).is_some()).count();
             prop_assert!(held <= 3);
+            if grace == 0 {
+                prop_assert!(h.revoked.is_empty(), "a slot taken with the grace off");
+            }
         }
         // Every running thread leaves; every waiter then gets a core in turn.
         for _ in 0..=THREADS {

@@ -10,7 +10,9 @@
 //! and the host's frame marks as global instants. Times are microseconds from the first
 //! event, with three decimals (nanoseconds exact).
 
-use super::event::{label_name, Event, Failed, Kind, WaitOn, ESCAPED, MASK_BITS, NOT_LENT};
+use super::event::{
+    label_name, Event, Failed, Kind, WaitOn, ESCAPED, MASK_BITS, NOT_LENT, REVOKED,
+};
 use super::timeline::{Flow, Snapshot, Span, Timelines, What};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -292,6 +294,10 @@ impl Writer {
                 "t",
             ),
             Kind::Wake => (format!("wake {}", self.name_of(e.a)), "t"),
+            Kind::Kick if e.b == REVOKED => (
+                format!("take vcore {} from {} (grace over)", e.x, self.guest(e.a)),
+                "t",
+            ),
             Kind::Kick => (format!("kick {} off vcore {}", self.guest(e.a), e.x), "t"),
             Kind::Yield => (
                 format!(

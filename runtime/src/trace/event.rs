@@ -57,7 +57,9 @@ pub enum Kind {
     CoreQueued,
     /// Now on virtual core `x` ([`ESCAPED`], [`NO_CORE`]).
     Core,
-    /// Asked the holder of core `x`, guest id `a`, to give it up.
+    /// Asked the holder of core `x`, guest id `a`, to give it up; `b` [`REVOKED`] when it took
+    /// the core from it instead, past the kick's grace (the holder runs on beside the cores
+    /// until its next checkpoint), else 0.
     Kick,
     /// A yield on the virtual cores: `x` 0, 1 or 2 for svcSleepThread 0, -1, -2; `a` 1 if
     /// it handed its core over.
@@ -118,6 +120,8 @@ pub const ESCAPED: u64 = 254;
 pub const NO_CORE: u64 = 255;
 /// `Kind::Lent`'s priority when the lent one is taken back.
 pub const NOT_LENT: u64 = 255;
+/// `Kind::Kick`'s `b` when the core was taken from the holder after the kick's grace.
+pub const REVOKED: u64 = 1;
 /// The bits of `Kind::Affinity`'s `x` that hold the mask.
 pub(crate) const MASK_BITS: u32 = 16;
 

@@ -29,7 +29,7 @@ mod tracy;
 pub(crate) mod tree;
 
 pub use critical::Breakdown;
-pub use event::{Event, Failed, Kind, SpinEnd, WaitOn, ESCAPED, NOT_LENT, NO_CORE};
+pub use event::{Event, Failed, Kind, SpinEnd, WaitOn, ESCAPED, NOT_LENT, NO_CORE, REVOKED};
 pub use recorder::Session;
 pub use timeline::{Guest, Meta, Snapshot, ThreadTrace};
 pub use tree::{Node, State, WaitTree};
@@ -197,6 +197,16 @@ pub fn core_granted(slot: u64) {
 pub fn kick(slot: usize, victim: u64) {
     if on() {
         record(Kind::Kick, slot as u64, victim, 0);
+    }
+}
+
+/// The calling thread's step took core `slot` from guest `victim`, kicked and still on it
+/// past the kick's grace (HOS_VCORE_GRACE_US); `victim` runs on beside the cores until its
+/// next checkpoint.
+#[inline]
+pub fn revoke(slot: usize, victim: u64) {
+    if on() {
+        record(Kind::Kick, slot as u64, victim, REVOKED);
     }
 }
 

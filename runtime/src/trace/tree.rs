@@ -18,6 +18,9 @@ pub enum State {
     },
     /// Running beside the virtual cores after an escape.
     Escaped,
+    /// Running beside the virtual cores until its next checkpoint: a waiter took its core
+    /// after the kick's grace (HOS_VCORE_GRACE_US).
+    Revoked,
     /// Waiting for a virtual core.
     WaitingForCore,
     /// Waiting on objects (`what` names them).
@@ -116,6 +119,9 @@ impl WaitTree {
         let state = match &n.state {
             State::Running { core } => format!("runs on vcore {core}"),
             State::Escaped => "runs beside the vcores (escaped)".into(),
+            State::Revoked => {
+                "runs beside the vcores (its vcore taken after the kick's grace)".into()
+            }
             State::WaitingForCore => "waits for a vcore".into(),
             State::Waiting { what } => format!("waits on {what}"),
             State::Sleeping { asked_ns } => format!("sleeps {} us", asked_ns / 1000),

@@ -77,7 +77,8 @@ impl Vcores {
 
 impl Inner {
     /// The first step of `t`'s acquire, under the lock: the claim a waker made for it, else
-    /// a fresh one; `t` is no longer away.
+    /// a fresh one; `t` is no longer away. A claimed core taken from `t` after a kick's grace
+    /// before `t` took it (`t` ran nothing on it) is asked for again, as at a checkpoint.
     pub(super) fn acquire_for(&self, t: &impl Occupant, now: &Now) -> Step {
         let word = t.seat().kick_word();
         self.locked(|l, fx| {
@@ -86,6 +87,9 @@ impl Inner {
             seat.away.store(false, Ordering::Relaxed);
             let who = t.who();
             let step = match l.take_claim(seat, who.id) {
+                Some(Step::Held { .. }) if l.table.is_revoked(who.id) => {
+                    l.table.checkpoint(who.id, now, fx)
+                }
                 Some(step) => step,
                 None => l.table.acquire(who, now, fx),
             };

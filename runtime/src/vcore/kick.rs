@@ -1,6 +1,11 @@
 //! Kick words: one `u32` per guest thread, non-zero while its checkpoint has something to do
-//! (a kick, a turn asked for, an escape to end), for code that tests for a kick inline (a
-//! JIT's or a recompiler's loop heads) and calls the checkpoint only when the word is set.
+//! (a kick, a turn asked for, an escape to end, a slot taken from it after a kick's grace),
+//! for code that tests for a kick inline (a JIT's or a recompiler's loop heads) and calls the
+//! checkpoint only when the word is set.
+//!
+//! A word is [`CLEAR`], [`SET`] or [`REVOKED`]: its slot was taken from it after a kick's
+//! grace (HOS_VCORE_GRACE_US, docs/design.md section 8), so the slot its seat names is no
+//! longer its own and its checkpoint must take the lock whatever that slot's flag says.
 //!
 //! # Invariant
 //!
@@ -25,6 +30,14 @@ static POOL: Mutex<Vec<&'static AtomicU32>> = Mutex::new(Vec::new());
 /// How many words one allocation makes when the pool is empty (64 cache lines).
 const CHUNK: usize = 64;
 
+/// Nothing for the checkpoint to do.
+const CLEAR: u32 = 0;
+/// The checkpoint has something to do: its slot's flag asks, or the thread runs by escape.
+const SET: u32 = 1;
+/// The thread's slot was taken from it after a kick's grace: its next checkpoint, yield or
+/// release finds that it holds nothing.
+const REVOKED: u32 = 2;
+
 /// A word alone on its cache line (module invariant).
 #[repr(align(64))]
 struct Line(AtomicU32);
@@ -41,7 +54,7 @@ impl KickWord {
             // Leaked on purpose: a word lives as long as the process (module invariant).
             let chunk: &'static [Line] = Box::leak(
                 (0..CHUNK)
-                    .map(|_| Line(AtomicU32::new(0)))
+                    .map(|_| Line(AtomicU32::new(CLEAR)))
                     .collect::<Box<[_]>>(),
             );
             pool.extend(chunk.iter().map(|line| &line.0));
@@ -62,17 +75,36 @@ impl Drop for KickWord {
     }
 }
 
-/// Whether a word is set: its owner's checkpoint may have something to do.
+/// Whether a word is set ([`SET`] or [`REVOKED`]): its owner's checkpoint may have something
+/// to do.
 #[inline]
 pub(crate) fn is_set(word: &AtomicU32) -> bool {
     // Relaxed: a hint (module invariant).
-    word.load(Ordering::Relaxed) != 0
+    word.load(Ordering::Relaxed) != CLEAR
+}
+
+/// Whether a word is [`REVOKED`]: its owner's slot was taken after a kick's grace. Only the
+/// owner's own steps clear that value, so a `true` read by the owner is never stale.
+#[inline]
+pub(crate) fn is_revoked(word: &AtomicU32) -> bool {
+    // Relaxed: written under the virtual cores' lock; the owner's own step (under that lock,
+    // which orders it) is the only one that changes it back.
+    word.load(Ordering::Relaxed) == REVOKED
 }
 
 /// Sets or clears a word (the virtual cores, under their lock; a dropped word, by its owner).
-/// A word that already says so is not written, so its owner's cache line stays its own.
 pub(crate) fn store(word: &AtomicU32, on: bool) {
-    let value = u32::from(on);
+    put(word, if on { SET } else { CLEAR });
+}
+
+/// Marks a word [`REVOKED`] (the virtual cores, under their lock, when they take its owner's
+/// slot after a kick's grace).
+pub(crate) fn revoke(word: &AtomicU32) {
+    put(word, REVOKED);
+}
+
+/// Writes `value` unless the word already says so, so its owner's cache line stays its own.
+fn put(word: &AtomicU32, value: u32) {
     // Relaxed: a hint for its owner's fast path; the virtual cores' lock orders every decision
     // (module invariant), and only writers under it (or the owner, dropping) change it.
     if word.load(Ordering::Relaxed) != value {

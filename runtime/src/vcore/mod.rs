@@ -6,9 +6,15 @@
 //! A slot is never held by two threads and never leaks: a thread that ends, panics or blocks
 //! gives its slot back (the `hos` crate's `CoreGuard`, `block_on` and the sleep paths call
 //! [`Vcores::release`]); a wait that is dropped half-way gives back a slot granted to it.
-//! The one exception is documented, counted and reported: a waiter that waited past
-//! HOS_VCORE_ESCAPE_MS runs anyway, beside the slots and holding none of them, so for a while
-//! more than N threads run guest code. It takes a slot at a later checkpoint if one is free.
+//! Two exceptions are documented and counted, and let more than N threads run guest code for
+//! a while, the extra ones beside the slots, holding none of them:
+//!
+//! - an escape (reported, with each slot's holder): a waiter that waited past
+//!   HOS_VCORE_ESCAPE_MS runs anyway. It takes a slot at a later checkpoint if one is free.
+//! - a revocation (HOS_VCORE_GRACE_US, off by default; `table/grace.rs`): a waiter whose kick
+//!   of a holder was not answered within the grace takes that holder's slot. The holder runs
+//!   on until its next checkpoint or yield, where it waits for a slot by its rank, or its
+//!   release, where it leaves.
 //!
 //! # Ground rules
 //!
@@ -24,15 +30,18 @@
 //!   and yield run on the thread they are for), after the table told it where it stands;
 //!   except its `away` and `claimed` hints, which a waker's [`claim`] writes under the lock.
 //! - A thread's kick word ([`kick`]) is non-zero while its checkpoint has something to do:
-//!   its slot's flag is `Turn` or `Kick`, or it runs by escape. It is written only under the
-//!   lock: by the thread's own steps (`Locked::seat`, when a step tells the thread where it
-//!   stands) and, for the holder of a slot whose flag changed, by whoever changed it
-//!   (`Locked::words`). So `word == 0` implies the checkpoint has nothing to do whenever the
-//!   lock is free, and the checkpoint's fast path is that one load. Relaxed, as the flags.
+//!   its slot's flag is `Turn` or `Kick`, it runs by escape, or its slot was taken (revoked:
+//!   the word says so, and the slot its seat names is no longer its own). It is written only
+//!   under the lock: by the thread's own steps (`Locked::seat`, when a step tells the thread
+//!   where it stands) and, for the holder of a slot whose flag changed or that was taken, by
+//!   whoever changed it (`Locked::words`, `Locked::revoke`). So `word == 0` implies the
+//!   checkpoint has nothing to do whenever the lock is free, and the checkpoint's fast path is
+//!   that one load. Relaxed, as the flags.
 //! - Wakers are collected under the lock ([`step::Effects`]) and woken after it is dropped.
 //! - A waiter waits through [`crate::block_on::block_on_with`]: the vcore wait's spin (the
-//!   caller's, by its role), then a park on its own parker that also ends at its escape time,
-//!   so it escapes even if nobody releases a slot.
+//!   caller's, by its role), then a park on its own parker that also ends at the time the
+//!   table gives it ([`Table::poll_at`]: its escape time, or sooner the end of its kick's
+//!   grace), so it escapes, or takes a slot after the grace, even if nobody releases one.
 //! - The semaphore knows a thread only as an [`Occupant`] (an id, its traits, its seat) and
 //!   names nobody: an escape is returned to the caller as an [`Escape`] report, which the
 //!   caller logs with the holders' names.
@@ -41,7 +50,7 @@
 //! | --- | --- |
 //! | [`rank`] | who outranks whom: priority, the first flag, turns |
 //! | [`step`] | what the table is told and tells back |
-//! | [`table`] | the slots and the queue as a pure state machine with an injected clock |
+//! | [`table`] | the slots and the queue as a pure state machine with an injected clock; `table/grace.rs`, the kicks' grace |
 //! | [`claim`] | a waker claims the core of the guest thread it wakes, before the thread runs |
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
 //! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
@@ -124,7 +133,8 @@ impl Default for Seat {
 
 impl Seat {
     /// The thread's kick word: non-zero while its checkpoint has something to do (a kick, a
-    /// turn asked for, an escape to end). Its address is stable for the thread's life.
+    /// turn asked for, an escape to end, a core taken after a kick's grace). Its address is
+    /// stable for the thread's life.
     pub fn kick_word(&self) -> &'static std::sync::atomic::AtomicU32 {
         self.kick.get()
     }
@@ -136,7 +146,8 @@ impl Seat {
         kick::is_set(self.kick.get())
     }
 
-    /// The slot the thread holds.
+    /// The slot the thread holds (or held until a waiter took it after a kick's grace; its
+    /// next checkpoint, yield or release finds that out).
     pub fn slot(&self) -> Option<usize> {
         // Relaxed: only the owning thread touches the seat (type invariant).
         match self.at.load(Ordering::Relaxed) {
@@ -151,7 +162,8 @@ impl Seat {
         self.at.load(Ordering::Relaxed) == ESCAPED
     }
 
-    /// Whether the thread holds a slot or runs by escape: what a release gives back.
+    /// Whether the thread holds a slot or runs by escape (or after its slot was taken): what a
+    /// release gives back.
     pub fn holds(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
         self.at.load(Ordering::Relaxed) != NO_SLOT
@@ -266,15 +278,17 @@ fn wait_kind() -> Wait<'static> {
 }
 
 impl Vcores {
-    /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`, `vcore_claim`); with
-    /// `config.vcores` false the semaphore is off and every method returns at once.
+    /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`, `vcore_claim`,
+    /// `vcore_grace_us`); with `config.vcores` false the semaphore is off and every method
+    /// returns at once.
     pub fn new(config: &Config, counters: Arc<Counters>) -> Self {
         let inner = config.vcores.then(|| {
             let slice_ns = config.vcore_slice_us.saturating_mul(US);
             let escape_ns = config.vcore_escape_ms.saturating_mul(MS);
+            let grace_ns = config.vcore_grace_us.saturating_mul(US);
             Inner {
                 table: Mutex::new(Locked {
-                    table: Table::new(config.cores, slice_ns, escape_ns),
+                    table: Table::new(config.cores, slice_ns, escape_ns, grace_ns),
                     words: [None; MAX_CORES],
                     claims: Vec::new(),
                 }),
@@ -343,8 +357,9 @@ impl Vcores {
     /// A checkpoint of `t` (svc entry, nn::os call, polled loop header): if a better waiter
     /// kicked it, its mask no longer allows its core, or its time slice is over and a waiter
     /// as good by priority asks for a turn, it gives the core up and waits again by rank
-    /// (spinning `spin`). An escaped thread takes a free allowed core. Without any of these,
-    /// a load or two and no lock (a clock read once a turn is asked).
+    /// (spinning `spin`). An escaped thread takes a free allowed core. A thread whose core a
+    /// waiter took after the kick's grace takes a free allowed core or waits by its rank.
+    /// Without any of these, a load or two and no lock (a clock read once a turn is asked).
     ///
     /// # Blocking
     /// Only when it gives its core up, as [`Vcores::acquire`].
@@ -360,9 +375,10 @@ impl Vcores {
     }
 
     /// A yield of `t` on the virtual cores (sleep_thread 0, -1, -2; see [`YieldKind`]).
-    /// `handed` is `true` if `t` handed its core over (and waited for one again, spinning
-    /// `spin`); `false` if it kept it (nobody to hand it to), held none, or the semaphore is
-    /// off: the caller may then yield the OS thread instead.
+    /// `handed` is `true` if `t` handed its core over, or found it taken after a kick's grace
+    /// (and waited for one again, spinning `spin`); `false` if it kept it (nobody to hand it
+    /// to), held none, or the semaphore is off: the caller may then yield the OS thread
+    /// instead.
     ///
     /// # Blocking
     /// When it hands its core over, until it has one again, as [`Vcores::acquire`].
@@ -383,7 +399,8 @@ impl Vcores {
             YieldKind::Any => flag == Flag::Idle,
             YieldKind::SamePriority | YieldKind::Migrate => flag <= Flag::Waiter,
         };
-        if nobody {
+        // A revoked thread's slot is another's: its flag says nothing about this thread.
+        if nobody && !kick::is_revoked(t.seat().kick_word()) {
             return kept;
         }
         let now = Now::default();
@@ -429,6 +446,9 @@ pub(crate) enum Place {
     Holds { slot: usize, since: u64 },
     /// Runs beside the slots by escape.
     Escaped,
+    /// Runs beside the slots until its next checkpoint: a waiter took its slot after the
+    /// kick's grace.
+    Revoked,
     /// Waits for a slot; `holders` hold the slots its mask allows.
     Queued { holders: Vec<u64> },
     /// None of these, or the semaphore is off.
@@ -452,6 +472,8 @@ impl Vcores {
                     Place::Holds { slot, since }
                 } else if table.is_escaped(who.id) {
                     Place::Escaped
+                } else if table.is_revoked(who.id) {
+                    Place::Revoked
                 } else if queued.contains(&who.id) {
                     let holders = (0..table.cores())
                         .filter(|s| who.traits.mask & (1 << s) != 0)
@@ -471,8 +493,9 @@ impl Vcores {
 struct Locked {
     table: Table,
     /// # Invariant: `words[s]` is the kick word of the thread holding slot `s` once a step of
-    /// that thread told it so ([`Locked::seat`]), until it gives the slot up; else `None` (a
-    /// slot granted to a waiter that has not polled yet, a free slot).
+    /// that thread told it so ([`Locked::seat`]), until it gives the slot up or the slot is
+    /// taken from it ([`Locked::revoke`]); else `None` (a slot granted to a waiter that has not
+    /// polled yet, a free slot).
     words: [Option<&'static std::sync::atomic::AtomicU32>; MAX_CORES],
     /// Cores claimed by wakers for threads that have not taken them yet (`claim.rs`): the
     /// thread's id and the step the claim made (`Held` or `Queued`).
@@ -482,7 +505,8 @@ struct Locked {
 
 impl Locked {
     /// Records in the kick words where `step` left the thread whose word is `word` and which
-    /// held slot `before`: a slot it left no longer names it; a slot it holds does, and its
+    /// held slot `before` (as its seat says): a slot it left no longer names it (unless the
+    /// slot was taken from it and names its next holder now); a slot it holds does, and its
     /// word says whether that slot's flag asks for a checkpoint; an escaped thread's word is
     /// set (its checkpoint looks for a free core), a waiting or cancelled thread's cleared.
     #[inline]
@@ -496,8 +520,11 @@ impl Locked {
             return;
         }
         if let Some(b) = before {
-            debug_assert!(self.words[b].is_some_and(|w| std::ptr::eq(w, word)));
-            self.words[b] = None;
+            if self.words[b].is_some_and(|w| std::ptr::eq(w, word)) {
+                self.words[b] = None;
+            } else {
+                debug_assert!(kick::is_revoked(word), "slot {b} names another thread");
+            }
         }
         let on = match *step {
             Step::Held { slot, .. } => {
@@ -508,6 +535,18 @@ impl Locked {
             Step::Queued(_) | Step::Cancelled | Step::Kept => false,
         };
         kick::store(word, on);
+    }
+
+    /// Marks the kick word of each holder a step took its slot from ([`Effects::revoked`])
+    /// revoked, and forgets it as the slot's word: before the slot's next holder's word is
+    /// written, in the same locked operation. A holder that was never told it held the slot
+    /// (a claim not taken yet; a granted waiter that has not polled) has no word there.
+    fn revoke(&mut self, revoked: &[(usize, u64)]) {
+        for &(s, _) in revoked {
+            if let Some(word) = self.words[s].take() {
+                kick::revoke(word);
+            }
+        }
     }
 }
 
@@ -556,7 +595,7 @@ impl Inner {
         let r = {
             let mut l = lock(&self.table);
             let r = op(&mut l, &mut fx);
-            trace_kicks(&l.table, fx.kicked);
+            trace_kicks(&l.table, fx.kicked, &fx.revoked);
             for s in (0..l.table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
                 let flag = l.table.flag(s);
                 // Relaxed: written under the lock, read as a hint (ground rules).
@@ -578,6 +617,7 @@ impl Inner {
         };
         add(&c.vcore_waits, fx.waits);
         add(&c.vcore_escapes, fx.escapes);
+        add(&c.vcore_revokes, fx.revoked.len() as u32);
         for (counter, n) in c.vcore_kicks.iter().zip(fx.kicks) {
             add(counter, n);
         }
@@ -593,6 +633,10 @@ impl Inner {
     /// Whether `t`'s checkpoint must take the lock (ground rules: flags are hints).
     fn must_check(&self, t: &impl Occupant) -> bool {
         let seat = t.seat();
+        if kick::is_revoked(seat.kick_word()) {
+            // Its slot is another's now (the seat's slot is stale): the lock says where it is.
+            return true;
+        }
         if seat.is_escaped() {
             // Relaxed: a hint (ground rules).
             return self.free.load(Ordering::Relaxed) & t.who().traits.mask != 0;
@@ -621,19 +665,22 @@ impl Inner {
                 trace::core_queued();
                 // The instant the table stamped the wait with (the clock reads once).
                 let now = now.now();
+                // Until the first poll tells it better.
+                let poll_at = Cell::new(now.saturating_add(self.escape_ns));
                 let wait = Waiting {
                     inner: self,
                     key: Some(key),
                     word: t.seat().kick_word(),
+                    poll_at: &poll_at,
                 };
-                let deadline = now.saturating_add(self.escape_ns);
                 let policy = || CoreWait {
                     spin,
                     counters: &self.counters,
                     t,
                 };
+                let deadline = || Some(poll_at.get());
                 let out = with_parker(|parker, waker| {
-                    block_on_with(parker, waker, wait, wait_kind(), Some(deadline), policy)
+                    block_on_with(parker, waker, wait, wait_kind(), deadline, policy)
                 });
                 t.waited(sys::now().saturating_sub(now));
                 out
@@ -659,8 +706,12 @@ fn trace_step(step: Step) {
     }
 }
 
-/// Records a kick of each slot in `kicked` (a bit per slot) with its holder.
-fn trace_kicks(table: &Table, kicked: u8) {
+/// Records a kick of each slot in `kicked` (a bit per slot) with its holder, and each slot
+/// taken after a kick's grace with the holder it was taken from.
+fn trace_kicks(table: &Table, kicked: u8, revoked: &[(usize, u64)]) {
+    for &(s, id) in revoked {
+        trace::revoke(s, id);
+    }
     for s in (0..table.cores()).filter(|s| kicked & (1 << s) != 0) {
         trace::kick(s, table.holder(s).map_or(0, |(w, _)| w.id));
     }
@@ -675,6 +726,9 @@ struct Waiting<'a> {
     key: Option<WaitId>,
     /// The waiting thread's kick word.
     word: &'static std::sync::atomic::AtomicU32,
+    /// When to poll again if nothing wakes it ([`Table::poll_at`]), set by each pending poll:
+    /// where the waiting thread's parks end.
+    poll_at: &'a Cell<u64>,
 }
 
 impl Future for Waiting<'_> {
@@ -684,9 +738,15 @@ impl Future for Waiting<'_> {
         let key = self.key.expect("a vcore wait polled after it ended");
         let now = Now::default();
         let mut escape = None;
-        let (inner, word) = (self.inner, self.word);
+        let (inner, word, poll_at) = (self.inner, self.word, self.poll_at);
         let step = inner.locked(|l, fx| {
-            let step = l.table.poll_wait(key, &now, cx.waker(), fx)?;
+            let step = l.table.poll_wait(key, &now, cx.waker(), fx);
+            // Before this thread's word is written, if the poll took its slot from a holder.
+            l.revoke(&fx.revoked);
+            let Some(step) = step else {
+                poll_at.set(l.table.poll_at(key));
+                return None;
+            };
             if step == Step::Escaped {
                 escape = Some(Escape::new(
                     Held::each(&l.table, now.now()),

@@ -99,9 +99,9 @@ pub enum YieldKind {
 }
 
 /// The table's clock, in `sys::now()` nanoseconds. An operation reads it only where a
-/// decision needs the time (a grant's stamp, a wait's start, a slice, an escape), so one that
-/// needs none (a release nobody waits for) reads none. A `u64` is a clock stopped at that
-/// time: tests drive the table with one.
+/// decision needs the time (a grant's stamp, a wait's start, a kick's stamp, a slice, an
+/// escape, a kick's grace), so one that needs none (a release nobody waits for) reads none. A
+/// `u64` is a clock stopped at that time: tests drive the table with one.
 pub(crate) trait Clock {
     /// The time now. Within one operation every read must give the same value.
     fn now(&self) -> u64;
@@ -159,4 +159,8 @@ pub(crate) struct Effects {
     pub dirty: u8,
     /// Slots whose holder was kicked, a bit per slot (for the trace).
     pub kicked: u8,
+    /// Slots taken from a kicked holder after the kick's grace, each with the id of the holder
+    /// it was taken from: the caller marks that holder's kick word revoked before it writes
+    /// the slot's next holder's (`vcore/mod.rs`), counts and traces them.
+    pub revoked: Vec<(usize, u64)>,
 }

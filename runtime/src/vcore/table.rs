@@ -1,13 +1,14 @@
-//! The virtual cores as a pure state machine: slots, the queue of waiters, kicks, turns and
-//! escapes (docs/design.md section 8). No threads, no lock and no clock of its own: every operation
-//! takes a [`Clock`] and says what the caller must do afterwards ([`Effects`]; the words it
-//! speaks are in [`super::step`]), so tests drive it step by step with an injected clock, and
-//! [`super::Vcores`] runs it under its one mutex.
+//! The virtual cores as a pure state machine: slots, the queue of waiters, kicks, turns,
+//! escapes and the kicks' grace ([`grace`]; docs/design.md section 8). No threads, no lock and
+//! no clock of its own: every operation takes a [`Clock`] and says what the caller must do
+//! afterwards ([`Effects`]; the words it speaks are in [`super::step`]), so tests drive it
+//! step by step with an injected clock, and [`super::Vcores`] runs it under its one mutex.
 //!
 //! # Invariants (checked by `check` after every operation in debug builds)
 //!
 //! - A slot has at most one holder, and a thread is in at most one place: a slot, the escaped
-//!   list, or the queue (a granted waiter's thread is in its slot, not in the queue).
+//!   list, the revoked list, or the queue (a granted waiter's thread is in its slot, not in the
+//!   queue).
 //! - No queued waiter is allowed on a free slot: a slot that frees goes at once to the best
 //!   waiter allowed on it, and an arrival takes a free allowed slot without queueing. So an
 //!   arrival that finds a free slot it may take passes nobody who ranks before it.
@@ -17,6 +18,8 @@
 //!
 //! Costs: N (at most 8) slots and W waiters; an operation that changes the queue recomputes
 //! kicks and flags in O(N * W). Waiters are OS threads (tens, at most hundreds), not tasks.
+
+mod grace;
 
 use super::rank::Rank;
 use super::step::{Clock, Effects, Flag, Step, Traits, WaitId, Who, YieldKind, MAX_CORES};
@@ -32,11 +35,18 @@ struct Hold {
     /// Set once when a waiter claims the slot (counted then); cleared when the slot changes
     /// hands or the holder's checkpoint finds no claim any more.
     kick: Option<KickReason>,
+    /// When `kick` was last set: its grace counts from then (read only while it is set).
+    kicked_at: u64,
 }
 
 impl Hold {
     fn rank(&self) -> Rank {
         Rank::new(self.who.traits.priority, self.who.traits.first)
+    }
+
+    /// When the pending kick was set, if one is.
+    fn kicked_at(&self) -> Option<u64> {
+        self.kick.map(|_| self.kicked_at)
     }
 }
 
@@ -64,6 +74,9 @@ struct Waiter {
     ticket: u64,
     state: State,
     waker: Option<Waker>,
+    /// While queued with the kicks' grace on: when its thread polls again at the latest for a
+    /// revocation, as it was last told ([`grace::NEVER`]: not for one).
+    poll_at: u64,
 }
 
 /// The slots and the queue.
@@ -79,9 +92,14 @@ pub(crate) struct Table {
     order: Vec<usize>,
     /// Threads that run past the slots by escape.
     escaped: Vec<Who>,
+    /// Threads whose slot a waiter took after the kick's grace, still running guest code
+    /// until their next checkpoint, yield or release ([`grace`]).
+    revoked: Vec<Who>,
     next_ticket: u64,
     slice_ns: u64,
     escape_ns: u64,
+    /// HOS_VCORE_GRACE_US in ns; 0: a kicked holder's slot is never taken.
+    grace_ns: u64,
     shut: bool,
 }
 
@@ -106,11 +124,12 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
 }
 
 impl Table {
-    /// A table of `cores` free slots (1..=8), with a time slice and an escape time in ns.
+    /// A table of `cores` free slots (1..=8), with a time slice, an escape time and the kicks'
+    /// grace (0: none) in ns.
     ///
     /// # Panics
     /// If `cores` is outside 1..=8 (the config rejects such a value before).
-    pub(crate) fn new(cores: usize, slice_ns: u64, escape_ns: u64) -> Self {
+    pub(crate) fn new(cores: usize, slice_ns: u64, escape_ns: u64, grace_ns: u64) -> Self {
         assert!(
             (1..=MAX_CORES).contains(&cores),
             "{cores} virtual cores: expected 1..=8"
@@ -124,9 +143,11 @@ impl Table {
             waiters: Slab::new(),
             order: Vec::new(),
             escaped: Vec::new(),
+            revoked: Vec::new(),
             next_ticket: 0,
             slice_ns,
             escape_ns,
+            grace_ns,
             shut: false,
         }
     }
@@ -189,8 +210,11 @@ impl Table {
         step
     }
 
-    /// Polls a queued wait at `now`: `None` while it waits (`waker` is kept to wake it), else
-    /// how it ended. A waiter past the escape time leaves the queue and runs beside the slots.
+    /// Polls a queued wait at `now`: `None` while it waits (`waker` is kept to wake it; poll
+    /// again at [`Table::poll_at`] at the latest), else how it ended. A waiter past the escape
+    /// time leaves the queue and runs beside the slots. Before it, with the kicks' grace on, a
+    /// waiter whose claimed holder's kick is older than the grace takes that slot ([`grace`]);
+    /// past it, the escape's rule and report stand, as without the grace.
     pub(crate) fn poll_wait(
         &mut self,
         key: WaitId,
@@ -199,9 +223,12 @@ impl Table {
         fx: &mut Effects,
     ) -> Option<Step> {
         let now: &dyn Clock = &now;
+        let waited = now.now().saturating_sub(self.waiters[key.0].since);
+        if self.grace_ns > 0 && waited < self.escape_ns {
+            self.revoke_for(key.0, now, fx);
+        }
         let w = &mut self.waiters[key.0];
-        if matches!(w.state, State::Queued(_)) && now.now().saturating_sub(w.since) < self.escape_ns
-        {
+        if matches!(w.state, State::Queued(_)) && waited < self.escape_ns {
             if !w.waker.as_ref().is_some_and(|x| x.will_wake(waker)) {
                 w.waker = Some(waker.clone());
             }
@@ -237,7 +264,8 @@ impl Table {
     }
 
     /// Thread `id` gives its core back (it blocks or ends): the slot goes to the best waiter
-    /// allowed on it. `false` if it held none (an escaped thread holds none but leaves).
+    /// allowed on it. `false` if it held none (an escaped or a revoked thread holds none but
+    /// leaves).
     pub(crate) fn release(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> bool {
         let now: &dyn Clock = &now;
         let held = if let Some(s) = self.slot_of(id) {
@@ -250,7 +278,7 @@ impl Table {
             self.escaped.swap_remove(i);
             true
         } else {
-            false
+            self.take_revoked(id).is_some()
         };
         self.check();
         held
@@ -259,7 +287,8 @@ impl Table {
     /// Thread `id` is at a checkpoint at `now`. A holder gives its slot up if a better waiter
     /// claimed it or its mask no longer allows it (then waits by its rank), or if its slice
     /// is over and a waiter as good by priority asks for a turn (then waits by priority
-    /// alone). An escaped thread takes a free allowed slot if there is one.
+    /// alone). An escaped thread takes a free allowed slot if there is one. A revoked thread
+    /// takes a free allowed slot or waits by its rank.
     pub(crate) fn checkpoint(&mut self, id: u64, now: impl Clock, fx: &mut Effects) -> Step {
         let now: &dyn Clock = &now;
         let step = if let Some(s) = self.slot_of(id) {
@@ -284,6 +313,8 @@ impl Table {
                     since: now.now(),
                 }
             }
+        } else if let Some(who) = self.take_revoked(id) {
+            self.enter(who, false, None, now, fx)
         } else {
             Step::Kept
         };
@@ -294,7 +325,8 @@ impl Table {
     /// Thread `id` yields its core at `now` (see [`YieldKind`]). A yield is a checkpoint too:
     /// a claimed slot is given up as at a checkpoint. A thread that gives its slot up by a
     /// yield waits by priority alone (a turn), so a first thread does not take it straight
-    /// back. An escaped thread, or one without a slot, keeps going.
+    /// back. A revoked thread waits by its rank as at a checkpoint. An escaped thread, or one
+    /// without a slot, keeps going.
     pub(crate) fn yield_core(
         &mut self,
         id: u64,
@@ -304,7 +336,10 @@ impl Table {
     ) -> Step {
         let now: &dyn Clock = &now;
         let step = match self.slot_of(id) {
-            None => Step::Kept,
+            None => match self.take_revoked(id) {
+                Some(who) => self.enter(who, false, None, now, fx),
+                None => Step::Kept,
+            },
             Some(s) if self.must_leave(s) => self.give_up(s, false, None, now, fx),
             Some(s) => match self.yield_target(s, kind) {
                 None => self.keep(s, now, fx),
@@ -333,7 +368,10 @@ impl Table {
                 .expect("a found slot is held")
                 .who
                 .traits = traits;
-        } else if let Some(w) = self.escaped.iter_mut().find(|w| w.id == id) {
+        } else if let Some(w) = (self.escaped.iter_mut())
+            .chain(self.revoked.iter_mut())
+            .find(|w| w.id == id)
+        {
             w.traits = traits;
         } else if let Some(i) = self.order.iter().position(|&k| self.waiters[k].id == id) {
             let k = self.order.remove(i);
@@ -387,6 +425,7 @@ impl Table {
         debug_assert!(
             self.slot_of(who.id).is_none()
                 && !self.is_escaped(who.id)
+                && !self.is_revoked(who.id)
                 && !self.waiters.iter().any(|(_, w)| w.id == who.id),
             "thread {} asks for a core it holds or waits for",
             who.id
@@ -415,6 +454,7 @@ impl Table {
             ticket,
             state: State::Queued(who),
             waker: None,
+            poll_at: grace::NEVER,
         });
         self.insert(k);
         fx.waits += 1;
@@ -465,6 +505,7 @@ impl Table {
             who,
             since: now.now(),
             kick: None,
+            kicked_at: 0,
         });
         self.free &= !(1 << slot);
     }
@@ -552,8 +593,9 @@ impl Table {
 
     /// Which holder each queued waiter claims, in rank order: the worst holder on its allowed
     /// slots that it outranks and no better waiter claimed (then the waiter's ideal core, then
-    /// the longest held, then the lowest slot). A claimed slot is kicked.
-    fn claims(&self) -> [Option<KickReason>; MAX_CORES] {
+    /// the longest held, then the lowest slot). A claimed slot is kicked. Each slot's claim is
+    /// the kick's reason and the claiming waiter's key.
+    fn claims(&self) -> [Option<(KickReason, usize)>; MAX_CORES] {
         let mut out = [None; MAX_CORES];
         let held = self.all & !self.free;
         let mut claimed = 0u64;
@@ -568,7 +610,7 @@ impl Table {
                 .max_by_key(|&(s, h)| (h.rank(), Some(s) == w.ideal, Reverse(h.since), Reverse(s)));
             if let Some((s, h)) = victim {
                 claimed |= 1 << s;
-                out[s] = Some(w.rank.kick_reason(h.rank()));
+                out[s] = Some((w.rank.kick_reason(h.rank()), k));
             }
         }
         out
@@ -617,15 +659,20 @@ impl Table {
             self.order.remove(i);
             self.grant(k, slot, now, fx);
         }
-        for (s, claim) in self.claims().into_iter().enumerate() {
-            if let Some(reason) = claim {
+        let claims = self.claims();
+        for (s, claim) in claims.into_iter().enumerate() {
+            if let Some((reason, _)) = claim {
                 let h = self.slots[s].as_mut().expect("a claimed slot is held");
                 if h.kick.is_none() {
                     h.kick = Some(reason);
+                    h.kicked_at = now.now();
                     fx.kicks[reason as usize] += 1;
                     fx.kicked |= 1 << s;
                 }
             }
+        }
+        if self.grace_ns > 0 {
+            self.tell_claimers(&claims, fx);
         }
         for s in 0..self.cores() {
             let f = self.flag_for(s);
@@ -639,7 +686,7 @@ impl Table {
             return;
         }
         let mut ids: Vec<u64> = self.slots.iter().flatten().map(|h| h.who.id).collect();
-        ids.extend(self.escaped.iter().map(|w| w.id));
+        ids.extend(self.escaped.iter().chain(&self.revoked).map(|w| w.id));
         ids.extend(self.order.iter().map(|&k| self.waiters[k].id));
         let n = ids.len();
         ids.sort_unstable();
@@ -692,5 +739,6 @@ impl Table {
                 self.free
             );
         }
+        self.check_grace();
     }
 }
