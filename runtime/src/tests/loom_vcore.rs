@@ -1,8 +1,9 @@
 //! Loom models of the virtual cores' hand-offs: a release against a waiter that registers, a
 //! release against two, a kick against the holder's checkpoint, shutdown against a waiter, a
-//! waker's claim against the thread's own acquire (and its giving back). Each checks that no two
-//! threads hold the one core at once and that no wake is lost (a lost wake leaves a thread
-//! parked for ever, which loom reports).
+//! waker's claim against the thread's own acquire (and its giving back), a revocation after a
+//! kick's grace against the holder's own checkpoint. Each checks that no two threads hold the
+//! one core at once (but for a revoked holder before its next checkpoint) and that no wake is
+//! lost (a lost wake leaves a thread parked for ever, which loom reports).
 //!
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hos-runtime --release --lib`
 #![cfg(loom)]
@@ -11,7 +12,7 @@ use crate::config::Config;
 use crate::policy::Spin;
 use crate::stats::Counters;
 use crate::thread::{ThreadRecord, ThreadSpec};
-use crate::vcore::{Occupant, Vcores};
+use crate::vcore::{kick_is_set, Occupant, Place, Vcores};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -30,9 +31,19 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 
 /// One core, an escape time no model reaches, and two thread records.
 fn setup(p1: u8, p2: u8) -> (Arc<Vcores>, Arc<ThreadRecord>, Arc<ThreadRecord>) {
+    setup_graced(p1, p2, 0)
+}
+
+/// [`setup`] with a kicks' grace of `grace_us` (0: none).
+fn setup_graced(
+    p1: u8,
+    p2: u8,
+    grace_us: u64,
+) -> (Arc<Vcores>, Arc<ThreadRecord>, Arc<ThreadRecord>) {
     let config = Config {
         cores: 1,
         vcore_escape_ms: 3_600_000,
+        vcore_grace_us: grace_us,
         ..Config::default()
     };
     let vcores = Arc::new(Vcores::new(&config, Arc::new(Counters::default())));
@@ -204,4 +215,70 @@ fn a_wakers_claim_races_the_thread_taking_its_core_itself() {
             assert_eq!(vcores.held(), 0, "a claim outlived its wait");
         });
     }
+}
+
+/// Counts `t` in as a holder of the one core; a second holder counted at once is allowed only
+/// while `revocable`, the worse thread, is revoked (it runs on until its next checkpoint).
+/// Its state is read where neither thread can change it: before counting the other thread
+/// in (only that one revokes it), after counting itself in (only it ends its revocation).
+fn enter_graced(
+    holders: &Holders,
+    vcores: &Vcores,
+    t: &ThreadRecord,
+    revocable: &Arc<ThreadRecord>,
+) {
+    assert_eq!(t.seat().slot(), Some(0), "{} runs without the core", t.id());
+    let revoked = || vcores.view(std::slice::from_ref(revocable))[0] == Place::Revoked;
+    let itself = t.id() == revocable.id();
+    let before = !itself && revoked();
+    // SeqCst: as `Holders`.
+    let n = holders.0.fetch_add(1, Ordering::SeqCst);
+    if n > 0 {
+        assert_eq!(n, 1, "three holders of one core");
+        let revoked = if itself { revoked() } else { before };
+        assert!(revoked, "two holders, and the worse one is not revoked");
+        if itself {
+            assert!(
+                kick_is_set(t.seat().kick_word()),
+                "its checkpoint would not look"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_revocation_races_the_holders_own_checkpoint() {
+    // A better waiter kicks the holder; its grace (1 us) is over at its first poll on the
+    // model's clock. The holder reaches its checkpoint before or after the waiter takes the
+    // core: either way the two run together only while the holder is revoked, the holder gets
+    // the core back after the better one, and nothing is left held.
+    model(|| {
+        let (vcores, t1, t2) = setup_graced(44, 10, 1);
+        let holders = Arc::new(Holders::default());
+        vcores.acquire(&*t1, SPIN);
+        enter_graced(&holders, &vcores, &t1, &t1);
+        let th = {
+            let (vcores, holders, t1) = (vcores.clone(), holders.clone(), t1.clone());
+            loom::thread::spawn(move || {
+                vcores.acquire(&*t2, SPIN);
+                enter_graced(&holders, &vcores, &t2, &t1);
+                holders.leave();
+                assert!(vcores.release(&*t2));
+            })
+        };
+        holders.leave();
+        let revoked = || vcores.view(std::slice::from_ref(&t1))[0] == Place::Revoked;
+        let was_revoked = revoked();
+        vcores.checkpoint(&*t1, SPIN);
+        assert!(
+            !(was_revoked && revoked()),
+            "its checkpoint missed the revocation"
+        );
+        enter_graced(&holders, &vcores, &t1, &t1);
+        holders.leave();
+        assert!(vcores.release(&*t1));
+        th.join().unwrap();
+        assert_eq!(vcores.held(), 0, "a core left held");
+        assert!(!kick_is_set(t1.seat().kick_word()));
+    });
 }

@@ -350,6 +350,14 @@ fn a_holder_that_never_reaches_a_checkpoint_loses_its_core_after_the_grace() {
             // The old holder waits for the core until the better one releases it.
             until(&r.stats.vcore_waits, 2);
             assert_eq!(better.seat().slot(), Some(0));
+            // The core's kick word is the new holder's: a kick reaches it.
+            holder.set_priority(5);
+            r.v.refresh(&*holder);
+            assert_ne!(
+                word(&better),
+                0,
+                "{then:?}: the kick did not reach the holder"
+            );
         }
         assert!(r.v.release(&*better));
         h.join().unwrap();
