@@ -36,6 +36,8 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
   stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)
   noclaim  the reactor without wake claims: a woken thread asks for its core once it runs
            (HOS_VCORE_CLAIM=0)
+  grace    the reactor with a kick's grace of 200 us: a waiter whose kick is not answered
+           in time takes the holder's core (HOS_VCORE_GRACE_US=200)
 
 MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.

@@ -31,17 +31,21 @@ pub enum Arm {
     /// The reactor without wake claims (HOS_VCORE_CLAIM=0): a woken guest thread asks for its
     /// virtual core once it runs.
     NoClaim,
+    /// The reactor with a kick's grace of 200 us (HOS_VCORE_GRACE_US=200): a waiter whose kick
+    /// is not answered in time takes the holder's virtual core.
+    Grace,
 }
 
 impl Arm {
     /// Every arm.
-    pub const ALL: [Arm; 6] = [
+    pub const ALL: [Arm; 7] = [
         Arm::Seeds,
         Arm::Auto,
         Arm::Reactor,
         Arm::Precise,
         Arm::Stretch0,
         Arm::NoClaim,
+        Arm::Grace,
     ];
 
     /// The arms run by default, in order.
@@ -56,6 +60,7 @@ impl Arm {
             Arm::Precise => "precise",
             Arm::Stretch0 => "stretch0",
             Arm::NoClaim => "noclaim",
+            Arm::Grace => "grace",
         }
     }
 
@@ -92,6 +97,10 @@ impl Arm {
             },
             Arm::NoClaim => Config {
                 vcore_claim: false,
+                ..Config::default()
+            },
+            Arm::Grace => Config {
+                vcore_grace_us: 200,
                 ..Config::default()
             },
         };

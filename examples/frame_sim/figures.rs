@@ -58,6 +58,8 @@ pub struct Figures {
     pub escapes: f64,
     /// Escapes in the window.
     pub escapes_total: u64,
+    /// Cores taken after a kick's grace, a frame.
+    pub revokes: f64,
     /// By group, in [`Group::ALL`] order.
     pub groups: [GroupFigures; GROUPS],
     /// Job pickup latency p50 and p99, us.
@@ -155,6 +157,7 @@ impl Figures {
             ],
             escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
             escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
+            revokes: per_frame(a.vcore_revokes, b.vcore_revokes),
             groups,
             job_pickup: run.pickup.job,
             exec_pickup: run.pickup.exec,
@@ -233,6 +236,9 @@ pub fn metrics() -> Vec<Metric> {
         }),
         metric("vcore_escapes", "vcore escapes", 0, |f| {
             f.escapes_total as f64
+        }),
+        metric("vcore_revokes_per_frame", "vcore revokes/frame", 3, |f| {
+            f.revokes
         }),
         metric("job_pickup_p50_us", "job pickup p50 us", 1, |f| {
             f.job_pickup[0]
