@@ -251,6 +251,10 @@ fn a_poll_never_leaves_a_waiter_a_time_in_the_past() {
         assert!(h.t.poll_at(key) > h.now, "polled in a loop");
     }
     assert_eq!(h.wakes(1), 0, "its own polls wake nothing");
+    // Another waiter queues: the rebalance leaves thread 1's time where it was, no wake.
+    h.thread(2, 20, false, ALL, None);
+    h.acquire(2);
+    assert_eq!(h.wakes(1), 0, "woken for a time it was told already");
 }
 
 #[test]
@@ -275,6 +279,11 @@ fn with_the_grace_off_a_kicked_holder_keeps_its_core_until_its_checkpoint() {
     let key = h.keys[&1];
     assert_eq!(h.t.revoke_at(key), None);
     assert_eq!(h.t.poll_at(key), h.now + ESCAPE, "only the escape");
+    // Another waiter queues: no grace to tell the claimer of, no wake.
+    h.thread(2, 20, false, ALL, None);
+    h.acquire(2);
+    assert_eq!(h.wakes(1), 0);
+    assert_eq!(h.t.poll_at(key), h.now + ESCAPE);
     h.advance(ESCAPE - 1);
     assert_eq!(h.poll(1), None);
     assert!(h.revoked.is_empty());

@@ -44,6 +44,8 @@ pub(super) struct H {
     pub kicks: [u32; 3],
     pub waits: u32,
     pub escapes: u32,
+    /// The slots whose holder a kick was set on, a bit per slot (what the trace records).
+    pub kicked_slots: u8,
     /// Every slot taken after a kick's grace, with the holder it was taken from, in order.
     pub revoked: Vec<(usize, u64)>,
     pub traits: HashMap<u64, Traits>,
@@ -77,6 +79,7 @@ impl H {
             kicks: [0; 3],
             waits: 0,
             escapes: 0,
+            kicked_slots: 0,
             revoked: Vec::new(),
             traits: HashMap::new(),
             keys: HashMap::new(),
@@ -103,6 +106,7 @@ impl H {
         }
         self.waits += fx.waits;
         self.escapes += fx.escapes;
+        self.kicked_slots |= fx.kicked;
         self.revoked.extend(fx.revoked);
         for w in fx.wake {
             w.wake();

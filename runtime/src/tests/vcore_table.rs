@@ -98,6 +98,7 @@ fn a_waiter_kicks_the_worst_holder_it_outranks() {
     assert_eq!(h.t.kick(1), Some(KickReason::Priority), "the worst: 40");
     assert_eq!(h.t.kick(0), None);
     assert_eq!(h.t.kick(2), None);
+    assert_eq!(h.kicked_slots, 0b010, "the kick is traced on its slot");
     assert_eq!(h.t.flag(1), Flag::Kick);
     assert_eq!(h.kicked(KickReason::Priority), 1);
     // The kicked holder keeps running until its checkpoint.

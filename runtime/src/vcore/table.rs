@@ -224,7 +224,7 @@ impl Table {
     ) -> Option<Step> {
         let now: &dyn Clock = &now;
         let waited = now.now().saturating_sub(self.waiters[key.0].since);
-        if self.grace_ns > 0 && waited < self.escape_ns {
+        if waited < self.escape_ns {
             self.revoke_for(key.0, now, fx);
         }
         let w = &mut self.waiters[key.0];

@@ -58,7 +58,8 @@ impl Table {
 
     /// While waiter `k` is queued, takes the slot it claims if that slot's kick is older than
     /// the grace (the slot goes to the best waiter allowed on it, which may be another: then
-    /// `k` claims the next one), and tells it when to poll again.
+    /// `k` claims the next one), and tells it when to poll again. With the grace off, nothing
+    /// but the waiter's poll time ([`NEVER`]).
     pub(super) fn revoke_for(&mut self, k: usize, now: &dyn Clock, fx: &mut Effects) {
         // It polls now: nothing below (a grant to it, a sooner grace) needs to wake it.
         let waker = self.waiters[k].waker.take();
