@@ -78,6 +78,9 @@ fn a_known_scenario_gives_exactly_its_slices_instants_and_flows() {
         .spin_other_us(0)
         .vcore_slice_us(1_000_000)
         .vcore_escape_ms(3_600_000)
+        // No kick's grace: a waiter parked until its grace ends may wake by that time just as
+        // the holder hands the core over, and the scenario's waits must each end by a wake.
+        .vcore_grace_us(0)
         .trace(&file)
         .build()
         .unwrap();

@@ -17,10 +17,12 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arm {
     /// The reference host's old design: every short sleep yields, every thread spins 20 us
-    /// before a wait, no poller cap; no wake claims (the reference host has none).
+    /// before a wait, no poller cap; no wake claims and no kick's grace (the reference host
+    /// has neither).
     Seeds,
     /// The reference host today: ShortSleep::Auto with its defaults (the count rule, the
-    /// poller cap, spin by group); no wake claims (the reference host has none).
+    /// poller cap, spin by group); no wake claims and no kick's grace (the reference host has
+    /// neither).
     Auto,
     /// hos's default: every switch at its default (the calibrated reactor).
     Reactor,
@@ -31,9 +33,9 @@ pub enum Arm {
     /// The reactor without wake claims (HOS_VCORE_CLAIM=0): a woken guest thread asks for its
     /// virtual core once it runs.
     NoClaim,
-    /// The reactor with a kick's grace of 200 us (HOS_VCORE_GRACE_US=200): a waiter whose kick
-    /// is not answered in time takes the holder's virtual core.
-    Grace,
+    /// The reactor without a kick's grace (HOS_VCORE_GRACE_US=0): a kicked holder keeps its
+    /// virtual core until it reaches its checkpoint, however long the OS keeps it from running.
+    NoGrace,
 }
 
 impl Arm {
@@ -45,7 +47,7 @@ impl Arm {
         Arm::Precise,
         Arm::Stretch0,
         Arm::NoClaim,
-        Arm::Grace,
+        Arm::NoGrace,
     ];
 
     /// The arms run by default, in order.
@@ -60,7 +62,7 @@ impl Arm {
             Arm::Precise => "precise",
             Arm::Stretch0 => "stretch0",
             Arm::NoClaim => "noclaim",
-            Arm::Grace => "grace",
+            Arm::NoGrace => "nograce",
         }
     }
 
@@ -79,11 +81,13 @@ impl Arm {
                 spin_other_us: Some(20),
                 short_sleep_pollers: Some(0),
                 vcore_claim: false,
+                vcore_grace_us: 0,
                 ..Config::default()
             },
             Arm::Auto => Config {
                 short_sleep: ShortSleep::Auto,
                 vcore_claim: false,
+                vcore_grace_us: 0,
                 ..Config::default()
             },
             Arm::Reactor => Config::default(),
@@ -99,8 +103,8 @@ impl Arm {
                 vcore_claim: false,
                 ..Config::default()
             },
-            Arm::Grace => Config {
-                vcore_grace_us: 200,
+            Arm::NoGrace => Config {
+                vcore_grace_us: 0,
                 ..Config::default()
             },
         };

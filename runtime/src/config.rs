@@ -35,6 +35,10 @@ pub(crate) const DEFAULT_SPIN_US: u64 = 20;
 /// measurement behind it).
 pub(crate) const DEFAULT_IDLE_POLL_STRETCH_US: u64 = 1000;
 
+/// HOS_VCORE_GRACE_US's default, in microseconds: the best of 50, 100, 200 and 400 in the
+/// device's uncapped frames (BENCHMARKS.md, "The kick's grace"; docs/switches.md).
+pub(crate) const DEFAULT_VCORE_GRACE_US: u64 = 100;
+
 /// How guest sleeps under 1 ms are served (docs/design.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShortSleep {
@@ -102,7 +106,7 @@ pub struct Config {
     pub vcore_claim: bool,
     /// HOS_VCORE_GRACE_US, 0..=1_000_000: a waiter whose kick a holder has not answered in
     /// this long takes the holder's core, and the holder waits at its next checkpoint
-    /// (default 0: never).
+    /// (default 100; 0: never).
     pub vcore_grace_us: u64,
     /// HOS_SLEEP_LOG: trace every guest sleep (default off).
     pub sleep_log: bool,
@@ -147,7 +151,7 @@ impl Default for Config {
             vcore_escape_ms: 2000,
             vcore_first: Vec::new(),
             vcore_claim: true,
-            vcore_grace_us: 0,
+            vcore_grace_us: DEFAULT_VCORE_GRACE_US,
             sleep_log: false,
             tls_trace: false,
             trace: None,
