@@ -30,14 +30,15 @@ docs/frame_sim.md has the model, the scenes and the fitting procedure.
 Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair):
   seeds    every short sleep yields, every thread spins 20 us, no poller cap (the old design)
   auto     ShortSleep::Auto with its defaults (the reference host today)
-           (seeds and auto without wake claims, HOS_VCORE_CLAIM=0: the reference host has none)
+           (seeds and auto without wake claims or a kick's grace, HOS_VCORE_CLAIM=0 and
+           HOS_VCORE_GRACE_US=0: the reference host has neither)
   reactor  every default (hos's default)
   precise  the reactor with idle polls off: pollers' sleeps precise (HOS_IDLE_POLL=0)
   stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)
   noclaim  the reactor without wake claims: a woken thread asks for its core once it runs
            (HOS_VCORE_CLAIM=0)
-  grace    the reactor with a kick's grace of 200 us: a waiter whose kick is not answered
-           in time takes the holder's core (HOS_VCORE_GRACE_US=200)
+  nograce  the reactor without a kick's grace: a kicked holder keeps its core until its
+           checkpoint, however long the OS keeps it from running (HOS_VCORE_GRACE_US=0)
 
 MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.
@@ -71,6 +72,8 @@ FLAGS:
   --workers N           ModuleSystemWorker threads, 0..=64
   --poll-us N           a worker's sleep between polls, 1..=100000 us
   --linger-us N|none    a worker blocks once the queue was empty N us (none: polls for ever)
+  --repoll-us N|none    with a linger, a blocked worker polls again after N us without a job
+                        (none: it waits for the next job)
   --render-threads N|machine  host renderer pool threads (machine: its online processors)
   --render-us N         the renderer pool's CPU a frame, split over its threads (0: none)
   --gpu-us N            the GPU-submit thread's burst a frame
@@ -326,6 +329,8 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
             "--poll-us" => l.poll_us = n(1, 100_000, "a poll sleep in us")?,
             "--linger-us" if v.trim() == "none" => l.linger_us = None,
             "--linger-us" => l.linger_us = Some(n(0, 10 * BURST, "a time in us, or none")?),
+            "--repoll-us" if v.trim() == "none" => l.repoll_us = None,
+            "--repoll-us" => l.repoll_us = Some(n(1, 10 * BURST, "a time in us, or none")?),
             "--render-threads" if v.trim() == "machine" => l.host.render_threads = None,
             "--render-threads" => {
                 l.host.render_threads = Some(n(1, 256, "a count of threads, or machine")? as usize)
@@ -443,6 +448,10 @@ pub fn load_flags(l: &Load) -> Vec<String> {
             l.linger_us.map_or("none".into(), |v| v.to_string()),
         ),
         (
+            "--repoll-us",
+            l.repoll_us.map_or("none".into(), |v| v.to_string()),
+        ),
+        (
             "--render-threads",
             h.render_threads.map_or("machine".into(), |v| v.to_string()),
         ),
@@ -473,6 +482,7 @@ const KNOWN: &[&str] = &[
     "--workers",
     "--poll-us",
     "--linger-us",
+    "--repoll-us",
     "--render-threads",
     "--render-us",
     "--gpu-us",
@@ -541,6 +551,7 @@ mod tests {
         let mut l = Scene::Hyrule.load().scaled(1.3);
         l.host.render_threads = Some(3);
         l.workers = 7;
+        l.repoll_us = Some(2500);
         for from in Scene::ALL {
             let mut args = vec!["--scene".to_string(), from.name().to_string()];
             args.extend(load_flags(&l));
@@ -571,6 +582,7 @@ mod tests {
             (&["--pairs"], "--pairs", "needs a value"),
             (&["--fit", "field"], "--fit", "\"field\""),
             (&["--matrix", "2,0"], "--matrix", "\"0\""),
+            (&["--repoll-us", "0"], "--repoll-us", "\"0\""),
             (
                 &["--render-threads", "many"],
                 "--render-threads",

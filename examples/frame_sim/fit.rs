@@ -277,6 +277,7 @@ fn preset_code(scene: Scene, l: &Load) -> String {
     format!(
         "as the preset in examples/frame_sim/scenes.rs (Scene::{scene:?}):\n  \
          main_us: {}, exec_us: {}, present_us: {}, jobs: {}, job_us: {}, linger_us: {:?},\n  \
+         repoll_us: {:?}, \
          host: HostLoad {{ render_threads: {:?}, render_us: {}, gpu_us: {}, audio_us: {}, \
          audio_period_us: {} }},\n",
         l.main_us,
@@ -285,6 +286,7 @@ fn preset_code(scene: Scene, l: &Load) -> String {
         l.jobs,
         l.job_us,
         l.linger_us,
+        l.repoll_us,
         h.render_threads,
         h.render_us,
         h.gpu_us,

@@ -11,7 +11,7 @@
 //! | --- | --- | --- | --- |
 //! | `MainThread` | 44 | all | burst `main_us`; post `jobs` jobs and one message to each executor; wait for the last of them (an auto-clear Event); hand the frame on (a queue of 1: at most one frame ahead) |
 //! | `BaseProcExecutor{i}` | 44 | `1 << i` | receive from its own LightMessageQueue, burst `exec_us`, count down |
-//! | `ModuleSystemWorker{i}` | 45 | all | `try_receive` the shared job queue: a job is a burst of `job_us` and a count down; nothing there is a `sleep_thread(poll_us)`; with `linger_us`, once the queue has been empty that long the worker blocks in `receive` until the next job |
+//! | `ModuleSystemWorker{i}` | 45 | all | `try_receive` the shared job queue: a job is a burst of `job_us` and a count down; nothing there is a `sleep_thread(poll_us)`; with `linger_us`, once the queue has been empty that long the worker blocks in `receive` until the next job, or with `repoll_us` for at most that long, then polls for its linger again |
 //! | `Presentation Thread` | 44 | all | receive the frame, burst `present_us` (submit), hand it to the host's renderer if there is one (`host.rs`), sleep to the next frame boundary with `host_sleep` (the frame limiter), present |
 //!
 //! The workers rank one step below the frame's chain (45): when virtual cores are short, a
@@ -58,6 +58,9 @@ pub struct Load {
     /// How long a worker polls an empty queue before it blocks until the next job; `None`:
     /// it polls for ever (the `field` and `forest` workers).
     pub linger_us: Option<u64>,
+    /// With a linger: how long a blocked worker waits for a job before it polls for its
+    /// linger again (a job system's wait with a timeout); `None`: until the next job.
+    pub repoll_us: Option<u64>,
     /// Frame cap (0: none).
     pub fps: u32,
     /// The host's own threads.
@@ -109,8 +112,11 @@ impl Load {
             self.job_us,
             self.workers,
             self.poll_us,
-            self.linger_us
-                .map_or(String::new(), |l| format!(", block after {l} us idle")),
+            match (self.linger_us, self.repoll_us) {
+                (None, _) => String::new(),
+                (Some(l), None) => format!(", block after {l} us idle"),
+                (Some(l), Some(r)) => format!(", block after {l} us idle, poll again after {r} us"),
+            },
             self.present_us,
             if self.fps == 0 {
                 "none".to_string()
@@ -387,10 +393,12 @@ fn executor(s: &Shared, i: usize, exec_us: u64) {
 }
 
 /// A ModuleSystemWorker: poll the job queue, sleep `poll_us` between empty polls; with a
-/// linger, block in `receive` once the queue has been empty that long.
+/// linger, block in `receive` once the queue has been empty that long, and with a repoll,
+/// for at most that long, then poll for the linger again.
 fn worker(s: &Shared, load: Load) {
     let poll_ns = (load.poll_us * 1000) as i64;
     let linger = load.linger_us.map(Duration::from_micros);
+    let repoll = load.repoll_us.map(Duration::from_micros);
     let mut pickups = s.pickups.recorder(Kind::Job);
     // Since when the queue has been found empty (read only with a linger).
     let mut idle_since: Option<Instant> = None;
@@ -405,9 +413,19 @@ fn worker(s: &Shared, load: Load) {
                     hos::svc::sleep_thread(poll_ns);
                     continue;
                 }
-                match s.jobs.receive() {
-                    Ok(post) => post,
-                    Err(_) => return,
+                let got = match repoll {
+                    // None: the repoll's time passed, or the runtime shut down (the loop's
+                    // head sees the stop flag, set before the shutdown).
+                    Some(r) => s.jobs.receive_timeout(r),
+                    None => s.jobs.receive().ok(),
+                };
+                match got {
+                    Some(post) => post,
+                    None if repoll.is_some() => {
+                        idle_since = None;
+                        continue;
+                    }
+                    None => return,
                 }
             }
         };

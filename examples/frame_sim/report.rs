@@ -204,6 +204,10 @@ pub fn json(ctx: &Context) -> String {
                 "linger_us",
                 l.linger_us.map_or("null".into(), |v| v.to_string()),
             ),
+            (
+                "repoll_us",
+                l.repoll_us.map_or("null".into(), |v| v.to_string()),
+            ),
             ("fps_cap", l.fps.to_string()),
             ("render_threads", l.host.pool_threads().to_string()),
             ("render_us", l.host.render_us.to_string()),
