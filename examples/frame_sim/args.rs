@@ -22,9 +22,9 @@ The load mirrors the measured game (docs/design.md, the introduction): a MainThr
 each frame, hands work to BaseProcExecutor0..5 (one pinned to each virtual core) and to
 ModuleSystemWorker0..4 (job workers that poll a shared queue with 20 us sleeps), waits for
 the last of them, and hands the frame to the Presentation Thread, which submits it (a burst)
-and paces to the frame cap with the runtime's host sleep. The hyrule and kokiri scenes add
-the host's own threads: a renderer pool, a GPU-submit thread, an audio renderer. Each burst
-is CPU time on the thread's own clock, so a frame is the same work on any machine.
+and paces to the frame cap with the runtime's host sleep. The hyrule, hyrule240 and kokiri
+scenes add the host's own threads: a renderer pool, a GPU-submit thread, an audio renderer.
+Each burst is CPU time on the thread's own clock, so a frame is the same work on any machine.
 docs/frame_sim.md has the model, the scenes and the fitting procedure.
 
 Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair):
@@ -45,19 +45,22 @@ MODES (one at most; without one, one cell of the scene below):
                         2,4,6,8,16; counts above this machine's are skipped): field capped
                         with --calibrate once and each, field uncapped, and heavy at 4;
                         one summary table. Defaults there: 3 pairs of 180 frames (+30)
-  --check-reference S   hyrule, kokiri or all: the reference host's published rows, each at
-                        its processors and cap, beside frame_sim's figures and their ratio
-                        (3 pairs of 240 frames (+30) a row)
-  --fit S               hyrule or kokiri: probe cells around the scene (with any load flags
-                        below), a local model, the fitted preset, then its check. Probes
-                        2 pairs of 100 frames (+25), the check 3 of 240 (+30); --pairs,
-                        --frames and --warmup set both (long probes: a model above noise)
+  --check-reference S   hyrule, hyrule240, kokiri or all: the reference host's published
+                        rows (hyrule240: the uncapped ones), each at its processors and
+                        cap, beside frame_sim's figures and their ratio (3 pairs of 240
+                        frames (+30) a row)
+  --fit S               hyrule, hyrule240 or kokiri: probe cells around the scene (with any
+                        load flags below), a local model, the fitted preset, then its
+                        check. Probes 2 pairs of 100 frames (+25), the check 3 of 240
+                        (+30); --pairs, --frames and --warmup set both (long probes: a
+                        model above noise)
   With --procs, every cell of a mode runs at that count instead (a rehearsal).
 
 FLAGS:
   --scene NAME          field: 12 jobs of 150 us a frame (busy); forest: no jobs, the workers
                         only poll (quiet); heavy: field's shape at 48 ms a frame; hyrule,
-                        kokiri: the game's shape with host threads, for --fit [default: field]
+                        hyrule240, kokiri: the game's shape with host threads, for --fit
+                        [default: field]
   --arms LIST           comma-separated arms                 [default: seeds,auto,reactor]
   --pairs N             rounds of the arms, 1..=100                            [default: 3]
   --frames N            measured frames a run, 1..=1000000                   [default: 300]
@@ -201,7 +204,7 @@ fn scene(flag: &str, value: &str, allowed: &[Scene]) -> Result<Scene, ArgError> 
 }
 
 /// The scenes fitted to the reference host's rows.
-const FITTED: [Scene; 2] = [Scene::Hyrule, Scene::Kokiri];
+const FITTED: [Scene; 3] = [Scene::Hyrule, Scene::Hyrule240, Scene::Kokiri];
 
 fn mode(flag: &str, value: &str) -> Result<Mode, ArgError> {
     match flag {
