@@ -17,6 +17,9 @@ fn runtime(cores: usize, escape_ms: u64) -> Runtime {
         .calibration(Calibration::default())
         .vcores(cores)
         .vcore_escape_ms(escape_ms)
+        // A kicked holder keeps its core until it checkpoints (the kick flag's test counts on
+        // it; the grace's own tests are in runtime/src/tests/vcore_grace.rs).
+        .vcore_grace_us(0)
         .build()
         .expect("runtime")
 }

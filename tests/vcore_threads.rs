@@ -13,6 +13,11 @@ fn runtime(cores: usize, slice_us: u64, escape_ms: u64) -> hos::Runtime {
             cores,
             vcore_slice_us: slice_us,
             vcore_escape_ms: escape_ms,
+            // The semaphore's exact rules: a kicked holder keeps its core until its checkpoint,
+            // however late; the kick's grace (on by default) lets a seventh thread run for a
+            // moment, which "never seven at once" forbids. The grace has its own tests
+            // (runtime/src/tests/vcore_grace.rs).
+            vcore_grace_us: 0,
             calibration: Some(Calibration::default()),
             // No flight recorder dumps from the escapes forced here (tests/trace.rs tests them).
             flight: false,

@@ -221,6 +221,9 @@ fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_i
             vcore_escape_ms: 5_000,
             spin_us: 0,
             spin_other_us: Some(0),
+            // The kicked holder answers at its checkpoint, however late (vcore_grace.rs tests
+            // the grace).
+            vcore_grace_us: 0,
             calibration: Some(Calibration::default()),
             ..Config::default()
         })

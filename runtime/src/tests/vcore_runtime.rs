@@ -28,6 +28,9 @@ pub(super) fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
         cores,
         vcore_slice_us: slice_us,
         vcore_escape_ms: escape_ms,
+        // The semaphore's exact rules: a kicked holder keeps its core until its checkpoint,
+        // however late (the grace, on by default, has its own tests in vcore_grace.rs).
+        vcore_grace_us: 0,
         ..Config::default()
     };
     Rig {
