@@ -1,5 +1,6 @@
-//! The virtual cores with real guest threads: never more holders than cores, kicks at the
-//! next checkpoint, a panic gives the core back, escape ends a wait nobody ends. Bounded in
+//! The virtual cores with real guest threads: never more holders than cores (with the kick's
+//! grace: no more than its revocations allow), kicks at the next checkpoint, a panic gives the
+//! core back, escape ends a wait nobody ends. Bounded in
 //! time by the escape time where a bug would otherwise hang; no timing asserts.
 
 use hos::{Calibration, Config};
@@ -101,6 +102,87 @@ fn twelve_busy_threads_on_six_cores_never_run_seven_at_once() {
         s.vcore_kicks_slice
     );
     assert!(s.threads.iter().all(|t| t.name.starts_with("Busy")));
+    rt.shutdown();
+}
+
+#[test]
+fn with_the_grace_on_only_revoked_holders_run_past_the_cores_and_everyone_finishes() {
+    const ROUNDS: usize = 40;
+    // Bursts of 100 us against a grace of 50 us: a holder kicked early in a burst is likely to
+    // lose its core before its checkpoint. Escape at 20 s bounds the test if a revoked
+    // thread never got a core back; it must not happen.
+    let rt = hos::Runtime::builder()
+        .config(Config {
+            cores: 6,
+            vcore_escape_ms: 20_000,
+            vcore_grace_us: 50,
+            calibration: Some(Calibration::default()),
+            flight: false,
+            ..Config::default()
+        })
+        .build()
+        .expect("a valid config");
+    let inside = Arc::new(Inside::default());
+    let (started, go) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let busy = |inside: &Inside| {
+        inside.enter();
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_micros(100) {
+            std::hint::spin_loop();
+        }
+        inside.leave();
+        hos::svc::checkpoint();
+    };
+    // Six worse threads take the six cores and keep coming back for them until the better
+    // six are done, so every better thread arrives to six held cores.
+    let worse: Vec<_> = (0..6)
+        .map(|i| {
+            let (inside, started, go) = (inside.clone(), started.clone(), go.clone());
+            rt.thread()
+                .name(format!("Worse{i}"))
+                .priority(48)
+                .spawn(move || {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    while !go.load(Ordering::SeqCst) {
+                        busy(&inside);
+                    }
+                })
+                .expect("spawn")
+        })
+        .collect();
+    while started.load(Ordering::SeqCst) < 6 {
+        std::thread::yield_now();
+    }
+    let better: Vec<_> = (0..6)
+        .map(|i| {
+            let inside = inside.clone();
+            rt.thread()
+                .name(format!("Better{i}"))
+                .priority([40, 44][i % 2])
+                .spawn(move || (0..ROUNDS).for_each(|_| busy(&inside)))
+                .expect("spawn")
+        })
+        .collect();
+    for h in better {
+        h.join().expect("no panic");
+    }
+    go.store(true, Ordering::SeqCst);
+    for h in worse {
+        h.join().expect("no panic");
+    }
+    let s = rt.stats();
+    // Each revocation lets one thread more run until its next checkpoint, no more.
+    let most = inside.most.load(Ordering::SeqCst) as u64;
+    assert!(
+        most <= 6 + s.vcore_revokes,
+        "{most} threads ran guest code at once on 6 cores with {} revocations",
+        s.vcore_revokes
+    );
+    assert_eq!(s.vcore_escapes, 0);
+    assert!(s.vcore_kicks_priority >= 1, "the better threads kicked");
     rt.shutdown();
 }
 
