@@ -207,7 +207,7 @@ impl<R: From<Runtime>> Builder<R> {
 
     /// HOS_VCORE_GRACE_US: 0..=1_000_000 microseconds after which a waiter whose kick a holder
     /// has not answered takes the holder's core; the holder runs on until its next checkpoint,
-    /// where it waits for a core again (default 0: never; docs/switches.md says why).
+    /// where it waits for a core again (default 100; 0: never; docs/switches.md says why).
     pub fn vcore_grace_us(mut self, us: u64) -> Self {
         self.config.vcore_grace_us = us;
         self.in_code(Switch::VcoreGraceUs)

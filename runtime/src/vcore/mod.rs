@@ -11,7 +11,7 @@
 //!
 //! - an escape (reported, with each slot's holder): a waiter that waited past
 //!   HOS_VCORE_ESCAPE_MS runs anyway. It takes a slot at a later checkpoint if one is free.
-//! - a revocation (HOS_VCORE_GRACE_US, off by default; `table/grace.rs`): a waiter whose kick
+//! - a revocation (HOS_VCORE_GRACE_US, 100 us by default; `table/grace.rs`): a waiter whose kick
 //!   of a holder was not answered within the grace takes that holder's slot. The holder runs
 //!   on until its next checkpoint or yield, where it waits for a slot by its rank, or its
 //!   release, where it leaves.
