@@ -9,16 +9,21 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 fn runtime(cores: usize, slice_us: u64, escape_ms: u64) -> hos::Runtime {
+    // The semaphore's exact rules: a kicked holder keeps its core until its checkpoint,
+    // however late; the kick's grace (on by default) lets a seventh thread run for a moment,
+    // which "never seven at once" forbids. The grace has its own tests
+    // (runtime/src/tests/vcore_grace.rs, and one below).
+    graced(cores, slice_us, escape_ms, 0)
+}
+
+/// [`runtime`] with a kick's grace of `grace_us`.
+fn graced(cores: usize, slice_us: u64, escape_ms: u64, grace_us: u64) -> hos::Runtime {
     hos::Runtime::builder()
         .config(Config {
             cores,
             vcore_slice_us: slice_us,
             vcore_escape_ms: escape_ms,
-            // The semaphore's exact rules: a kicked holder keeps its core until its checkpoint,
-            // however late; the kick's grace (on by default) lets a seventh thread run for a
-            // moment, which "never seven at once" forbids. The grace has its own tests
-            // (runtime/src/tests/vcore_grace.rs).
-            vcore_grace_us: 0,
+            vcore_grace_us: grace_us,
             calibration: Some(Calibration::default()),
             // No flight recorder dumps from the escapes forced here (tests/trace.rs tests them).
             flight: false,
@@ -111,17 +116,7 @@ fn with_the_grace_on_only_revoked_holders_run_past_the_cores_and_everyone_finish
     // Bursts of 100 us against a grace of 50 us: a holder kicked early in a burst is likely to
     // lose its core before its checkpoint. Escape at 20 s bounds the test if a revoked
     // thread never got a core back; it must not happen.
-    let rt = hos::Runtime::builder()
-        .config(Config {
-            cores: 6,
-            vcore_escape_ms: 20_000,
-            vcore_grace_us: 50,
-            calibration: Some(Calibration::default()),
-            flight: false,
-            ..Config::default()
-        })
-        .build()
-        .expect("a valid config");
+    let rt = graced(6, 2_000, 20_000, 50);
     let inside = Arc::new(Inside::default());
     let (started, go) = (
         Arc::new(AtomicUsize::new(0)),

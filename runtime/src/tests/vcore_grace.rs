@@ -6,12 +6,11 @@
 //! where a bug would hang; no timing asserts.
 
 use super::vcore_harness::*;
-use super::vcore_runtime::{load, thread, until, word, Rig, SPIN};
+use super::vcore_runtime::{load, rig_of, thread, until, word, Rig, SPIN};
 use crate::config::Config;
-use crate::stats::Counters;
 use crate::vcore::step::{Step, YieldKind};
-use crate::vcore::{Occupant, Vcores};
-use std::sync::{mpsc, Arc};
+use crate::vcore::Occupant;
+use std::sync::mpsc;
 
 const GRACE: u64 = 200 * US;
 
@@ -292,17 +291,12 @@ fn with_the_grace_off_a_kicked_holder_keeps_its_core_until_its_checkpoint() {
 
 /// A semaphore of `cores` whose kicks have a grace of `grace_us`, escape after 5 s.
 fn graced_rig(cores: usize, grace_us: u64) -> Rig {
-    let stats = Arc::new(Counters::default());
-    let config = Config {
+    rig_of(&Config {
         cores,
         vcore_escape_ms: 5_000,
         vcore_grace_us: grace_us,
         ..Config::default()
-    };
-    Rig {
-        v: Arc::new(Vcores::new(&config, stats.clone())),
-        stats,
-    }
+    })
 }
 
 /// What the revoked holder does once it runs again.

@@ -23,8 +23,7 @@ pub(super) struct Rig {
 }
 
 pub(super) fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
-    let stats = Arc::new(Counters::default());
-    let config = Config {
+    rig_of(&Config {
         cores,
         vcore_slice_us: slice_us,
         vcore_escape_ms: escape_ms,
@@ -32,9 +31,14 @@ pub(super) fn rig(cores: usize, slice_us: u64, escape_ms: u64) -> Rig {
         // however late (the grace, on by default, has its own tests in vcore_grace.rs).
         vcore_grace_us: 0,
         ..Config::default()
-    };
+    })
+}
+
+/// The semaphore of `config`, with fresh counters.
+pub(super) fn rig_of(config: &Config) -> Rig {
+    let stats = Arc::new(Counters::default());
     Rig {
-        v: Arc::new(Vcores::new(&config, stats.clone())),
+        v: Arc::new(Vcores::new(config, stats.clone())),
         stats,
     }
 }
