@@ -140,6 +140,12 @@ typedef struct {
   // Virtual cores taken from a kicked holder that had not given its core up within the
   // kick's grace (HOS_VCORE_GRACE_US; 0 while it is off).
   uint64_t vcore_revokes;
+  // Guest threads' wake slices (HOS_WAKE_SLICE_US) the OS took, at each thread's start and
+  // at each priority or role change that changed its slice.
+  uint64_t wake_slices;
+  // Wake slices the OS did not take (a kernel before Linux 6.12, another OS, a real-time
+  // thread): those threads kept the OS default.
+  uint64_t wake_slices_ignored;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to

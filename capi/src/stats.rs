@@ -95,6 +95,12 @@ pub struct hos_stats {
     /// Virtual cores taken from a kicked holder that had not given its core up within the
     /// kick's grace (HOS_VCORE_GRACE_US; 0 while it is off).
     pub vcore_revokes: u64,
+    /// Guest threads' wake slices (HOS_WAKE_SLICE_US) the OS took, at each thread's start and
+    /// at each priority or role change that changed its slice.
+    pub wake_slices: u64,
+    /// Wake slices the OS did not take (a kernel before Linux 6.12, another OS, a real-time
+    /// thread): those threads kept the OS default.
+    pub wake_slices_ignored: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -188,6 +194,8 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         idle_promoted: s.idle_promoted,
         idle_coalesced: s.idle_coalesced,
         vcore_revokes: s.vcore_revokes,
+        wake_slices: s.wake_slices,
+        wake_slices_ignored: s.wake_slices_ignored,
     }
 }
 

@@ -213,6 +213,22 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::VcoreGraceUs)
     }
 
+    /// HOS_WAKE_SLICE_US: 0 or 100..=100_000 microseconds, the OS scheduling slice asked for
+    /// guest threads of priority [`wake_slice_priority`](Self::wake_slice_priority) or better
+    /// and serial threads, so that their wake-ups preempt worse threads (default 300; 0: never
+    /// ask; Linux 6.12 and later; docs/switches.md says why).
+    pub fn wake_slice_us(mut self, us: u64) -> Self {
+        self.config.wake_slice_us = us;
+        self.in_code(Switch::WakeSliceUs)
+    }
+
+    /// HOS_WAKE_SLICE_PRIORITY: 0..=63, the worst guest priority given the wake slice
+    /// (default 44, a game's main thread's usual priority).
+    pub fn wake_slice_priority(mut self, priority: u8) -> Self {
+        self.config.wake_slice_priority = priority;
+        self.in_code(Switch::WakeSlicePriority)
+    }
+
     /// HOS_VCORE_SLICE_US: the time slice, 1..=1_000_000 microseconds (default 2000).
     pub fn vcore_slice_us(mut self, us: u64) -> Self {
         self.config.vcore_slice_us = us;

@@ -39,6 +39,12 @@ pub(crate) const DEFAULT_IDLE_POLL_STRETCH_US: u64 = 1000;
 /// device's uncapped frames (BENCHMARKS.md, "The kick's grace"; docs/switches.md).
 pub(crate) const DEFAULT_VCORE_GRACE_US: u64 = 100;
 
+/// HOS_WAKE_SLICE_US's default, in microseconds (docs/switches.md has the measurement).
+pub(crate) const DEFAULT_WAKE_SLICE_US: u64 = 300;
+
+/// HOS_WAKE_SLICE_PRIORITY's default: 0x2C, a game's main thread's usual priority.
+pub(crate) const DEFAULT_WAKE_SLICE_PRIORITY: u8 = 44;
+
 /// How guest sleeps under 1 ms are served (docs/design.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShortSleep {
@@ -108,6 +114,14 @@ pub struct Config {
     /// this long takes the holder's core, and the holder waits at its next checkpoint
     /// (default 100; 0: never).
     pub vcore_grace_us: u64,
+    /// HOS_WAKE_SLICE_US, 0 or 100..=100_000: the OS scheduling slice asked for the guest
+    /// threads of the frame's chain (priority HOS_WAKE_SLICE_PRIORITY or better, and serial
+    /// threads), so that their wake-ups preempt worse threads' longer slices (default 300;
+    /// 0: never ask; Linux 6.12 and later, `crate::policy::wake_slice_ns`).
+    pub wake_slice_us: u64,
+    /// HOS_WAKE_SLICE_PRIORITY, 0..=63: the worst guest priority given the wake slice
+    /// (default 44).
+    pub wake_slice_priority: u8,
     /// HOS_SLEEP_LOG: trace every guest sleep (default off).
     pub sleep_log: bool,
     /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
@@ -152,6 +166,8 @@ impl Default for Config {
             vcore_first: Vec::new(),
             vcore_claim: true,
             vcore_grace_us: DEFAULT_VCORE_GRACE_US,
+            wake_slice_us: DEFAULT_WAKE_SLICE_US,
+            wake_slice_priority: DEFAULT_WAKE_SLICE_PRIORITY,
             sleep_log: false,
             tls_trace: false,
             trace: None,
@@ -208,6 +224,8 @@ pub(crate) enum Switch {
     VcoreFirst,
     VcoreClaim,
     VcoreGraceUs,
+    WakeSliceUs,
+    WakeSlicePriority,
     SleepLog,
     TlsTrace,
     Trace,
@@ -218,7 +236,7 @@ pub(crate) enum Switch {
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 23] = [
+    pub(crate) const ALL: [Switch; 25] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -236,6 +254,8 @@ impl Switch {
         Switch::VcoreFirst,
         Switch::VcoreClaim,
         Switch::VcoreGraceUs,
+        Switch::WakeSliceUs,
+        Switch::WakeSlicePriority,
         Switch::SleepLog,
         Switch::TlsTrace,
         Switch::Trace,
@@ -264,6 +284,8 @@ impl Switch {
             Switch::VcoreFirst => "HOS_VCORE_FIRST",
             Switch::VcoreClaim => "HOS_VCORE_CLAIM",
             Switch::VcoreGraceUs => "HOS_VCORE_GRACE_US",
+            Switch::WakeSliceUs => "HOS_WAKE_SLICE_US",
+            Switch::WakeSlicePriority => "HOS_WAKE_SLICE_PRIORITY",
             Switch::SleepLog => "HOS_SLEEP_LOG",
             Switch::TlsTrace => "HOS_TLS_TRACE",
             Switch::Trace => "HOS_TRACE",
@@ -301,6 +323,10 @@ impl Switch {
             Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
             Switch::VcoreClaim => config.vcore_claim = switch_on(raw),
             Switch::VcoreGraceUs => config.vcore_grace_us = GRACE.parse(name, raw)?,
+            Switch::WakeSliceUs => config.wake_slice_us = WAKE_SLICE.parse(name, raw)?,
+            Switch::WakeSlicePriority => {
+                config.wake_slice_priority = PRIORITY.parse(name, raw)? as u8;
+            }
             Switch::SleepLog => config.sleep_log = switch_on(raw),
             Switch::TlsTrace => config.tls_trace = switch_on(raw),
             Switch::Trace => config.trace = path(raw),
@@ -316,60 +342,84 @@ impl Switch {
 struct Range {
     min: u64,
     max: u64,
+    /// Whether 0 is accepted too, below `min` (it turns the switch off).
+    zero_off: bool,
     accepted: &'static str,
 }
 
 const POLLERS: Range = Range {
     min: 0,
     max: 1024,
+    zero_off: false,
     accepted: "an integer in 0..=1024 (0: no cap)",
 };
 const SPIN: Range = Range {
     min: 0,
     max: 1_000_000,
+    zero_off: false,
     accepted: "microseconds, an integer in 0..=1000000",
 };
 const STRETCH: Range = Range {
     min: 0,
     max: 1_000_000,
+    zero_off: false,
     accepted: "microseconds, an integer in 0..=1000000",
 };
 const BLIND: Range = Range {
     min: 0,
     max: 1_000_000,
+    zero_off: false,
     accepted: "sleeps in a row, an integer in 0..=1000000 (0: never)",
 };
 const CORES: Range = Range {
     min: 1,
     max: 8,
+    zero_off: false,
     accepted: "an integer in 1..=8",
 };
 const SLICE: Range = Range {
     min: 1,
     max: 1_000_000,
+    zero_off: false,
     accepted: "microseconds, an integer in 1..=1000000",
 };
 const ESCAPE: Range = Range {
     min: 1,
     max: 3_600_000,
+    zero_off: false,
     accepted: "milliseconds, an integer in 1..=3600000",
 };
 const GRACE: Range = Range {
     min: 0,
     max: 1_000_000,
+    zero_off: false,
     accepted: "microseconds, an integer in 0..=1000000 (0: never)",
+};
+const WAKE_SLICE: Range = Range {
+    min: 100,
+    max: 100_000,
+    zero_off: true,
+    accepted: "microseconds, 0 (off) or an integer in 100..=100000 (Linux's bounds for a slice)",
+};
+const PRIORITY: Range = Range {
+    min: 0,
+    max: 63,
+    zero_off: false,
+    accepted: "a Horizon priority, an integer in 0..=63",
 };
 
 const WAIT_BOUND: Range = Range {
     min: 0,
     max: 3_600_000,
+    zero_off: false,
     accepted: "milliseconds, an integer in 0..=3600000 (0: never)",
 };
 
 impl Range {
     /// `value` if it lies in the range, else the error naming `switch`.
     fn check(&self, switch: &'static str, value: u64) -> Result<u64, ConfigError> {
-        if value < self.min || value > self.max {
+        let off = self.zero_off && value == 0;
+        if !off && (value < self.min || value > self.max) {
             return Err(self.error(switch, value.to_string()));
         }
         Ok(value)
@@ -447,6 +497,8 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     SLICE.check("vcore_slice_us", config.vcore_slice_us)?;
     ESCAPE.check("vcore_escape_ms", config.vcore_escape_ms)?;
     GRACE.check("vcore_grace_us", config.vcore_grace_us)?;
+    WAKE_SLICE.check("wake_slice_us", config.wake_slice_us)?;
+    PRIORITY.check("wake_slice_priority", u64::from(config.wake_slice_priority))?;
     WAIT_BOUND.check("flight_wait_ms", config.flight_wait_ms)?;
     if config.logical_processors == Some(Some(0)) {
         return Err(ConfigError {

@@ -68,8 +68,9 @@ impl Drop for EnterGuard {
         // At the thread's exit the slot may be torn down already (a guard held in another
         // thread-local, an attached thread that never detached): then there is nothing to end.
         let _ = KICK.try_with(|k| k.set(None));
-        if let Ok(Some((_, record))) = CURRENT.try_with(|c| c.borrow_mut().take()) {
+        if let Ok(Some((rt, record))) = CURRENT.try_with(|c| c.borrow_mut().take()) {
             record.set_wake_hook(None);
+            rt.drop_wake_slice(&record);
         }
     }
 }
@@ -77,6 +78,7 @@ impl Drop for EnterGuard {
 /// Makes the calling OS thread the guest thread `record` of `rt`.
 pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
     with_parker(|p, _| record.bind(p.clone()));
+    rt.ask_wake_slice(&record);
     record.set_wake_hook(Some(rt.claim_hook(&record)));
     rt.trace_thread_start(&record);
     KICK.with(|k| k.set(Some(record.seat().kick_word())));

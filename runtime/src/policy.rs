@@ -48,6 +48,14 @@
 //! an unknown count unless HOS_SPIN_OTHER_US is set; never more than HOS_SPIN_US (the one
 //! documented clamp). Spin arithmetic saturates, so no length overflows.
 //!
+//! The wake slice (docs/switches.md, HOS_WAKE_SLICE_US): guest threads of priority
+//! HOS_WAKE_SLICE_PRIORITY or better, and serial threads, ask the OS for a short scheduling
+//! slice ([`Policy::wake_slice_ns`]), so that when one wakes while worse threads fill the
+//! processors the OS runs it first rather than after their longer slices; everyone else keeps
+//! the OS default (0). The thread's own priority decides, not a lent one (a lock's lending is
+//! brief and would cost a system call each way). Slices change the order threads run in, not
+//! their shares of the CPU.
+//!
 //! # Publication
 //!
 //! The choice must be made once and published so that no thread ever reads half a decision or
@@ -296,6 +304,9 @@ pub(crate) struct Policy {
     pollers: AtomicUsize,
     spin_serial_ns: u64,
     spin_other_ns: u64,
+    /// The wake slice (0: never asked) and the worst priority it is asked for.
+    wake_slice_ns: u64,
+    wake_slice_priority: u8,
 }
 
 impl Policy {
@@ -313,6 +324,8 @@ impl Policy {
             pollers: AtomicUsize::new(0),
             spin_serial_ns: config.spin_us.saturating_mul(US),
             spin_other_ns: spin_other_us(config, processors).saturating_mul(US),
+            wake_slice_ns: config.wake_slice_us.saturating_mul(US),
+            wake_slice_priority: config.wake_slice_priority,
         };
         policy.log(config);
         policy
@@ -365,6 +378,24 @@ impl Policy {
             self.spin_serial_ns,
             self.spin_other_ns
         );
+        match self.wake_slice_ns {
+            0 => tracing::info!("wake slice: none asked, {count}"),
+            ns => tracing::info!(
+                "wake slice: {ns} ns for guest threads of priority {} or better and serial threads, {count}",
+                self.wake_slice_priority
+            ),
+        }
+    }
+
+    /// The OS scheduling slice a guest thread of its own `priority` and role asks for: the
+    /// wake slice for the frame's chain (that priority or better, or serial), else 0 (the OS
+    /// default). 0 for everyone while the switch is off.
+    pub(crate) fn wake_slice_ns(&self, priority: u8, serial: bool) -> u64 {
+        if serial || priority <= self.wake_slice_priority {
+            self.wake_slice_ns
+        } else {
+            0
+        }
     }
 
     #[cfg(all(test, not(loom)))]

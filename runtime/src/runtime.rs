@@ -204,6 +204,7 @@ impl Runtime {
         rec.set_roles(serial, first);
         self.trace_retitle(rec, Kind::Rename);
         self.inner.vcores.refresh(rec);
+        self.ask_wake_slice(rec);
     }
 
     /// Sets a guest thread's Horizon priority (validated by the caller) and re-ranks it on
@@ -212,6 +213,43 @@ impl Runtime {
         rec.set_priority(priority);
         self.trace_retitle(rec, Kind::Priority);
         self.inner.vcores.refresh(rec);
+        self.ask_wake_slice(rec);
+    }
+
+    /// Asks the OS for guest thread `rec`'s wake slice as its own priority and role now name
+    /// it (`Policy::wake_slice_ns`), if that changed; counts what the OS did with each
+    /// non-default ask, and logs the first it took and the first it did not.
+    pub(crate) fn ask_wake_slice(&self, rec: &ThreadRecord) {
+        let policy = self.policy();
+        let Some((ns, took)) = rec.ask_wake_slice(|p, serial| policy.wake_slice_ns(p, serial))
+        else {
+            return;
+        };
+        if ns == 0 {
+            return;
+        }
+        let c = &self.inner.counters;
+        let counter = if took {
+            &c.wake_slices
+        } else {
+            &c.wake_slices_ignored
+        };
+        // Relaxed: a counter; the first increment only picks the one log line.
+        if counter.fetch_add(1, Ordering::Relaxed) == 0 {
+            if took {
+                tracing::info!("wake slice: the OS took {ns} ns for {}", rec.name());
+            } else {
+                tracing::info!(
+                    "wake slice: the OS ignored {ns} ns for {} (custom slices need Linux 6.12 or later and a fair-class thread); it keeps the OS default",
+                    rec.name()
+                );
+            }
+        }
+    }
+
+    /// Gives the calling guest thread `rec`, leaving the runtime, the OS default slice back.
+    pub(crate) fn drop_wake_slice(&self, rec: &ThreadRecord) {
+        let _ = rec.ask_wake_slice(|_, _| 0);
     }
 
     /// Lends a guest thread a better priority (`Some`: a thread waiting for a lock it holds

@@ -177,6 +177,10 @@ pub struct Counters {
     pub idle_promoted: AtomicU64,
     /// Idle polls that woke on a tick another idle poller had woken on.
     pub idle_coalesced: AtomicU64,
+    /// Wake slices the OS took.
+    pub wake_slices: AtomicU64,
+    /// Wake slices the OS did not take.
+    pub wake_slices_ignored: AtomicU64,
 }
 
 impl Counters {
@@ -221,6 +225,8 @@ impl Counters {
             idle_relaxed: r(&self.idle_relaxed),
             idle_promoted: r(&self.idle_promoted),
             idle_coalesced: r(&self.idle_coalesced),
+            wake_slices: r(&self.wake_slices),
+            wake_slices_ignored: r(&self.wake_slices_ignored),
             ..Stats::default()
         }
     }
@@ -291,6 +297,12 @@ pub struct Stats {
     pub idle_promoted: u64,
     /// Idle polls that woke on a tick another idle poller had woken on (coalesced wakes).
     pub idle_coalesced: u64,
+    /// Guest threads' wake slices (HOS_WAKE_SLICE_US) the OS took: at each thread's start
+    /// and at each priority or role change that changed its slice.
+    pub wake_slices: u64,
+    /// Wake slices asked that the OS did not take (a kernel before Linux 6.12, another OS, a
+    /// real-time thread): those threads kept the OS default.
+    pub wake_slices_ignored: u64,
     /// The calibration in force when the snapshot was taken.
     pub calibration: crate::machine::Calibration,
     /// The process's CPU time.

@@ -53,7 +53,15 @@ pub struct ThreadRecord {
     /// What it does now. # Invariant: only the thread itself writes it. A std lock even under
     /// loom: bookkeeping, no synchronization point the models check.
     activity: std::sync::Mutex<Activity>,
+    /// The OS slice last asked for it (0: the OS default), or [`NOT_ASKED`] before it
+    /// started. # Invariant: the OS was last asked for exactly this; asks are made under this
+    /// lock, so the last ask made reflects the last priority and role set. A std lock even
+    /// under loom, like `activity`.
+    wake_slice: std::sync::Mutex<u64>,
 }
+
+/// `ThreadRecord::wake_slice` before the thread started: nothing asked yet.
+const NOT_ASKED: u64 = u64::MAX;
 
 /// `ThreadRecord::lent` when no priority is lent.
 const NOT_LENT: u8 = u8::MAX;
@@ -90,6 +98,7 @@ impl ThreadRecord {
             vcore_wait_ns: AtomicU64::new(0),
             seat: Seat::default(),
             activity: std::sync::Mutex::new(Activity::Running),
+            wake_slice: std::sync::Mutex::new(NOT_ASKED),
         }
     }
 
@@ -179,6 +188,26 @@ impl ThreadRecord {
     pub(crate) fn bind(&self, parker: Arc<Parker>) {
         let _ = self.parker.set(parker);
         let _ = self.clock.set(ThreadClock::current());
+    }
+
+    /// Asks the OS for the slice `want(priority, serial)` names for the thread now (0: the OS
+    /// default), unless that was the last ask; nothing before the thread started (its start
+    /// asks). Returns the slice asked and whether the OS took it, when an ask was made.
+    pub(crate) fn ask_wake_slice(&self, want: impl FnOnce(u8, bool) -> u64) -> Option<(u64, bool)> {
+        let tid = self.os_id()?;
+        let mut asked = self
+            .wake_slice
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Read under the lock: a priority set before another thread's ask is seen by it.
+        let ns = want(self.priority(), self.is_serial());
+        let unchanged = *asked == ns || (*asked == NOT_ASKED && ns == 0);
+        if unchanged {
+            return None;
+        }
+        let took = sys::set_wake_slice(tid, ns);
+        *asked = ns;
+        Some((ns, took))
     }
 
     /// The thread's trace id (its parker's owner; 0 before it started): what the trace names

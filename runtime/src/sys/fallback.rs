@@ -137,6 +137,16 @@ pub fn set_timer_slack_ns(_ns: u64) -> bool {
     false
 }
 
+/// std has no scheduler slices: nothing is set.
+pub fn set_wake_slice(_tid: u64, _ns: u64) -> bool {
+    false
+}
+
+/// std has no scheduler slices: none is reported.
+pub fn wake_slice_ns(_tid: u64) -> Option<u64> {
+    None
+}
+
 /// std cannot read CPU time; the fallback reports zero.
 pub fn thread_cpu() -> CpuTime {
     CpuTime::default()

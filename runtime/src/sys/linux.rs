@@ -213,6 +213,69 @@ pub fn set_timer_slack_ns(ns: u64) -> bool {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns.max(1) as libc::c_ulong, 0, 0, 0) == 0 }
 }
 
+/// `sched_getattr` of thread `tid`, the version-0 struct (48 bytes: no utilisation clamps).
+fn sched_attr(tid: u64) -> Option<libc::sched_attr> {
+    // SAFETY: an all-zero sched_attr is a valid value of the plain C struct.
+    let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::sched_attr>() as libc::c_uint;
+    // SAFETY: `attr` is valid and writable for `size` bytes; flags must be 0.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            tid as libc::pid_t,
+            &mut attr,
+            size,
+            0,
+        )
+    };
+    (r == 0).then_some(attr)
+}
+
+/// Whether `policy` is one of the fair class's (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE), the
+/// only ones whose slice a thread may choose.
+fn is_fair(policy: u32) -> bool {
+    [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE]
+        .iter()
+        .any(|&p| p as u32 == policy)
+}
+
+/// Asks for a slice of `ns` for thread `tid` of this process (0: the OS default), keeping its
+/// policy and nice value: a `sched_getattr`, then a `sched_setattr` with `sched_runtime`
+/// changed and, with a slice, reset-on-fork set (which also starts its children at nice 0 or
+/// worse and in the fair class; it stays set after a reset to the default). Linux 6.12 and
+/// later give a fair-class thread that slice (clamped to 100 us..=100 ms); earlier kernels
+/// accept the call and ignore the field, which the read-back tells. A real-time thread is
+/// left alone (`false`).
+pub fn set_wake_slice(tid: u64, ns: u64) -> bool {
+    let Some(mut attr) = sched_attr(tid) else {
+        return false;
+    };
+    if !is_fair(attr.sched_policy) {
+        return false;
+    }
+    attr.size = std::mem::size_of::<libc::sched_attr>() as u32;
+    attr.sched_runtime = ns;
+    // Keep reset-on-fork only (the other flags are requests of a call, not the thread's
+    // state), and set it with a slice: a thread the thread starts then begins with the OS
+    // default slice rather than inheriting this one.
+    let reset_on_fork = libc::SCHED_FLAG_RESET_ON_FORK as u64;
+    attr.sched_flags &= reset_on_fork;
+    if ns != 0 {
+        attr.sched_flags |= reset_on_fork;
+    }
+    // SAFETY: `attr` is a valid, initialised sched_attr of the size it says; flags must be 0.
+    let r = unsafe { libc::syscall(libc::SYS_sched_setattr, tid as libc::pid_t, &attr, 0) };
+    r == 0 && (ns == 0 || wake_slice_ns(tid) == Some(ns))
+}
+
+/// Thread `tid`'s slice as the OS reports it: `Some` on Linux 6.12 and later for a fair-class
+/// thread (its custom slice, else the default one), `None` where the OS reports none.
+pub fn wake_slice_ns(tid: u64) -> Option<u64> {
+    sched_attr(tid)
+        .filter(|a| is_fair(a.sched_policy) && a.sched_runtime != 0)
+        .map(|a| a.sched_runtime)
+}
+
 fn rusage(who: libc::c_int) -> CpuTime {
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

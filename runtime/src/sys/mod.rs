@@ -17,6 +17,8 @@
 //! | `sleep_until(deadline)` | one OS timer sleep to an absolute `now()` value, no spin; may return late, never early |
 //! | `set_timer_slack_ns(ns)` | ask the OS to fire this thread's timers within `ns`; `false` where it cannot |
 //! | `timer_slack_ns()` | this thread's timer slack; `None` where unknown |
+//! | `set_wake_slice(tid, ns) -> bool` | ask the OS to schedule thread `tid` of this process with a slice of `ns` (0: its default), keeping its policy and nice value; `true` only where the OS took it (read back), `false` where it has no such setting or the thread is real-time |
+//! | `wake_slice_ns(tid)` | thread `tid`'s slice as the OS reports it; `None` where it reports none |
 //! | `thread_cpu() -> CpuTime` | this thread's user and kernel time and voluntary switches, in one system call |
 //! | `process_cpu() -> CpuTime` | the same for the whole process |
 //! | `ThreadClock` | a handle, made once on a thread, that reads that thread's CPU time from any thread |

@@ -36,3 +36,5 @@ mod vcore_runtime;
 mod vcore_table;
 #[cfg(not(loom))]
 mod vcore_table_random;
+#[cfg(not(loom))]
+mod wake_slice;

@@ -273,6 +273,44 @@ fn the_spin_table() {
     }
 }
 
+/// (HOS_WAKE_SLICE_US, HOS_WAKE_SLICE_PRIORITY) -> the slice asked, in us, by (priority,
+/// serial): the chain's bound itself and one step worse, serial or not, the best and the worst.
+type SliceRow = (Option<&'static str>, Option<&'static str>, u8, u64);
+
+#[test]
+fn the_wake_slice_table() {
+    let cases: [SliceRow; 7] = [
+        (None, None, 44, 300),
+        (Some("100"), None, 44, 100),
+        (Some("100000"), None, 44, 100_000),
+        (None, Some("10"), 10, 300),
+        (None, Some("0"), 0, 300),
+        (None, Some("63"), 63, 300),
+        (Some("0"), None, 44, 0),
+    ];
+    for machine in &MACHINES {
+        for (us, bound_var, bound, slice_us) in cases {
+            let mut vars = Vec::new();
+            if let Some(v) = us {
+                vars.push(("HOS_WAKE_SLICE_US", v));
+            }
+            if let Some(v) = bound_var {
+                vars.push(("HOS_WAKE_SLICE_PRIORITY", v));
+            }
+            let p = policy(&vars, machine.processors);
+            let what = format!("{:?} processors, {vars:?}", machine.processors);
+            let chain = slice_us * 1000;
+            assert_eq!(p.wake_slice_ns(bound, false), chain, "{what}: the bound");
+            assert_eq!(p.wake_slice_ns(0, false), chain, "{what}: priority 0");
+            if bound < 63 {
+                assert_eq!(p.wake_slice_ns(bound + 1, false), 0, "{what}: one worse");
+                assert_eq!(p.wake_slice_ns(63, false), 0, "{what}: priority 63");
+            }
+            assert_eq!(p.wake_slice_ns(63, true), chain, "{what}: serial at 63");
+        }
+    }
+}
+
 #[test]
 fn spin_arithmetic_never_overflows() {
     // Only a hand-made Config can hold these; the policy still saturates.
@@ -529,6 +567,7 @@ fn each_decision_is_logged_once_with_the_count() {
     let blind = resolve(&[
         ("HOS_IDLE_POLL_BLIND", "8"),
         ("HOS_IDLE_POLL_COALESCE", "1"),
+        ("HOS_WAKE_SLICE_US", "0"),
     ])
     .unwrap();
     tracing::subscriber::with_default(log.clone(), || {
@@ -546,11 +585,13 @@ fn each_decision_is_logged_once_with_the_count() {
             "poller cap: none, 4 logical processors",
             "idle polls: served like other sleeps, 4 logical processors",
             "spin: serial and host 20000 ns, other 20000 ns, 4 logical processors",
+            "wake slice: 300000 ns for guest threads of priority 44 or better and serial threads, 4 logical processors",
             "guest short sleeps: yield, logical processors unknown",
             "host short sleeps: yield, logical processors unknown",
             "poller cap: 1, logical processors unknown",
             "idle polls: served like other sleeps, logical processors unknown",
             "spin: serial and host 20000 ns, other 20000 ns, logical processors unknown",
+            "wake slice: 300000 ns for guest threads of priority 44 or better and serial threads, logical processors unknown",
             "guest short sleeps: precise, 16 logical processors",
             "host short sleeps: precise, 16 logical processors",
             "poller cap: 4, 16 logical processors",
@@ -558,6 +599,7 @@ fn each_decision_is_logged_once_with_the_count() {
             "idle polls of guest words: relaxed at the deadline, promoted by a signal, 16 logical processors",
             "blind pollers: precise, 16 logical processors",
             "spin: serial and host 20000 ns, other 5000 ns, 16 logical processors",
+            "wake slice: 300000 ns for guest threads of priority 44 or better and serial threads, 16 logical processors",
             "guest short sleeps: precise, 2 logical processors",
             "host short sleeps: precise, 2 logical processors",
             "poller cap: 1, 2 logical processors",
@@ -565,6 +607,7 @@ fn each_decision_is_logged_once_with_the_count() {
             "idle polls of guest words: relaxed at the deadline, promoted by a signal, 2 logical processors",
             "blind pollers: relaxed at the deadline after 8 quiet sleeps, 2 logical processors",
             "spin: serial and host 20000 ns, other 20000 ns, 2 logical processors",
+            "wake slice: none asked, 2 logical processors",
         ]
     );
 }

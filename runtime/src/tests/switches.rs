@@ -25,8 +25,11 @@ fn numbers_and_modes_are_read() {
         ("HOS_VCORE_GRACE_US", " 200"),
         ("HOS_IDLE_POLL_STRETCH_US", " 250"),
         ("HOS_IDLE_POLL_BLIND", "16"),
+        ("HOS_WAKE_SLICE_US", " 150"),
+        ("HOS_WAKE_SLICE_PRIORITY", "30 "),
     ])
     .unwrap();
+    assert_eq!((c.wake_slice_us, c.wake_slice_priority), (150, 30));
     assert_eq!((c.idle_poll_stretch_us, c.idle_poll_blind), (250, 16));
     assert_eq!(c.short_sleep, ShortSleep::Auto);
     assert_eq!(c.short_sleep_pollers, Some(7));
@@ -74,6 +77,11 @@ fn bounds_are_accepted() {
         ("HOS_IDLE_POLL_STRETCH_US", "1000000"),
         ("HOS_IDLE_POLL_BLIND", "0"),
         ("HOS_IDLE_POLL_BLIND", "1000000"),
+        ("HOS_WAKE_SLICE_US", "0"),
+        ("HOS_WAKE_SLICE_US", "100"),
+        ("HOS_WAKE_SLICE_US", "100000"),
+        ("HOS_WAKE_SLICE_PRIORITY", "0"),
+        ("HOS_WAKE_SLICE_PRIORITY", "63"),
     ] {
         assert!(resolve(&[(name, raw)]).is_ok(), "{name}={raw}");
     }
@@ -113,6 +121,13 @@ fn bad_values_are_errors_naming_switch_and_value() {
         ("HOS_IDLE_POLL_STRETCH_US", "-1"),
         ("HOS_IDLE_POLL_BLIND", "1000001"),
         ("HOS_IDLE_POLL_BLIND", "4294967296"),
+        ("HOS_WAKE_SLICE_US", "1"),
+        ("HOS_WAKE_SLICE_US", "99"),
+        ("HOS_WAKE_SLICE_US", "100001"),
+        ("HOS_WAKE_SLICE_US", "-7"),
+        ("HOS_WAKE_SLICE_PRIORITY", "64"),
+        ("HOS_WAKE_SLICE_PRIORITY", "-1"),
+        ("HOS_WAKE_SLICE_PRIORITY", "0x2C"),
     ];
     for (name, raw) in bad {
         let err = resolve(&[(name, raw)]).expect_err(&format!("{name}={raw:?} accepted"));
@@ -137,7 +152,7 @@ fn bad_values_are_errors_naming_switch_and_value() {
 #[test]
 fn bad_builder_values_are_errors_naming_the_method() {
     type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
-    let bad: [(Set, &str, &str); 14] = [
+    let bad: [(Set, &str, &str); 17] = [
         (
             |b| b.idle_poll_stretch_us(1_000_001),
             "idle_poll_stretch_us",
@@ -166,6 +181,9 @@ fn bad_builder_values_are_errors_naming_the_method() {
             "3600001",
         ),
         (|b| b.vcore_grace_us(1_000_001), "vcore_grace_us", "1000001"),
+        (|b| b.wake_slice_us(99), "wake_slice_us", "99"),
+        (|b| b.wake_slice_us(100_001), "wake_slice_us", "100001"),
+        (|b| b.wake_slice_priority(64), "wake_slice_priority", "64"),
         (|b| b.flight_wait_ms(3_600_001), "flight_wait_ms", "3600001"),
         (
             |b| b.logical_processors(Some(0)),
@@ -211,6 +229,8 @@ fn every_builder_method_sets_its_switch() {
         .vcore_first(["Presentation"])
         .vcore_claim(false)
         .vcore_grace_us(150)
+        .wake_slice_us(1000)
+        .wake_slice_priority(20)
         .sleep_log(true)
         .tls_trace(true)
         .trace("t.json")
@@ -239,6 +259,8 @@ fn every_builder_method_sets_its_switch() {
         vcore_first: vec!["Presentation".into()],
         vcore_claim: false,
         vcore_grace_us: 150,
+        wake_slice_us: 1000,
+        wake_slice_priority: 20,
         sleep_log: true,
         tls_trace: true,
         trace: Some("t.json".into()),
@@ -278,6 +300,7 @@ fn defaults_are_the_documented_ones() {
     assert_eq!((d.cores, d.vcores), (6, true));
     assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
     assert_eq!(d.vcore_grace_us, 100, "the grace is on by default");
+    assert_eq!((d.wake_slice_us, d.wake_slice_priority), (300, 44));
     assert!(d.vcore_first.is_empty());
     assert_eq!((d.sleep_log, d.tls_trace), (false, false));
     assert_eq!((&d.trace, d.flight, &d.flight_dir), (&None, true, &None));
@@ -306,6 +329,8 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_VCORE_FIRST", "Audio"),
         ("HOS_VCORE_CLAIM", "off"),
         ("HOS_VCORE_GRACE_US", "70"),
+        ("HOS_WAKE_SLICE_US", "0"),
+        ("HOS_WAKE_SLICE_PRIORITY", "7"),
         ("HOS_SLEEP_LOG", "1"),
         ("HOS_TLS_TRACE", "1"),
         ("HOS_TRACE", "env.json"),
@@ -331,6 +356,8 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .vcore_first(["Loader"])
         .vcore_claim(true)
         .vcore_grace_us(90)
+        .wake_slice_us(900)
+        .wake_slice_priority(9)
         .sleep_log(false)
         .tls_trace(false)
         .trace("code.json")
@@ -375,6 +402,8 @@ fn code_wins_over_the_environment_unless_asked() {
         vcore_first: vec!["Audio".into()],
         vcore_claim: false,
         vcore_grace_us: 70,
+        wake_slice_us: 0,
+        wake_slice_priority: 7,
         sleep_log: true,
         tls_trace: true,
         trace: Some("env.json".into()),
