@@ -30,8 +30,9 @@ docs/frame_sim.md has the model, the scenes and the fitting procedure.
 Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair):
   seeds    every short sleep yields, every thread spins 20 us, no poller cap (the old design)
   auto     ShortSleep::Auto with its defaults (the reference host today)
-           (seeds and auto without wake claims or a kick's grace, HOS_VCORE_CLAIM=0 and
-           HOS_VCORE_GRACE_US=0: the reference host has neither)
+           (seeds and auto without wake claims, a kick's grace or a wake slice,
+           HOS_VCORE_CLAIM=0, HOS_VCORE_GRACE_US=0, HOS_WAKE_SLICE_US=0: the reference
+           host has none of them)
   reactor  every default (hos's default)
   precise  the reactor with idle polls off: pollers' sleeps precise (HOS_IDLE_POLL=0)
   stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)
@@ -39,6 +40,8 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
            (HOS_VCORE_CLAIM=0)
   nograce  the reactor without a kick's grace: a kicked holder keeps its core until its
            checkpoint, however long the OS keeps it from running (HOS_VCORE_GRACE_US=0)
+  noslice  the reactor without the wake slice: every guest thread keeps the OS default
+           slice (HOS_WAKE_SLICE_US=0)
 
 MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.

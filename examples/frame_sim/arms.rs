@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arm {
     /// The reference host's old design: every short sleep yields, every thread spins 20 us
-    /// before a wait, no poller cap; no wake claims and no kick's grace (the reference host
-    /// has neither).
+    /// before a wait, no poller cap; no wake claims, no kick's grace and no wake slice (the
+    /// reference host has none of them).
     Seeds,
     /// The reference host today: ShortSleep::Auto with its defaults (the count rule, the
-    /// poller cap, spin by group); no wake claims and no kick's grace (the reference host has
-    /// neither).
+    /// poller cap, spin by group); no wake claims, no kick's grace and no wake slice (the
+    /// reference host has none of them).
     Auto,
     /// hos's default: every switch at its default (the calibrated reactor).
     Reactor,
@@ -36,11 +36,14 @@ pub enum Arm {
     /// The reactor without a kick's grace (HOS_VCORE_GRACE_US=0): a kicked holder keeps its
     /// virtual core until it reaches its checkpoint, however long the OS keeps it from running.
     NoGrace,
+    /// The reactor without the wake slice (HOS_WAKE_SLICE_US=0): every guest thread keeps the
+    /// OS default slice.
+    NoSlice,
 }
 
 impl Arm {
     /// Every arm.
-    pub const ALL: [Arm; 7] = [
+    pub const ALL: [Arm; 8] = [
         Arm::Seeds,
         Arm::Auto,
         Arm::Reactor,
@@ -48,6 +51,7 @@ impl Arm {
         Arm::Stretch0,
         Arm::NoClaim,
         Arm::NoGrace,
+        Arm::NoSlice,
     ];
 
     /// The arms run by default, in order.
@@ -63,6 +67,7 @@ impl Arm {
             Arm::Stretch0 => "stretch0",
             Arm::NoClaim => "noclaim",
             Arm::NoGrace => "nograce",
+            Arm::NoSlice => "noslice",
         }
     }
 
@@ -82,12 +87,14 @@ impl Arm {
                 short_sleep_pollers: Some(0),
                 vcore_claim: false,
                 vcore_grace_us: 0,
+                wake_slice_us: 0,
                 ..Config::default()
             },
             Arm::Auto => Config {
                 short_sleep: ShortSleep::Auto,
                 vcore_claim: false,
                 vcore_grace_us: 0,
+                wake_slice_us: 0,
                 ..Config::default()
             },
             Arm::Reactor => Config::default(),
@@ -105,6 +112,10 @@ impl Arm {
             },
             Arm::NoGrace => Config {
                 vcore_grace_us: 0,
+                ..Config::default()
+            },
+            Arm::NoSlice => Config {
+                wake_slice_us: 0,
                 ..Config::default()
             },
         };

@@ -29,6 +29,7 @@ fn color(arm: Arm) -> &'static str {
         Arm::Stretch0 => "#17a589",
         Arm::NoClaim => "#b9770e",
         Arm::NoGrace => "#5d6d7e",
+        Arm::NoSlice => "#a04000",
     }
 }
 
