@@ -426,3 +426,41 @@ pub fn yield_now() {
         libc::sched_yield();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{is_fair, sched_attr, set_wake_slice, ThreadClock};
+
+    #[test]
+    fn reset_on_fork_comes_with_a_slice_only() {
+        let flags = |tid| sched_attr(tid).map(|a| a.sched_flags);
+        let reset = Some(libc::SCHED_FLAG_RESET_ON_FORK as u64);
+        std::thread::spawn(move || {
+            let tid = ThreadClock::current().tid();
+            assert_eq!(flags(tid), Some(0));
+            // Asking for the default on a thread never given a slice sets no flag.
+            set_wake_slice(tid, 0);
+            assert_eq!(flags(tid), Some(0));
+            if set_wake_slice(tid, 300_000) {
+                assert_eq!(flags(tid), reset);
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn only_the_fair_class_chooses_a_slice() {
+        for p in [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE] {
+            assert!(is_fair(p as u32), "{p}");
+        }
+        for p in [
+            libc::SCHED_FIFO,
+            libc::SCHED_RR,
+            6, /* SCHED_DEADLINE */
+            7,
+        ] {
+            assert!(!is_fair(p as u32), "{p}");
+        }
+    }
+}

@@ -42,3 +42,54 @@ pub(super) fn guest<T: Send + 'static>(
     .join()
     .expect("guest thread")
 }
+
+/// Whether the calling test runs alone, as a child process of the test binary: if not,
+/// runs `test` (its full path) so, asserts that it passed there, and returns `false`, and the
+/// caller returns. For tests that watch the process's log: a scoped subscriber misses events
+/// of a callsite that another test thread registers meanwhile, and events on other threads.
+pub(super) fn alone(test: &str) -> bool {
+    const CHILD: &str = "HOS_TEST_ALONE";
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}"
+    );
+    false
+}
+
+/// Collects the messages of `info` events.
+pub(super) struct Messages(pub(super) std::sync::Mutex<Vec<String>>);
+
+impl tracing::Subscriber for Messages {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Visit<'a>(&'a mut String);
+        impl tracing::field::Visit for Visit<'_> {
+            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+                if f.name() == "message" {
+                    *self.0 = format!("{v:?}");
+                }
+            }
+        }
+        let mut text = String::new();
+        event.record(&mut Visit(&mut text));
+        self.0.lock().unwrap().push(text);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}

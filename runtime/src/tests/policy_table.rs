@@ -13,7 +13,7 @@ use crate::{Builder, Calibration, Config, ShortSleep};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use SleepRoute::{Precise, Timer, Yield};
 
-use super::common::resolve;
+use super::common::{alone, resolve, Messages};
 
 fn policy(vars: &[(&str, &str)], processors: Option<usize>) -> Policy {
     let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
@@ -514,52 +514,11 @@ fn build_counts_once_and_starts() {
     rt.shutdown();
 }
 
-/// Collects the messages of `info` events.
-struct Messages(std::sync::Mutex<Vec<String>>);
-
-impl tracing::Subscriber for Messages {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Visit<'a>(&'a mut String);
-        impl tracing::field::Visit for Visit<'_> {
-            fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
-                if f.name() == "message" {
-                    *self.0 = format!("{v:?}");
-                }
-            }
-        }
-        let mut text = String::new();
-        event.record(&mut Visit(&mut text));
-        self.0.lock().unwrap().push(text);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 #[test]
 fn each_decision_is_logged_once_with_the_count() {
     // Alone in a child process: a scoped subscriber misses events of a callsite that another
     // test thread registers while it is being set up (tracing caches "nobody listens").
-    const CHILD: &str = "HOS_POLICY_TABLE_CHILD";
-    if std::env::var_os(CHILD).is_none() {
-        let test = "tests::policy_table::each_decision_is_logged_once_with_the_count";
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", test, "--test-threads=1"])
-            .env(CHILD, "1")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "{stdout}"
-        );
+    if !alone("tests::policy_table::each_decision_is_logged_once_with_the_count") {
         return;
     }
     let log = std::sync::Arc::new(Messages(Default::default()));
