@@ -60,6 +60,9 @@ pub struct Figures {
     pub escapes_total: u64,
     /// Cores taken after a kick's grace, a frame.
     pub revokes: f64,
+    /// Wake slices (HOS_WAKE_SLICE_US) the OS took and ignored, the whole run (they are asked
+    /// when the threads start, before the window).
+    pub wake_slices: [u64; 2],
     /// By group, in [`Group::ALL`] order.
     pub groups: [GroupFigures; GROUPS],
     /// Job pickup latency p50 and p99, us.
@@ -158,6 +161,7 @@ impl Figures {
             escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
             escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
             revokes: per_frame(a.vcore_revokes, b.vcore_revokes),
+            wake_slices: [a.wake_slices, a.wake_slices_ignored],
             groups,
             job_pickup: run.pickup.job,
             exec_pickup: run.pickup.exec,
@@ -239,6 +243,12 @@ pub fn metrics() -> Vec<Metric> {
         }),
         metric("vcore_revokes_per_frame", "vcore revokes/frame", 3, |f| {
             f.revokes
+        }),
+        metric("wake_slices", "wake slices taken", 0, |f| {
+            f.wake_slices[0] as f64
+        }),
+        metric("wake_slices_ignored", "wake slices ignored", 0, |f| {
+            f.wake_slices[1] as f64
         }),
         metric("job_pickup_p50_us", "job pickup p50 us", 1, |f| {
             f.job_pickup[0]
