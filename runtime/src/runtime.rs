@@ -240,7 +240,7 @@ impl Runtime {
                 tracing::info!("wake slice: the OS took {ns} ns for {}", rec.name());
             } else {
                 tracing::info!(
-                    "wake slice: the OS ignored {ns} ns for {} (custom slices need Linux 6.12 or later and a fair-class thread); it keeps the OS default",
+                    "wake slice: the OS ignored {ns} ns for {} (custom slices need Linux 6.12 or later and a SCHED_OTHER or SCHED_BATCH thread); it keeps the OS default",
                     rec.name()
                 );
             }

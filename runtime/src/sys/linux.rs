@@ -231,10 +231,11 @@ fn sched_attr(tid: u64) -> Option<libc::sched_attr> {
     (r == 0).then_some(attr)
 }
 
-/// Whether `policy` is one of the fair class's (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE), the
-/// only ones whose slice a thread may choose.
+/// Whether `policy` is SCHED_OTHER or SCHED_BATCH, the policies whose slice the kernel lets a
+/// thread choose (SCHED_IDLE threads keep the default; real-time, deadline and sched_ext
+/// threads are scheduled otherwise).
 fn is_fair(policy: u32) -> bool {
-    [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE]
+    [libc::SCHED_OTHER, libc::SCHED_BATCH]
         .iter()
         .any(|&p| p as u32 == policy)
 }
@@ -243,9 +244,9 @@ fn is_fair(policy: u32) -> bool {
 /// policy and nice value: a `sched_getattr`, then a `sched_setattr` with `sched_runtime`
 /// changed and, with a slice, reset-on-fork set (which also starts its children at nice 0 or
 /// worse and in the fair class; it stays set after a reset to the default). Linux 6.12 and
-/// later give a fair-class thread that slice (clamped to 100 us..=100 ms); earlier kernels
-/// accept the call and ignore the field, which the read-back tells. A real-time thread is
-/// left alone (`false`).
+/// later give a SCHED_OTHER or SCHED_BATCH thread that slice (clamped to 100 us..=100 ms);
+/// earlier kernels accept the call and ignore the field, which the read-back tells. A thread
+/// of any other policy is left alone (`false`).
 pub fn set_wake_slice(tid: u64, ns: u64) -> bool {
     let Some(mut attr) = sched_attr(tid) else {
         return false;
@@ -268,8 +269,9 @@ pub fn set_wake_slice(tid: u64, ns: u64) -> bool {
     r == 0 && (ns == 0 || wake_slice_ns(tid) == Some(ns))
 }
 
-/// Thread `tid`'s slice as the OS reports it: `Some` on Linux 6.12 and later for a fair-class
-/// thread (its custom slice, else the default one), `None` where the OS reports none.
+/// Thread `tid`'s slice as the OS reports it: `Some` on Linux 6.12 and later for a SCHED_OTHER
+/// or SCHED_BATCH thread (its custom slice, else the default one), `None` where the OS
+/// reports none.
 pub fn wake_slice_ns(tid: u64) -> Option<u64> {
     sched_attr(tid)
         .filter(|a| is_fair(a.sched_policy) && a.sched_runtime != 0)
@@ -451,14 +453,17 @@ mod tests {
 
     #[test]
     fn only_the_fair_class_chooses_a_slice() {
-        for p in [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE] {
+        // Linux's numbers, which libc does not all name: SCHED_DEADLINE 6, SCHED_EXT 7.
+        let (deadline, ext) = (6, 7);
+        for p in [libc::SCHED_OTHER, libc::SCHED_BATCH] {
             assert!(is_fair(p as u32), "{p}");
         }
         for p in [
             libc::SCHED_FIFO,
             libc::SCHED_RR,
-            6, /* SCHED_DEADLINE */
-            7,
+            libc::SCHED_IDLE,
+            deadline,
+            ext,
         ] {
             assert!(!is_fair(p as u32), "{p}");
         }
