@@ -431,7 +431,7 @@ pub fn yield_now() {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_fair, sched_attr, set_wake_slice, ThreadClock};
+    use super::{is_fair, sched_attr, set_wake_slice, wake_slice_ns, ThreadClock};
 
     #[test]
     fn reset_on_fork_comes_with_a_slice_only() {
@@ -446,6 +446,23 @@ mod tests {
             if set_wake_slice(tid, 300_000) {
                 assert_eq!(flags(tid), reset);
             }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn an_idle_policy_thread_is_left_alone() {
+        std::thread::spawn(|| {
+            let tid = ThreadClock::current().tid();
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: `param` is valid for the call; 0 names the calling thread, and moving
+            // oneself to SCHED_IDLE needs no privilege.
+            let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+            assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+            assert_eq!(wake_slice_ns(tid), None);
+            assert!(!set_wake_slice(tid, 300_000));
+            assert_eq!(sched_attr(tid).map(|a| a.sched_flags), Some(0));
         })
         .join()
         .unwrap();
