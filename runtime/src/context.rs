@@ -68,9 +68,10 @@ impl Drop for EnterGuard {
         // At the thread's exit the slot may be torn down already (a guard held in another
         // thread-local, an attached thread that never detached): then there is nothing to end.
         let _ = KICK.try_with(|k| k.set(None));
-        if let Ok(Some((rt, record))) = CURRENT.try_with(|c| c.borrow_mut().take()) {
+        if let Ok(Some((_, record))) = CURRENT.try_with(|c| c.borrow_mut().take()) {
             record.set_wake_hook(None);
-            rt.drop_wake_slice(&record);
+            // Leaving, the thread gets the OS default slice back (nothing to ask if it had it).
+            let _ = record.ask_wake_slice(|_, _| 0);
         }
     }
 }

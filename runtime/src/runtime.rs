@@ -247,11 +247,6 @@ impl Runtime {
         }
     }
 
-    /// Gives the calling guest thread `rec`, leaving the runtime, the OS default slice back.
-    pub(crate) fn drop_wake_slice(&self, rec: &ThreadRecord) {
-        let _ = rec.ask_wake_slice(|_, _| 0);
-    }
-
     /// Lends a guest thread a better priority (`Some`: a thread waiting for a lock it holds
     /// has it), or takes it back (`None`), and re-ranks it on the virtual cores at once: it
     /// runs at the better of its own and the lent one (priority inheritance).
