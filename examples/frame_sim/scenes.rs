@@ -17,12 +17,12 @@ pub enum Scene {
     Forest,
     /// Field's shape, heavy enough that 4 processors are nearly all busy at the 60 fps cap.
     Heavy,
-    /// Stands for the reference host's Hyrule Field rows at the 60 fps cap (4 and 6
-    /// processors); `--fit` fits it (docs/frame_sim.md).
+    /// The reference host's Hyrule Field rows at the 60 fps cap (4 and 6 processors),
+    /// fitted: `--check-reference hyrule` meets both (docs/frame_sim.md, BENCHMARKS.md).
     Hyrule,
     /// Stands for its Hyrule Field rows uncapped (8 and 16 processors), which measured a
     /// frame of twice the CPU: a load of its own (docs/frame_sim.md, "Hyrule: what stands in
-    /// the way"); `--fit` fits it.
+    /// the way"); not fitted, out of the device's reach.
     Hyrule240,
     /// The reference host's Kokiri Forest rows, fitted: `--check-reference kokiri` meets both
     /// (docs/frame_sim.md, BENCHMARKS.md).
@@ -74,24 +74,27 @@ impl Scene {
     ///
     /// `hyrule`, `hyrule240` and `kokiri`: the game's shape (a long game-thread burst, the executors,
     /// jobs, a renderer pool, a GPU submit and an audio renderer beside the guest threads).
-    /// These values are the fit's centre, reasoned from the game's figures; `--fit` on the
-    /// device moves them until `seeds -> auto` reproduces the published rows
-    /// (docs/frame_sim.md). Hyrule at 6 processors spends 59.7 ms a frame at 52 fps with
-    /// only 3.1 of 6 processors busy: its frame is bounded by a serial chain of about 19 ms,
-    /// so a 12 ms game-thread burst and 3.5 ms executors (the chain with its hand-offs), and
-    /// 57 ms a frame in all (executors 21, jobs 8, renderer 12, submit 2.5, present 1.5, audio
-    /// 0.1 s a second); at 4 processors the same work with a 16-thread renderer stretches
-    /// the executors' stage (the game: 47-51 fps). Its workers poll 600 us after a job and
-    /// again after each 3 ms without one (kokiri's lesson, below): one check on the device
-    /// with them met the 6-processor row and came nearer at 4 than any fit (BENCHMARKS.md).
-    /// Not fitted yet.
+    /// Each began as a centre reasoned from the game's figures; `--fit` on the device moves
+    /// it until `seeds -> auto` reproduces the published rows (docs/frame_sim.md).
+    ///
+    /// `hyrule` is fitted: two long-probe steps of `--fit hyrule --pairs 3 --frames 240` from
+    /// the reasoned centre (`hyrule_centre` below) gave these bursts, whose check met both
+    /// capped rows (docs/frame_sim.md, section 4). The centre: hyrule at 6 processors spends
+    /// 59.7 ms a frame at 52 fps with only 3.1 of 6 processors busy, so its frame is bounded
+    /// by a serial chain of about 19 ms: a 12 ms game-thread burst and 3.5 ms executors, 57 ms
+    /// a frame in all (executors 21, jobs 8, renderer 12, submit 2.5, present 1.5, audio 0.1 s
+    /// a second); its workers poll 600 us after a job and again after each 3 ms without one
+    /// (kokiri's lesson, below). The fit kept that shape and moved weight from the game
+    /// thread (8.4 ms) to the renderer (21 ms) and the executors (3 ms), with workers that
+    /// poll 1.3 ms after a job.
     ///
     /// `hyrule240`: the uncapped table's game spends 115-154 ms a frame at 33.5-40 fps on 8
     /// and 16 processors, about 1.9x the CPU of the capped table's and 1.5x its frame time.
-    /// Hyrule's bursts x 1.6: frame_sim's hyrule ran 54-57 fps at 69-73 ms there, so about
-    /// 34 fps at 115 ms. Its workers poll 1 ms in every 2.5: `auto` at 8 processors saves 25 %
+    /// The reasoned hyrule centre's bursts x 1.6: frame_sim's hyrule centre ran 54-57 fps at
+    /// 69-73 ms there, so about 34 fps at 115 ms. Its workers poll 1 ms in every 2.5: `auto` at 8 processors saves 25 %
     /// a frame by putting three of the five yielding workers on the timer, which asks for
-    /// about 1.3 processors of yield loops under `seeds`. Not fitted yet.
+    /// about 1.3 processors of yield loops under `seeds`. Not fitted: out of reach on the device
+    /// (docs/frame_sim.md, "Hyrule: what stands in the way").
     ///
     /// Kokiri is fitted (docs/frame_sim.md, section 4): three steps of `--fit` from a centre
     /// like hyrule's, lighter (a 12 ms chain that makes the cap), gave the bursts below; then
@@ -115,6 +118,24 @@ impl Scene {
             fps: 60,
             host: HostLoad::NONE,
         };
+        // The reasoned centre both hyrule fits started from; `hyrule240` is still built on it.
+        let hyrule_centre = Load {
+            main_us: 12000,
+            exec_us: 3500,
+            present_us: 1500,
+            jobs: 16,
+            job_us: 500,
+            linger_us: Some(600),
+            repoll_us: Some(3000),
+            host: HostLoad {
+                render_threads: None,
+                render_us: 12000,
+                gpu_us: 2500,
+                audio_us: 500,
+                audio_period_us: 5000,
+            },
+            ..field
+        };
         match self {
             Scene::Field => field,
             Scene::Forest => Load { jobs: 0, ..field },
@@ -126,18 +147,18 @@ impl Scene {
                 ..field
             },
             Scene::Hyrule => Load {
-                main_us: 12000,
-                exec_us: 3500,
-                present_us: 1500,
+                main_us: 8396,
+                exec_us: 2976,
+                present_us: 1275,
                 jobs: 16,
-                job_us: 500,
-                linger_us: Some(600),
+                job_us: 426,
+                linger_us: Some(1333),
                 repoll_us: Some(3000),
                 host: HostLoad {
                     render_threads: None,
-                    render_us: 12000,
-                    gpu_us: 2500,
-                    audio_us: 500,
+                    render_us: 21447,
+                    gpu_us: 4469,
+                    audio_us: 894,
                     audio_period_us: 5000,
                 },
                 ..field
@@ -145,7 +166,7 @@ impl Scene {
             Scene::Hyrule240 => Load {
                 linger_us: Some(1000),
                 repoll_us: Some(1500),
-                ..Scene::Hyrule.load().scaled(1.6)
+                ..hyrule_centre.scaled(1.6)
             },
             Scene::Kokiri => Load {
                 main_us: 9992,
