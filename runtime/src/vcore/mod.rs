@@ -709,6 +709,10 @@ fn trace_step(step: Step) {
 /// Records a kick of each slot in `kicked` (a bit per slot) with its holder, and each slot
 /// taken after a kick's grace with the holder it was taken from.
 fn trace_kicks(table: &Table, kicked: u8, revoked: &[(usize, u64)]) {
+    if kicked == 0 && revoked.is_empty() {
+        // Most steps kick nothing: no loop over the slots.
+        return;
+    }
     for &(s, id) in revoked {
         trace::revoke(s, id);
     }
