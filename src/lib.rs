@@ -34,6 +34,10 @@ use std::time::Duration;
 pub type RuntimeBuilder = hos_runtime::Builder<Runtime>;
 
 /// A running hos runtime: a cheap `Clone` handle.
+///
+/// Every running guest thread holds a handle too. When the last handle is dropped without
+/// [`Runtime::shutdown`], the reactor thread stops and is joined; call `shutdown` to end the
+/// waits of host threads and join the guest threads first.
 #[derive(Clone, Debug)]
 pub struct Runtime {
     inner: hos_runtime::internal::Runtime,

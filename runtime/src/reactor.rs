@@ -218,9 +218,18 @@ impl Reactor {
             w.wake();
         }
         let t = lock(&self.thread).take();
-        if let Some(t) = t {
+        // Never on the reactor thread itself (a runtime whose last handle a waker it drops
+        // held ends there): that thread returns once it sees `stop`; joining it would fail.
+        if let Some(t) = t.filter(|t| t.thread().id() != std::thread::current().id()) {
             let _ = t.join();
         }
+    }
+
+    /// A weak handle on the reactor's shared state: it upgrades while the reactor thread
+    /// runs or any timer or handle holds it (tests use it to see the thread end).
+    #[cfg(test)]
+    pub(crate) fn shared_weak(&self) -> std::sync::Weak<impl Sized> {
+        Arc::downgrade(&self.shared)
     }
 
     /// The reactor thread's CPU time (it spins the last stretch of precise deadlines).

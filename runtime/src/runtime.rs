@@ -42,6 +42,15 @@ struct Inner {
     traced: AtomicBool,
 }
 
+impl Drop for Inner {
+    /// The last handle is gone, so nothing can wait on this runtime any more: its reactor
+    /// stops (a shutdown already stopped it: then this does nothing), instead of idling on
+    /// its thread until the process ends.
+    fn drop(&mut self) {
+        self.reactor.shutdown();
+    }
+}
+
 /// Runtime ids, for the trace's sessions. Std's atomic, not the loom shim's: an identity,
 /// never a synchronisation point.
 static NEXT_RUNTIME: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);

@@ -113,3 +113,62 @@ fn shutdown_fires_everything_and_later_timers_complete_at_once() {
     );
     assert!(rt.reactor().is_stopped());
 }
+
+#[test]
+fn dropping_the_last_handle_stops_the_reactor() {
+    let rt = pinned(PrecisePath::Reactor);
+    let kept = rt.clone();
+    let state = rt.reactor().shared_weak();
+    drop(rt);
+    assert!(
+        state.upgrade().is_some(),
+        "a clone keeps the runtime and its reactor"
+    );
+    drop(kept);
+    assert_eq!(
+        state.strong_count(),
+        0,
+        "the reactor thread outlived the runtime's last handle"
+    );
+}
+
+/// A waker that holds a runtime handle: the reactor drops it when it fires the timer.
+struct Holder {
+    _held: Runtime,
+}
+
+impl std::task::Wake for Holder {
+    fn wake(self: std::sync::Arc<Self>) {}
+}
+
+#[test]
+fn a_last_handle_dropped_on_the_reactor_thread_stops_it_there() {
+    if !super::common::alone(
+        "tests::reactor::a_last_handle_dropped_on_the_reactor_thread_stops_it_there",
+    ) {
+        return;
+    }
+    static PANICS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // Relaxed: read after the reactor thread ended.
+    std::panic::set_hook(Box::new(|_| {
+        PANICS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }));
+    let rt = pinned(PrecisePath::Reactor);
+    let state = rt.reactor().shared_weak();
+    let mut timer = rt
+        .reactor()
+        .timer(sys::now() + 1_000_000, DeadlineClass::Relaxed);
+    let held = std::sync::Arc::new(Holder { _held: rt.clone() });
+    timer.register(&std::task::Waker::from(held));
+    // The waker's handle is the last one now: the reactor drops it as it fires the timer.
+    drop(rt);
+    wait_until(|| timer.is_fired());
+    drop(timer);
+    wait_until(|| state.strong_count() == 0);
+    let _ = std::panic::take_hook();
+    assert_eq!(
+        PANICS.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "the reactor thread panicked (it tried to join itself)"
+    );
+}
