@@ -41,7 +41,7 @@ static BUILT: RwLock<Vec<WeakRuntime>> = RwLock::new(Vec::new());
 /// Makes `rt` the runtime of threads that have no guest context (the builder calls it).
 pub(crate) fn set_default(rt: &Runtime) {
     let mut built = write(&BUILT);
-    built.retain(|w| w.upgrade().is_some());
+    built.retain(WeakRuntime::is_alive);
     built.push(rt.downgrade());
 }
 

@@ -64,6 +64,12 @@ impl WeakRuntime {
     pub(crate) fn upgrade(&self) -> Option<Runtime> {
         self.0.upgrade().map(|inner| Runtime { inner })
     }
+
+    /// Whether the runtime is still alive, without a handle on it: so a caller under a lock
+    /// never drops the last handle there (that stops the reactor and joins its thread).
+    pub(crate) fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
 }
 
 /// A running hos runtime. Clone it freely: every clone is the same runtime.
