@@ -1,7 +1,8 @@
 //! Hand-off benches: event ping-pong to a parked and to a spinning waiter against a std
 //! park/unpark pair, each with the virtual cores on (the guest waiter gives its core back and
 //! takes it again on every wait) and off (`_no_vcores`: the difference is what the core's
-//! release and re-acquire add to a wait); the same ping-pong with the trace off, with the
+//! release and re-acquire add to a wait), and the parked one without the wake slice
+//! (`_no_slice`: what the OS's shorter slice for the guest waiter adds); the same ping-pong with the trace off, with the
 //! flight recorder and with a full trace, in one run, then alternated round by round, both
 //! through hos's own events and through the SDK's light events on the kernel's
 //! WaitForAddress/SignalToAddress (the arbiter's waits, traced under its lock), and one
@@ -245,13 +246,23 @@ fn handoff(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
     // One runtime at a time: the bench thread is a host thread, whose waits follow the
     // newest running runtime's spin.
-    for (name, spin_us, vcores) in [
-        ("event_parked", 0, true),
-        ("event_parked_no_vcores", 0, false),
-        ("event_spinning", 20, true),
-        ("event_spinning_no_vcores", 20, false),
+    // `_no_slice`: the guest waiter keeps the OS's default slice (HOS_WAKE_SLICE_US=0), so
+    // the wait path is compared with the std pair under the same scheduling.
+    for (name, spin_us, vcores, slice) in [
+        ("event_parked", 0, true, true),
+        ("event_parked_no_vcores", 0, false, true),
+        ("event_parked_no_slice", 0, true, false),
+        ("event_spinning", 20, true, true),
+        ("event_spinning_no_vcores", 20, false, true),
     ] {
-        let rt = runtime(spin_us, vcores);
+        let rt = build(Config {
+            wake_slice_us: if slice {
+                Config::default().wake_slice_us
+            } else {
+                0
+            },
+            ..config(spin_us, vcores, Trace::Off)
+        });
         let pp = Events::<Event>::start(&rt);
         g.bench_function(name, |b| b.iter(|| pp.round_trip()));
         tails(name, &pp, 20_000);
