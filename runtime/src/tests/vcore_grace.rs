@@ -120,7 +120,10 @@ fn a_revoked_holder_waits_by_its_rank_at_its_checkpoint() {
     };
     assert_eq!(h.at(100), At::Waiting);
     assert_eq!(h.t.kick(0), None, "it outranks nobody: no kick");
+    assert_eq!(h.poll(100), None, "it parks");
+    let parked = h.wakes(100);
     assert!(h.release(1));
+    assert!(h.wakes(100) > parked, "the release wakes it");
     assert_eq!(h.poll(100), Some(h.held(0)));
 }
 
