@@ -248,6 +248,7 @@ impl Shared {
                 self.blocked[s].fetch_add(1, Ordering::Relaxed);
                 let got = home.receive(Limit::Never, &mut rng, &self.tally);
                 self.blocked[s].fetch_sub(1, Ordering::Relaxed);
+                // Relaxed: a count the watchdog samples; nothing is published through it.
                 self.served[s].fetch_add(1, Ordering::Relaxed);
                 got
             } else {
@@ -328,8 +329,9 @@ fn stalled(rt: &Runtime) -> String {
 type Verdict = Arc<std::sync::Mutex<Option<String>>>;
 
 /// Watches until `done`: no beat for `stall`, or a strict station that holds tokens while
-/// its receivers wait and none of their waits ends for `stall / 10`, fails the run (naming the threads
-/// that wait longest) and shuts the runtime down, so that every blocked call returns.
+/// its receivers wait and none of their waits ends for `stall / 10`, fails the run (naming
+/// the threads that wait longest) and shuts the runtime down, so that every blocked call
+/// returns.
 fn watchdog(
     rt: Runtime,
     sh: Arc<Shared>,
@@ -351,6 +353,7 @@ fn watchdog(
         let mut why = None;
         for (s, st) in sh.stations.iter().enumerate().filter(|(s, _)| strict(*s)) {
             let blocked = sh.blocked[s].load(Ordering::Relaxed);
+            // Relaxed: as `blocked`, a sample.
             let served = sh.served[s].load(Ordering::Relaxed);
             let len = st.len();
             if blocked == 0 || len == 0 || suspect[s].is_some_and(|(_, n)| n != served) {
