@@ -2,13 +2,13 @@
 //! park/unpark pair, each with the virtual cores on (the guest waiter gives its core back and
 //! takes it again on every wait) and off (`_no_vcores`: the difference is what the core's
 //! release and re-acquire add to a wait), and the parked one without the wake slice
-//! (`_no_slice`: what the OS's shorter slice for the guest waiter adds); the same ping-pong with the trace off, with the
-//! flight recorder and with a full trace, in one run, then alternated round by round, both
-//! through hos's own events and through the SDK's light events on the kernel's
-//! WaitForAddress/SignalToAddress (the arbiter's waits, traced under its lock), and one
-//! event's cost; the ping-pong with wake claims (HOS_VCORE_CLAIM) on and off, alternated;
-//! MessageQueue throughput with 1 and 4 producers; reading the own thread's CPU
-//! time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//! (`_no_slice`: what the OS's shorter slice for the guest waiter adds); the same ping-pong
+//! with the trace off, with the flight recorder and with a full trace, in one run, then
+//! alternated round by round, both through hos's own events and through the SDK's light
+//! events on the kernel's WaitForAddress/SignalToAddress (the arbiter's waits, traced under
+//! its lock), and one event's cost; the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
+//! off, alternated; MessageQueue throughput with 1 and 4 producers; reading the own thread's
+//! CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
@@ -255,14 +255,11 @@ fn handoff(c: &mut Criterion) {
         ("event_spinning", 20, true, true),
         ("event_spinning_no_vcores", 20, false, true),
     ] {
-        let rt = build(Config {
-            wake_slice_us: if slice {
-                Config::default().wake_slice_us
-            } else {
-                0
-            },
-            ..config(spin_us, vcores, Trace::Off)
-        });
+        let mut c = config(spin_us, vcores, Trace::Off);
+        if !slice {
+            c.wake_slice_us = 0;
+        }
+        let rt = build(c);
         let pp = Events::<Event>::start(&rt);
         g.bench_function(name, |b| b.iter(|| pp.round_trip()));
         tails(name, &pp, 20_000);

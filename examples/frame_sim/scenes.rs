@@ -72,8 +72,9 @@ impl Scene {
     /// critical path of about 4 + 42 / 4 = 14.5 ms of the 16.7, so 4 processors make the cap
     /// with little to spare and whatever the pollers take shows.
     ///
-    /// `hyrule`, `hyrule240` and `kokiri`: the game's shape (a long game-thread burst, the executors,
-    /// jobs, a renderer pool, a GPU submit and an audio renderer beside the guest threads).
+    /// `hyrule`, `hyrule240` and `kokiri`: the game's shape (a long game-thread burst, the
+    /// executors, jobs, a renderer pool, a GPU submit and an audio renderer beside the guest
+    /// threads).
     /// Each began as a centre reasoned from the game's figures; `--fit` on the device moves
     /// it until `seeds -> auto` reproduces the published rows (docs/frame_sim.md).
     ///
@@ -91,10 +92,10 @@ impl Scene {
     /// `hyrule240`: the uncapped table's game spends 115-154 ms a frame at 33.5-40 fps on 8
     /// and 16 processors, about 1.9x the CPU of the capped table's and 1.5x its frame time.
     /// The reasoned hyrule centre's bursts x 1.6: frame_sim's hyrule centre ran 54-57 fps at
-    /// 69-73 ms there, so about 34 fps at 115 ms. Its workers poll 1 ms in every 2.5: `auto` at 8 processors saves 25 %
-    /// a frame by putting three of the five yielding workers on the timer, which asks for
-    /// about 1.3 processors of yield loops under `seeds`. Not fitted: out of reach on the device
-    /// (docs/frame_sim.md, "Hyrule: what stands in the way").
+    /// 69-73 ms there, so about 34 fps at 115 ms. Its workers poll 1 ms in every 2.5: `auto`
+    /// at 8 processors saves 25 % a frame by putting three of the five yielding workers on the
+    /// timer, which asks for about 1.3 processors of yield loops under `seeds`. Not fitted:
+    /// out of reach on the device (docs/frame_sim.md, "Hyrule: what stands in the way").
     ///
     /// Kokiri is fitted (docs/frame_sim.md, section 4): three steps of `--fit` from a centre
     /// like hyrule's, lighter (a 12 ms chain that makes the cap), gave the bursts below; then
