@@ -47,7 +47,10 @@ impl Drop for Inner {
     /// stops (a shutdown already stopped it: then this does nothing), instead of idling on
     /// its thread until the process ends.
     fn drop(&mut self) {
-        self.reactor.shutdown();
+        // Acquire: as `is_shut_down`; a shutdown's stop of the reactor is seen.
+        if !self.shut_down.load(Ordering::Acquire) {
+            self.reactor.shutdown();
+        }
     }
 }
 
