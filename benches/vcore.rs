@@ -5,7 +5,7 @@
 //!
 //! | bench | what |
 //! | --- | --- |
-//! | `uncontended/acquire+release` | take a free core and give it back: two lock round trips and a clock read |
+//! | `uncontended/acquire+release` | take a free core and give it back: two lock round trips and an event-clock read (the slot's stamp) |
 //! | `uncontended/checkpoint` | a checkpoint nobody asks anything of: one load of the thread's kick word |
 //! | `uncontended/yield` | a yield with nobody to hand the core to: the same load |
 //! | `handoff/vcore` | release to a waiter parked in `acquire`, until the waiter runs |

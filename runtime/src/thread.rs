@@ -289,6 +289,10 @@ impl Occupant for ThreadRecord {
         }
     }
 
+    fn id(&self) -> u64 {
+        self.id
+    }
+
     fn seat(&self) -> &Seat {
         &self.seat
     }

@@ -90,10 +90,24 @@ impl TickScale {
     /// base: none is read before it).
     #[inline]
     pub fn ns(&self, t: u64) -> u64 {
-        let since = u128::from(t.saturating_sub(self.base_ticks));
-        let ns = (since * u128::from(self.rate)) >> 32;
         self.base_ns
-            .saturating_add(u64::try_from(ns).unwrap_or(u64::MAX))
+            .saturating_add(self.span_ns(t.saturating_sub(self.base_ticks)))
+    }
+
+    /// The nanoseconds in a span of `ticks` ticks (a difference of two readings), rounded
+    /// down, saturating.
+    #[inline]
+    pub fn span_ns(&self, ticks: u64) -> u64 {
+        let ns = (u128::from(ticks) * u128::from(self.rate)) >> 32;
+        u64::try_from(ns).unwrap_or(u64::MAX)
+    }
+
+    /// The ticks in a span of `ns` nanoseconds, rounded up (a span measured in ticks against
+    /// it is never shorter than `ns`), saturating.
+    pub fn ticks_in(&self, ns: u64) -> u64 {
+        let rate = u128::from(self.rate.max(1));
+        let ticks = (u128::from(ns) << 32).div_ceil(rate);
+        u64::try_from(ticks).unwrap_or(u64::MAX)
     }
 }
 
@@ -174,6 +188,34 @@ mod tests {
         assert_eq!(flat.ns(10), 10);
         assert_eq!(
             TickScale::between((0, 0), (1, u64::MAX)).ns(u64::MAX),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn spans_round_so_that_a_span_in_ticks_is_never_short() {
+        // 2.5 ns a tick, 1/3 ns a tick, and the identity.
+        let scales = [
+            TickScale::between((0, 0), (2, 5)),
+            TickScale::between((0, 0), (3, 1)),
+            TickScale::IDENTITY,
+        ];
+        for scale in scales {
+            for ns in (0..2_000).chain([2_000_000, u64::MAX / 4]) {
+                let ticks = scale.ticks_in(ns);
+                assert!(
+                    scale.span_ns(ticks) >= ns,
+                    "{ns} ns -> {ticks} ticks: {scale:?}"
+                );
+                assert!(
+                    ticks == 0 || scale.span_ns(ticks - 1) < ns,
+                    "{ns} ns -> {ticks} ticks, one fewer would do: {scale:?}"
+                );
+            }
+        }
+        assert_eq!(TickScale::IDENTITY.ticks_in(u64::MAX), u64::MAX);
+        assert_eq!(
+            TickScale::between((0, 0), (2, 5)).span_ns(u64::MAX),
             u64::MAX
         );
     }

@@ -70,7 +70,7 @@ impl Vcores {
         if !t.seat().claimed.load(Ordering::Relaxed) {
             return;
         }
-        let id = t.who().id;
+        let id = t.id();
         inner.locked(|l, fx| l.give_back_claim(t.seat(), id, fx));
     }
 }
@@ -103,7 +103,7 @@ impl Inner {
     /// exist (module invariant); one is given back all the same.
     pub(super) fn release_for(&self, t: &impl Occupant, away: bool) -> bool {
         let (word, before) = (t.seat().kick_word(), t.seat().slot());
-        let id = t.who().id;
+        let id = t.id();
         let held = self.locked(|l, fx| {
             let claimed = l.give_back_claim(t.seat(), id, fx);
             debug_assert!(
@@ -123,7 +123,7 @@ impl Inner {
     /// `t` leaves without a core while away (its wait unwound): a pending claim goes back and
     /// it is away no more.
     pub(super) fn forget(&self, t: &impl Occupant) {
-        let id = t.who().id;
+        let id = t.id();
         self.locked(|l, fx| {
             l.give_back_claim(t.seat(), id, fx);
             // Relaxed: written only under this lock (Seat invariant).

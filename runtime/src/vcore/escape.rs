@@ -6,6 +6,7 @@
 //! threads' names) supplies them when it describes the report, after the lock is dropped.
 
 use super::table::Table;
+use crate::sys::TickScale;
 
 /// A core's holder when a waiter escaped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,15 +17,16 @@ pub(crate) struct Held {
 }
 
 impl Held {
-    /// Each slot's holder at `now`, in slot order.
-    pub(crate) fn each(table: &Table, now: u64) -> Vec<Option<Held>> {
+    /// Each slot's holder at stamp `now` (the table's stamps map to ns by `scale`), in slot
+    /// order.
+    pub(crate) fn each(table: &Table, now: u64, scale: &TickScale) -> Vec<Option<Held>> {
         (0..table.cores())
             .map(|s| {
                 let (who, since) = table.holder(s)?;
                 Some(Held {
                     id: who.id,
                     priority: who.traits.priority,
-                    held_ns: now.saturating_sub(since),
+                    held_ns: scale.span_ns(now.saturating_sub(since)),
                 })
             })
             .collect()

@@ -55,11 +55,13 @@
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
 //! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
 //!
-//! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md): an uncontended acquire and
-//! release take the lock once each and read the clock once (the slot's stamp for the time
-//! slice), under the 100 ns target; so there is no atomic fast path, which would have to
-//! publish holders for kicks outside the lock. A checkpoint that nobody asks anything of is
-//! one load of the thread's kick word; a yield, one load of its slot's flag.
+//! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md, "Virtual cores"): an
+//! uncontended acquire and release take the lock once each and read one clock once, the
+//! event clock (the slot's stamp for the time slice: the TSC where the kernel keeps time on
+//! it, half a `now()`); they mirror flags, count and trace only what a step changed. That
+//! keeps them near the 100 ns target without an atomic fast path, which would have to publish
+//! holders for kicks outside the lock. A checkpoint that nobody asks anything of is one load
+//! of the thread's kick word; a yield, one load of its slot's flag.
 
 mod claim;
 mod escape;
@@ -81,7 +83,7 @@ use crate::policy::Spin;
 use crate::stats::Counters;
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
-use crate::sys;
+use crate::sys::{self, TickScale};
 use crate::time::{MS, US};
 use crate::trace;
 use escape::Held;
@@ -90,7 +92,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use step::{Clock, Effects, Flag, Step, WaitId, MAX_CORES};
-use table::Table;
+use table::{bits, Table};
 
 /// `Seat::at` when the thread holds no slot.
 const NO_SLOT: u8 = u8::MAX;
@@ -108,7 +110,7 @@ const ESCAPED: u8 = u8::MAX - 1;
 pub struct Seat {
     /// The slot, [`NO_SLOT`] or [`ESCAPED`].
     at: AtomicU8,
-    /// When the slot was acquired (`sys::now()`), for the time slice.
+    /// When the slot was acquired (a stamp: `sys::ticks()`), for the time slice.
     since: AtomicU64,
     /// The thread's kick word (module ground rules).
     kick: KickWord,
@@ -190,6 +192,11 @@ pub trait Occupant {
     /// Its id and traits (priority, first flag, mask, ideal core), read now.
     fn who(&self) -> Who;
 
+    /// Its id alone (`who().id`), for the steps that need no traits: a release, a checkpoint.
+    fn id(&self) -> u64 {
+        self.who().id
+    }
+
     /// Its seat: its own copy of where it stands.
     fn seat(&self) -> &Seat;
 
@@ -215,26 +222,44 @@ struct Inner {
     flags: [AtomicU8; MAX_CORES],
     /// # Invariant: the table's free-slot mask whenever the lock is free (ground rules).
     free: AtomicU64,
-    slice_ns: u64,
+    /// The time slice in stamp ticks (`Clock::stamp`, `sys::ticks()`).
+    slice_ticks: u64,
+    /// The event clock's map to `now()`: a stamp's span in ns (an escape's report), a stamp's
+    /// time (the wait tree).
+    scale: TickScale,
     escape_ns: u64,
     /// HOS_VCORE_CLAIM: whether wakers claim cores (`claim.rs`).
     claims: bool,
     counters: Arc<Counters>,
 }
 
-/// `sys::now()` read at most once, at first use: an operation that needs no time reads no
-/// clock (an uncontended release), and one that needs it twice sees one instant.
+/// The table's clocks ([`Clock`]), each read at most once, at first use: an operation that
+/// needs no time reads no clock (an uncontended release), one that needs a stamp alone (an
+/// uncontended acquire) reads only the cheaper event clock, and one that reads either twice
+/// sees one instant.
 #[derive(Default)]
-struct Now(Cell<Option<u64>>);
+struct Now {
+    now: Cell<Option<u64>>,
+    stamp: Cell<Option<u64>>,
+}
+
+/// `cell`'s value, read from `clock` at the first call.
+fn once(cell: &Cell<Option<u64>>, clock: fn() -> u64) -> u64 {
+    if let Some(t) = cell.get() {
+        return t;
+    }
+    let t = clock();
+    cell.set(Some(t));
+    t
+}
 
 impl Clock for Now {
     fn now(&self) -> u64 {
-        if let Some(t) = self.0.get() {
-            return t;
-        }
-        let t = sys::now();
-        self.0.set(Some(t));
-        t
+        once(&self.now, sys::now)
+    }
+
+    fn stamp(&self) -> u64 {
+        once(&self.stamp, sys::ticks)
     }
 }
 
@@ -283,18 +308,20 @@ impl Vcores {
     /// returns at once.
     pub fn new(config: &Config, counters: Arc<Counters>) -> Self {
         let inner = config.vcores.then(|| {
-            let slice_ns = config.vcore_slice_us.saturating_mul(US);
+            let scale = sys::tick_scale();
+            let slice_ticks = scale.ticks_in(config.vcore_slice_us.saturating_mul(US));
             let escape_ns = config.vcore_escape_ms.saturating_mul(MS);
             let grace_ns = config.vcore_grace_us.saturating_mul(US);
             Inner {
                 table: Mutex::new(Locked {
-                    table: Table::new(config.cores, slice_ns, escape_ns, grace_ns),
+                    table: Table::new(config.cores, slice_ticks, escape_ns, grace_ns),
                     words: [None; MAX_CORES],
                     claims: Vec::new(),
                 }),
                 flags: std::array::from_fn(|_| AtomicU8::new(Flag::Idle.as_u8())),
                 free: AtomicU64::new((1 << config.cores) - 1),
-                slice_ns,
+                slice_ticks,
+                scale,
                 escape_ns,
                 claims: config.vcore_claim,
                 counters,
@@ -319,7 +346,7 @@ impl Vcores {
     pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
         if t.seat().holds() {
-            debug_assert!(false, "thread {} acquires a core it holds", t.who().id);
+            debug_assert!(false, "thread {} acquires a core it holds", t.id());
             return None;
         }
         let now = Now::default();
@@ -349,7 +376,7 @@ impl Vcores {
         debug_assert!(
             held,
             "thread {} released a core the table never gave",
-            t.who().id
+            t.id()
         );
         held
     }
@@ -359,7 +386,8 @@ impl Vcores {
     /// as good by priority asks for a turn, it gives the core up and waits again by rank
     /// (spinning `spin`). An escaped thread takes a free allowed core. A thread whose core a
     /// waiter took after the kick's grace takes a free allowed core or waits by its rank.
-    /// Without any of these, a load or two and no lock (a clock read once a turn is asked).
+    /// Without any of these, a load or two and no lock (an event-clock read once a turn is
+    /// asked).
     ///
     /// # Blocking
     /// Only when it gives its core up, as [`Vcores::acquire`].
@@ -369,7 +397,7 @@ impl Vcores {
             return None;
         }
         let now = Now::default();
-        let id = t.who().id;
+        let id = t.id();
         let step = inner.run_for(t, |table, fx| table.checkpoint(id, &now, fx));
         inner.settle(t, step, &now, spin)
     }
@@ -404,7 +432,7 @@ impl Vcores {
             return kept;
         }
         let now = Now::default();
-        let id = t.who().id;
+        let id = t.id();
         let step = inner.run_for(t, |table, fx| table.yield_core(id, kind, &now, fx));
         Yielded {
             handed: step != Step::Kept,
@@ -468,7 +496,7 @@ impl Vcores {
             .map(|t| {
                 let who = t.who();
                 if let Some(slot) = table.slot_of(who.id) {
-                    let since = table.holder(slot).map_or(0, |(_, s)| s);
+                    let since = table.holder(slot).map_or(0, |(_, s)| inner.scale.ns(s));
                     Place::Holds { slot, since }
                 } else if table.is_escaped(who.id) {
                     Place::Escaped
@@ -595,8 +623,10 @@ impl Inner {
         let r = {
             let mut l = lock(&self.table);
             let r = op(&mut l, &mut fx);
-            trace_kicks(&l.table, fx.kicked, &fx.revoked);
-            for s in (0..l.table.cores()).filter(|s| fx.dirty & (1 << s) != 0) {
+            if fx.kicked != 0 || !fx.revoked.is_empty() {
+                trace_kicks(&l.table, fx.kicked, &fx.revoked);
+            }
+            for s in bits(u64::from(fx.dirty)) {
                 let flag = l.table.flag(s);
                 // Relaxed: written under the lock, read as a hint (ground rules).
                 self.flags[s].store(flag.as_u8(), Ordering::Relaxed);
@@ -608,6 +638,20 @@ impl Inner {
             self.free.store(l.table.free_mask(), Ordering::Relaxed);
             r
         };
+        if fx.counts() {
+            self.count(&fx);
+        }
+        if !fx.wake.is_empty() {
+            chaos::point();
+            for w in fx.wake {
+                w.wake();
+            }
+        }
+        r
+    }
+
+    /// Adds what an operation counted ([`Effects::counts`]) to the semaphore's counters.
+    fn count(&self, fx: &Effects) {
         let c = &self.counters;
         let add = |counter: &AtomicU64, n: u32| {
             if n > 0 {
@@ -621,13 +665,6 @@ impl Inner {
         for (counter, n) in c.vcore_kicks.iter().zip(fx.kicks) {
             add(counter, n);
         }
-        if !fx.wake.is_empty() {
-            chaos::point();
-        }
-        for w in fx.wake {
-            w.wake();
-        }
-        r
     }
 
     /// Whether `t`'s checkpoint must take the lock (ground rules: flags are hints).
@@ -650,7 +687,7 @@ impl Inner {
             Flag::Turn => {
                 // Relaxed: the seat is the thread's own (Seat invariant).
                 let since = seat.since.load(Ordering::Relaxed);
-                sys::now().saturating_sub(since) >= self.slice_ns
+                sys::ticks().saturating_sub(since) >= self.slice_ticks
             }
             Flag::Kick => true,
         }
@@ -708,15 +745,12 @@ fn trace_step(step: Step) {
 
 /// Records a kick of each slot in `kicked` (a bit per slot) with its holder, and each slot
 /// taken after a kick's grace with the holder it was taken from.
+/// Most steps kick nothing: the caller looks first.
 fn trace_kicks(table: &Table, kicked: u8, revoked: &[(usize, u64)]) {
-    if kicked == 0 && revoked.is_empty() {
-        // Most steps kick nothing: no loop over the slots.
-        return;
-    }
     for &(s, id) in revoked {
         trace::revoke(s, id);
     }
-    for s in (0..table.cores()).filter(|s| kicked & (1 << s) != 0) {
+    for s in bits(u64::from(kicked)) {
         trace::kick(s, table.holder(s).map_or(0, |(w, _)| w.id));
     }
 }
@@ -753,7 +787,7 @@ impl Future for Waiting<'_> {
             };
             if step == Step::Escaped {
                 escape = Some(Escape::new(
-                    Held::each(&l.table, now.now()),
+                    Held::each(&l.table, now.stamp(), &inner.scale),
                     inner.escape_ns,
                 ));
             }

@@ -98,17 +98,32 @@ pub enum YieldKind {
     Any,
 }
 
-/// The table's clock, in `sys::now()` nanoseconds. An operation reads it only where a
-/// decision needs the time (a grant's stamp, a wait's start, a kick's stamp, a slice, an
-/// escape, a kick's grace), so one that needs none (a release nobody waits for) reads none. A
-/// `u64` is a clock stopped at that time: tests drive the table with one.
+/// The table's two clocks. An operation reads one only where a decision needs the time, so
+/// one that needs none (a release nobody waits for) reads none:
+///
+/// - `now`, in `sys::now()` nanoseconds: a wait's start, a kick's stamp, an escape, a kick's
+///   grace (times that end a park, whose deadline is a `now()` value);
+/// - `stamp`, on the event clock (`sys::ticks()`, in its own unit): a grant's stamp, which
+///   only spans are taken of (a time slice, the longest holder, how long a holder held). An
+///   uncontended acquire reads only this one, at about half a `now()`'s cost where the TSC
+///   serves (BENCHMARKS.md, "Virtual cores").
+///
+/// A `u64` is both clocks stopped at that time (its ticks are nanoseconds): tests drive the
+/// table with one.
 pub(crate) trait Clock {
     /// The time now. Within one operation every read must give the same value.
     fn now(&self) -> u64;
+
+    /// The stamp now. Within one operation every read must give the same value.
+    fn stamp(&self) -> u64;
 }
 
 impl Clock for u64 {
     fn now(&self) -> u64 {
+        *self
+    }
+
+    fn stamp(&self) -> u64 {
         *self
     }
 }
@@ -116,6 +131,10 @@ impl Clock for u64 {
 impl<C: Clock + ?Sized> Clock for &C {
     fn now(&self) -> u64 {
         (**self).now()
+    }
+
+    fn stamp(&self) -> u64 {
+        (**self).stamp()
     }
 }
 
@@ -126,7 +145,7 @@ pub(crate) struct WaitId(pub(super) usize);
 /// Where a thread stands after an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Step {
-    /// It holds `slot`, acquired at `since`.
+    /// It holds `slot`, acquired at stamp `since` ([`Clock::stamp`]).
     Held {
         /// The slot.
         slot: usize,
@@ -163,4 +182,12 @@ pub(crate) struct Effects {
     /// it was taken from: the caller marks that holder's kick word revoked before it writes
     /// the slot's next holder's (`vcore/mod.rs`), counts and traces them.
     pub revoked: Vec<(usize, u64)>,
+}
+
+impl Effects {
+    /// Whether the operation counted anything (waits, escapes, kicks, revocations): most
+    /// steps of an uncontended thread count nothing.
+    pub(crate) fn counts(&self) -> bool {
+        self.waits != 0 || self.escapes != 0 || self.kicks != [0; 3] || !self.revoked.is_empty()
+    }
 }

@@ -31,6 +31,7 @@ use std::task::Waker;
 #[derive(Debug)]
 struct Hold {
     who: Who,
+    /// When it was granted ([`Clock::stamp`]).
     since: u64,
     /// Set once when a waiter claims the slot (counted then); cleared when the slot changes
     /// hands or the holder's checkpoint finds no claim any more.
@@ -96,7 +97,8 @@ pub(crate) struct Table {
     /// until their next checkpoint, yield or release ([`grace`]).
     revoked: Vec<Who>,
     next_ticket: u64,
-    slice_ns: u64,
+    /// The time slice, in stamp ticks ([`Clock::stamp`]).
+    slice: u64,
     escape_ns: u64,
     /// HOS_VCORE_GRACE_US in ns; 0: a kicked holder's slot is never taken.
     grace_ns: u64,
@@ -113,7 +115,7 @@ fn pick(free: u64, ideal: Option<usize>) -> usize {
 }
 
 /// The set bits of `mask`, lowest first.
-fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+pub(crate) fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         (mask != 0).then(|| {
             let b = mask.trailing_zeros() as usize;
@@ -124,12 +126,12 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
 }
 
 impl Table {
-    /// A table of `cores` free slots (1..=8), with a time slice, an escape time and the kicks'
-    /// grace (0: none) in ns.
+    /// A table of `cores` free slots (1..=8), with a time slice in stamp ticks
+    /// ([`Clock::stamp`]), an escape time and the kicks' grace (0: none) in ns.
     ///
     /// # Panics
     /// If `cores` is outside 1..=8 (the config rejects such a value before).
-    pub(crate) fn new(cores: usize, slice_ns: u64, escape_ns: u64, grace_ns: u64) -> Self {
+    pub(crate) fn new(cores: usize, slice: u64, escape_ns: u64, grace_ns: u64) -> Self {
         assert!(
             (1..=MAX_CORES).contains(&cores),
             "{cores} virtual cores: expected 1..=8"
@@ -145,7 +147,7 @@ impl Table {
             escaped: Vec::new(),
             revoked: Vec::new(),
             next_ticket: 0,
-            slice_ns,
+            slice,
             escape_ns,
             grace_ns,
             shut: false,
@@ -310,7 +312,7 @@ impl Table {
                 self.seat(slot, who, now);
                 Step::Held {
                     slot,
-                    since: now.now(),
+                    since: now.stamp(),
                 }
             }
         } else if let Some(who) = self.take_revoked(id) {
@@ -437,7 +439,7 @@ impl Table {
             self.seat(slot, who, now);
             return Step::Held {
                 slot,
-                since: now.now(),
+                since: now.stamp(),
             };
         }
         let rank = Rank::new(who.traits.priority, who.traits.first);
@@ -503,7 +505,7 @@ impl Table {
         );
         self.slots[slot] = Some(Hold {
             who,
-            since: now.now(),
+            since: now.stamp(),
             kick: None,
             kicked_at: 0,
         });
@@ -523,7 +525,7 @@ impl Table {
             &mut w.state,
             State::Granted {
                 slot,
-                since: now.now(),
+                since: now.stamp(),
             },
         ) else {
             unreachable!("granting slot {slot} to a waiter that is not queued")
@@ -541,7 +543,7 @@ impl Table {
 
     fn slice_over(&self, s: usize, now: &dyn Clock) -> bool {
         let h = self.slots[s].as_ref().expect("a held slot");
-        now.now().saturating_sub(h.since) >= self.slice_ns
+        now.stamp().saturating_sub(h.since) >= self.slice
     }
 
     /// Whether a queued waiter allowed on `s` is as good as its holder by priority.
