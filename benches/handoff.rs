@@ -7,7 +7,8 @@
 //! alternated round by round, both through hos's own events and through the SDK's light
 //! events on the kernel's WaitForAddress/SignalToAddress (the arbiter's waits, traced under
 //! its lock), and one event's cost; the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
-//! off, alternated; MessageQueue throughput with 1 and 4 producers; reading the own thread's
+//! off, alternated; the parked ping-pong against the std pair, alternated (`parked_cost`:
+//! the ratio BENCHMARKS.md's target reads); MessageQueue throughput with 1 and 4 producers; reading the own thread's
 //! CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
@@ -160,6 +161,35 @@ impl<S: Signal> Drop for Events<S> {
         if let Some(p) = self.partner.take() {
             let _ = p.join();
         }
+    }
+}
+
+/// A ping-pong of events of kind `S` on a runtime of its own, shut down when it is dropped.
+struct Hosted<S: Signal> {
+    pp: Option<Events<S>>,
+    rt: Runtime,
+}
+
+/// Starts the ping-pong on `rt`, which it owns from now on.
+fn hosted<S: Signal>(rt: Runtime) -> Box<dyn PingPong> {
+    Box::new(Hosted {
+        pp: Some(Events::<S>::start(&rt)),
+        rt,
+    })
+}
+
+impl<S: Signal> PingPong for Hosted<S> {
+    fn round_trip(&self) {
+        if let Some(pp) = &self.pp {
+            pp.round_trip();
+        }
+    }
+}
+
+impl<S: Signal> Drop for Hosted<S> {
+    fn drop(&mut self) {
+        drop(self.pp.take());
+        self.rt.shutdown();
     }
 }
 
@@ -319,7 +349,7 @@ fn trace_cost(c: &mut Criterion) {
         rt.shutdown();
     }
     g.finish();
-    let arms: [Arm; 3] = [
+    let arms: [RuntimeArm; 3] = [
         ("off", |s| traced(s, Trace::Off)),
         ("flight", |s| traced(s, Trace::Flight)),
         ("full", |s| traced(s, Trace::Full)),
@@ -327,11 +357,12 @@ fn trace_cost(c: &mut Criterion) {
     for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
         if filtered_in("trace_cost/alternated/event") {
             let case = format!("trace_cost/alternated event_{wait}");
-            alternated::<Event, _>(&case, &arms, spin_us, 41, 2_000);
+            alternated(&case, &on_runtimes::<Event, 3>(arms, spin_us), 41, 2_000);
         }
         if filtered_in("trace_cost/alternated/light_event_svc") {
             let case = format!("trace_cost/alternated light_event_svc_{wait}");
-            alternated::<InternalLightEvent, _>(&case, &arms, spin_us, 41, 2_000);
+            let arms = on_runtimes::<InternalLightEvent, 3>(arms, spin_us);
+            alternated(&case, &arms, 41, 2_000);
         }
     }
 }
@@ -340,16 +371,47 @@ fn trace_cost(c: &mut Criterion) {
 /// waker claims its core) and spinning (where nothing is claimed), claims on and off
 /// alternated round by round (see [`alternated`]).
 fn claim_cost(_: &mut Criterion) {
-    let arms: [Arm; 2] = [
+    let arms: [RuntimeArm; 2] = [
         ("off", |s| claiming(s, false)),
         ("on", |s| claiming(s, true)),
     ];
     for (wait, spin_us) in [("parked", 0), ("spinning", 20)] {
         if filtered_in("claim_cost/alternated/event") {
             let case = format!("claim_cost/alternated event_{wait}");
-            alternated::<Event, _>(&case, &arms, spin_us, 41, 2_000);
+            alternated(&case, &on_runtimes::<Event, 2>(arms, spin_us), 41, 2_000);
         }
     }
+}
+
+/// The event hand-off to a parked guest waiter against the std park/unpark pair (the first
+/// arm), alternated round by round (see [`alternated`]): the issue-10 target's ratio with the
+/// machine's drift between criterion's arms taken out; `no_vcores` and `no_slice` split out
+/// what the virtual cores' release and re-acquire and the wake slice add to it.
+fn parked_cost(_: &mut Criterion) {
+    if !filtered_in("parked_cost/alternated") {
+        return;
+    }
+    let no_slice = || {
+        let mut c = config(0, true, Trace::Off);
+        c.wake_slice_us = 0;
+        c
+    };
+    let arms: [Arm; 4] = [
+        ("std_park_unpark", Box::new(|| Box::new(StdPark::start()))),
+        (
+            "event_parked",
+            Box::new(|| hosted::<Event>(runtime(0, true))),
+        ),
+        (
+            "event_parked_no_vcores",
+            Box::new(|| hosted::<Event>(runtime(0, false))),
+        ),
+        (
+            "event_parked_no_slice",
+            Box::new(move || hosted::<Event>(build(no_slice()))),
+        ),
+    ];
+    alternated("parked_cost/alternated", &arms, 41, 2_000);
 }
 
 /// Whether the command line's filters (criterion's: the arguments that are no option)
@@ -362,34 +424,34 @@ fn filtered_in(id: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
 }
 
-/// One arm of an alternated comparison: its name, and its runtime for a spin in us.
-type Arm = (&'static str, fn(u64) -> Runtime);
+/// One arm of an alternated comparison: its name, and what starts its ping-pong (which owns
+/// what it runs on, and stops it when dropped).
+type Arm = (&'static str, Box<dyn Fn() -> Box<dyn PingPong>>);
+
+/// An arm that is a runtime: its name, and its runtime for a spin in us.
+type RuntimeArm = (&'static str, fn(u64) -> Runtime);
+
+/// Arms of event ping-pongs of kind `S`, each on its runtime of `arms` for `spin_us`.
+fn on_runtimes<S: Signal, const N: usize>(arms: [RuntimeArm; N], spin_us: u64) -> [Arm; N] {
+    arms.map(|(name, make)| -> Arm { (name, Box::new(move || hosted::<S>(make(spin_us)))) })
+}
 
 /// `arms` alternated: `rounds` rounds, each of which runs the arms one after the other (each
-/// round starting one arm later; each arm its own runtime, 500 round trips to warm up, then
+/// round starting one arm later; each arm started afresh, 500 round trips to warm up, then
 /// `trips` timed). Prints, for every arm after the first, the median over the rounds of the
 /// arm's mean round trip over the first arm's in the same round, and each arm's median mean:
 /// on a machine shared with other work, the load moves between criterion's measurement of one
 /// arm and the next, less between arms a round apart.
-fn alternated<S: Signal, const N: usize>(
-    case: &str,
-    arms: &[Arm; N],
-    spin_us: u64,
-    rounds: usize,
-    trips: u32,
-) {
+fn alternated<const N: usize>(case: &str, arms: &[Arm; N], rounds: usize, trips: u32) {
     let mut means: Vec<[f64; N]> = Vec::with_capacity(rounds);
     for r in 0..rounds {
         let mut round = [0.0; N];
         for i in (0..N).map(|k| (k + r) % N) {
-            let rt = (arms[i].1)(spin_us);
-            let pp = Events::<S>::start(&rt);
+            let pp = (arms[i].1)();
             (0..500).for_each(|_| pp.round_trip());
             let start = Instant::now();
             (0..trips).for_each(|_| pp.round_trip());
             round[i] = start.elapsed().as_nanos() as f64 / f64::from(trips);
-            drop(pp);
-            rt.shutdown();
         }
         means.push(round);
     }
@@ -485,6 +547,7 @@ criterion_group!(
     handoff,
     trace_cost,
     claim_cost,
+    parked_cost,
     queue_throughput,
     cpu_time
 );
