@@ -2,7 +2,7 @@
 //! and flows; every file is valid trace-event JSON whose slices nest (every begin has its
 //! end); frame_sim's traces are too; the flight recorder's dump on a forced escape names the
 //! holder, and one on a shutdown that times out names the straggler; the wait tree of a
-//! deadlocked pair names the cycle.
+//! deadlocked pair names the cycle, and a running thread's time on its core.
 
 mod tracefile;
 
@@ -347,6 +347,53 @@ fn the_wait_tree_of_a_deadlocked_pair_shows_the_cycle() {
     assert!(ends
         .iter()
         .all(|e| matches!(e, Ok(()) | Err(hos::ResultCode::CANCELLED))));
+}
+
+#[test]
+fn the_wait_tree_says_how_long_a_running_thread_has_held_its_core() {
+    // Its core's stamp is on the event clock, the tree's time on the monotonic one: the map
+    // between them must put the stamp between the spawn and the thread's first step.
+    let rt = Runtime::builder()
+        .calibration(Calibration::default())
+        .build()
+        .unwrap();
+    let (running, stop) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (r, s) = (running.clone(), stop.clone());
+    let before = Instant::now();
+    let t = rt
+        .thread()
+        .name("Runner")
+        .spawn(move || {
+            r.store(true, Ordering::SeqCst);
+            while !s.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+        })
+        .unwrap();
+    while !running.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let after = Instant::now();
+    std::thread::sleep(Duration::from_millis(20));
+    let since_after = after.elapsed();
+    let tree = rt.wait_tree();
+    let since_before = before.elapsed();
+    let id = t.thread().id();
+    stop.store(true, Ordering::SeqCst);
+    t.join().unwrap();
+    rt.shutdown();
+    let node = tree.node(id).expect("the runner's node");
+    assert!(matches!(node.state, State::Running { .. }), "{tree}");
+    let held = Duration::from_nanos(node.for_ns.expect("a running thread's time"));
+    // A millisecond for the map's error, which is a clock read's.
+    let slack = Duration::from_millis(1);
+    assert!(
+        held + slack >= since_after && held <= since_before + slack,
+        "held {held:?}: between {since_after:?} and {since_before:?}\n{tree}"
+    );
 }
 
 /// The frame_sim binary of this build: `cargo test` builds frame_sim as a test (its unit

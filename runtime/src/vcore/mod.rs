@@ -224,8 +224,8 @@ struct Inner {
     free: AtomicU64,
     /// The time slice in stamp ticks (`Clock::stamp`, `sys::ticks()`).
     slice_ticks: u64,
-    /// The event clock's map to `now()`: a stamp's span in ns (an escape's report), a stamp's
-    /// time (the wait tree).
+    /// The event clock's rate, as of the semaphore's making: a stamp's span in ns (an
+    /// escape's report).
     scale: TickScale,
     escape_ns: u64,
     /// HOS_VCORE_CLAIM: whether wakers claim cores (`claim.rs`).
@@ -489,6 +489,8 @@ impl Vcores {
         let Some(inner) = &self.inner else {
             return threads.iter().map(|_| Place::Nowhere).collect();
         };
+        // The map as of now: the wait tree sets these times beside `now()` readings.
+        let scale = sys::tick_scale();
         let l = lock(&inner.table);
         let (table, queued) = (&l.table, l.table.queue());
         threads
@@ -496,7 +498,7 @@ impl Vcores {
             .map(|t| {
                 let who = t.who();
                 if let Some(slot) = table.slot_of(who.id) {
-                    let since = table.holder(slot).map_or(0, |(_, s)| inner.scale.ns(s));
+                    let since = table.holder(slot).map_or(0, |(_, s)| scale.ns(s));
                     Place::Holds { slot, since }
                 } else if table.is_escaped(who.id) {
                     Place::Escaped
