@@ -2,7 +2,8 @@
 //! and flows; every file is valid trace-event JSON whose slices nest (every begin has its
 //! end); frame_sim's traces are too; the flight recorder's dump on a forced escape names the
 //! holder, and one on a shutdown that times out names the straggler; the wait tree of a
-//! deadlocked pair names the cycle, and a running thread's time on its core.
+//! deadlocked pair names the cycle, and a running thread's time on its core; a core taken
+//! after a kick's grace is an instant of the thread that took it.
 
 mod tracefile;
 
@@ -193,6 +194,66 @@ fn a_known_scenario_gives_exactly_its_slices_instants_and_flows() {
         .find(|i| i.bind == Some(bind(1, "woken by hos-reactor")) && !i.flow_in)
         .expect("the reactor's end of the flow");
     assert!(names[&reactor.tid].starts_with("hos-reactor"));
+}
+
+#[test]
+fn a_core_taken_after_the_kicks_grace_is_in_the_trace() {
+    let dir = scratch("revoke");
+    let file = dir.join("revoke.json");
+    let rt = Runtime::builder()
+        .calibration(Calibration::default())
+        .vcores(1)
+        .spin_us(0)
+        .spin_other_us(0)
+        .vcore_escape_ms(3_600_000)
+        .vcore_grace_us(1_000)
+        .trace(&file)
+        .build()
+        .unwrap();
+    let (running, better_has_core) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    // The holder runs without a checkpoint (as one the OS does not run would) until the
+    // better thread has taken its core after the grace; then its checkpoint finds the core
+    // gone and it waits for one.
+    let holder = {
+        let (running, taken) = (running.clone(), better_has_core.clone());
+        rt.thread()
+            .name("Holder")
+            .priority(30)
+            .spawn(move || {
+                running.store(true, Ordering::Release);
+                while !taken.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                hos::svc::checkpoint();
+            })
+            .unwrap()
+    };
+    while !running.load(Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+    let better = {
+        let taken = better_has_core.clone();
+        rt.thread()
+            .name("Better")
+            .priority(10)
+            .spawn(move || taken.store(true, Ordering::Release))
+            .unwrap()
+    };
+    better.join().unwrap();
+    holder.join().unwrap();
+    assert_eq!(rt.stats().vcore_revokes, 1);
+    rt.shutdown();
+    let (items, names, _) = load(&file);
+    let (_, better_items) = track(&items, &names, "Better");
+    let seen = names_of(&better_items);
+    assert!(
+        seen.iter()
+            .any(|n| n == "i take vcore 0 from Holder (grace over)"),
+        "{seen:?}"
+    );
 }
 
 /// The dump files in `dir`.
