@@ -22,6 +22,7 @@ const ORDER: &[&str] = &[
     "vcore/table/grace",
     "vcore/escape",
     "vcore/kick",
+    "vcore/seat",
     "trace/event",
     "trace/ring",
     "trace/timeline",
@@ -59,7 +60,7 @@ const ORDER: &[&str] = &[
 const PARTED: [(&str, &[&str]); 2] = [
     (
         "vcore",
-        &["step", "rank", "table", "escape", "kick", "claim"],
+        &["step", "rank", "table", "escape", "kick", "seat", "claim"],
     ),
     (
         "trace",
