@@ -8,7 +8,8 @@
 //! events on the kernel's WaitForAddress/SignalToAddress (the arbiter's waits, traced under
 //! its lock), and one event's cost; the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
 //! off, alternated; the parked ping-pong against the std pair, alternated (`parked_cost`:
-//! the ratio BENCHMARKS.md's target reads); MessageQueue throughput with 1 and 4 producers; reading the own thread's
+//! the ratio BENCHMARKS.md's target reads) and the spinning one with the virtual cores on and
+//! off, alternated (`spin_cost`); MessageQueue throughput with 1 and 4 producers; reading the own thread's
 //! CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
@@ -414,6 +415,26 @@ fn parked_cost(_: &mut Criterion) {
     alternated("parked_cost/alternated", &arms, 41, 2_000);
 }
 
+/// The event hand-off caught by the waiter's 20 us spin, with the virtual cores off (the first
+/// arm) and on, alternated round by round (see [`alternated`]): what the core's release and
+/// re-acquire add to a wait that never parks, where they are the largest share.
+fn spin_cost(_: &mut Criterion) {
+    if !filtered_in("spin_cost/alternated") {
+        return;
+    }
+    let arms: [Arm; 2] = [
+        (
+            "event_spinning_no_vcores",
+            Box::new(|| hosted::<Event>(runtime(20, false))),
+        ),
+        (
+            "event_spinning",
+            Box::new(|| hosted::<Event>(runtime(20, true))),
+        ),
+    ];
+    alternated("spin_cost/alternated", &arms, 41, 20_000);
+}
+
 /// Whether the command line's filters (criterion's: the arguments that are no option)
 /// select `id`: no filter, or one that `id` contains.
 fn filtered_in(id: &str) -> bool {
@@ -548,6 +569,7 @@ criterion_group!(
     trace_cost,
     claim_cost,
     parked_cost,
+    spin_cost,
     queue_throughput,
     cpu_time
 );
