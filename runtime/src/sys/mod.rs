@@ -10,7 +10,7 @@
 //! | item | meaning |
 //! | --- | --- |
 //! | `now() -> u64` | a monotonic clock in nanoseconds; never goes back; cheap (vDSO on Linux) |
-//! | `ticks() -> u64` | the trace's event clock: the cheapest counter that never goes back and agrees across threads (the TSC where the kernel itself keeps time on it and the CPU says it is invariant; else `now()`), in its own unit |
+//! | `ticks() -> u64` | the event clock (the trace's events, the virtual cores' grant stamps): the cheapest counter that never goes back and agrees across threads (the TSC where the kernel itself keeps time on it and the CPU says it is invariant; else `now()`), in its own unit |
 //! | `tick_scale() -> TickScale` | the map from `ticks()` values to `now()` values as of the call (see [`TickScale`]) |
 //! | `futex_wait(word, expected, deadline)` | sleep while `word == expected`, until woken, until `deadline` (a `now()` value, absolute) or spuriously; callers recheck |
 //! | `futex_wake(word)` | wake every thread in `futex_wait` on `word` |
