@@ -56,6 +56,15 @@ fn claiming(spin_us: u64, on: bool) -> Runtime {
     })
 }
 
+/// `runtime(spin_us, true)` with the wake slice off (HOS_WAKE_SLICE_US=0): the guest waiter
+/// keeps the OS's default slice, as the std pair's threads do.
+fn without_slice(spin_us: u64) -> Runtime {
+    build(Config {
+        wake_slice_us: 0,
+        ..config(spin_us, true, Trace::Off)
+    })
+}
+
 /// The config of every arm.
 fn config(spin_us: u64, vcores: bool, trace: Trace) -> Config {
     Config {
@@ -277,20 +286,16 @@ fn handoff(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
     // One runtime at a time: the bench thread is a host thread, whose waits follow the
     // newest running runtime's spin.
-    // `_no_slice`: the guest waiter keeps the OS's default slice (HOS_WAKE_SLICE_US=0), so
-    // the wait path is compared with the std pair under the same scheduling.
-    for (name, spin_us, vcores, slice) in [
-        ("event_parked", 0, true, true),
-        ("event_parked_no_vcores", 0, false, true),
-        ("event_parked_no_slice", 0, true, false),
-        ("event_spinning", 20, true, true),
-        ("event_spinning_no_vcores", 20, false, true),
-    ] {
-        let mut c = config(spin_us, vcores, Trace::Off);
-        if !slice {
-            c.wake_slice_us = 0;
-        }
-        let rt = build(c);
+    // `_no_slice`: the wait path compared with the std pair under the same scheduling.
+    let arms: [(RuntimeArm, u64); 5] = [
+        (("event_parked", |s| runtime(s, true)), 0),
+        (("event_parked_no_vcores", |s| runtime(s, false)), 0),
+        (("event_parked_no_slice", without_slice), 0),
+        (("event_spinning", |s| runtime(s, true)), 20),
+        (("event_spinning_no_vcores", |s| runtime(s, false)), 20),
+    ];
+    for ((name, make), spin_us) in arms {
+        let rt = make(spin_us);
         let pp = Events::<Event>::start(&rt);
         g.bench_function(name, |b| b.iter(|| pp.round_trip()));
         tails(name, &pp, 20_000);
@@ -392,26 +397,14 @@ fn parked_cost(_: &mut Criterion) {
     if !filtered_in("parked_cost/alternated") {
         return;
     }
-    let no_slice = || {
-        let mut c = config(0, true, Trace::Off);
-        c.wake_slice_us = 0;
-        c
-    };
-    let arms: [Arm; 4] = [
-        ("std_park_unpark", Box::new(|| Box::new(StdPark::start()))),
-        (
-            "event_parked",
-            Box::new(|| hosted::<Event>(runtime(0, true))),
-        ),
-        (
-            "event_parked_no_vcores",
-            Box::new(|| hosted::<Event>(runtime(0, false))),
-        ),
-        (
-            "event_parked_no_slice",
-            Box::new(move || hosted::<Event>(build(no_slice()))),
-        ),
+    let events: [RuntimeArm; 3] = [
+        ("event_parked", |s| runtime(s, true)),
+        ("event_parked_no_vcores", |s| runtime(s, false)),
+        ("event_parked_no_slice", without_slice),
     ];
+    let [parked, no_vcores, no_slice] = on_runtimes::<Event, 3>(events, 0);
+    let std_pair: Arm = ("std_park_unpark", Box::new(|| Box::new(StdPark::start())));
+    let arms = [std_pair, parked, no_vcores, no_slice];
     alternated("parked_cost/alternated", &arms, 41, 2_000);
 }
 
@@ -422,17 +415,16 @@ fn spin_cost(_: &mut Criterion) {
     if !filtered_in("spin_cost/alternated") {
         return;
     }
-    let arms: [Arm; 2] = [
-        (
-            "event_spinning_no_vcores",
-            Box::new(|| hosted::<Event>(runtime(20, false))),
-        ),
-        (
-            "event_spinning",
-            Box::new(|| hosted::<Event>(runtime(20, true))),
-        ),
+    let arms: [RuntimeArm; 2] = [
+        ("event_spinning_no_vcores", |s| runtime(s, false)),
+        ("event_spinning", |s| runtime(s, true)),
     ];
-    alternated("spin_cost/alternated", &arms, 41, 20_000);
+    alternated(
+        "spin_cost/alternated",
+        &on_runtimes::<Event, 2>(arms, 20),
+        41,
+        20_000,
+    );
 }
 
 /// Whether the command line's filters (criterion's: the arguments that are no option)
