@@ -170,12 +170,18 @@ impl WakeBatch {
         }
     }
 
-    fn push(&mut self, w: Waker) {
+    pub(crate) fn push(&mut self, w: Waker) {
         if self.first.is_none() {
             self.first = Some(w);
         } else {
             self.rest.push(w);
         }
+    }
+
+    /// Whether nothing was collected.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.first.is_none() && self.promote.is_empty()
     }
 
     /// Wakes everything collected, then promotes the sleeping pollers. Call it with no lock

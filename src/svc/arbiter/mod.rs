@@ -23,6 +23,7 @@ mod hasher;
 mod lent;
 #[cfg(all(test, loom))]
 mod loom;
+mod mailbox;
 mod pollers;
 mod table;
 #[cfg(all(test, not(loom)))]
@@ -191,9 +192,7 @@ impl Arbiter {
             }
             r
         };
-        for w in fx.wake {
-            w.wake();
-        }
+        fx.wake.wake();
         r
     }
 
@@ -208,7 +207,7 @@ impl Arbiter {
         op: impl FnOnce(&mut Waits) -> Result<WaitKey, ResultCode>,
     ) -> Result<(), ResultCode> {
         let r = self.run(|t, fx| {
-            let r = op(t).and_then(|k| t.cancel(k, ResultCode::TIMED_OUT, fx));
+            let r = op(t).and_then(|k| t.cancel(&k, ResultCode::TIMED_OUT, fx));
             if r == Err(ResultCode::TIMED_OUT) {
                 lock(&self.words).missed(addr);
             }
@@ -258,7 +257,7 @@ impl Arbiter {
         let waker = with_parker(|_, w| w.clone());
         let registered = self.run(|t, fx| {
             let key = op(t, fx)?;
-            if let Some(k) = key {
+            if let Some(k) = &key {
                 let ended = t.poll(k, &waker);
                 debug_assert!(ended.is_none(), "a wait ended as it registered");
                 if trace::on() {
@@ -299,8 +298,9 @@ fn trace_move(table: &Waits, m: Move) {
     }
 }
 
-/// One registered wait as a future: ready when the table ends it or its limit does.
-/// Dropping it before then takes it out of the table (Cancelled).
+/// One registered wait as a future: ready when the table ends it (its result then waits in
+/// the key's mailbox, taken without the lock) or its limit does. Dropping it before then
+/// takes it out of the table (Cancelled).
 struct Waiting<'a, L> {
     arbiter: &'a Arbiter,
     /// `None` once the wait ended.
@@ -317,27 +317,34 @@ impl<L: Limit> Future for Waiting<'_, L> {
     type Output = Result<(), ResultCode>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some(key) = self.key else {
+        let this = &mut *self;
+        let Some(key) = &this.key else {
             // Polled after it returned: nothing more will come.
             return Poll::Pending;
         };
+        // Ended by the table (the common wake): the result is in the mailbox, no lock.
+        if let Some(r) = key.ended() {
+            this.key = None;
+            return Poll::Ready(r);
+        }
         // A first poll with the waker registered at the wait's start skips the table: a wake
         // since then went to that waker, which will poll again.
-        let fresh = self
+        let fresh = this
             .registered
             .take()
             .is_some_and(|w| w.will_wake(cx.waker()));
         if !fresh {
-            if let Some(r) = self.arbiter.run(|t, _| t.poll(key, cx.waker())) {
-                self.key = None;
+            if let Some(r) = this.arbiter.run(|t, _| t.poll(key, cx.waker())) {
+                this.key = None;
                 return Poll::Ready(r);
             }
         }
-        let Some(code) = self.limit.check(cx.waker()) else {
+        let Some(code) = this.limit.check(cx.waker()) else {
             return Poll::Pending;
         };
-        self.key = None;
-        Poll::Ready(self.arbiter.run(|t, fx| t.cancel(key, code, fx)))
+        let r = this.arbiter.run(|t, fx| t.cancel(key, code, fx));
+        this.key = None;
+        Poll::Ready(r)
     }
 }
 
@@ -346,7 +353,7 @@ impl<L> Drop for Waiting<'_, L> {
         if let Some(key) = self.key.take() {
             let _ = self
                 .arbiter
-                .run(|t, fx| t.cancel(key, ResultCode::CANCELLED, fx));
+                .run(|t, fx| t.cancel(&key, ResultCode::CANCELLED, fx));
         }
     }
 }

@@ -17,8 +17,9 @@
 //!
 //! # Invariants (checked by [`Table::check`] after every operation in debug builds)
 //!
-//! - A waiter is in exactly one place: one queue, one owner's list, or done (its result kept
-//!   until its future takes it); queues are sorted by (priority, ticket).
+//! - A waiter is in exactly one place: one queue or one owner's list; queues are sorted by
+//!   (priority, ticket). A wait that ends leaves the table in the same step, its result in
+//!   its key's [`Mailbox`] (whose invariant says when a key may still be used).
 //! - A thread has an entry in `threads` exactly while it waits or has lock waiters
 //!   registered against it; it waits at most once at a time.
 //! - A thread's effective priority is the best of its own priority and its lock waiters'
@@ -27,9 +28,12 @@
 //!   chain of lock owners (mesosphère's `RestorePriority`).
 
 use super::hasher::WordHash;
+use super::mailbox::Mailbox;
 use super::word;
+use crate::os::waiters::WakeBatch;
 use crate::svc::{ArbitrationType, SignalType, WAITERS};
 use crate::sync::atomic::{AtomicU32, AtomicU64};
+use crate::sync::Arc;
 use crate::ResultCode;
 use slab::Slab;
 use std::collections::HashMap;
@@ -47,16 +51,36 @@ pub(crate) struct Party<R> {
     pub r: R,
 }
 
-/// A registered wait, for polling and cancelling it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct WaitKey(usize);
+/// A registered wait, for polling and cancelling it: its slot in the table, live while its
+/// mailbox is empty, and the mailbox its result comes to.
+#[derive(Debug)]
+pub(crate) struct WaitKey {
+    slot: usize,
+    mail: Arc<Mailbox>,
+}
 
-/// What the caller must do after an operation: wake these, and lend these threads a
+/// The same wait: the same slot and the same mailbox.
+impl PartialEq for WaitKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.slot == other.slot && Arc::ptr_eq(&self.mail, &other.mail)
+    }
+}
+
+impl WaitKey {
+    /// The wait's result, if the table ended it; read without the table (the key is spent
+    /// once this returns a result).
+    pub(crate) fn ended(&self) -> Option<Result<(), ResultCode>> {
+        self.mail.take()
+    }
+}
+
+/// What the caller must do after an operation: wake these (one waker inline: the common
+/// hand-off allocates nothing), and lend these threads a
 /// priority (`Some`) or give them their own back (`None`); and, if it asked for them
 /// (`note_moves`, for the trace), the lock waits that moved to another owner.
 #[derive(Debug)]
 pub(crate) struct Effects<R> {
-    pub wake: Vec<Waker>,
+    pub wake: WakeBatch,
     pub lend: Vec<(R, Option<u8>)>,
     pub note_moves: bool,
     pub moved: Vec<Move>,
@@ -65,7 +89,7 @@ pub(crate) struct Effects<R> {
 impl<R> Default for Effects<R> {
     fn default() -> Self {
         Effects {
-            wake: Vec::new(),
+            wake: WakeBatch::new(),
             lend: Vec::new(),
             note_moves: false,
             moved: Vec::new(),
@@ -101,8 +125,6 @@ enum Place<W> {
     CondVar { key: usize, mutex: W },
     /// In `owner`'s list of lock waiters, for the mutex word at `addr`.
     Lock { owner: u32, addr: usize },
-    /// Ended with this result; its future has not taken it yet.
-    Done(Result<(), ResultCode>),
 }
 
 #[derive(Debug)]
@@ -116,6 +138,8 @@ struct Waiter<W> {
     tag: u32,
     place: Place<W>,
     waker: Option<Waker>,
+    /// Where its result goes when it ends (its key holds the other handle).
+    mail: Arc<Mailbox>,
 }
 
 #[derive(Debug)]
@@ -137,6 +161,10 @@ pub(crate) struct Table<R, W> {
     queues: HashMap<(Tree, usize), Vec<usize>, WordHash>,
     threads: HashMap<u32, Info<R>, WordHash>,
     next_ticket: u64,
+    /// The results of the waits the current operation ended, put in their mailboxes when it
+    /// settles, after its last write to a guest word (a waiter may return the moment its
+    /// result is there). Empty between operations; kept to reuse its allocation.
+    ended: Vec<(Arc<Mailbox>, Result<(), ResultCode>)>,
 }
 
 /// The queue entries the table keeps before it sweeps the empty ones (a game's distinct
@@ -156,6 +184,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             queues: HashMap::default(),
             threads: HashMap::default(),
             next_ticket: 0,
+            ended: Vec::new(),
         }
     }
 
@@ -181,10 +210,10 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             owner: owner.id,
             addr: addr_of(word),
         };
-        let k = self.push(me, tag, place);
+        let key = self.push(me, tag, place);
         self.restore(owner.id, fx);
         self.check();
-        Ok(Some(WaitKey(k)))
+        Ok(Some(key))
     }
 
     /// svcArbitrateUnlock by thread `me`: hands the word to its best waiter registered
@@ -193,7 +222,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     pub(crate) fn unlock(&mut self, me: u32, word: &AtomicU32, fx: &mut Effects<R>) {
         let next = self.release(me, addr_of(word), fx);
         word::store(word, next);
-        self.check();
+        self.settle();
     }
 
     /// svcWaitProcessWideKeyAtomic up to the wait: releases `mutex` as an unlock does,
@@ -212,16 +241,16 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         word::store(key, 1);
         word::store(&mutex, next);
         if poll {
-            self.check();
+            self.settle();
             return Err(ResultCode::TIMED_OUT);
         }
         let place = Place::CondVar {
             key: addr_of(key),
             mutex,
         };
-        let k = self.push(me, tag, place);
-        self.check();
-        Ok(WaitKey(k))
+        let key = self.push(me, tag, place);
+        self.settle();
+        Ok(key)
     }
 
     /// svcSignalProcessWideKey: up to `count` waiters of `key` (`<= 0`: all), best first,
@@ -243,13 +272,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             };
             n += 1;
             self.unlink(k);
-            let place = std::mem::replace(&mut self.waiters[k].place, Place::Done(Ok(())));
-            let Place::CondVar { mutex, .. } = place else {
-                unreachable!("a condvar queue holds {place:?}")
+            let w = &self.waiters[k];
+            let Place::CondVar { mutex, .. } = &w.place else {
+                unreachable!("a condvar queue holds {:?}", w.place)
             };
-            let old = word::update_lock(&mutex, self.waiters[k].tag, WAITERS);
-            let addr = addr_of(&*mutex);
-            drop(mutex);
+            let old = word::update_lock(mutex, w.tag, WAITERS);
+            let addr = addr_of(&**mutex);
             if old == 0 {
                 self.finish(k, Ok(()), fx);
                 continue;
@@ -281,7 +309,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         if self.first(Tree::CondVar, key_addr).is_none() {
             word::store(key, 0);
         }
-        self.check();
+        self.settle();
     }
 
     /// svcWaitForAddress (types 0..=2) up to the wait: InvalidState if the word does not
@@ -330,9 +358,9 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         if poll {
             return Err(ResultCode::TIMED_OUT);
         }
-        let k = self.push(me, 0, Place::Address(addr));
+        let key = self.push(me, 0, Place::Address(addr));
         self.check();
-        Ok(WaitKey(k))
+        Ok(key)
     }
 
     /// svcSignalToAddress: checks and updates the word as `kind` says (InvalidState, with
@@ -374,18 +402,17 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             self.unlink(k);
             self.finish(k, Ok(()), fx);
         }
-        self.check();
+        self.settle();
         Ok(n as usize)
     }
 
-    /// A wait's result if it ended (its entry is then gone and `key` is spent), else keeps
+    /// A wait's result if it ended (its entry is gone and `key` is spent), else keeps
     /// `waker` to wake it.
-    pub(crate) fn poll(&mut self, key: WaitKey, waker: &Waker) -> Option<Result<(), ResultCode>> {
-        let w = &mut self.waiters[key.0];
-        if let Place::Done(r) = w.place {
-            self.waiters.remove(key.0);
+    pub(crate) fn poll(&mut self, key: &WaitKey, waker: &Waker) -> Option<Result<(), ResultCode>> {
+        if let Some(r) = key.ended() {
             return Some(r);
         }
+        let w = &mut self.waiters[key.slot];
         if !w.waker.as_ref().is_some_and(|x| x.will_wake(waker)) {
             w.waker = Some(waker.clone());
         }
@@ -397,15 +424,14 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     /// `key` is spent.
     pub(crate) fn cancel(
         &mut self,
-        key: WaitKey,
+        key: &WaitKey,
         code: ResultCode,
         fx: &mut Effects<R>,
     ) -> Result<(), ResultCode> {
-        let k = key.0;
-        if let Place::Done(r) = self.waiters[k].place {
-            self.waiters.remove(k);
+        if let Some(r) = key.ended() {
             return r;
         }
+        let k = key.slot;
         let owner = match self.waiters[k].place {
             Place::Lock { owner, .. } => Some(owner),
             _ => None,
@@ -443,7 +469,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         for k in info.held {
             self.finish(k, Err(ResultCode::INVALID_STATE), fx);
         }
-        self.check();
+        self.settle();
     }
 
     /// What the caller gave for thread `id` (its `Party::r`), while the table knows it.
@@ -452,8 +478,11 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     }
 
     /// The owner a lock wait waits for (`None` for any other wait, or one that ended).
-    pub(crate) fn lock_owner(&self, key: WaitKey) -> Option<u32> {
-        match self.waiters.get(key.0)?.place {
+    pub(crate) fn lock_owner(&self, key: &WaitKey) -> Option<u32> {
+        if key.mail.is_full() {
+            return None;
+        }
+        match self.waiters[key.slot].place {
             Place::Lock { owner, .. } => Some(owner),
             _ => None,
         }
@@ -510,11 +539,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     }
 
     /// Registers `me`'s wait at `place`, ranked by its effective priority.
-    fn push(&mut self, me: &Party<R>, tag: u32, place: Place<W>) -> usize {
+    fn push(&mut self, me: &Party<R>, tag: u32, place: Place<W>) -> WaitKey {
         self.enter(me);
         let ticket = self.ticket();
         let info = self.threads.get_mut(&me.id).expect("entered above");
         debug_assert!(info.waiting.is_none(), "thread {:#x} waits twice", me.id);
+        let mail = Arc::new(Mailbox::default());
         let k = self.waiters.insert(Waiter {
             thread: me.id,
             priority: info.effective,
@@ -522,10 +552,11 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             tag,
             place,
             waker: None,
+            mail: mail.clone(),
         });
         info.waiting = Some(k);
         self.link(k);
-        k
+        WaitKey { slot: k, mail }
     }
 
     /// Puts waiter `k` where its place says (its rank decides the position).
@@ -543,7 +574,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                     .push(k);
                 return;
             }
-            Place::Done(_) => unreachable!("linking a finished wait"),
         };
         if self.queues.len() >= SWEEP_AT && !self.queues.contains_key(&tree) {
             self.queues.retain(|_, q| !q.is_empty());
@@ -565,7 +595,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 }
                 return;
             }
-            Place::Done(_) => return,
         };
         if let Some(q) = self.queues.get_mut(&tree) {
             if let Some(i) = q.iter().position(|&j| j == k) {
@@ -574,11 +603,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         }
     }
 
-    /// Ends waiter `k` (already unlinked) with `r`, waking it.
+    /// Ends waiter `k` (already unlinked) with `r`: takes it out of the table, and wakes it
+    /// with `r` in its mailbox once the operation settles.
     fn finish(&mut self, k: usize, r: Result<(), ResultCode>, fx: &mut Effects<R>) {
-        let w = &mut self.waiters[k];
-        w.place = Place::Done(r);
-        if let Some(waker) = w.waker.take() {
+        let w = self.waiters.remove(k);
+        self.ended.push((w.mail, r));
+        if let Some(waker) = w.waker {
             fx.wake.push(waker);
         }
         let t = w.thread;
@@ -690,11 +720,24 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         }
     }
 
+    /// The end of an operation that may have ended waits, after its last write to a guest
+    /// word: their results go to their mailboxes (the wakes follow once the lock is dropped).
+    fn settle(&mut self) {
+        for (mail, r) in self.ended.drain(..) {
+            mail.put(r);
+        }
+        self.check();
+    }
+
     /// Checks the module's invariants (debug builds; tests call it directly).
     pub(crate) fn check(&self) {
         if !cfg!(debug_assertions) && !cfg!(test) {
             return;
         }
+        assert!(
+            self.ended.is_empty(),
+            "an operation ended waits and did not settle"
+        );
         let mut seen = vec![0u32; self.waiters.capacity()];
         assert!(
             self.queues.len() <= SWEEP_AT,
@@ -741,19 +784,17 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             }
         }
         for (k, w) in &self.waiters {
-            let want = u32::from(!matches!(w.place, Place::Done(_)));
             assert_eq!(
-                seen[k], want,
+                seen[k], 1,
                 "waiter {k} ({:?}) linked {} times",
                 w.place, seen[k]
             );
-            if want == 1 {
-                let info = self
-                    .threads
-                    .get(&w.thread)
-                    .expect("a waiter's thread is known");
-                assert_eq!(info.waiting, Some(k), "waiter {k} not its thread's wait");
-            }
+            assert!(!w.mail.is_full(), "waiter {k} ended but kept");
+            let info = self
+                .threads
+                .get(&w.thread)
+                .expect("a waiter's thread is known");
+            assert_eq!(info.waiting, Some(k), "waiter {k} not its thread's wait");
         }
     }
 }

@@ -91,13 +91,13 @@ impl Harness {
         self.t.check();
     }
 
-    fn poll(&mut self, k: WaitKey) -> Option<Result<(), ResultCode>> {
+    fn poll(&mut self, k: &WaitKey) -> Option<Result<(), ResultCode>> {
         let r = self.t.poll(k, &self.waker);
         self.t.check();
         r
     }
 
-    fn cancel(&mut self, k: WaitKey, code: ResultCode) -> Result<(), ResultCode> {
+    fn cancel(&mut self, k: &WaitKey, code: ResultCode) -> Result<(), ResultCode> {
         self.fx = noting();
         let r = self.t.cancel(k, code, &mut self.fx);
         self.t.check();
@@ -166,8 +166,8 @@ fn a_lock_goes_to_the_best_waiter_then_the_longest() {
         3 | WAITERS,
         "priority 30 first, the earlier of two; others remain"
     );
-    assert_eq!(h.poll(c), Some(Ok(())));
-    assert_eq!((h.poll(b), h.poll(d)), (None, None));
+    assert_eq!(h.poll(&c), Some(Ok(())));
+    assert_eq!((h.poll(&b), h.poll(&d)), (None, None));
     assert_eq!(
         h.lent(1),
         Some(None),
@@ -176,10 +176,10 @@ fn a_lock_goes_to_the_best_waiter_then_the_longest() {
     assert_eq!(h.t.effective(1), None, "and is forgotten");
     h.unlock(3, &m);
     assert_eq!(get(&m), 4 | WAITERS);
-    assert_eq!(h.poll(d), Some(Ok(())));
+    assert_eq!(h.poll(&d), Some(Ok(())));
     h.unlock(4, &m);
     assert_eq!(get(&m), 2, "the last waiter: no WAITERS bit");
-    assert_eq!(h.poll(b), Some(Ok(())));
+    assert_eq!(h.poll(&b), Some(Ok(())));
     h.unlock(2, &m);
     assert_eq!(get(&m), 0);
 }
@@ -212,9 +212,9 @@ fn an_unlock_finds_only_the_waiters_registered_against_its_caller() {
         0,
         "a stranger's unlock writes 0, as the kernel's does"
     );
-    assert_eq!(h.poll(b), None, "and hands nothing over");
+    assert_eq!(h.poll(&b), None, "and hands nothing over");
     h.unlock(1, &m);
-    assert_eq!((get(&m), h.poll(b)), (2, Some(Ok(()))));
+    assert_eq!((get(&m), h.poll(&b)), (2, Some(Ok(()))));
 }
 
 #[test]
@@ -230,7 +230,7 @@ fn inheritance_goes_up_the_chain_and_comes_back() {
     assert_eq!((h.lent(mid), h.lent(l)), (Some(Some(28)), Some(Some(28))));
     // H gives up (its timeout): both fall back, L to what M still lends.
     assert_eq!(
-        h.cancel(kh, ResultCode::TIMED_OUT),
+        h.cancel(&kh, ResultCode::TIMED_OUT),
         Err(ResultCode::TIMED_OUT)
     );
     assert_eq!((h.lent(mid), h.lent(l)), (Some(None), Some(Some(44))));
@@ -240,7 +240,7 @@ fn inheritance_goes_up_the_chain_and_comes_back() {
         "a cancel leaves the word to its owner"
     );
     h.unlock(l, &m1);
-    assert_eq!((get(&m1), h.poll(km)), (mid, Some(Ok(()))));
+    assert_eq!((get(&m1), h.poll(&km)), (mid, Some(Ok(()))));
     assert_eq!(h.lent(l), Some(None));
     assert_eq!(h.t.effective(l), None);
 }
@@ -278,12 +278,12 @@ fn a_re_ranked_waiter_goes_to_the_back_of_its_new_priority() {
     h.t.signal_address(&w, SignalType::Signal, 0, 1, &mut fx)
         .unwrap();
     assert_eq!(
-        (h.poll(b), h.poll(a), h.poll(c)),
+        (h.poll(&b), h.poll(&a), h.poll(&c)),
         (Some(Ok(())), None, None)
     );
     h.t.signal_address(&w, SignalType::Signal, 0, 1, &mut fx)
         .unwrap();
-    assert_eq!((h.poll(a), h.poll(c)), (Some(Ok(())), None));
+    assert_eq!((h.poll(&a), h.poll(&c)), (Some(Ok(())), None));
 }
 
 #[test]
@@ -297,7 +297,7 @@ fn a_condvar_wait_releases_the_mutex_and_marks_the_key() {
         (2, 1),
         "handed to the lock waiter; key marked"
     );
-    assert_eq!(h.poll(b), Some(Ok(())));
+    assert_eq!(h.poll(&b), Some(Ok(())));
     // B signals while it holds the mutex: A waits for B now, marking the word.
     h.signal_condvar(&key, 1);
     assert_eq!(
@@ -305,9 +305,9 @@ fn a_condvar_wait_releases_the_mutex_and_marks_the_key() {
         (2 | WAITERS, 0),
         "nobody left on the key"
     );
-    assert_eq!(h.poll(a), None);
+    assert_eq!(h.poll(&a), None);
     h.unlock(2, &m);
-    assert_eq!((get(&m), h.poll(a)), (1, Some(Ok(()))));
+    assert_eq!((get(&m), h.poll(&a)), (1, Some(Ok(()))));
 }
 
 #[test]
@@ -341,14 +341,14 @@ fn a_broadcast_gives_the_free_mutex_to_the_best_and_queues_the_rest() {
         (2 | WAITERS, 0),
         "priority 30 took it; the others wait"
     );
-    assert_eq!(h.poll(keys[1]), Some(Ok(())));
+    assert_eq!(h.poll(&keys[1]), Some(Ok(())));
     assert_eq!(h.t.effective(2), Some(30));
     h.unlock(2, &m);
     assert_eq!(get(&m), 1 | WAITERS);
     h.unlock(1, &m);
     assert_eq!(get(&m), 3);
     assert_eq!(
-        (h.poll(keys[0]), h.poll(keys[2])),
+        (h.poll(&keys[0]), h.poll(&keys[2])),
         (Some(Ok(())), Some(Ok(())))
     );
 }
@@ -369,7 +369,7 @@ fn a_signal_counts_and_keeps_the_key_while_waiters_remain() {
     );
     h.signal_condvar(&key, 0);
     assert_eq!((get(&m), get(&key)), (1 | WAITERS, 0), "count 0 is all");
-    assert_eq!(h.poll(ks[0]), Some(Ok(())));
+    assert_eq!(h.poll(&ks[0]), Some(Ok(())));
     let empty = word(1);
     h.signal_condvar(&empty, 1);
     assert_eq!(get(&empty), 0, "a signal that finds nobody writes 0 too");
@@ -387,7 +387,7 @@ fn a_signal_into_a_word_naming_no_thread_is_invalid_state() {
         0x77 | WAITERS,
         "the word was marked before the lookup"
     );
-    assert_eq!(h.poll(a), Some(Err(ResultCode::INVALID_STATE)));
+    assert_eq!(h.poll(&a), Some(Err(ResultCode::INVALID_STATE)));
 }
 
 #[test]
@@ -399,7 +399,7 @@ fn a_wait_that_ended_keeps_its_result_against_its_timeout() {
     h.t.signal_address(&w, SignalType::Signal, 0, -1, &mut fx)
         .unwrap();
     assert_eq!(
-        h.cancel(a, ResultCode::TIMED_OUT),
+        h.cancel(&a, ResultCode::TIMED_OUT),
         Ok(()),
         "the signal came first"
     );
@@ -407,7 +407,7 @@ fn a_wait_that_ended_keeps_its_result_against_its_timeout() {
     let b = h.lock(2, 1, &m).unwrap().unwrap();
     h.unlock(1, &m);
     assert_eq!(
-        h.cancel(b, ResultCode::CANCELLED),
+        h.cancel(&b, ResultCode::CANCELLED),
         Ok(()),
         "a hand-off is never lost"
     );
@@ -420,7 +420,7 @@ fn a_gone_owner_ends_its_lock_waiters_with_invalid_state() {
     let b = h.lock(2, 1, &m).unwrap().unwrap();
     h.t.forget(1, &mut h.fx);
     h.t.check();
-    assert_eq!(h.poll(b), Some(Err(ResultCode::INVALID_STATE)));
+    assert_eq!(h.poll(&b), Some(Err(ResultCode::INVALID_STATE)));
     assert_eq!(h.t.effective(2), None);
 }
 
@@ -437,9 +437,9 @@ fn address_waits_wake_by_count_best_first() {
     let mut fx = Effects::default();
     h.t.signal_address(&w, SignalType::Signal, 0, 2, &mut fx)
         .unwrap();
-    assert_eq!(fx.wake.len(), 0, "no waker was registered");
+    assert!(fx.wake.is_empty(), "no waker was registered");
     assert_eq!(
-        ks.map(|k| h.poll(k)),
+        ks.map(|k| h.poll(&k)),
         [Some(Ok(())), Some(Ok(())), None],
         "priority 20, then the longest of the 44s"
     );
@@ -454,7 +454,7 @@ fn empty_queues_are_kept_then_swept() {
         let mut fx = Effects::default();
         h.t.signal_address(w, SignalType::Signal, 0, 1, &mut fx)
             .unwrap();
-        assert_eq!(h.poll(k), Some(Ok(())));
+        assert_eq!(h.poll(&k), Some(Ok(())));
         if i < 100 {
             assert_eq!(h.t.queue_entries(), i + 1, "an emptied entry is kept");
         }
@@ -469,7 +469,7 @@ fn empty_queues_are_kept_then_swept() {
     let k = h.wait_address(1, last, 0);
     assert_eq!(h.t.queue_entries(), kept);
     assert_eq!(
-        h.cancel(k, ResultCode::TIMED_OUT),
+        h.cancel(&k, ResultCode::TIMED_OUT),
         Err(ResultCode::TIMED_OUT)
     );
 }
@@ -482,11 +482,11 @@ fn an_owner_of_two_locks_hands_over_only_the_one_it_unlocks() {
     let k3 = h.lock(3, 1, &m2).unwrap().unwrap();
     assert_eq!(h.t.effective(1), Some(20));
     h.unlock(1, &m1);
-    assert_eq!((get(&m1), h.poll(k2)), (2, Some(Ok(()))));
-    assert_eq!(h.poll(k3), None, "still waits for m2");
+    assert_eq!((get(&m1), h.poll(&k2)), (2, Some(Ok(()))));
+    assert_eq!(h.poll(&k3), None, "still waits for m2");
     assert_eq!(h.t.effective(1), Some(20), "and still lends its priority");
     h.unlock(1, &m2);
-    assert_eq!((get(&m2), h.poll(k3)), (3, Some(Ok(()))));
+    assert_eq!((get(&m2), h.poll(&k3)), (3, Some(Ok(()))));
     assert_eq!(h.t.effective(1), None);
 }
 
@@ -501,7 +501,7 @@ fn a_tag_is_written_as_its_waiter_gave_it() {
     let k = k.unwrap().unwrap();
     let _other = h.lock(3, 1, &m).unwrap().unwrap();
     h.unlock(1, &m);
-    assert_eq!((get(&m), h.poll(k)), (tag | WAITERS, Some(Ok(()))));
+    assert_eq!((get(&m), h.poll(&k)), (tag | WAITERS, Some(Ok(()))));
 }
 
 #[test]
@@ -535,7 +535,7 @@ fn the_waits_moved_to_another_owner_are_noted_when_asked() {
     let mut quiet = Effects::default();
     h.t.unlock(1, &m2, &mut quiet);
     assert_eq!((quiet.moved, get(&m2)), (vec![], 4));
-    assert_eq!(h.poll(k), Some(Ok(())));
+    assert_eq!(h.poll(&k), Some(Ok(())));
     h.unlock(2, &m);
     h.unlock(4, &m2);
 }

@@ -1,0 +1,82 @@
+//! A wait's mailbox: where the table puts the result of a wait it ends, so that the waiting
+//! thread takes it without the arbiter's lock.
+//!
+//! Invariant: a mailbox is filled at most once, under the arbiter's lock, by the operation
+//! that ends its wait and takes it out of the table, at that operation's end, after its last
+//! write to a guest word (a waiter may return the moment its result is there, and must find
+//! the word handed over); it is emptied once, by the wait's own future. So, read under the lock, an empty mailbox means the wait
+//! is still in the table under its key, and a full one that the key is spent (its slot may
+//! hold another wait by then): the future looks at the mailbox before it hands the key to the
+//! table, and a woken waiter that finds its result there returns without the lock. That keeps
+//! the arbiter's one lock off the path of a hand-off's waiter, where it would wait for the
+//! signaller's next registration (docs/svc.md, "One lock").
+
+use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::ResultCode;
+
+/// No result yet.
+const EMPTY: u32 = 0;
+/// Success. Every other value is an error's result code, which is never 0 (0 is success on
+/// Horizon, never an error) nor all ones (the module and description fields leave the top
+/// ten bits clear).
+const OK: u32 = u32::MAX;
+
+/// The result of one wait, once it ended.
+#[derive(Debug, Default)]
+pub(crate) struct Mailbox(AtomicU32);
+
+impl Mailbox {
+    /// Puts `r` in the mailbox. Called under the arbiter's lock, once.
+    pub(crate) fn put(&self, r: Result<(), ResultCode>) {
+        let v = match r {
+            Ok(()) => OK,
+            Err(code) => code.0,
+        };
+        debug_assert!(v != EMPTY, "an error result of 0");
+        // Release: what the ending operation did (a mutex word handed over, a lent priority
+        // taken back) happens before the waiter that takes the result returns.
+        let old = self.0.swap(v, Ordering::Release);
+        debug_assert_eq!(old, EMPTY, "a wait ended twice");
+    }
+
+    /// Whether the wait ended and its result is not taken yet. Only under the arbiter's lock
+    /// is the answer final (a result comes only under it).
+    pub(crate) fn is_full(&self) -> bool {
+        // Relaxed: read under the lock that every `put` happens under.
+        self.0.load(Ordering::Relaxed) != EMPTY
+    }
+
+    /// Takes the result, if the wait ended.
+    pub(crate) fn take(&self) -> Option<Result<(), ResultCode>> {
+        // Acquire: pairs with `put`'s Release. A swap, not a load: the result is the future's
+        // once, as the table's entry was.
+        match self.0.swap(EMPTY, Ordering::Acquire) {
+            EMPTY => None,
+            OK => Some(Ok(())),
+            code => Some(Err(ResultCode(code))),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_is_taken_once_as_it_was_put() {
+        for r in [
+            Ok(()),
+            Err(ResultCode::TIMED_OUT),
+            Err(ResultCode::CANCELLED),
+            Err(ResultCode::INVALID_STATE),
+            Err(ResultCode::INVALID_HANDLE),
+            Err(ResultCode::TERMINATION_REQUESTED),
+        ] {
+            let m = Mailbox::default();
+            assert_eq!(m.take(), None, "empty at first");
+            m.put(r);
+            assert_eq!(m.take(), Some(r));
+            assert_eq!(m.take(), None, "{r:?} taken twice");
+        }
+    }
+}
