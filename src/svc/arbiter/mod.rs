@@ -6,11 +6,13 @@
 //! other, as under the console kernel's scheduler lock; guest code still races with it on
 //! the words through their atomics. The priorities the table lends (priority inheritance)
 //! are put on the threads' virtual-core rank still under the lock, so they land in order;
-//! wakes happen after it is dropped. Locks nest in one order only: the arbiter's, then the
-//! handle table's (looking a mutex word's owner up), the virtual cores' (a lent priority) or
-//! the word pollers' (a zero-timeout WaitForAddress that found nothing, a signal).
+//! wakes happen after it is dropped. The sleeping pollers of words (a zero-timeout
+//! WaitForAddress that found nothing, a signal that readies them) are kept under the same
+//! lock. Locks nest in one order only: the arbiter's, then the handle table's (looking a
+//! mutex word's owner up) or the virtual cores' (a lent priority).
 //!
-//! A wait ends when the table ends it (a signal, a hand-off, an owner gone), at its deadline
+//! A wait ends when the table ends it (a signal, a hand-off, an owner gone: its result goes
+//! to the wait's mailbox, which the woken waiter reads without the lock), at its deadline
 //! (TimedOut), or at its runtime's shutdown (Cancelled): the last two take it out of the table
 //! under the lock, unless it ended first, whose result then wins. A wait's entry is gone from
 //! the table before the call that made it returns, on every path (its future's drop removes
@@ -131,10 +133,16 @@ fn host_id() -> u32 {
 /// The arbiter of one process.
 #[derive(Debug)]
 pub(crate) struct Arbiter {
-    table: Mutex<Waits>,
+    state: Mutex<State>,
     gates: [SpinGate; GATES],
-    /// Taken only under `table`'s lock.
-    words: Mutex<WordPollers>,
+}
+
+/// What the arbiter's one lock guards: the table of waits, and the sleeping pollers of words
+/// (marked and readied in the same step as the table's check or signal of the word).
+#[derive(Debug)]
+struct State {
+    waits: Waits,
+    words: WordPollers,
 }
 
 /// How a blocked wait learns it must end without its signal: its deadline and its
@@ -154,9 +162,11 @@ impl Arbiter {
     /// An arbiter nobody waits in.
     pub(crate) fn new() -> Self {
         Arbiter {
-            table: Mutex::new(Table::new()),
+            state: Mutex::new(State {
+                waits: Table::new(),
+                words: WordPollers::default(),
+            }),
             gates: std::array::from_fn(|_| SpinGate::new()),
-            words: Mutex::new(WordPollers::default()),
         }
     }
 
@@ -175,20 +185,32 @@ impl Arbiter {
         &self,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> T,
     ) -> T {
+        self.run_with_words(|t, _, fx| op(t, fx))
+    }
+
+    /// [`Arbiter::run`], with the word pollers too.
+    fn run_with_words<T>(
+        &self,
+        op: impl FnOnce(&mut Waits, &mut WordPollers, &mut Effects<Option<Thread>>) -> T,
+    ) -> T {
         let mut fx = Effects {
             note_moves: trace::on(),
             ..Effects::default()
         };
         let r = {
-            let mut table = lock(&self.table);
-            let r = op(&mut table, &mut fx);
+            let mut state = lock(&self.state);
+            let State {
+                waits: table,
+                words,
+            } = &mut *state;
+            let r = op(table, words, &mut fx);
             for (thread, lent) in fx.lend.drain(..) {
                 if let Some(t) = thread {
                     t.lend_priority(lent);
                 }
             }
             for m in fx.moved.drain(..) {
-                trace_move(&table, m);
+                trace_move(table, m);
             }
             r
         };
@@ -206,10 +228,10 @@ impl Arbiter {
         addr: usize,
         op: impl FnOnce(&mut Waits) -> Result<WaitKey, ResultCode>,
     ) -> Result<(), ResultCode> {
-        let r = self.run(|t, fx| {
+        let r = self.run_with_words(|t, words, fx| {
             let r = op(t).and_then(|k| t.cancel(&k, ResultCode::TIMED_OUT, fx));
             if r == Err(ResultCode::TIMED_OUT) {
-                lock(&self.words).missed(addr);
+                words.missed(addr);
             }
             r
         });
@@ -229,9 +251,9 @@ impl Arbiter {
         told: usize,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> Result<usize, ResultCode>,
     ) -> Result<(), ResultCode> {
-        let promote = self.run(|t, fx| {
+        let promote = self.run_with_words(|t, words, fx| {
             let woken = op(t, fx)?;
-            Ok(lock(&self.words).ready(addr, told, woken))
+            Ok(words.ready(addr, told, woken))
         })?;
         if let Some((site, n)) = promote {
             site.promote(n);
