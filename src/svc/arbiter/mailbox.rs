@@ -39,13 +39,6 @@ impl Mailbox {
         debug_assert_eq!(old, EMPTY, "a wait ended twice");
     }
 
-    /// Whether the wait ended and its result is not taken yet. Only under the arbiter's lock
-    /// is the answer final (a result comes only under it).
-    pub(crate) fn is_full(&self) -> bool {
-        // Relaxed: read under the lock that every `put` happens under.
-        self.0.load(Ordering::Relaxed) != EMPTY
-    }
-
     /// Takes the result, if the wait ended.
     pub(crate) fn take(&self) -> Option<Result<(), ResultCode>> {
         // Acquire: pairs with `put`'s Release. A swap, not a load: the result is the future's

@@ -191,13 +191,12 @@ fn a_lock_checks_the_word_before_the_owner() {
     let me = h.me(1);
     let nobody = |_: u32| -> Option<Party<u32>> { panic!("looked the owner up") };
     let r = h.t.lock(&me, 5, &free, 1, nobody, &mut h.fx);
-    assert_eq!(
-        r,
-        Ok(None),
+    assert!(
+        matches!(r, Ok(None)),
         "the word is not owner | WAITERS: success at once"
     );
     let ghost = word(7 | WAITERS);
-    assert_eq!(h.lock(1, 7, &ghost), Err(ResultCode::INVALID_HANDLE));
+    assert_eq!(h.lock(1, 7, &ghost).err(), Some(ResultCode::INVALID_HANDLE));
     assert_eq!(get(&ghost), 7 | WAITERS, "untouched");
 }
 
@@ -315,8 +314,8 @@ fn a_zero_timeout_releases_and_times_out() {
     let mut h = Harness::new(&[(1, 44)]);
     let (m, key) = (word(1), word(0));
     assert_eq!(
-        h.wait_condvar(1, &m, &key, true),
-        Err(ResultCode::TIMED_OUT)
+        h.wait_condvar(1, &m, &key, true).err(),
+        Some(ResultCode::TIMED_OUT)
     );
     assert_eq!(
         (get(&m), get(&key)),
