@@ -36,6 +36,7 @@ use crate::sync::atomic::{AtomicU32, AtomicU64};
 use crate::sync::Arc;
 use crate::ResultCode;
 use slab::Slab;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::task::Waker;
@@ -164,6 +165,21 @@ pub(crate) struct Table<R, W> {
 /// waited-on words in use at once are far fewer).
 const SWEEP_AT: usize = 1024;
 
+/// Thread `p`'s entry, made if it has none (a known thread's own priority is kept up to date
+/// by [`Table::set_base`], which follows every change of it).
+fn entry<'a, R: Clone>(
+    threads: &'a mut HashMap<u32, Info<R>, WordHash>,
+    p: &Party<R>,
+) -> &'a mut Info<R> {
+    threads.entry(p.id).or_insert_with(|| Info {
+        base: p.priority,
+        effective: p.priority,
+        r: p.r.clone(),
+        waiting: None,
+        held: Vec::new(),
+    })
+}
+
 /// The address of a guest word: the key it is waited on by.
 fn addr_of<T>(w: &T) -> usize {
     w as *const T as usize
@@ -198,7 +214,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             return Ok(None);
         }
         let owner = resolve(owner).ok_or(ResultCode::INVALID_HANDLE)?;
-        self.enter(&owner);
+        entry(&mut self.threads, &owner);
         let place = Place::Lock {
             owner: owner.id,
             addr: addr_of(word),
@@ -260,11 +276,10 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         let key_addr = addr_of(key);
         let mut n = 0;
         while count <= 0 || n < count {
-            let Some(k) = self.first(Tree::CondVar, key_addr) else {
+            let Some(k) = self.pop_first(Tree::CondVar, key_addr) else {
                 break;
             };
             n += 1;
-            self.unlink(k);
             let w = &self.waiters[k];
             let Place::CondVar { mutex, .. } = &w.place else {
                 unreachable!("a condvar queue holds {:?}", w.place)
@@ -277,7 +292,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             }
             match resolve(old & !WAITERS) {
                 Some(owner) => {
-                    self.enter(&owner);
+                    entry(&mut self.threads, &owner);
                     if fx.note_moves {
                         fx.moved.push(Move {
                             waiter: self.waiters[k].thread,
@@ -388,11 +403,10 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         }
         let mut n = 0;
         while count <= 0 || n < count {
-            let Some(k) = self.first(Tree::Address, addr) else {
+            let Some(k) = self.pop_first(Tree::Address, addr) else {
                 break;
             };
             n += 1;
-            self.unlink(k);
             self.finish(k, Ok(()), fx);
         }
         self.settle();
@@ -511,29 +525,22 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         self.queues.get(&(tree, addr)).map_or(0, Vec::len)
     }
 
+    /// Takes the first waiter out of a queue (as `unlink` would: its place stays as it was).
+    fn pop_first(&mut self, tree: Tree, addr: usize) -> Option<usize> {
+        let q = self.queues.get_mut(&(tree, addr))?;
+        (!q.is_empty()).then(|| q.remove(0))
+    }
+
     fn first(&self, tree: Tree, addr: usize) -> Option<usize> {
         self.queues
             .get(&(tree, addr))
             .and_then(|q| q.first().copied())
     }
 
-    /// Makes sure `p` has an entry (a known thread's own priority is kept up to date by
-    /// [`Table::set_base`], which follows every change of it).
-    fn enter(&mut self, p: &Party<R>) {
-        self.threads.entry(p.id).or_insert_with(|| Info {
-            base: p.priority,
-            effective: p.priority,
-            r: p.r.clone(),
-            waiting: None,
-            held: Vec::new(),
-        });
-    }
-
     /// Registers `me`'s wait at `place`, ranked by its effective priority.
     fn push(&mut self, me: &Party<R>, tag: u32, place: Place<W>) -> WaitKey {
-        self.enter(me);
         let ticket = self.ticket();
-        let info = self.threads.get_mut(&me.id).expect("entered above");
+        let info = entry(&mut self.threads, me);
         debug_assert!(info.waiting.is_none(), "thread {:#x} waits twice", me.id);
         let mail = Arc::new(Mailbox::default());
         let k = self.waiters.insert(Waiter {
@@ -602,11 +609,20 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         if let Some(waker) = w.waker {
             fx.wake.push(waker);
         }
-        let t = w.thread;
-        if let Some(info) = self.threads.get_mut(&t) {
+        // The thread waits no more; its entry goes unless lock waiters are registered
+        // against it (tidy's rule, in one lookup).
+        if let Entry::Occupied(mut e) = self.threads.entry(w.thread) {
+            let info = e.get_mut();
             info.waiting = None;
+            if info.held.is_empty() {
+                debug_assert_eq!(
+                    info.effective, info.base,
+                    "thread {:#x} keeps a lent priority",
+                    w.thread
+                );
+                e.remove();
+            }
         }
-        self.tidy(t);
     }
 
     /// Drops thread `id`'s entry once it neither waits nor has lock waiters.
