@@ -27,6 +27,8 @@
 //!   change of either re-ranks the wait at the back of its new priority, and goes up the
 //!   chain of lock owners (mesosphère's `RestorePriority`).
 
+mod check;
+
 use super::hasher::WordHash;
 use super::mailbox::Mailbox;
 use super::word;
@@ -734,73 +736,5 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             mail.put(r);
         }
         self.check();
-    }
-
-    /// Checks the module's invariants (debug builds; tests call it directly).
-    pub(crate) fn check(&self) {
-        if !cfg!(debug_assertions) && !cfg!(test) {
-            return;
-        }
-        assert!(
-            self.ended.is_empty(),
-            "an operation ended waits and did not settle"
-        );
-        let mut seen = vec![0u32; self.waiters.capacity()];
-        assert!(
-            self.queues.len() <= SWEEP_AT,
-            "{} queue entries",
-            self.queues.len()
-        );
-        for ((tree, addr), q) in &self.queues {
-            for pair in q.windows(2) {
-                assert!(
-                    self.rank(pair[0]) < self.rank(pair[1]),
-                    "queue out of order"
-                );
-            }
-            for &k in q {
-                seen[k] += 1;
-                let here = match &self.waiters[k].place {
-                    Place::Address(a) => (Tree::Address, *a),
-                    Place::CondVar { key, .. } => (Tree::CondVar, *key),
-                    p => panic!("waiter {k} in queue {tree:?} is {p:?}"),
-                };
-                assert_eq!(here, (*tree, *addr), "waiter {k} in the wrong queue");
-            }
-        }
-        for (id, info) in &self.threads {
-            assert!(
-                info.waiting.is_some() || !info.held.is_empty(),
-                "idle thread {id:#x} kept"
-            );
-            let best = info.held.iter().map(|&k| self.waiters[k].priority).min();
-            let want = best.map_or(info.base, |b| b.min(info.base));
-            assert_eq!(info.effective, want, "thread {id:#x}'s effective priority");
-            for &k in &info.held {
-                seen[k] += 1;
-                assert!(
-                    matches!(self.waiters[k].place, Place::Lock { owner, .. } if owner == *id),
-                    "waiter {k} held by {id:#x} is {:?}",
-                    self.waiters[k].place
-                );
-            }
-            if let Some(k) = info.waiting {
-                let w = &self.waiters[k];
-                assert_eq!(w.thread, *id, "thread {id:#x} waits as waiter {k}");
-                assert_eq!(w.priority, info.effective, "waiter {k}'s priority");
-            }
-        }
-        for (k, w) in &self.waiters {
-            assert_eq!(
-                seen[k], 1,
-                "waiter {k} ({:?}) linked {} times",
-                w.place, seen[k]
-            );
-            let info = self
-                .threads
-                .get(&w.thread)
-                .expect("a waiter's thread is known");
-            assert_eq!(info.waiting, Some(k), "waiter {k} not its thread's wait");
-        }
     }
 }
