@@ -4,12 +4,13 @@
 //! Invariant: a mailbox is filled at most once, under the arbiter's lock, by the operation
 //! that ends its wait and takes it out of the table, at that operation's end, after its last
 //! write to a guest word (a waiter may return the moment its result is there, and must find
-//! the word handed over); it is emptied once, by the wait's own future. So, read under the lock, an empty mailbox means the wait
-//! is still in the table under its key, and a full one that the key is spent (its slot may
-//! hold another wait by then): the future looks at the mailbox before it hands the key to the
-//! table, and a woken waiter that finds its result there returns without the lock. That keeps
-//! the arbiter's one lock off the path of a hand-off's waiter, where it would wait for the
-//! signaller's next registration (docs/svc.md, "One lock").
+//! the word handed over); it is emptied once, by the wait's own future. So, read under the
+//! lock, an empty mailbox means the wait is still in the table under its key, and a full one
+//! that the key is spent (its slot may hold another wait by then): the future looks at the
+//! mailbox before it hands the key to the table, and a woken waiter that finds its result
+//! there returns without the lock. That keeps the arbiter's one lock off the path of a
+//! hand-off's waiter, where it would wait for the signaller's next registration (docs/svc.md,
+//! "One lock").
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::ResultCode;

@@ -38,7 +38,7 @@ use crate::sync::atomic::{AtomicU32, AtomicU64};
 use crate::sync::Arc;
 use crate::ResultCode;
 use slab::Slab;
-use std::collections::hash_map::Entry;
+use std::collections::hash_map::{Entry, OccupiedEntry};
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::task::Waker;
@@ -180,6 +180,21 @@ fn entry<'a, R: Clone>(
         waiting: None,
         held: Vec::new(),
     })
+}
+
+/// Drops a thread's entry once it neither waits nor has lock waiters ([`Table::tidy`]'s rule,
+/// for a caller that holds the entry already).
+fn tidy_entry<R>(e: OccupiedEntry<'_, u32, Info<R>>) {
+    let info = e.get();
+    if info.waiting.is_none() && info.held.is_empty() {
+        debug_assert_eq!(
+            info.effective,
+            info.base,
+            "thread {:#x} keeps a lent priority",
+            e.key()
+        );
+        e.remove();
+    }
 }
 
 /// The address of a guest word: the key it is waited on by.
@@ -611,32 +626,18 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         if let Some(waker) = w.waker {
             fx.wake.push(waker);
         }
-        // The thread waits no more; its entry goes unless lock waiters are registered
-        // against it (tidy's rule, in one lookup).
+        // The thread waits no more, and its entry goes unless lock waiters are registered
+        // against it: one lookup for both.
         if let Entry::Occupied(mut e) = self.threads.entry(w.thread) {
-            let info = e.get_mut();
-            info.waiting = None;
-            if info.held.is_empty() {
-                debug_assert_eq!(
-                    info.effective, info.base,
-                    "thread {:#x} keeps a lent priority",
-                    w.thread
-                );
-                e.remove();
-            }
+            e.get_mut().waiting = None;
+            tidy_entry(e);
         }
     }
 
     /// Drops thread `id`'s entry once it neither waits nor has lock waiters.
     fn tidy(&mut self, id: u32) {
-        if let Some(info) = self.threads.get(&id) {
-            if info.waiting.is_none() && info.held.is_empty() {
-                debug_assert_eq!(
-                    info.effective, info.base,
-                    "thread {id:#x} keeps a lent priority"
-                );
-                self.threads.remove(&id);
-            }
+        if let Entry::Occupied(e) = self.threads.entry(id) {
+            tidy_entry(e);
         }
     }
 
