@@ -167,6 +167,15 @@ fn the_c_host_under_sanitizers() {
 }
 
 #[test]
+fn every_zero_timeout_call_is_an_idle_poll() {
+    let out = host("capi/tests/c/idle_polls.c", false, &[]);
+    assert!(
+        out.contains("every zero-timeout call was an idle poll"),
+        "{out}"
+    );
+}
+
+#[test]
 fn every_call_answers_its_bad_inputs_with_their_codes() {
     let out = host("capi/tests/c/bad_input.c", false, &[]);
     assert!(out.contains("every bad input answered"), "{out}");
