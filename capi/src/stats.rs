@@ -7,7 +7,7 @@
 use crate::boundary::{self, entry, Error, Out, Versioned};
 use crate::result::{hos_result, HOS_RESULT_INVALID_SIZE};
 use crate::runtime::hos_runtime;
-use hos_rs::{CpuTime, SleepPath};
+use hos_rs::{CpuTime, PrecisePath, SleepPath};
 use std::mem::size_of;
 use std::time::Duration;
 
@@ -101,11 +101,18 @@ pub struct hos_stats {
     /// Wake slices the OS did not take (a kernel before Linux 6.12, another OS, a real-time
     /// thread): those threads kept the OS default.
     pub wake_slices_ignored: u64,
+    /// Calibration, tracked: how early a job worker's precise sleep arms its own slack-1 timer
+    /// before its deadline (the 75th percentile of the timer's lateness).
+    pub timer_margin_ns: u64,
+    /// 1 if serial threads' short precise sleeps go through the reactor (the boot calibration
+    /// found it cheaper than their own timer), 0 if they take their own timer.
+    pub precise_reactor: u32,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
 unsafe impl Versioned for hos_stats {
-    const FIRST_SIZE: usize = size_of::<hos_stats>();
+    // The first version ended with `wake_slices_ignored`.
+    const FIRST_SIZE: usize = std::mem::offset_of!(hos_stats, timer_margin_ns);
 }
 
 /// One live guest thread's figures. Set `size` of the first element of the array to
@@ -196,6 +203,8 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         vcore_revokes: s.vcore_revokes,
         wake_slices: s.wake_slices,
         wake_slices_ignored: s.wake_slices_ignored,
+        timer_margin_ns: s.calibration.timer_margin_ns,
+        precise_reactor: u32::from(s.calibration.precise == PrecisePath::Reactor),
     }
 }
 
