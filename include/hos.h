@@ -16,6 +16,44 @@
 #include <stdint.h>
 #include <stddef.h>
 
+// `hos_guest_state.doing`: running guest code, or blocked outside the runtime (an OS call, a
+// lock of the host's, a join): nothing the runtime can end.
+#define HOS_DOING_GUEST_CODE 0
+
+// `hos_guest_state.doing`: blocked in a wait of the runtime (`on` says on what).
+#define HOS_DOING_WAITING 1
+
+// `hos_guest_state.doing`: its entry returned; it is giving back what it held.
+#define HOS_DOING_LEAVING 2
+
+// `hos_wait_node.state`: running guest code on the virtual core `core`.
+#define HOS_WAIT_STATE_RUNNING 0
+
+// `hos_wait_node.state`: running beside the virtual cores after an escape.
+#define HOS_WAIT_STATE_ESCAPED 1
+
+// `hos_wait_node.state`: running beside the virtual cores until its next checkpoint, its core
+// taken after the kick's grace (HOS_VCORE_GRACE_US).
+#define HOS_WAIT_STATE_REVOKED 2
+
+// `hos_wait_node.state`: waiting for a virtual core (`holders`: the cores' holders).
+#define HOS_WAIT_STATE_WAITING_FOR_CORE 3
+
+// `hos_wait_node.state`: waiting on objects (`waits_on` names them; `holders`: who holds
+// them, a mutex's owner).
+#define HOS_WAIT_STATE_WAITING 4
+
+// `hos_wait_node.state`: sleeping `sleep_ns`.
+#define HOS_WAIT_STATE_SLEEPING 5
+
+// `hos_wait_node.state`: holding no core, in no wait the recorder saw (running host code,
+// or the flight recorder is off: HOS_FLIGHT=0).
+#define HOS_WAIT_STATE_OTHER 6
+
+// How many holders a `hos_wait_node` carries (a wait for a core has one per virtual core,
+// 8 at most).
+#define HOS_WAIT_NODE_HOLDERS 8
+
 // The most handles one `hos_svc_wait_synchronization` takes (Horizon's limit).
 #define HOS_MAX_WAIT_HANDLES 64
 
@@ -173,6 +211,102 @@ typedef struct {
   uint8_t name[64];
 } hos_thread_stats;
 
+// What one live guest thread is doing. Set `size` of the first element of the array to
+// `sizeof(hos_guest_state)` before `hos_guest_states`.
+typedef struct {
+  // Set by the caller in the first element: `sizeof(hos_guest_state)`.
+  uint32_t size;
+  // `HOS_DOING_GUEST_CODE`, `HOS_DOING_WAITING` or `HOS_DOING_LEAVING`.
+  uint32_t doing;
+  // Its id: what `hos_svc_get_thread_id` gives for its handle.
+  uint64_t id;
+  // While waiting: how long it has waited so far; else 0.
+  uint64_t waited_ns;
+  // While waiting: what on ("sleep", "mutex", "virtual core", ...), NUL-terminated; else "".
+  uint8_t on[32];
+  // Its name, NUL-terminated, cut at 63 bytes (on a character boundary).
+  uint8_t name[64];
+} hos_guest_state;
+
+// One guest thread in the wait tree. Set `size` of the first element of the array to
+// `sizeof(hos_wait_node)` before `hos_wait_tree`.
+typedef struct {
+  // Set by the caller in the first element: `sizeof(hos_wait_node)`.
+  uint32_t size;
+  // One of `HOS_WAIT_STATE_*`.
+  uint32_t state;
+  // Its id: what `hos_svc_get_thread_id` gives for its handle.
+  uint64_t id;
+  // Its own Horizon priority, 0 ..= 63.
+  uint32_t priority;
+  // A better priority it runs at, lent by a thread waiting for a lock it holds (priority
+  // inheritance); -1 if none.
+  int32_t lent_priority;
+  // Its allowed virtual cores.
+  uint64_t core_mask;
+  // `HOS_WAIT_STATE_RUNNING`: the virtual core; else -1.
+  int32_t core;
+  // 1 if it is in a cycle of holders (a deadlock), else 0.
+  uint32_t deadlock;
+  // For how long it has been in this state; `UINT64_MAX` if unknown.
+  uint64_t for_ns;
+  // `HOS_WAIT_STATE_SLEEPING`: the nanoseconds asked; else 0.
+  uint64_t sleep_ns;
+  // How many threads hold what it waits for (the first `HOS_WAIT_NODE_HOLDERS` are in
+  // `holders`). The tree's text puts it under the first of them that is in the tree.
+  uint32_t holder_count;
+  // Padding, 0.
+  uint32_t reserved;
+  // The ids of the threads that hold what it waits for: a mutex's owner, the cores'
+  // holders.
+  uint64_t holders[HOS_WAIT_NODE_HOLDERS];
+  // Its name, NUL-terminated, cut at 63 bytes (on a character boundary).
+  uint8_t name[64];
+  // `HOS_WAIT_STATE_WAITING`: the objects, as "event::Take 0x5555..., mutex::Lock 0x..."
+  // (cut at 127 bytes); else "".
+  uint8_t waits_on[128];
+} hos_wait_node;
+
+// Where one frame's time went on its critical path (from a frame mark back to the one
+// before it, over the wake edges), in nanoseconds; the parts add up to `frame_ns`. Set
+// `size` of the first element of the array to `sizeof(hos_frame_breakdown)` before
+// `hos_critical_path`.
+typedef struct {
+  // Set by the caller in the first element: `sizeof(hos_frame_breakdown)`.
+  uint32_t size;
+  // Padding, 0.
+  uint32_t reserved;
+  // The frame's time, mark to mark.
+  uint64_t frame_ns;
+  // Guest code on a virtual core (or escaped beside them).
+  uint64_t guest_ns;
+  // Waiting for a virtual core.
+  uint64_t vcore_wait_ns;
+  // Waiting on objects: from the wake to the waiter's return, or a whole wait nobody woke.
+  uint64_t object_wait_ns;
+  // Sleeps, the time asked (a frame limiter's pacing, a guest's sleep).
+  uint64_t sleep_ns;
+  // Sleeps, the time past their deadline.
+  uint64_t sleep_late_ns;
+  // Host time: a host thread's own code, and the runtime between two states.
+  uint64_t host_ns;
+} hos_frame_breakdown;
+
+// What the last shutdown of a runtime did. Set `size` to `sizeof(hos_shutdown_report)`.
+typedef struct {
+  // Set by the caller: `sizeof(hos_shutdown_report)`.
+  uint32_t size;
+  // Guest threads whose OS thread it joined.
+  uint32_t joined;
+  // Guest threads that had not left when it returned (its timeout passed): detached, each
+  // named by `hos_runtime_shutdown_stragglers`. 0 for a clean shutdown.
+  uint32_t stragglers;
+  // Padding, 0.
+  uint32_t reserved;
+  // From its call to its return.
+  uint64_t elapsed_ns;
+} hos_shutdown_report;
+
 // A log level: `HOS_LOG_ERROR` .. `HOS_LOG_INFO` reach the sink.
 typedef uint32_t hos_log_level;
 
@@ -285,6 +419,10 @@ typedef uint32_t hos_handle;
 // owner ended holding it (what it guards may be half-changed), as POSIX's EOWNERDEAD.
 #define HOS_RESULT_ABANDONED 3071
 
+// 0xDFF (module 511, description 6): the OS refused a file hos was asked to write (a trace,
+// a flight dump); `hos_last_error_message` names the path and the OS's error.
+#define HOS_RESULT_IO_ERROR 3583
+
 // Something failed.
 #define HOS_LOG_ERROR 1
 
@@ -367,7 +505,8 @@ hos_result hos_runtime_new(const hos_config *cfg, hos_runtime **out);
 // never reaches a wait or a checkpoint), or an attached thread that has not detached, is
 // detached from the runtime and named, with what it was doing, in `hos_last_error_message`
 // and in a warning to the log sink; the call returns TimedOut and the runtime is safe to free
-// either way. The calling thread is never waited for.
+// either way. The calling thread is never waited for. `hos_runtime_shutdown_report` reads
+// what it did afterwards.
 //
 // Errors: InvalidPointer for a NULL `rt`; TimedOut as above.
 //
@@ -420,6 +559,10 @@ hos_result hos_stats_get(const hos_runtime *rt, hos_stats *out);
 // Set `out[0].size` to `sizeof(hos_thread_stats)` first: the elements lie that many bytes
 // apart. `out` may be NULL when `capacity` is 0.
 //
+// A thread is listed from its spawn (or attach) until it has ended (or detached) and its
+// handle is closed (`hos_svc_close_handle`); a thread whose handle was closed while it ran
+// leaves the list once it has ended and the next spawn, join or close reaps it.
+//
 // Errors: InvalidPointer for a NULL `rt` or `count`, or an `out` that is NULL (with a
 // capacity) or misaligned; InvalidSize for an `out[0].size` below the first version's.
 //
@@ -430,6 +573,174 @@ hos_result hos_stats_threads(const hos_runtime *rt,
                              hos_thread_stats *out,
                              uint32_t capacity,
                              uint32_t *count);
+
+// Reads what each live guest thread of `rt` is doing into `out[0..capacity]`, and their
+// number into `*count` (which may exceed `capacity`: call again with a larger array). Set
+// `out[0].size` to `sizeof(hos_guest_state)` first: the elements lie that many bytes apart.
+// `out` may be NULL when `capacity` is 0. What a thread waits on is known without the flight
+// recorder.
+//
+// Errors: InvalidPointer for a NULL `rt` or `count`, or an `out` that is NULL (with a
+// capacity) or misaligned; InvalidSize for an `out[0].size` below the first version's.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `capacity`
+// elements of `out[0].size` writable bytes; `count` is NULL or writable.
+hos_result hos_guest_states(const hos_runtime *rt,
+                            hos_guest_state *out,
+                            uint32_t capacity,
+                            uint32_t *count);
+
+// Reads the wait tree of `rt` now: one node per guest thread into `out[0..capacity]`, and
+// their number into `*count` (which may exceed `capacity`: call again with a larger array;
+// the second call is a new snapshot). Set `out[0].size` to `sizeof(hos_wait_node)` first:
+// the elements lie that many bytes apart. `out` may be NULL when `capacity` is 0. Waits on
+// objects are known while the flight recorder (HOS_FLIGHT, on by default) or a trace records;
+// else such a thread is `HOS_WAIT_STATE_OTHER`.
+//
+// Errors: InvalidPointer for a NULL `rt` or `count`, or an `out` that is NULL (with a
+// capacity) or misaligned; InvalidSize for an `out[0].size` below the first version's.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `capacity`
+// elements of `out[0].size` writable bytes; `count` is NULL or writable.
+hos_result hos_wait_tree(const hos_runtime *rt,
+                         hos_wait_node *out,
+                         uint32_t capacity,
+                         uint32_t *count);
+
+// Prints the wait tree of `rt` now into `buf[0..size]` as snprintf does (as much as fits,
+// NUL-terminated, cut on a character boundary), and its whole length in bytes, without the
+// NUL, into `*len`: the text is whole when `*len < size`. Each thread is a line under the
+// thread that holds what it waits for ("Worker (priority 44, mask 0x3f) waits on
+// mutex::Lock 0x... for 1.250 ms, held by MainThread"); a cycle of holders is named
+// ("deadlock: cycle A -> B -> A"). `buf` may be NULL when `size` is 0 (a length query; the
+// next call is a new snapshot, so leave room).
+//
+// Errors: InvalidPointer for a NULL `rt` or `len`, or a NULL `buf` with a size.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `buf` is NULL or points to `size`
+// writable bytes; `len` is NULL or points to a writable `size_t`.
+hos_result hos_wait_tree_text(const hos_runtime *rt, char *buf, size_t size, size_t *len);
+
+// Writes the trace of `rt` to the file `path` (created or replaced) as Chrome trace-event
+// JSON (open it in ui.perfetto.dev): the full trace since the runtime started if it collects
+// one (HOS_TRACE), else the flight recorder's last events of each thread (HOS_FLIGHT, on by
+// default); a runtime with both off writes a trace of no events.
+//
+// Errors: InvalidPointer for a NULL `rt` or `path`; InvalidUtf8 for a path that is not
+// UTF-8; IoError if the file could not be written (`hos_last_error_message` names the path
+// and the OS's error).
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `path` is NULL or NUL-terminated.
+hos_result hos_write_trace(const hos_runtime *rt, const char *path);
+
+// Marks a host frame: call it at each present (from any thread). The trace shows each mark,
+// and each pair of marks is a frame for `hos_critical_path`.
+//
+// Errors: InvalidPointer for a NULL `rt`.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed.
+hos_result hos_frame_mark(const hos_runtime *rt);
+
+// Dumps the flight recorder of `rt` now, with `reason` (NULL: "requested by the host") and
+// the wait tree in the file, into HOS_FLIGHT_DIR, and writes the file's path into
+// `path[0..size]` as snprintf does, its whole length into `*len` (the path is whole when
+// `*len < size`: pass a buffer of PATH_MAX; a second call makes a second dump). `path` may be
+// NULL when `size` is 0.
+//
+// Errors: InvalidPointer for a NULL `rt` or `len`, or a NULL `path` with a size (no dump is
+// made then); InvalidUtf8 for a reason that is not UTF-8; InvalidState when no dump was
+// written: the recorder is off (HOS_FLIGHT=0), the runtime wrote its 8 dumps already, or the
+// file could not be written.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `reason` is NULL or NUL-terminated;
+// `path` is NULL or points to `size` writable bytes; `len` is NULL or points to a writable
+// `size_t`.
+hos_result hos_dump_flight(const hos_runtime *rt,
+                           const char *reason,
+                           char *path,
+                           size_t size,
+                           size_t *len);
+
+// Reads each frame's critical path of `rt` (one per pair of consecutive frame marks, in
+// order) into `out[0..capacity]`, and their number into `*count` (which may exceed
+// `capacity`: call again with a larger array). Set `out[0].size` to
+// `sizeof(hos_frame_breakdown)` first: the elements lie that many bytes apart. `out` may be
+// NULL when `capacity` is 0. None unless the runtime collects a full trace (HOS_TRACE) and
+// the host marked two frames or more (`hos_frame_mark`).
+//
+// Errors: InvalidPointer for a NULL `rt` or `count`, or an `out` that is NULL (with a
+// capacity) or misaligned; InvalidSize for an `out[0].size` below the first version's.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `capacity`
+// elements of `out[0].size` writable bytes; `count` is NULL or writable.
+hos_result hos_critical_path(const hos_runtime *rt,
+                             hos_frame_breakdown *out,
+                             uint32_t capacity,
+                             uint32_t *count);
+
+// Prints each frame's critical path of `rt` into `buf[0..size]` as snprintf does, and the
+// text's whole length into `*len` (whole when `*len < size`): the frames' mean, then a line
+// per frame ("frame 3: 16.712 ms: guest 9.120, vcore_wait 0.410, object_wait 2.002, sleep
+// 5.000, sleep_late 0.080, host 0.100"), in milliseconds; a line saying why when there are
+// none. `buf` may be NULL when `size` is 0.
+//
+// Errors: InvalidPointer for a NULL `rt` or `len`, or a NULL `buf` with a size.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `buf` is NULL or points to `size`
+// writable bytes; `len` is NULL or points to a writable `size_t`.
+hos_result hos_critical_path_text(const hos_runtime *rt, char *buf, size_t size, size_t *len);
+
+// Reads what the last shutdown of `rt` did into `*out`. Call it after `hos_runtime_shutdown`
+// (before `hos_runtime_free`).
+//
+// Errors: InvalidPointer for a NULL `rt` or `out`, or a misaligned `out`; InvalidSize for an
+// `out->size` below the first version's; InvalidState before the runtime shut down.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `out->size`
+// writable bytes.
+hos_result hos_runtime_shutdown_report(const hos_runtime *rt, hos_shutdown_report *out);
+
+// Reads the guest threads that did not leave in the last shutdown of `rt` (what each was
+// doing when it returned) into `out[0..capacity]`, and their number into `*count` (which may
+// exceed `capacity`). Set `out[0].size` to `sizeof(hos_guest_state)` first. `out` may be NULL
+// when `capacity` is 0.
+//
+// Errors: InvalidPointer for a NULL `rt` or `count`, or an `out` that is NULL (with a
+// capacity) or misaligned; InvalidSize for an `out[0].size` below the first version's;
+// InvalidState before the runtime shut down.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `capacity`
+// elements of `out[0].size` writable bytes; `count` is NULL or writable.
+hos_result hos_runtime_shutdown_stragglers(const hos_runtime *rt,
+                                           hos_guest_state *out,
+                                           uint32_t capacity,
+                                           uint32_t *count);
+
+// Prints the last shutdown's report of `rt` into `buf[0..size]` as snprintf does, and its
+// whole length into `*len` (whole when `*len < size`): "shutdown in 1.2ms: 6 guest threads
+// joined, none left behind", or the threads that did not leave, a line each with what it
+// was doing. `buf` may be NULL when `size` is 0.
+//
+// Errors: InvalidPointer for a NULL `rt` or `len`, or a NULL `buf` with a size;
+// InvalidState before the runtime shut down.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `buf` is NULL or points to `size`
+// writable bytes; `len` is NULL or points to a writable `size_t`.
+hos_result hos_runtime_shutdown_report_text(const hos_runtime *rt,
+                                            char *buf,
+                                            size_t size,
+                                            size_t *len);
 
 // Sends hos's log messages (levels `HOS_LOG_ERROR` to `HOS_LOG_INFO`) to `sink`, called with
 // `user`; NULL stops it (then logging costs nothing). The first non-NULL sink makes hos's
@@ -465,8 +776,10 @@ hos_result hos_thread_spawn(hos_runtime *rt,
                             void *arg,
                             hos_handle *out);
 
-// Waits until the guest thread `thread` has returned from its entry. `timeout_ns`: negative
-// waits without limit, 0 polls. Joining twice is fine; the handle stays open.
+// Waits until the guest thread `thread` has returned from its entry, then for its OS thread's
+// exit. `timeout_ns`: negative waits without limit, 0 polls. Joining twice is fine; the
+// handle stays open (the thread is listed by `hos_stats_threads` and the wait tree until it
+// is closed).
 //
 // Errors: InvalidHandle; InvalidState for the calling thread itself (it would wait forever);
 // TimedOut; Cancelled once the runtime shuts down (when the caller is a guest thread).
@@ -550,8 +863,10 @@ hos_result hos_svc_get_thread_core_mask(hos_handle thread,
 // an ideal core that is no core; InvalidCombination for an ideal core outside the mask.
 hos_result hos_svc_set_thread_core_mask(hos_handle thread, int32_t ideal_core, uint64_t core_mask);
 
-// svcWaitSynchronization: waits until one of `handles[0..count]` is ready and writes its
-// index to `*index` (the lowest, if several are). `timeout_ns`: negative waits without limit,
+// svcWaitSynchronization, its arguments in the kernel's order (libnx's
+// `svcWaitSynchronization(s32 *index, const Handle *handles, s32 count, s64 timeout)`): waits
+// until one of `handles[0..count]` is ready and writes its index to `*index` (the lowest, if
+// several are). `timeout_ns`: negative waits without limit,
 // 0 polls; `count` 0 waits for the timeout or a cancel. Ready means: an event signalled
 // (an auto-clear one is cleared), a semaphore count taken, a queue holding a message (none
 // taken), a thread ended. Mutexes and condition variables cannot be waited for.
@@ -567,10 +882,10 @@ hos_result hos_svc_set_thread_core_mask(hos_handle thread, int32_t ideal_core, u
 // # Safety
 // `handles` is NULL or points to `count` readable handles; `index` is NULL or points to a
 // writable `int32_t`.
-hos_result hos_svc_wait_synchronization(const hos_handle *handles,
+hos_result hos_svc_wait_synchronization(int32_t *index,
+                                        const hos_handle *handles,
                                         int32_t count,
-                                        int64_t timeout_ns,
-                                        int32_t *index);
+                                        int64_t timeout_ns);
 
 // svcCloseHandle: the handle is invalid afterwards (and stays so when its slot is reused);
 // the object lives on while a call in progress uses it. Closing a thread's handle does not

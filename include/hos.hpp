@@ -222,7 +222,7 @@ public:
     hos_result wait(int64_t timeout_ns = -1) noexcept {
         hos_handle h = read_.get();
         int32_t index = 0;
-        return hos_svc_wait_synchronization(&h, 1, timeout_ns, &index);
+        return hos_svc_wait_synchronization(&index, &h, 1, timeout_ns);
     }
     hos_handle writable() const noexcept { return write_.get(); }
     hos_handle readable() const noexcept { return read_.get(); }

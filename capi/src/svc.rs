@@ -118,8 +118,10 @@ pub extern "C" fn hos_svc_set_thread_core_mask(
     })
 }
 
-/// svcWaitSynchronization: waits until one of `handles[0..count]` is ready and writes its
-/// index to `*index` (the lowest, if several are). `timeout_ns`: negative waits without limit,
+/// svcWaitSynchronization, its arguments in the kernel's order (libnx's
+/// `svcWaitSynchronization(s32 *index, const Handle *handles, s32 count, s64 timeout)`): waits
+/// until one of `handles[0..count]` is ready and writes its index to `*index` (the lowest, if
+/// several are). `timeout_ns`: negative waits without limit,
 /// 0 polls; `count` 0 waits for the timeout or a cancel. Ready means: an event signalled
 /// (an auto-clear one is cleared), a semaphore count taken, a queue holding a message (none
 /// taken), a thread ended. Mutexes and condition variables cannot be waited for.
@@ -137,10 +139,10 @@ pub extern "C" fn hos_svc_set_thread_core_mask(
 /// writable `int32_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hos_svc_wait_synchronization(
+    index: *mut i32,
     handles: *const hos_handle,
     count: i32,
     timeout_ns: i64,
-    index: *mut i32,
 ) -> hos_result {
     entry(|| {
         // SAFETY: forwarded from the caller.

@@ -223,3 +223,14 @@ fn the_sdks_words_between_c_guest_threads() {
 fn the_sdks_words_under_sanitizers() {
     host("capi/tests/c/svc_words.c", true, &[]);
 }
+
+#[test]
+fn the_diagnostics_from_c() {
+    let out = host("capi/tests/c/diagnostics.c", false, &[]);
+    assert!(out.contains("the diagnostics checked"), "{out}");
+}
+
+#[test]
+fn the_diagnostics_under_sanitizers() {
+    host("capi/tests/c/diagnostics.c", true, &[]);
+}

@@ -271,7 +271,7 @@ struct waiter {
 static void wait_on(void *arg) {
     struct waiter *w = arg;
     int32_t index = -1;
-    w->got = hos_svc_wait_synchronization(&w->handle, 1, -1, &index);
+    w->got = hos_svc_wait_synchronization(&index, &w->handle, 1, -1);
     OK(hos_svc_get_thread_id(HOS_CURRENT_THREAD, &w->id));
     int32_t core = hos_svc_get_current_processor_number();
     TRUE(core == 0 || core == 1);
