@@ -25,6 +25,7 @@
 //!
 //! | file | what |
 //! | --- | --- |
+//! | [`version`] | the ABI's version, `HOS_ABI_VERSION` and `hos_abi_version` |
 //! | [`result`] | `hos_result`, its codes and names, the last error's message |
 //! | [`boundary`] | the panic catch, pointer and string checks, size-prefixed structs, arrays and text out |
 //! | [`config`] | `hos_config`: switches by name, validated as they are set |
@@ -49,6 +50,8 @@
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
 // In the order of the header.
+pub mod version;
+
 pub mod result;
 
 pub mod boundary;

@@ -154,7 +154,8 @@ pub unsafe extern "C" fn hos_thread_spawn(
 /// Waits until the guest thread `thread` has returned from its entry, then for its OS thread's
 /// exit. `timeout_ns`: negative waits without limit, 0 polls. Joining twice is fine; the
 /// handle stays open (the thread is listed by `hos_stats_threads` and the wait tree until it
-/// is closed).
+/// is closed). A guest thread gives its virtual core back while it waits; a host thread has
+/// none.
 ///
 /// Errors: InvalidHandle; InvalidState for the calling thread itself (it would wait forever);
 /// TimedOut; Cancelled once the runtime shuts down (when the caller is a guest thread).

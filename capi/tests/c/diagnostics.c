@@ -346,6 +346,7 @@ static void shutdown_report(hos_runtime *rt, hos_handle spinner) {
 }
 
 int main(void) {
+    TRUE(hos_abi_version() == HOS_ABI_VERSION); /* the library is the header's */
     char dir[] = "/tmp/hos-diagnostics-XXXXXX";
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
