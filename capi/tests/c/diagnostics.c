@@ -45,6 +45,19 @@ static void lock_mutex(void *arg) {
     }
 }
 
+/* Two threads that each hold one mutex and lock the other's: a deadlock the shutdown ends. */
+struct crossed {
+    hos_handle mine, theirs, locked, go;
+};
+
+static void lock_crossed(void *arg) {
+    struct crossed *c = arg;
+    hos_mutex_lock(c->mine, -1);
+    hos_event_signal(c->locked);
+    hos_event_wait(c->go, -1);
+    hos_mutex_lock(c->theirs, -1); /* Cancelled by the shutdown; the first lock abandoned */
+}
+
 /* Guest code that never waits: a bounded shutdown leaves it behind. */
 static atomic_int spinner_stop, spinner_left;
 static void spin(void *arg) {
@@ -246,6 +259,39 @@ static void bad_inputs(hos_runtime *rt) {
     EXPECT(hos_runtime_shutdown_report(NULL, &r), HOS_RESULT_INVALID_POINTER);
 }
 
+/* A deadlock: each node in the cycle says so, and the text names it. */
+static void deadlock(hos_runtime *rt, struct crossed c[2], hos_handle t[2]) {
+    OK(hos_mutex_create(0, &c[0].mine));
+    OK(hos_mutex_create(0, &c[1].mine));
+    OK(hos_event_create(0, &c[0].go));
+    c[1].go = c[0].go;
+    c[0].theirs = c[1].mine;
+    c[1].theirs = c[0].mine;
+    const char *names[2] = {"CrossedA", "CrossedB"};
+    for (int i = 0; i < 2; i++) {
+        OK(hos_event_create(0, &c[i].locked));
+        t[i] = spawn(rt, names[i], 44, lock_crossed, &c[i]);
+        OK(hos_event_wait(c[i].locked, -1));
+    }
+    OK(hos_event_signal(c[0].go)); /* manual-clear: both go */
+    hos_wait_node node = {.size = 0};
+    for (int i = 0; i < 2; i++) {
+        /* Polled until its lock wait shows with both holders known. */
+        for (int tries = 0; tries < 100 && node_in(rt, id_of(t[i]), HOS_WAIT_STATE_WAITING,
+                                                   &node) && !node.deadlock;
+             tries++) {
+            nap_ms(10);
+        }
+        TRUE(node.deadlock == 1);
+        TRUE(node.holder_count == 1 && node.holders[0] == id_of(t[1 - i]));
+    }
+    char *text;
+    TEXT(hos_wait_tree_text(rt, buf, size, len), text);
+    printf("%s", text);
+    TRUE(strstr(text, "deadlock: cycle Crossed") != NULL);
+    free(text);
+}
+
 /* Whether the file at `path` starts (after white space) with `{` or `[`, and ends with the
  * matching bracket: a JSON object or array. */
 static int is_json(const char *path) {
@@ -319,7 +365,7 @@ static void shutdown_report(hos_runtime *rt, hos_handle spinner) {
     r.size = sizeof r;
     OK(hos_runtime_shutdown_report(rt, &r));
     TRUE(r.stragglers == 1);
-    TRUE(r.joined == 4); /* Blocked, Sleeper, Holder, Waiter */
+    TRUE(r.joined == 6); /* Blocked, Sleeper, Holder, Waiter, CrossedA and B */
     TRUE(r.elapsed_ns >= 50000000);
     hos_guest_state left[2] = {{.size = sizeof(hos_guest_state)}};
     uint32_t n = 0;
@@ -331,7 +377,7 @@ static void shutdown_report(hos_runtime *rt, hos_handle spinner) {
     char *text;
     TEXT(hos_runtime_shutdown_report_text(rt, buf, size, len), text);
     printf("%s\n", text);
-    TRUE(strstr(text, "4 guest threads joined, 1 did not leave") != NULL);
+    TRUE(strstr(text, "6 guest threads joined, 1 did not leave") != NULL);
     TRUE(strstr(text, "\"Spinner\"") != NULL);
     TRUE(strstr(text, "running guest code") != NULL);
     free(text);
@@ -379,6 +425,9 @@ int main(void) {
     hos_handle waiter = spawn(rt, "Waiter", 30, lock_mutex, &h);
     states_and_tree(rt, ev, id_of(blocked), id_of(sleeper), &h, id_of(holder), id_of(waiter));
     frames_and_files(rt, dir);
+    struct crossed crossed[2];
+    hos_handle crossers[2];
+    deadlock(rt, crossed, crossers);
 
     hos_handle spinner = spawn(rt, "Spinner", 44, spin, NULL);
     shutdown_report(rt, spinner);
@@ -386,8 +435,10 @@ int main(void) {
     hos_runtime_free(rt);
     remove(trace);
 
-    hos_handle all[] = {ev, h.mutex, h.release, h.locked, blocked, sleeper, holder, waiter,
-                        spinner};
+    hos_handle all[] = {ev,          h.mutex,     h.release,         h.locked,
+                        blocked,     sleeper,     holder,            waiter,
+                        spinner,     crossers[0], crossers[1],       crossed[0].mine,
+                        crossed[1].mine, crossed[0].go, crossed[0].locked, crossed[1].locked};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         OK(hos_svc_close_handle(all[i]));
     }
