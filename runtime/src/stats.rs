@@ -470,7 +470,6 @@ pub(crate) struct Live {
 }
 
 /// The [`Live`] read kept as the shutdown began: empty until then, set once.
-#[derive(Debug)]
 pub(crate) struct LastSeen(Mutex<Option<Live>>);
 
 impl LastSeen {
