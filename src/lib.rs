@@ -77,7 +77,8 @@ impl Runtime {
         self.inner.config()
     }
 
-    /// Counters, calibration, and per-thread CPU.
+    /// Counters, calibration, and per-thread CPU; `Display` prints a summary that fits a
+    /// screen. After a shutdown, the threads and the reactor's CPU as it began (see [`Stats`]).
     pub fn stats(&self) -> Stats {
         self.inner.stats()
     }
