@@ -130,7 +130,7 @@ impl Runtime {
             stragglers: out.stragglers,
         };
         if !report.is_clean() {
-            tracing::warn!("{report}");
+            hos_runtime::warn!("{report}");
             self.inner
                 .dump_flight(&format!("shutdown timed out: {report}"));
         }
