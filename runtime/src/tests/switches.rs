@@ -522,7 +522,7 @@ fn run_child(test: &str, vars: &[(&str, &std::ffi::OsStr)]) {
         &format!("tests::switches::{test}"),
         "--test-threads=1",
     ]);
-    cmd.env("HOS_SWITCHES_TEST_CHILD", "1");
+    cmd.env("HOS_TEST_ALONE", "1");
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -540,7 +540,7 @@ fn run_child(test: &str, vars: &[(&str, &std::ffi::OsStr)]) {
 
 #[test]
 fn env_reads_the_process_environment() {
-    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+    if std::env::var_os("HOS_TEST_ALONE").is_none() {
         return run_child(
             "env_reads_the_process_environment",
             &[
@@ -592,7 +592,7 @@ fn not_utf8() -> &'static std::ffi::OsStr {
 #[cfg(unix)]
 #[test]
 fn env_reads_values_that_are_not_utf8() {
-    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+    if std::env::var_os("HOS_TEST_ALONE").is_none() {
         return run_child(
             "env_reads_values_that_are_not_utf8",
             &[
@@ -609,7 +609,7 @@ fn env_reads_values_that_are_not_utf8() {
 #[cfg(unix)]
 #[test]
 fn env_refuses_numbers_that_are_not_utf8() {
-    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+    if std::env::var_os("HOS_TEST_ALONE").is_none() {
         return run_child(
             "env_refuses_numbers_that_are_not_utf8",
             &[("HOS_SPIN_US", not_utf8())],
