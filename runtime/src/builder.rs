@@ -405,8 +405,13 @@ impl<R: From<Runtime>> Builder<R> {
                     warnings.extend(switch.apply(&mut config, &raw)?);
                 }
             }
-            let pairs = listed.iter().flatten();
-            warnings.extend(pairs.filter_map(|(n, v)| unknown(n, v)));
+            // A name given twice is told once, with the value that counts (the later).
+            let pairs = listed.as_deref().unwrap_or_default();
+            let last = pairs
+                .iter()
+                .enumerate()
+                .filter(|(i, (n, _))| pairs[i + 1..].iter().all(|(m, _)| m != n));
+            warnings.extend(last.filter_map(|(_, (n, v))| unknown(n, v)));
         }
         config.serial = parts(config.serial);
         config.vcore_first = parts(config.vcore_first);

@@ -133,17 +133,23 @@ fn a_subscriber_takes_the_warnings_instead_of_stderr() {
             ("hos_vcore_grace", "7"),
             ("HOS_BLESS", "1"),
             ("HOS_VCORE_CLAIM", "maybe"),
+            ("hos_vcore_grace", "8"),
         ]));
     });
     let seen = log.0.lock().unwrap().clone();
     let has = |part: &str| seen.iter().filter(|m| m.contains(part)).count();
     assert_eq!(
-        has("unknown switch hos_vcore_grace=7 (did you mean HOS_VCORE_GRACE_US?)"),
+        has("unknown switch hos_vcore_grace=8 (did you mean HOS_VCORE_GRACE_US?)"),
         1,
         "{seen:?}"
     );
     assert_eq!(has("HOS_CORES=4 ignored: the host set it in code to 2"), 1);
     assert_eq!(has("HOS_VCORE_CLAIM=maybe is no boolean word"), 1);
+    assert_eq!(
+        has("hos_vcore_grace"),
+        1,
+        "a name given twice, told once: {seen:?}"
+    );
     assert_eq!(has("HOS_BLESS"), 0, "a test's own name");
 }
 
