@@ -33,10 +33,11 @@ pub(crate) fn set_stderr(on: bool) {
 /// `heard` (the callsite's `enabled!` for it), else under the stderr writer if stderr is on,
 /// else not at all. The one place that decides; the macros only gather the callsite's answer.
 pub fn emit(heard: bool, event: impl FnOnce()) {
+    // Relaxed: a lone flag; nothing else is published with it.
+    let to_stderr = STDERR.load(Ordering::Relaxed);
     if heard {
         event();
-    // Relaxed: a lone flag; nothing else is published with it.
-    } else if STDERR.load(Ordering::Relaxed) {
+    } else if to_stderr {
         tracing::dispatcher::with_default(stderr(), event);
     }
 }
