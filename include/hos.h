@@ -519,7 +519,9 @@ hos_result hos_config_new(hos_config **out);
 hos_result hos_config_set(hos_config *cfg, const char *key, const char *value);
 
 // Reads every `HOS_*` switch set in the process environment into `cfg`, replacing what was
-// set for those switches.
+// set for those switches. The other `HOS_*` variables are kept too: `hos_runtime_new` warns
+// about a name that is no switch, with the closest switch's name (to the log sink, else
+// stderr).
 //
 // Errors: InvalidPointer for a NULL `cfg`; InvalidValue for the first variable its switch
 // does not accept (then nothing is read).
@@ -539,8 +541,11 @@ void hos_config_free(hos_config *cfg);
 // `hos_config_read_env` reads it). The config may be freed afterwards.
 //
 // Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go
-// together; InvalidState if the OS refuses a thread the runtime needs or the calibration
-// cannot measure the machine (`hos_last_error_message` says which). Nothing is left running.
+// together; InvalidState if the HOS_TRACE file cannot be opened for writing, the OS refuses a
+// thread the runtime needs or the calibration cannot measure the machine
+// (`hos_last_error_message` says which, naming the path and the OS's error). Nothing is left
+// running. Before it starts, it warns (to the log sink, else stderr) about a config value
+// read from the environment that is no switch, and a boolean that is no boolean word.
 //
 // # Safety
 // `cfg` is NULL or from `hos_config_new`; `out` is NULL or points to a writable
@@ -791,8 +796,10 @@ hos_result hos_runtime_shutdown_report_text(const hos_runtime *rt,
                                             size_t *len);
 
 // Sends hos's log messages (levels `HOS_LOG_ERROR` to `HOS_LOG_INFO`) to `sink`, called with
-// `user`; NULL stops it (then logging costs nothing). The first non-NULL sink makes hos's
-// forwarder the process's `tracing` subscriber.
+// `user`; NULL stops it. The first non-NULL sink makes hos's forwarder the process's
+// `tracing` subscriber. With no sink (and no `tracing` subscriber of a Rust part of the host),
+// warnings and errors are written to stderr, one line each starting `hos: `, unless the
+// newest runtime was built with HOS_LOG_STDERR=0; notices are dropped.
 //
 // Errors: InvalidState if another `tracing` subscriber already is the process's (a Rust
 // part of the host installed one: hos logs there instead).

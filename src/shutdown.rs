@@ -143,7 +143,7 @@ impl Runtime {
             stats: self.inner.stats(),
         };
         if !report.is_clean() {
-            tracing::warn!("{report}");
+            hos_runtime::warn!("{report}");
             self.inner
                 .dump_flight(&format!("shutdown timed out: {report}"));
         }

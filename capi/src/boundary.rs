@@ -79,7 +79,7 @@ pub fn panicked(panic: Box<dyn std::any::Any + Send>) -> hos_result {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(no message)");
-    tracing::error!("hos panicked inside a C call (a bug in hos): {what}");
+    hos_rs::error!("hos panicked inside a C call (a bug in hos): {what}");
     Error::new(HOS_RESULT_INTERNAL_ERROR, format!("hos panicked: {what}")).record()
 }
 

@@ -59,8 +59,11 @@ impl hos_runtime {
 /// `hos_config_read_env` reads it). The config may be freed afterwards.
 ///
 /// Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go
-/// together; InvalidState if the OS refuses a thread the runtime needs or the calibration
-/// cannot measure the machine (`hos_last_error_message` says which). Nothing is left running.
+/// together; InvalidState if the HOS_TRACE file cannot be opened for writing, the OS refuses a
+/// thread the runtime needs or the calibration cannot measure the machine
+/// (`hos_last_error_message` says which, naming the path and the OS's error). Nothing is left
+/// running. Before it starts, it warns (to the log sink, else stderr) about a config value
+/// read from the environment that is no switch, and a boolean that is no boolean word.
 ///
 /// # Safety
 /// `cfg` is NULL or from `hos_config_new`; `out` is NULL or points to a writable

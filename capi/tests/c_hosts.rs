@@ -221,6 +221,33 @@ fn bad_inputs_under_sanitizers() {
 }
 
 #[test]
+fn warnings_reach_stderr_without_a_log_sink() {
+    let exe = compile("capi/tests/c/warnings.c", false);
+    let out = run(&exe, &[("HOS_FLIGH", "0")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("every warning told"),
+        "{stdout}{stderr}"
+    );
+    for line in [
+        "hos: unknown switch HOS_FLIGH=0 (did you mean HOS_FLIGHT?)\n",
+        "hos: HOS_FLIGHT=garbage is no boolean word: taken as on",
+    ] {
+        assert_eq!(
+            stderr.matches(line).count(),
+            1,
+            "{line:?} once in:\n{stderr}"
+        );
+    }
+    assert!(
+        !stderr.contains("HOS_FLIGHT=quiet"),
+        "HOS_LOG_STDERR=0:\n{stderr}"
+    );
+    assert!(!stderr.contains("HOS_FLIGHT=sunk"), "the sink's:\n{stderr}");
+}
+
+#[test]
 fn the_cpp_host_does_every_job_once() {
     let trace = trace_path("cpp-host-trace.json");
     let out = host(
