@@ -9,14 +9,23 @@ use std::fmt;
 
 /// Why [`Builder::build`](crate::Builder::build) did not start a runtime.
 ///
-/// ```
-/// use hos_runtime::{BuildError, Builder};
+/// The example is written for hosts, which depend on the `hos` crate (that re-exports this
+/// type); its hidden first line stands in for `hos` here.
 ///
-/// let builder: Builder = Builder::new();
-/// match builder.vcores(9).build() {
+/// ```
+/// # mod hos { pub use hos_runtime::BuildError; pub type RuntimeBuilder = hos_runtime::Builder; }
+/// use hos::{BuildError, RuntimeBuilder};
+///
+/// match RuntimeBuilder::new().vcores(9).build() {
 ///     Err(BuildError::Config(e)) => assert_eq!(e.switch, "vcores"),
 ///     other => panic!("expected a config error, got {other:?}"),
 /// }
+/// // An error (Send + Sync + 'static): `?` passes it up as a `Box<dyn Error>`.
+/// fn start(cores: usize) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+///     let _rt = RuntimeBuilder::new().vcores(cores).build()?;
+///     Ok(())
+/// }
+/// assert!(start(0).unwrap_err().to_string().contains("vcores"));
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
