@@ -7,12 +7,11 @@
 use crate::config::ConfigError;
 use std::fmt;
 
-/// Why [`Builder::build`](crate::Builder::build) did not start a runtime.
-///
-/// The example is written for hosts, which depend on the `hos` crate (that re-exports this
-/// type); its hidden first line stands in for `hos` here.
+/// Why the runtime builder's `build` did not start a runtime.
 ///
 /// ```
+/// # // Written for hosts, which use the hos crate (it re-exports this type); in hos-runtime's
+/// # // own doctest this module stands in for it.
 /// # mod hos { pub use hos_runtime::BuildError; pub type RuntimeBuilder = hos_runtime::Builder; }
 /// use hos::{BuildError, RuntimeBuilder};
 ///
@@ -40,8 +39,7 @@ pub enum BuildError {
         error: std::io::Error,
     },
     /// The boot calibration could not measure the machine (why). A host that pins a
-    /// calibration ([`Builder::calibration`](crate::Builder::calibration)) starts without
-    /// measuring.
+    /// calibration (the builder's `calibration`) starts without measuring.
     Calibration(String),
 }
 
