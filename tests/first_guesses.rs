@@ -15,6 +15,8 @@ mod common;
 use common::rt;
 
 const SHORT: Duration = Duration::from_millis(20);
+/// Bounds a wait that must succeed, so that a broken version fails instead of hanging.
+const LONG: Duration = Duration::from_secs(10);
 
 /// Every public error type is a `std::error::Error` with a message naming its value.
 #[test]
@@ -112,7 +114,7 @@ fn handles_clone_and_share_one_object() {
                 timer.clone(),
             );
             move || -> Result<(), ResultCode> {
-                ev.wait()?;
+                ev.wait_timeout(LONG)?;
                 sem.release(1)?;
                 q.send("hello".to_string()).map_err(|e| e.code)?;
                 timer.start_one_shot(Duration::from_micros(100))?;
@@ -124,9 +126,9 @@ fn handles_clone_and_share_one_object() {
         })
         .unwrap();
     ev.signal();
-    assert_eq!(sem.acquire(), Ok(()));
-    assert_eq!(q.receive().as_deref(), Ok("hello"));
-    assert_eq!(timer.wait(), Ok(()));
+    assert_eq!(sem.acquire_timeout(LONG), Ok(()));
+    assert_eq!(q.receive_timeout(LONG).as_deref(), Ok("hello"));
+    assert_eq!(timer.wait_timeout(LONG), Ok(()));
     assert_eq!(guest.join().unwrap(), Ok(()));
 }
 
@@ -141,7 +143,11 @@ fn the_last_timer_handle_stops_the_timer() {
         .start_periodic(Duration::from_micros(200), Duration::from_micros(200))
         .unwrap();
     drop(timer);
-    assert_eq!(ev.wait(), Ok(()), "a clone still lives: the timer runs");
+    assert_eq!(
+        ev.wait_timeout(LONG),
+        Ok(()),
+        "a clone still lives: the timer runs"
+    );
     drop(other);
     ev.clear();
     assert_eq!(
