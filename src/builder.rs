@@ -96,8 +96,14 @@ forward! {
     /// Like [`RuntimeBuilder::env`], from `source` (a variable's name to its value, `None` if
     /// unset) instead of the process environment: for tests (setting process variables while
     /// tests run in parallel is unsound) and for hosts that keep switches elsewhere. The last
-    /// of `env` and `env_from` chooses the source.
+    /// of `env`, `env_from` and `env_vars` chooses the source.
     env_from(source: impl Fn(&str) -> Option<String> + Send + Sync + 'static);
+
+    /// Like [`RuntimeBuilder::env`], from these name and value pairs instead of the process
+    /// environment (a later pair wins over an earlier one): for hosts that keep switches in
+    /// their own settings. Like the process environment they are listed, so `build` warns
+    /// about a `HOS_*` name among them that is no switch.
+    env_vars(pairs: impl IntoIterator<Item = (impl Into<String>, impl Into<String>)>);
 
     /// Lets the environment override values set in code too (the user's switches win over the
     /// host's). Reads the process environment unless `env_from` chose another source.
@@ -199,6 +205,11 @@ forward! {
 
     /// HOS_FLIGHT_DIR: where the flight recorder's dumps go (default: the temp folder).
     flight_dir(dir: impl Into<PathBuf>);
+
+    /// HOS_LOG_STDERR: `false` keeps hos's warnings and errors off stderr when no `tracing`
+    /// subscriber (or C log sink) takes them (default on: each line starts `hos: `).
+    /// Process-wide: the newest runtime built decides.
+    log_stderr(on: bool);
 
     /// HOS_FLIGHT_WAIT_MS: dump the flight recorder when a guest wait lasts this long,
     /// 0..=3_600_000 milliseconds (default 0: never).
