@@ -207,8 +207,9 @@ impl Reactor {
 
     /// Stops the reactor: every pending timer fires, later ones complete at once.
     pub fn shutdown(&self) {
-        // Release: a thread that sees `stop` sees everything before it.
-        self.shared.stop.store(true, Ordering::Release);
+        // SeqCst: in the single order with a registration's re-check and the reactor's
+        // stopping pass (`Timer::register_as`); it releases everything before it too.
+        self.shared.stop.store(true, Ordering::SeqCst);
         self.shared.wake();
         let watchers: Vec<Waker> = {
             let mut w = lock(&self.shared.stop_watch);
@@ -333,6 +334,16 @@ impl Timer {
         }
         self.reactor
             .push(Op::Add(self.shared.clone()), Some(self.shared.deadline));
+        crate::chaos::point();
+        // SeqCst, after `push`'s SeqCst fence: the reactor's stopping pass reads `stop`
+        // (SeqCst) and fences before it drains the queue, so either that drain finds this add
+        // or this load sees `stop`, and fires the timer here (a reactor that stopped between
+        // the check above and the push would otherwise leave it unfired for good; found by
+        // the C boundary's fuzzer: a sleep racing `hos_runtime_shutdown` never ended). Both
+        // may fire it: the state's compare-exchange lets one through.
+        if self.reactor.stop.load(Ordering::SeqCst) {
+            self.fire_here();
+        }
     }
 
     fn fire_here(&self) {
@@ -385,6 +396,13 @@ fn run(s: &Shared) {
     let mut due = Vec::new();
     let mut wakers: Vec<Waker> = Vec::new();
     loop {
+        // SeqCst and a fence before the drain: a registration that pushed its add before this
+        // pass saw `stop` unset re-checks it, so a stopping pass drains every add that was
+        // not fired where it was made (`Timer::register_as`).
+        let stopping = s.stop.load(Ordering::SeqCst);
+        if stopping {
+            fence(Ordering::SeqCst);
+        }
         // 1. Registrations and cancels.
         while let Some(OpBox(op)) = s.ops.pop() {
             match op {
@@ -410,7 +428,6 @@ fn run(s: &Shared) {
                 }
             }
         }
-        let stopping = s.stop.load(Ordering::Acquire);
         // 2. Fire what is due (everything when stopping).
         let now = if stopping { u64::MAX } else { sys::now() };
         precise.poll(now, &mut due);
