@@ -46,6 +46,7 @@ const ORDER: &[&str] = &[
     "poll",
     "vcore",
     "vcore/claim",
+    "pause",
     "thread",
     // composition
     "runtime",
