@@ -66,7 +66,7 @@ pub const HOS_RESULT_INVALID_UTF8: hos_result = 0x9FF;
 pub const HOS_RESULT_ABANDONED: hos_result = 0xBFF;
 
 /// Every code and its name.
-const NAMES: [(hos_result, &CStr); 22] = [
+const NAMES: [(hos_result, &CStr); 23] = [
     (HOS_RESULT_SUCCESS, c"Success"),
     (HOS_RESULT_TERMINATION_REQUESTED, c"TerminationRequested"),
     (HOS_RESULT_INVALID_SIZE, c"InvalidSize"),

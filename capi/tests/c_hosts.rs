@@ -223,3 +223,14 @@ fn the_sdks_words_between_c_guest_threads() {
 fn the_sdks_words_under_sanitizers() {
     host("capi/tests/c/svc_words.c", true, &[]);
 }
+
+#[test]
+fn rwlock_barrier_tick_exit_and_pause_from_c() {
+    let out = host("capi/tests/c/objects_and_activity.c", false, &[]);
+    assert!(out.contains("objects and activity checked"), "{out}");
+}
+
+#[test]
+fn rwlock_barrier_tick_exit_and_pause_under_sanitizers() {
+    host("capi/tests/c/objects_and_activity.c", true, &[]);
+}
