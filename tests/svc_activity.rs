@@ -95,6 +95,29 @@ fn a_paused_thread_stops_at_its_checkpoint_and_goes_on_when_resumed() {
 }
 
 #[test]
+fn the_wait_tree_shows_a_paused_thread() {
+    let own = Runtime::builder()
+        .calibration(hos::Calibration::default())
+        .flight(true)
+        .build()
+        .unwrap();
+    let s = Spinner::new(&own, "TreeSpinner");
+    svc::set_thread_activity(s.h(), ThreadActivity::Paused).unwrap();
+    let id = s.handle.thread().id();
+    let paused = |tree: &hos::WaitTree| {
+        let node = tree.node(id);
+        node.is_some_and(
+            |n| matches!(&n.state, hos::State::Waiting { what } if what.contains("pause")),
+        )
+    };
+    until("the tree shows the pause", || paused(&own.wait_tree()));
+    svc::set_thread_activity(s.h(), ThreadActivity::Runnable).unwrap();
+    until("the tree shows it running", || !paused(&own.wait_tree()));
+    s.end();
+    own.shutdown();
+}
+
+#[test]
 fn a_thread_paused_in_a_wait_stays_paused_when_the_wait_ends() {
     let sem = Arc::new(Semaphore::new(0, 1));
     let passed = Arc::new(AtomicBool::new(false));
@@ -221,13 +244,21 @@ fn a_shutdown_releases_paused_threads_and_ends_a_pause_that_waits() {
     let s = Spinner::new(&own, "ShutPaused");
     svc::set_thread_activity(s.h(), ThreadActivity::Paused).unwrap();
     // A thread that runs without checkpoints never stops: its pause waits.
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
+    let (stop, started) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (st, go) = (stop.clone(), started.clone());
     let busy = own
         .thread()
         .name("NoCheckpoints")
-        .spawn(move || while !st.load(Relaxed) {})
+        .spawn(move || {
+            go.store(true, Relaxed);
+            while !st.load(Relaxed) {}
+        })
         .unwrap();
+    // Paused before its body runs, it would stop at its first core: let it run first.
+    until("it runs", || started.load(Relaxed));
     let h = busy.thread().handle();
     let pause = std::thread::spawn(move || svc::set_thread_activity(h, ThreadActivity::Paused));
     std::thread::sleep(Duration::from_millis(20));

@@ -20,7 +20,7 @@ use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{Activity, ThreadRecord, ThreadSpec};
 use crate::trace::recorder::{Session, Settings};
-use crate::trace::Kind;
+use crate::trace::{Kind, WaitOn};
 use crate::vcore::{Occupant, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -376,6 +376,9 @@ impl Runtime {
     fn paused(&self, rec: &ThreadRecord) {
         loop {
             let held = self.inner.vcores.release(rec);
+            // The trace's wait tree shows it waiting on "pause".
+            crate::trace::wait_begin(WaitOn::Object);
+            crate::trace::blocked(rec.pause() as *const _ as usize, PAUSED, 0);
             // Notes the stop for the asker (`ThreadRecord::set_activity`).
             rec.mark_wait(Some(PAUSED));
             while rec.pause().is_asked() && !self.is_shut_down() {
@@ -383,6 +386,7 @@ impl Runtime {
                 with_parker(|p, _| p.park(None));
             }
             rec.mark_wait(None);
+            crate::trace::wait_end(false);
             if !held {
                 return;
             }

@@ -143,3 +143,37 @@ fn put(word: &AtomicU32, value: u32) {
         word.fetch_xor(now ^ value, Ordering::Relaxed);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Every step value with and without the pause bit: each side's writes keep the other's.
+    #[test]
+    fn step_and_pause_bits_keep_each_other() {
+        let word = AtomicU32::new(CLEAR);
+        for pause in [false, true] {
+            for step in [CLEAR, SET, REVOKED] {
+                ask_pause(&word, pause);
+                put(&word, step);
+                assert_eq!(
+                    is_pause_asked(&word),
+                    pause,
+                    "step {step} cleared the pause"
+                );
+                assert_eq!(is_revoked(&word), step == REVOKED);
+                assert_eq!(is_set(&word), pause || step != CLEAR);
+                ask_pause(&word, !pause);
+                assert_eq!(
+                    word.load(Ordering::Relaxed) & STEP,
+                    step,
+                    "the pause moved the step"
+                );
+                ask_pause(&word, pause);
+            }
+        }
+        ask_pause(&word, false);
+        store(&word, false);
+        assert!(!is_set(&word));
+    }
+}
