@@ -269,6 +269,12 @@ fn a_shutdown_releases_paused_threads_and_ends_a_pause_that_waits() {
     assert_eq!(pause.join().unwrap(), Err(ResultCode::CANCELLED));
     // The paused thread was released: it runs guest code again.
     until("it counts again", || s.advances());
+    assert_eq!(
+        svc::set_thread_activity(s.h(), ThreadActivity::Paused),
+        Err(ResultCode::CANCELLED),
+        "a shut-down runtime pauses nothing"
+    );
+    assert_eq!(own.resume_guests(), 0, "the shutdown lifted every pause");
     stop.store(true, Relaxed);
     s.end();
     join_within(vec![busy], LIMIT);

@@ -35,8 +35,8 @@ pub(crate) struct Pause {
     /// Whether a pause is asked. # Invariant: equal to the kick word's pause bit outside this
     /// lock; both change only under it.
     asked: Mutex<bool>,
-    /// Notified when the thread may have stopped, or the pause was lifted, or the runtime
-    /// shut down.
+    /// Notified when the thread may have stopped, or the pause was lifted (a shutdown lifts
+    /// every pause).
     changed: Condvar,
 }
 
@@ -70,7 +70,7 @@ impl Pause {
         *lock(&self.asked)
     }
 
-    /// Tells the askers waiting for a stop to look again.
+    /// Tells the askers waiting for a stop to look again (the thread's activity changed).
     pub(crate) fn notify(&self) {
         let _asked = lock(&self.asked);
         self.changed.notify_all();

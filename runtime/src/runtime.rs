@@ -388,6 +388,10 @@ impl Runtime {
                 // Lifted between the check and the park: the lift's unpark left the token.
                 with_parker(|p, _| p.park(None));
             }
+            if self.is_shut_down() {
+                // Asked after the shutdown lifted every pause: no later pause point stops.
+                rec.pause().lift(rec.seat());
+            }
             rec.mark_wait(None);
             crate::trace::wait_end(false);
             if !held {
@@ -530,8 +534,8 @@ impl Runtime {
         self.inner.vcores.shutdown();
         for t in self.threads() {
             t.unpark();
-            // An asker waiting for a pause to stop this thread looks again: shut down.
-            t.pause().notify();
+            // Every pause ends (its asker's wait too): a shut-down runtime pauses nothing.
+            t.pause().lift(t.seat());
         }
     }
 }

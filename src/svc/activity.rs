@@ -94,6 +94,8 @@ pub fn set_thread_activity(h: Handle, activity: ThreadActivity) -> Result<(), Re
         return Err(ResultCode::INVALID_STATE);
     }
     match activity {
+        // A shut-down runtime pauses nothing (its shutdown lifted every pause).
+        ThreadActivity::Paused if rt.is_shut_down() => Err(ResultCode::CANCELLED),
         ThreadActivity::Paused if rt.inner().ask_pause(rec) => {
             wait_stopped(rt, std::slice::from_ref(rec), None)
         }
