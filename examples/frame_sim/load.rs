@@ -426,7 +426,7 @@ fn worker(s: &Shared, load: Load) {
                 let got = match repoll {
                     // None: the repoll's time passed, or the runtime shut down (the loop's
                     // head sees the stop flag, set before the shutdown).
-                    Some(r) => s.jobs.receive_timeout(r),
+                    Some(r) => s.jobs.receive_timeout(r).ok(),
                     None => s.jobs.receive().ok(),
                 };
                 match got {

@@ -8,16 +8,24 @@ use crate::config::ConfigError;
 use std::fmt;
 use std::path::PathBuf;
 
-/// Why [`Builder::build`](crate::Builder::build) did not start a runtime.
+/// Why the runtime builder's `build` did not start a runtime.
 ///
 /// ```
-/// use hos_runtime::{BuildError, Builder};
+/// # // Written for hosts, which use the hos crate (it re-exports this type); in hos-runtime's
+/// # // own doctest this module stands in for it.
+/// # mod hos { pub use hos_runtime::BuildError; pub type RuntimeBuilder = hos_runtime::Builder; }
+/// use hos::{BuildError, RuntimeBuilder};
 ///
-/// let builder: Builder = Builder::new();
-/// match builder.vcores(9).build() {
+/// match RuntimeBuilder::new().vcores(9).build() {
 ///     Err(BuildError::Config(e)) => assert_eq!(e.switch, "vcores"),
 ///     other => panic!("expected a config error, got {other:?}"),
 /// }
+/// // An error (Send + Sync + 'static): `?` passes it up as a `Box<dyn Error>`.
+/// fn start(cores: usize) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+///     let _rt = RuntimeBuilder::new().vcores(cores).build()?;
+///     Ok(())
+/// }
+/// assert!(start(0).unwrap_err().to_string().contains("vcores"));
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -40,8 +48,7 @@ pub enum BuildError {
         error: std::io::Error,
     },
     /// The boot calibration could not measure the machine (why). A host that pins a
-    /// calibration ([`Builder::calibration`](crate::Builder::calibration)) starts without
-    /// measuring.
+    /// calibration (the builder's `calibration`) starts without measuring.
     Calibration(String),
 }
 

@@ -9,6 +9,7 @@
 
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout};
+use crate::sync::Arc;
 use crate::ResultCode;
 use std::time::Duration;
 
@@ -22,12 +23,12 @@ pub(super) struct Rounds {
     waiters: Waiters,
 }
 
-/// A barrier for `count` threads, reusable round after round.
+/// A barrier for `count` threads, reusable round after round: a handle, a cheap `Clone`
+/// (clones name one barrier).
 ///
 /// ```
 /// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
-/// use std::sync::Arc;
-/// let b = Arc::new(hos::os::Barrier::new(3));
+/// let b = hos::os::Barrier::new(3);
 /// let threads: Vec<_> = (0..2)
 ///     .map(|_| {
 ///         let b = b.clone();
@@ -42,9 +43,9 @@ pub(super) struct Rounds {
 /// # rt.shutdown();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Barrier {
-    obj: Object<Rounds>,
+    obj: Arc<Object<Rounds>>,
 }
 
 impl Barrier {
@@ -54,12 +55,12 @@ impl Barrier {
     /// A `count` of 0 is taken as 1 (nn::os asserts `count >= 1`).
     pub fn new(count: u32) -> Self {
         Barrier {
-            obj: Object::new(Rounds {
+            obj: Arc::new(Object::new(Rounds {
                 count: count.max(1),
                 arrived: 0,
                 round: 0,
                 waiters: Waiters::new(),
-            }),
+            })),
         }
     }
 

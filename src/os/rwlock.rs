@@ -12,6 +12,7 @@
 use super::mutex::thread_token;
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout};
+use crate::sync::Arc;
 use crate::ResultCode;
 use std::time::Duration;
 
@@ -42,7 +43,8 @@ impl Counts {
     }
 }
 
-/// A reader-writer lock, writer-preferring, as nn::os's.
+/// A reader-writer lock, writer-preferring, as nn::os's: a handle, a cheap `Clone` (clones
+/// name one lock).
 ///
 /// ```
 /// let l = hos::os::ReaderWriterLock::new();
@@ -58,9 +60,9 @@ impl Counts {
 /// assert_eq!(l.release_write(), Err(hos::ResultCode::INVALID_STATE));
 /// # Ok::<(), hos::ResultCode>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ReaderWriterLock {
-    obj: Object<Counts>,
+    obj: Arc<Object<Counts>>,
 }
 
 impl Default for ReaderWriterLock {
@@ -73,13 +75,13 @@ impl ReaderWriterLock {
     /// A lock nobody holds.
     pub fn new() -> Self {
         ReaderWriterLock {
-            obj: Object::new(Counts {
+            obj: Arc::new(Object::new(Counts {
                 readers: 0,
                 owner: 0,
                 writes: 0,
                 readers_waiting: Waiters::new(),
                 writers_waiting: Waiters::new(),
-            }),
+            })),
         }
     }
 

@@ -161,3 +161,17 @@ fn job_workers_take_their_own_timer_where_it_can_arm() {
     );
     rt.shutdown();
 }
+
+#[test]
+fn the_own_timer_arms_by_its_margin_and_probes_a_margin_too_large() {
+    use crate::sleep::own_timer;
+    let never = || -> bool { panic!("probed where the margin leaves room") };
+    assert_eq!(own_timer(20_000, 5_000, never), Some(5_000));
+    assert_eq!(own_timer(20_000, 17_999, never), Some(17_999));
+    // Too large a margin: the reactor, except a probe that arms for half of what is left.
+    assert_eq!(own_timer(20_000, 18_000, || false), None);
+    assert_eq!(own_timer(20_000, 50_000, || true), Some(10_000));
+    // Too short to be worth a system call even halved: never a probe.
+    assert_eq!(own_timer(3_999, 50_000, || true), None);
+    assert_eq!(own_timer(4_000, 50_000, || true), Some(2_000));
+}
