@@ -87,6 +87,10 @@ impl Barrier {
     /// # Errors
     /// As [`Barrier::wait`], and TimedOut (the arrival is taken back).
     ///
+    /// # Caveats
+    /// A timeout that fires just as the last thread arrives may still say TimedOut: the
+    /// round ended with this arrival counted (the others go on), only the answer is late.
+    ///
     /// # Blocking
     /// As [`Barrier::wait`], at most `d`.
     pub fn wait_timeout(&self, d: Duration) -> Result<(), ResultCode> {
