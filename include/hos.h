@@ -99,6 +99,15 @@
 // ticks, the one info type hos answers.
 #define HOS_INFO_TYPE_THREAD_TICK_COUNT 25
 
+// The console's tick rate: 19.2 MHz.
+#define HOS_TICKS_PER_SECOND 19200000
+
+// `hos_svc_set_thread_activity`'s activity: resume a paused thread.
+#define HOS_THREAD_ACTIVITY_RUNNABLE 0
+
+// `hos_svc_set_thread_activity`'s activity: pause a thread at its next pause point.
+#define HOS_THREAD_ACTIVITY_PAUSED 1
+
 // The bit of a mutex word that says threads may wait for it in the kernel (0x40000000, the
 // SDK's HandleWaitMask): a word is 0 (free), the owner's tag, or the tag with this bit.
 #define HOS_MUTEX_WAITERS (1 << 30)
@@ -387,7 +396,8 @@ typedef struct {
 } hos_thread_params;
 
 // A guest thread's entry: called once on the new thread with the `arg` given to
-// `hos_thread_spawn`. It must not unwind (a C++ exception must not leave it).
+// `hos_thread_spawn`. Only `hos_svc_exit_thread` may unwind out of it (a C++ exception must
+// not leave it).
 typedef void (*hos_thread_entry)(void *arg);
 
 // A Horizon handle: a process-wide name for an object or a guest thread. 0 is never a
@@ -441,6 +451,9 @@ typedef uint32_t hos_handle;
 // 0xF001: a raw type or kind outside its enumeration (an arbitration or signal type, an
 // info type).
 #define HOS_RESULT_INVALID_ENUM_VALUE 61441
+
+// 0xF401: busy: `hos_svc_set_thread_activity` on the calling thread itself.
+#define HOS_RESULT_BUSY 62465
 
 // 0xFA01: the object is in the wrong state (unlocking a mutex the thread does not hold).
 #define HOS_RESULT_INVALID_STATE 64001
@@ -1017,6 +1030,55 @@ int32_t hos_svc_get_current_processor_number(void);
 // `out` is NULL or points to a writable `uint64_t`.
 hos_result hos_svc_get_info(uint32_t info_type, hos_handle thread, uint64_t subtype, uint64_t *out);
 
+// svcGetSystemTick: the system tick now, 19.2 MHz ticks of hos's monotonic clock (from the
+// host's boot on Linux), one counter for every thread. A recompiled game reads the counter
+// with `mrs cntpct_el0`: map that read here too.
+uint64_t hos_svc_get_system_tick(void);
+
+// svcExitThread: ends the calling guest thread now, as if its entry had returned: waits on
+// its handle and `hos_thread_join` complete. The unwind passes through the C frames between
+// the entry and this call: they need unwind tables (GCC and Clang make them by default on
+// x86-64 and AArch64 Linux: `-fasynchronous-unwind-tables`); C++ destructors in them run.
+//
+// Errors (it returns only then): InvalidState on a thread that is no guest thread of
+// `hos_thread_spawn` (a host thread, or one attached with `hos_thread_attach`: its frames
+// are the host's).
+hos_result hos_svc_exit_thread(void);
+
+// svcSetThreadActivity: pauses the guest thread `thread` at its next pause point (a
+// checkpoint, the end of a wait or sleep) and returns once it has stopped there or is in a
+// wait, from which it goes on only when resumed; or resumes a paused one. A paused thread
+// holds no virtual core. A thread that runs without checkpoints keeps a pause waiting.
+//
+// Errors: InvalidEnumValue for an activity that is neither `HOS_THREAD_ACTIVITY_*`;
+// InvalidHandle; Busy for the calling thread itself; InvalidState for an ended thread, a
+// pause of a paused one or a resume of one not paused; Cancelled if the runtime shuts down
+// before the thread stopped (every paused thread is released then).
+hos_result hos_svc_set_thread_activity(hos_handle thread, uint32_t activity);
+
+// Pauses every guest thread of `rt` but the calling one (a debugger's stop, a save state)
+// and waits until all have stopped, at most `timeout_ns` (negative: no limit); writes how
+// many are paused to `*paused`. Once it succeeds no guest code runs
+// until `hos_resume_guests`.
+//
+// Errors: InvalidPointer for a NULL `rt`, or a NULL or misaligned `paused`; TimedOut if some thread
+// did not stop in time (it stops at its next checkpoint; `hos_resume_guests` releases it);
+// Cancelled once the runtime shuts down.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `paused` is NULL or points to a
+// writable `uint32_t`.
+hos_result hos_pause_guests(const hos_runtime *rt, int64_t timeout_ns, uint32_t *paused);
+
+// Resumes every paused guest thread of `rt`; writes how many to `*resumed`.
+//
+// Errors: InvalidPointer for a NULL `rt`, or a NULL or misaligned `resumed`.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `resumed` is NULL or points to a
+// writable `uint32_t`.
+hos_result hos_resume_guests(const hos_runtime *rt, uint32_t *resumed);
+
 // svcArbitrateLock: waits for the mutex word `*addr`, which the caller found held by the
 // thread `owner` (the word's tag) and marked with `HOS_MUTEX_WAITERS`, until an unlock hands
 // it over with the caller's `tag` written in it. Returns at once, with success, if the word
@@ -1314,6 +1376,71 @@ hos_result hos_condvar_signal(hos_handle condvar);
 //
 // Errors: InvalidHandle.
 hos_result hos_condvar_broadcast(hos_handle condvar);
+
+// Creates a reader-writer lock nobody holds.
+//
+// Errors: InvalidPointer for a NULL or misaligned `out`; OutOfHandles.
+//
+// # Safety
+// `out` is NULL or points to a writable `hos_handle`.
+hos_result hos_rwlock_create(hos_handle *out);
+
+// Takes a read level, waiting while another thread writes or waits to write (writers
+// first); the writing thread itself reads at once. `timeout_ns`: negative waits without
+// limit, 0 tries once.
+//
+// Errors: InvalidHandle; TimedOut; Cancelled once the runtime shuts down; OutOfRange past
+// 32767 read levels.
+hos_result hos_rwlock_acquire_read(hos_handle rwlock, int64_t timeout_ns);
+
+// Gives a read level back; the last one lets a waiting writer in.
+//
+// Errors: InvalidHandle; InvalidState if nobody reads or another thread writes.
+hos_result hos_rwlock_release_read(hos_handle rwlock);
+
+// Takes a write level, waiting while any other thread reads or writes; the writing thread
+// takes another level at once. `timeout_ns`: negative waits without limit, 0 tries once.
+//
+// Errors: InvalidHandle; TimedOut; Cancelled once the runtime shuts down; OutOfRange past
+// 2^32-1 levels.
+hos_result hos_rwlock_acquire_write(hos_handle rwlock, int64_t timeout_ns);
+
+// Gives a write level back; once the thread holds no level, one waiting writer, else every
+// waiting reader, goes in.
+//
+// Errors: InvalidHandle; InvalidState if the calling thread holds no write level.
+hos_result hos_rwlock_release_write(hos_handle rwlock);
+
+// Who holds the lock, as seen by the calling thread: into `*read_held` whether any thread
+// reads, `*write_held` whether the calling thread writes, `*owner` whether it owns the lock
+// (writes, or wrote and still reads); 1 or 0 each (nn::os IsReadLockHeld,
+// IsWriteLockHeldByCurrentThread, IsLockOwner).
+//
+// Errors: InvalidPointer for a NULL or misaligned out-pointer; InvalidHandle.
+//
+// # Safety
+// Each out-pointer is NULL or points to a writable `int32_t`.
+hos_result hos_rwlock_held(hos_handle rwlock,
+                           int32_t *read_held,
+                           int32_t *write_held,
+                           int32_t *owner);
+
+// Creates a barrier for `count` threads.
+//
+// Errors: InvalidPointer for a NULL or misaligned `out`; OutOfRange for a `count` of 0;
+// OutOfHandles.
+//
+// # Safety
+// `out` is NULL or points to a writable `hos_handle`.
+hos_result hos_barrier_create(uint32_t count, hos_handle *out);
+
+// Arrives and waits until `count` threads have arrived in this round; the last one does not
+// wait, and the barrier is ready for the next round at once. `timeout_ns`: negative waits
+// without limit; 0 only ends a round that this arrival completes.
+//
+// Errors: InvalidHandle; TimedOut and Cancelled (once the runtime shuts down), each with the
+// arrival taken back.
+hos_result hos_barrier_wait(hos_handle barrier, int64_t timeout_ns);
 
 #ifdef __cplusplus
 }  // extern "C"

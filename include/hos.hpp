@@ -2,7 +2,8 @@
 //
 // hos::Config, hos::Runtime (with the diagnostics: the wait tree, guest states, the trace,
 // frame marks, flight dumps, the critical path, the shutdown's report), hos::Thread,
-// hos::AttachedThread, hos::Event, hos::KernelEvent, hos::Queue and hos::Mutex own what they
+// hos::AttachedThread, hos::Event, hos::KernelEvent, hos::Queue, hos::Mutex,
+// hos::ReaderWriterLock and hos::Barrier own what they
 // make: a runtime is freed, a config freed, a handle closed and an attached thread detached
 // when the wrapper goes out of scope. Constructors throw hos::Error when the call fails
 // (std::abort() when exceptions are off); waits and sends return the hos_result, since
@@ -126,6 +127,19 @@ public:
     uint32_t cores() const {
         uint32_t n = 0;
         detail::check(hos_runtime_cores(p_, &n));
+        return n;
+    }
+    // Pauses every guest thread but the caller (a debugger's stop, a save state) and waits
+    // until all have stopped, at most timeout_ns (negative: no limit); how many are paused.
+    uint32_t pause_guests(int64_t timeout_ns = -1) {
+        uint32_t n = 0;
+        detail::check(hos_pause_guests(p_, timeout_ns, &n));
+        return n;
+    }
+    // Resumes every paused guest thread; how many.
+    uint32_t resume_guests() {
+        uint32_t n = 0;
+        detail::check(hos_resume_guests(p_, &n));
         return n;
     }
 
@@ -347,6 +361,27 @@ public:
         return r == HOS_RESULT_SUCCESS || r == HOS_RESULT_ABANDONED;
     }
     void unlock() noexcept { hos_mutex_unlock(h_); }
+};
+
+// A reader-writer lock (nn::os ReaderWriterLock), usable with std::unique_lock (write) and
+// std::shared_lock (read): writers first, the writer may lock again and read.
+class ReaderWriterLock : public Handle {
+public:
+    ReaderWriterLock() { detail::check(hos_rwlock_create(&h_)); }
+    void lock() { detail::check(hos_rwlock_acquire_write(h_, -1)); }
+    bool try_lock() noexcept { return hos_rwlock_acquire_write(h_, 0) == HOS_RESULT_SUCCESS; }
+    void unlock() noexcept { hos_rwlock_release_write(h_); }
+    void lock_shared() { detail::check(hos_rwlock_acquire_read(h_, -1)); }
+    bool try_lock_shared() noexcept { return hos_rwlock_acquire_read(h_, 0) == HOS_RESULT_SUCCESS; }
+    void unlock_shared() noexcept { hos_rwlock_release_read(h_); }
+};
+
+// A barrier (nn::os Barrier) for `count` threads, round after round.
+class Barrier : public Handle {
+public:
+    explicit Barrier(uint32_t count) { detail::check(hos_barrier_create(count, &h_)); }
+    // Success once the round is over, TimedOut or Cancelled (the arrival taken back).
+    hos_result wait(int64_t timeout_ns = -1) noexcept { return hos_barrier_wait(h_, timeout_ns); }
 };
 
 }  // namespace hos

@@ -184,6 +184,29 @@ impl Runtime {
         self.guests.states()
     }
 
+    /// Pauses every guest thread of the runtime but the calling one (svcSetThreadActivity on
+    /// each: `svc::set_thread_activity`), for a debugger's stop or a save state, and waits
+    /// until all have stopped, at most `timeout` (`None`: no limit). Returns how many are
+    /// paused (those paused already included). Once it returns `Ok`, no guest code runs until
+    /// [`Runtime::resume_guests`]. Threads spawned later are not paused.
+    ///
+    /// # Errors
+    /// TimedOut if some thread did not stop in time: it stays asked, stops at its next
+    /// checkpoint, and `resume_guests` releases it; Cancelled once the runtime shuts down
+    /// (which releases every paused thread).
+    ///
+    /// # Blocking
+    /// Until every thread has stopped; a guest caller holds no virtual core meanwhile.
+    pub fn pause_guests(&self, timeout: Option<Duration>) -> Result<usize, ResultCode> {
+        svc::pause_guests(self, timeout)
+    }
+
+    /// Resumes every paused guest thread of the runtime (by [`Runtime::pause_guests`] or
+    /// `svc::set_thread_activity`); returns how many it resumed.
+    pub fn resume_guests(&self) -> usize {
+        svc::resume_guests(self)
+    }
+
     /// Whether it has shut down.
     pub fn is_shut_down(&self) -> bool {
         self.inner.is_shut_down()

@@ -36,6 +36,8 @@ impl ResultCode {
     pub const OUT_OF_RANGE: ResultCode = ResultCode::kernel(119);
     /// 0xF001: a type or kind argument outside its enumeration.
     pub const INVALID_ENUM_VALUE: ResultCode = ResultCode::kernel(120);
+    /// 0xF401: the object is busy (svcSetThreadActivity on the calling thread itself).
+    pub const BUSY: ResultCode = ResultCode::kernel(122);
     /// 0xFA01: the object is in the wrong state.
     pub const INVALID_STATE: ResultCode = ResultCode::kernel(125);
 
@@ -70,6 +72,7 @@ impl ResultCode {
             ResultCode::CANCELLED => "Cancelled",
             ResultCode::OUT_OF_RANGE => "OutOfRange",
             ResultCode::INVALID_ENUM_VALUE => "InvalidEnumValue",
+            ResultCode::BUSY => "Busy",
             ResultCode::INVALID_STATE => "InvalidState",
             _ => return None,
         })
@@ -111,6 +114,7 @@ mod tests {
         assert_eq!(ResultCode::CANCELLED.0, 0xEC01);
         assert_eq!(ResultCode::OUT_OF_RANGE.0, 0xEE01);
         assert_eq!(ResultCode::INVALID_STATE.0, 0xFA01);
+        assert_eq!(ResultCode::BUSY.0, 0xF401);
         assert_eq!(ResultCode::TERMINATION_REQUESTED.0, 0x7601);
         assert_eq!(ResultCode::TIMED_OUT.module(), 1);
         assert_eq!(format!("{}", ResultCode::TIMED_OUT), "TimedOut(0xEA01)");

@@ -17,21 +17,29 @@
 //! | `event.rs` | CreateEvent, SignalEvent, ClearEvent, ResetSignal |
 //! | `cancel.rs` | CancelSynchronization |
 //! | `info.rs` | the current thread's handle, GetThreadId, GetCurrentProcessorNumber, GetInfo |
+//! | `tick.rs` | GetSystemTick, and the one nanoseconds-to-ticks conversion |
+//! | `exit.rs` | ExitThread |
+//! | `activity.rs` | SetThreadActivity: pause and resume one guest thread, or all of them |
 
+mod activity;
 mod address;
 mod arbiter;
 mod cancel;
 mod event;
+mod exit;
 mod handles;
 mod info;
 mod lock;
+mod tick;
 
+pub use activity::{set_thread_activity, ThreadActivity};
 pub use address::{
     check_word_address, signal_to_address, wait_for_address, wait_for_address64, ArbitrationType,
     SignalType,
 };
 pub use cancel::cancel_synchronization;
 pub use event::{clear_event, create_event, reset_signal, signal_event};
+pub use exit::{exit_thread, ThreadExit};
 pub use handles::{HandleObject, HostObject, MAX_HANDLES};
 pub use info::{
     current_thread_handle, get_current_processor_number, get_info, get_thread_id,
@@ -41,9 +49,12 @@ pub use lock::{
     arbitrate_lock, arbitrate_unlock, signal_process_wide_key, wait_process_wide_key_atomic,
     WAITERS,
 };
+pub use tick::{get_system_tick, TICKS_PER_SECOND};
 
+pub(crate) use activity::{pause_guests, resume_guests};
 pub(crate) use arbiter::{priority_changed, thread_gone};
 pub(crate) use cancel::CancelState;
+pub(crate) use exit::{is_exit, run_body};
 
 use crate::os::{wait_any, wait_any_async, MAX_WAIT_OBJECTS};
 use crate::thread::Thread;

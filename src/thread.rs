@@ -146,9 +146,9 @@ impl Builder {
             let _entered = t.enter_here(trace);
             let out = {
                 let _core = CoreGuard::take(&t);
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+                svc::run_body(f)
             };
-            if out.is_err() {
+            if out.as_ref().is_err_and(|p| !svc::is_exit(&**p)) {
                 tracing::warn!(name = %t.name(), "guest thread panicked");
             }
             crate::os::mutex::abandon_held();
@@ -429,6 +429,11 @@ impl Thread {
         self.0.handle.get().copied().unwrap_or(Handle::INVALID)
     }
 
+    /// The runtime's record of it, and its runtime (svcSetThreadActivity).
+    pub(crate) fn record(&self) -> (&Arc<ThreadRecord>, &Runtime) {
+        (&self.0.record, &self.0.rt)
+    }
+
     /// Its cancel state (svcCancelSynchronization).
     pub(crate) fn cancel_state(&self) -> &CancelState {
         &self.0.cancel
@@ -521,8 +526,9 @@ pub struct JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
-    /// Waits for the thread to end; `Err` carries its panic (everything it held was given
-    /// back first, see the module's invariant).
+    /// Waits for the thread to end; `Err` carries its panic, or a [`svc::ThreadExit`] if it
+    /// ended by `svc::exit_thread` (everything it held was given back first, see the module's
+    /// invariant).
     ///
     /// # Blocking
     /// Blocks the calling OS thread until the guest thread ends (a plain OS join, not a

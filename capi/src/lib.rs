@@ -39,10 +39,11 @@
 //! | [`reaper`] | the OS threads of spawned guest threads, until joined |
 //! | [`attach`] | a host's own threads as guest threads, and their kick flag |
 //! | [`svc`] | the svc calls: sleeps, priorities, cores, waits on handles and their cancel, checkpoints, thread ids and ticks |
+//! | [`tick`], [`exit`], [`activity`] | svcGetSystemTick; svcExitThread; svcSetThreadActivity and the pause of every guest thread |
 //! | [`arbiter`] | the kernel's svcs on guest words: locks, condition variables, address arbitration |
 //! | [`kernel_event`] | kernel events (two handles each: writable, readable) |
 //! | [`object`] | the objects a handle names, and their lookup |
-//! | [`event`], [`timer_event`], [`queue`], [`semaphore`], [`mutex`], [`condvar`] | one nn::os object each |
+//! | [`event`], [`timer_event`], [`queue`], [`semaphore`], [`mutex`], [`condvar`], [`rwlock`], [`barrier`] | one nn::os object each |
 //! | [`log`] | the log sink: hos's warnings into the host's logger |
 
 // The C names (`hos_result`, `hos_config`) are the ABI.
@@ -80,6 +81,12 @@ pub mod attach;
 
 pub mod svc;
 
+pub mod tick;
+
+pub mod exit;
+
+pub mod activity;
+
 pub mod arbiter;
 
 pub mod kernel_event;
@@ -97,6 +104,10 @@ pub mod semaphore;
 pub mod mutex;
 
 pub mod condvar;
+
+pub mod rwlock;
+
+pub mod barrier;
 
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,10 @@
 
 use crate::boundary::{Error, Out, Result};
 use crate::result::HOS_RESULT_INVALID_HANDLE;
-use hos_rs::os::{ConditionVariable, Event, MessageQueue, Mutex, Semaphore, TimerEvent, Waitable};
+use hos_rs::os::{
+    Barrier, ConditionVariable, Event, MessageQueue, Mutex, ReaderWriterLock, Semaphore,
+    TimerEvent, Waitable,
+};
 use hos_rs::svc::{self, Handle, HandleObject, HostObject};
 use hos_rs::thread::{HandleShare, Thread};
 use std::any::Any;
@@ -40,6 +43,10 @@ pub enum Object {
     Mutex(Mutex),
     /// `hos_condvar_create`.
     Condvar(ConditionVariable),
+    /// `hos_rwlock_create`.
+    RwLock(ReaderWriterLock),
+    /// `hos_barrier_create`.
+    Barrier(Barrier),
 }
 
 impl HostObject for Object {
@@ -49,7 +56,7 @@ impl HostObject for Object {
             Object::TimerEvent(t) => Some(t),
             Object::Queue(q) => Some(q),
             Object::Semaphore(s) => Some(s),
-            Object::Mutex(_) | Object::Condvar(_) => None,
+            Object::Mutex(_) | Object::Condvar(_) | Object::RwLock(_) | Object::Barrier(_) => None,
         }
     }
 

@@ -47,6 +47,8 @@ pub const HOS_RESULT_OUT_OF_RANGE: hos_result = 0xEE01;
 /// 0xF001: a raw type or kind outside its enumeration (an arbitration or signal type, an
 /// info type).
 pub const HOS_RESULT_INVALID_ENUM_VALUE: hos_result = 0xF001;
+/// 0xF401: busy: `hos_svc_set_thread_activity` on the calling thread itself.
+pub const HOS_RESULT_BUSY: hos_result = 0xF401;
 /// 0xFA01: the object is in the wrong state (unlocking a mutex the thread does not hold).
 pub const HOS_RESULT_INVALID_STATE: hos_result = 0xFA01;
 /// 0x3FF (module 511, description 1): hos panicked inside the call, a bug in hos. The call
@@ -68,7 +70,7 @@ pub const HOS_RESULT_ABANDONED: hos_result = 0xBFF;
 pub const HOS_RESULT_IO_ERROR: hos_result = 0xDFF;
 
 /// Every code and its name.
-const NAMES: [(hos_result, &CStr); 23] = [
+const NAMES: [(hos_result, &CStr); 24] = [
     (HOS_RESULT_SUCCESS, c"Success"),
     (HOS_RESULT_TERMINATION_REQUESTED, c"TerminationRequested"),
     (HOS_RESULT_INVALID_SIZE, c"InvalidSize"),
@@ -84,6 +86,7 @@ const NAMES: [(hos_result, &CStr); 23] = [
     (HOS_RESULT_CANCELLED, c"Cancelled"),
     (HOS_RESULT_OUT_OF_RANGE, c"OutOfRange"),
     (HOS_RESULT_INVALID_ENUM_VALUE, c"InvalidEnumValue"),
+    (HOS_RESULT_BUSY, c"Busy"),
     (HOS_RESULT_INVALID_STATE, c"InvalidState"),
     (HOS_RESULT_INTERNAL_ERROR, c"InternalError"),
     (HOS_RESULT_UNKNOWN_KEY, c"UnknownKey"),

@@ -18,8 +18,9 @@ use std::mem::size_of;
 use std::sync::Arc;
 
 /// A guest thread's entry: called once on the new thread with the `arg` given to
-/// `hos_thread_spawn`. It must not unwind (a C++ exception must not leave it).
-pub type hos_thread_entry = Option<unsafe extern "C" fn(arg: *mut c_void)>;
+/// `hos_thread_spawn`. Only `hos_svc_exit_thread` may unwind out of it (a C++ exception must
+/// not leave it).
+pub type hos_thread_entry = Option<unsafe extern "C-unwind" fn(arg: *mut c_void)>;
 
 /// What a guest thread is made with. Set `size` to `sizeof(hos_thread_params)`.
 #[repr(C)]
@@ -45,7 +46,7 @@ unsafe impl Versioned for hos_thread_params {
 
 /// The host's entry and argument, moved to the new thread.
 struct Entry {
-    f: unsafe extern "C" fn(*mut c_void),
+    f: unsafe extern "C-unwind" fn(*mut c_void),
     arg: *mut c_void,
 }
 

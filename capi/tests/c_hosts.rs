@@ -320,3 +320,25 @@ fn the_diagnostics_from_c() {
 fn the_diagnostics_under_sanitizers() {
     host("capi/tests/c/diagnostics.c", true, &[]);
 }
+
+#[test]
+fn rwlock_barrier_tick_exit_and_pause_from_c() {
+    let out = host("capi/tests/c/objects_and_activity.c", false, &[]);
+    assert!(out.contains("objects and activity checked"), "{out}");
+}
+
+#[test]
+fn rwlock_barrier_tick_exit_and_pause_under_sanitizers() {
+    host("capi/tests/c/objects_and_activity.c", true, &[]);
+}
+
+#[test]
+fn rwlock_barrier_and_pause_from_cpp() {
+    let out = host("capi/tests/c/objects.cpp", false, &[]);
+    assert!(out.contains("C++ objects checked"), "{out}");
+}
+
+#[test]
+fn rwlock_barrier_and_pause_from_cpp_under_sanitizers() {
+    host("capi/tests/c/objects.cpp", true, &[]);
+}

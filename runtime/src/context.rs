@@ -236,5 +236,9 @@ impl WaitPolicy for Current {
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     // A wait between a poll and a sleep makes the sleep no idle poll (docs/design.md section 4).
     poll::clear();
-    with_parker(|p, w| block_on_with(p, w, fut, wait, || None, current))
+    let out = with_parker(|p, w| block_on_with(p, w, fut, wait, || None, current));
+    // The end of a wait is a pause point (`pause.rs`): for a thread that held no core to take
+    // back (taking one is a pause point itself).
+    with_guest(|rt, t| rt.pause_point(t));
+    out
 }

@@ -11,7 +11,7 @@
 //! switch rules; `build_error`) sit on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
 //! takes its spin, counters and core hooks as inputs; `pollers`, an object's sleeping
-//! pollers; `poll`, a thread's poll marks; `vcore`, the semaphore; `thread`, the record of a guest thread) uses the decisions.
+//! pollers; `poll`, a thread's poll marks; `vcore`, the semaphore; `pause`, a thread's pause; `thread`, the record of a guest thread) uses the decisions.
 //! Composition (`runtime`, `builder`, `context`, `sleep`) puts one runtime together and is
 //! the only layer that knows it. Within a layer too, a file imports only files before it:
 //! `tests/layers.rs` holds the order and fails on any other import.
@@ -37,6 +37,7 @@
 //! | `pollers` | waiting | idle pollers: an object's (or a guest word's) sleeping pollers, their wait |
 //! | `poll` | waiting | idle pollers: each thread's poll marks, and what its next sleep follows |
 //! | `vcore` | waiting | the virtual-core semaphore |
+//! | `pause` | waiting | a guest thread's pause: asked, taken at its next pause point |
 //! | `thread` | waiting | the runtime's record of a guest thread |
 //! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
 //! | `builder` | composition | [`Builder`]: switches in code and from the environment |
@@ -60,6 +61,7 @@ mod context;
 mod machine;
 mod observe;
 mod parker;
+mod pause;
 mod policy;
 mod poll;
 mod pollers;
@@ -101,6 +103,7 @@ pub mod internal {
         block_on, checkpoint, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
     };
     pub use crate::parker::{with_parker, Parker};
+    pub use crate::pause::PAUSED;
     pub use crate::policy::{promotions, Role, Spin, SpinGate};
     pub use crate::poll::{clear as poll_found, missed as poll_missed, note_call as svc_entered};
     pub use crate::pollers::PollSite;

@@ -8,7 +8,8 @@ use crate::build_error::BuildError;
 use crate::calibration::Tracker;
 use crate::config::Config;
 use crate::machine::Calibration;
-use crate::parker::WakeHook;
+use crate::parker::{with_parker, WakeHook};
+use crate::pause::PAUSED;
 use crate::policy::{Policy, Role};
 use crate::pollers::Ticks;
 use crate::reactor::Reactor;
@@ -17,9 +18,9 @@ use crate::stats::{Counters, LastSeen, Live, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
-use crate::thread::{ThreadRecord, ThreadSpec};
+use crate::thread::{Activity, ThreadRecord, ThreadSpec};
 use crate::trace::recorder::{Session, Settings};
-use crate::trace::Kind;
+use crate::trace::{Kind, WaitOn};
 use crate::vcore::{Occupant, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -309,6 +310,7 @@ impl Runtime {
     pub fn acquire_core(&self, rec: &ThreadRecord) {
         let escape = self.inner.vcores.acquire(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
+        self.pause_point(rec);
     }
 
     /// Gives the calling guest thread `rec`'s virtual core back; `true` if it held one.
@@ -357,6 +359,87 @@ impl Runtime {
     fn checkpoint_asked(&self, rec: &ThreadRecord) {
         let escape = self.inner.vcores.checkpoint(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
+        self.pause_point(rec);
+    }
+
+    /// A pause point of the calling guest thread `rec` (`pause.rs`): if a pause is asked of
+    /// it, it gives its core back and parks until the pause is lifted or the runtime shuts
+    /// down, then takes a core again. One load when none is asked.
+    ///
+    /// # Blocking
+    /// While it is paused, and then until it has a core again.
+    #[inline]
+    pub fn pause_point(&self, rec: &ThreadRecord) {
+        if rec.seat().pause_asked() {
+            self.paused(rec);
+        }
+    }
+
+    #[cold]
+    fn paused(&self, rec: &ThreadRecord) {
+        loop {
+            let held = self.inner.vcores.release(rec);
+            // The trace's wait tree shows it waiting on "pause".
+            crate::trace::wait_begin(WaitOn::Object);
+            crate::trace::blocked(rec.pause() as *const _ as usize, PAUSED, 0);
+            // Notes the stop for the asker (`ThreadRecord::set_activity`).
+            rec.mark_wait(Some(PAUSED));
+            while rec.pause().is_asked() && !self.is_shut_down() {
+                // Lifted between the check and the park: the lift's unpark left the token.
+                with_parker(|p, _| p.park(None));
+            }
+            if self.is_shut_down() {
+                // Asked after the shutdown lifted every pause: no later pause point stops.
+                rec.pause().lift(rec.seat());
+            }
+            rec.mark_wait(None);
+            crate::trace::wait_end(false);
+            if !held {
+                return;
+            }
+            let escape = self.inner.vcores.acquire(rec, self.spin_of(rec));
+            self.log_escape(rec, escape);
+            // Asked again while it waited for the core: it gives the core back at once.
+            if !rec.seat().pause_asked() || self.is_shut_down() {
+                return;
+            }
+        }
+    }
+
+    /// Asks guest thread `rec` to pause at its next pause point (`pause.rs`); `false` if a
+    /// pause is asked of it already.
+    pub fn ask_pause(&self, rec: &ThreadRecord) -> bool {
+        rec.pause().ask(rec.seat())
+    }
+
+    /// Lifts the pause asked of guest thread `rec` and wakes it; `false` if none was asked.
+    pub fn lift_pause(&self, rec: &ThreadRecord) -> bool {
+        let lifted = rec.pause().lift(rec.seat());
+        if lifted {
+            rec.unpark();
+        }
+        lifted
+    }
+
+    /// Whether a pause is asked of guest thread `rec` (it may not have stopped yet).
+    pub fn is_pause_asked(&self, rec: &ThreadRecord) -> bool {
+        rec.pause().is_asked()
+    }
+
+    /// Waits until guest thread `rec`, asked to pause, has stopped: parked at a pause point,
+    /// in a runtime wait (it meets a pause point before its guest code runs again), or ended;
+    /// or until its pause is lifted or the runtime shuts down (`true` in each case), or
+    /// `deadline` (a `sys::now()` value; `None`: no limit) passes (`false`). A guest caller
+    /// gives its virtual core back first (`release_core`): it only waits here.
+    ///
+    /// # Blocking
+    /// Until one of the above.
+    pub fn wait_paused(&self, rec: &ThreadRecord, deadline: Option<u64>) -> bool {
+        let stopped = || {
+            self.is_shut_down()
+                || matches!(rec.activity(), Activity::Waiting { .. } | Activity::Ended)
+        };
+        rec.pause().wait_stopped(stopped, deadline)
     }
 
     /// A yield of the calling guest thread `rec` on the virtual cores; `true` if it handed its
@@ -368,6 +451,7 @@ impl Runtime {
         let y = self.inner.vcores.yield_core(rec, kind, self.spin_of(rec));
         crate::trace::yielded(kind as u8, y.handed);
         self.log_escape(rec, y.escape);
+        self.pause_point(rec);
         y.handed
     }
 
@@ -450,6 +534,8 @@ impl Runtime {
         self.inner.vcores.shutdown();
         for t in self.threads() {
             t.unpark();
+            // Every pause ends (its asker's wait too): a shut-down runtime pauses nothing.
+            t.pause().lift(t.seat());
         }
     }
 }

@@ -147,8 +147,11 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
             "guest sleep"
         );
     }
-    if let (true, Some(t)) = (held, ctx.thread()) {
-        rt.acquire_core(t);
+    match (held, ctx.thread()) {
+        (true, Some(t)) => rt.acquire_core(t),
+        // The end of a sleep is a pause point (`pause.rs`); taking a core is one itself.
+        (false, Some(t)) => rt.pause_point(t),
+        _ => {}
     }
     poll::slept();
 }

@@ -5,6 +5,7 @@
 //! parker and its CPU clock, once, when it enters the runtime.
 
 use crate::parker::Parker;
+use crate::pause::Pause;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys::{self, CpuTime, ThreadClock};
@@ -58,6 +59,8 @@ pub struct ThreadRecord {
     /// lock, so the last ask made reflects the last priority and role set. A std lock even
     /// under loom, like `activity`.
     wake_slice: std::sync::Mutex<u64>,
+    /// The pause asked of it, if any (`pause.rs`).
+    pause: Pause,
 }
 
 /// `ThreadRecord::wake_slice` before the thread started: nothing asked yet.
@@ -99,6 +102,7 @@ impl ThreadRecord {
             seat: Seat::default(),
             activity: std::sync::Mutex::new(Activity::Running),
             wake_slice: std::sync::Mutex::new(NOT_ASKED),
+            pause: Pause::default(),
         }
     }
 
@@ -266,7 +270,21 @@ impl ThreadRecord {
 
     /// Notes that the thread's code returned or unwound (the thread itself calls it).
     pub fn mark_ended(&self) {
-        *lock(&self.activity) = Activity::Ended;
+        self.set_activity(Activity::Ended);
+    }
+
+    /// Sets what the thread does; then, if a pause is asked of it, tells the asker to look
+    /// again (read after the write: `pause.rs` says why no stop is missed).
+    fn set_activity(&self, a: Activity) {
+        *lock(&self.activity) = a;
+        if self.seat.pause_asked() {
+            self.pause.notify();
+        }
+    }
+
+    /// Its pause (`pause.rs`).
+    pub(crate) fn pause(&self) -> &Pause {
+        &self.pause
     }
 
     /// Time spent waiting for a virtual core.
@@ -303,12 +321,12 @@ impl Occupant for ThreadRecord {
     }
 
     fn mark_wait(&self, on: Option<&'static str>) {
-        *lock(&self.activity) = match on {
+        self.set_activity(match on {
             Some(on) => Activity::Waiting {
                 on,
                 since: sys::now(),
             },
             None => Activity::Running,
-        };
+        });
     }
 }

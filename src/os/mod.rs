@@ -1,5 +1,5 @@
 //! nn::os objects: events, mutexes, condition variables, semaphores, message queues, timer
-//! events, and wait_any over them.
+//! events, reader-writer locks, barriers, and wait_any over them.
 //!
 //! Invariant (no lost wakeup): every object keeps its state and its waiter lists behind one
 //! lock (an event also keeps an atomic fast path, see `event.rs`); a wait that cannot complete
@@ -28,22 +28,28 @@
 //! | `condvar.rs` | [`ConditionVariable`] |
 //! | `semaphore.rs` | [`Semaphore`] |
 //! | `message_queue.rs` | [`MessageQueue`] (and [`LightMessageQueue`]) |
+//! | `rwlock.rs` | [`ReaderWriterLock`] |
+//! | `barrier.rs` | [`Barrier`] |
 //! | `wait_any.rs` | [`wait_any()`], [`Waitable`] |
 
+mod barrier;
 mod condvar;
 mod event;
 mod message_queue;
 pub(crate) mod mutex;
+mod rwlock;
 mod semaphore;
 mod timer_event;
 pub(crate) mod wait_any;
 pub(crate) mod waiters;
 mod waiting;
 
+pub use barrier::Barrier;
 pub use condvar::{ConditionVariable, CondvarWait};
 pub use event::{ClearMode, Event};
 pub use message_queue::{MessageQueue, SendError};
 pub use mutex::{LockError, LockResult, Mutex, MutexGuard};
+pub use rwlock::{ReaderWriterLock, READ_LOCK_COUNT_MAX};
 pub use semaphore::Semaphore;
 pub use timer_event::TimerEvent;
 pub use wait_any::{wait_any, wait_any_async, WaitAny, Waitable, MAX_WAIT_OBJECTS};

@@ -65,8 +65,8 @@ fn thread_token_new() -> u64 {
     }
 }
 
-/// The calling thread's owner token.
-fn thread_token() -> u64 {
+/// The calling thread's owner token (a reader-writer lock's writer is one too).
+pub(crate) fn thread_token() -> u64 {
     TOKEN.with(|t| *t)
 }
 

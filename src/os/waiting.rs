@@ -74,6 +74,11 @@ pub trait Op {
     fn holder(&self, _s: &Self::State) -> u64 {
         0
     }
+
+    /// What the object does, under its lock, when this operation's waiter leaves its list
+    /// without completing (a timeout, a shutdown, a dropped future): a barrier takes the
+    /// arrival back; a reader-writer lock lets through the readers a leaving writer held back.
+    fn left(&self, _s: &mut Self::State, _batch: &mut WakeBatch) {}
 }
 
 impl<S> Object<S> {
@@ -143,6 +148,7 @@ impl<S> Object<S> {
             if list.remove(slot) {
                 list.notify(1, batch);
             }
+            op.left(s, batch);
         });
     }
 

@@ -11,9 +11,6 @@ use crate::ResultCode;
 /// svcGetInfo's ThreadTickCount info type (25; firmware 13.0.0 and later).
 pub const INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
 
-/// The console's tick rate (CNTFRQ): 19.2 MHz.
-const TICKS_PER_SECOND: u64 = 19_200_000;
-
 /// The calling guest thread's real handle: the value the SDK keeps in its thread-local
 /// storage and writes into the mutex words it locks (a host puts it there when the guest
 /// thread starts). [`Handle::INVALID`] (0) on any other thread.
@@ -78,6 +75,5 @@ pub fn get_info(info_type: u32, h: Handle, subtype: u64) -> Result<u64, ResultCo
     if !on_core {
         return Ok(0);
     }
-    let ns = t.cpu_time().total().as_nanos();
-    Ok((ns * u128::from(TICKS_PER_SECOND) / 1_000_000_000).min(u128::from(u64::MAX)) as u64)
+    Ok(super::tick::ticks_in(t.cpu_time().total().as_nanos()))
 }

@@ -70,6 +70,7 @@ fn codes_are_the_rust_apis_and_each_has_its_name() {
             HOS_RESULT_INVALID_ENUM_VALUE,
             ResultCode::INVALID_ENUM_VALUE,
         ),
+        (HOS_RESULT_BUSY, ResultCode::BUSY),
         (HOS_RESULT_INVALID_STATE, ResultCode::INVALID_STATE),
     ];
     for (ours, rust) in kernel {

@@ -52,7 +52,7 @@ static SPIN: AtomicBool = AtomicBool::new(true);
 static STARTED: AtomicBool = AtomicBool::new(false);
 
 /// Holds the one virtual core without a checkpoint until told to stop.
-unsafe extern "C" fn spinner(_: *mut c_void) {
+unsafe extern "C-unwind" fn spinner(_: *mut c_void) {
     STARTED.store(true, Ordering::Release);
     while SPIN.load(Ordering::Acquire) {
         std::hint::spin_loop();
@@ -60,14 +60,14 @@ unsafe extern "C" fn spinner(_: *mut c_void) {
 }
 
 /// Runs once it escaped past the spinner: stops it.
-unsafe extern "C" fn escaper(_: *mut c_void) {
+unsafe extern "C-unwind" fn escaper(_: *mut c_void) {
     SPIN.store(false, Ordering::Release);
 }
 
 fn spawn(
     rt: *mut hos_runtime,
     name: &CStr,
-    f: unsafe extern "C" fn(*mut c_void),
+    f: unsafe extern "C-unwind" fn(*mut c_void),
     arg: *mut c_void,
 ) -> hos_handle {
     let p = hos_thread_params {

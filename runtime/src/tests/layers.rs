@@ -47,6 +47,7 @@ const ORDER: &[&str] = &[
     "poll",
     "vcore",
     "vcore/claim",
+    "pause",
     "thread",
     // composition
     "runtime",

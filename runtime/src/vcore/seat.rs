@@ -63,6 +63,18 @@ impl Seat {
         kick::is_set(self.kick.get())
     }
 
+    /// Whether a pause is asked of the thread (its kick word's pause bit, `pause.rs`): one
+    /// load, a hint.
+    #[inline]
+    pub fn pause_asked(&self) -> bool {
+        kick::is_pause_asked(self.kick.get())
+    }
+
+    /// Sets or clears the pause bit of its kick word (a pause's asker, under its lock).
+    pub(crate) fn ask_pause(&self, on: bool) {
+        kick::ask_pause(self.kick.get(), on);
+    }
+
     /// The slot the thread holds (or held until a waiter took it after a kick's grace; its
     /// next checkpoint, yield or release finds that out).
     pub fn slot(&self) -> Option<usize> {

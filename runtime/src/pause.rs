@@ -1,0 +1,107 @@
+//! Pausing a guest thread (svcSetThreadActivity; a debugger's stop, a save state): a pause is
+//! asked of the thread, and the thread takes it at its next pause point.
+//!
+//! # Invariant (no guest code runs once a pause has stopped its thread)
+//! A pause is *asked* under [`Pause`]'s lock, which sets the pause bit of the thread's kick
+//! word, so that generated code's inline test sends it to its checkpoint. The thread *takes*
+//! it at a pause point: every checkpoint, the end of every runtime wait and sleep, and every
+//! virtual core it takes (the runtime calls them; `Runtime::pause_point`). There it gives
+//! its core back, notes `PAUSED` as its activity and parks until the pause is lifted or the
+//! runtime shuts down. The asker waits until the thread is *stopped*: its activity is a wait
+//! (parked at the pause point, or in a runtime wait, from which it meets a pause point before
+//! guest code), or it ended.
+//!
+//! Why no stop is missed, and why a stopped thread runs no guest code until resumed: the
+//! thread writes its activity under the activity lock and reads the pause bit after it; the
+//! asker sets the bit and then reads the activity under the same lock. If the asker's read
+//! comes first it sees the thread running and waits; the thread's later read then sees the
+//! bit (it comes after the asker's lock section, which comes after the bit was set), so a
+//! wait it begins notifies the asker, and its next pause point stops it. If the thread's
+//! write comes first, the asker sees a wait; the thread's pause point at the wait's end reads
+//! the bit after that write, and so after the bit was set: it stops there. The asker's wait
+//! checks and sleeps under this lock, and a notify takes it, so no notify falls between.
+
+use crate::sync::lock;
+use crate::vcore::Seat;
+use std::sync::{Condvar, Mutex, PoisonError};
+
+/// What a paused thread's activity says it waits on.
+pub const PAUSED: &str = "pause";
+
+/// One guest thread's pause: whether one is asked, and the askers waiting for it to stop.
+/// Std's lock and condition variable even under loom: bookkeeping, as the thread's activity.
+#[derive(Debug, Default)]
+pub(crate) struct Pause {
+    /// Whether a pause is asked. # Invariant: equal to the kick word's pause bit outside this
+    /// lock; both change only under it.
+    asked: Mutex<bool>,
+    /// Notified when the thread may have stopped, or the pause was lifted (a shutdown lifts
+    /// every pause).
+    changed: Condvar,
+}
+
+impl Pause {
+    /// Asks a pause of the thread whose seat is `seat`; `false` if one is asked already.
+    pub(crate) fn ask(&self, seat: &Seat) -> bool {
+        let mut asked = lock(&self.asked);
+        if *asked {
+            return false;
+        }
+        *asked = true;
+        seat.ask_pause(true);
+        true
+    }
+
+    /// Lifts the pause asked of the thread whose seat is `seat`; `false` if none was. The
+    /// caller then unparks the thread.
+    pub(crate) fn lift(&self, seat: &Seat) -> bool {
+        let mut asked = lock(&self.asked);
+        if !*asked {
+            return false;
+        }
+        *asked = false;
+        seat.ask_pause(false);
+        self.changed.notify_all();
+        true
+    }
+
+    /// Whether a pause is asked (under the lock: the truth, not the kick word's hint).
+    pub(crate) fn is_asked(&self) -> bool {
+        *lock(&self.asked)
+    }
+
+    /// Tells the askers waiting for a stop to look again (the thread's activity changed).
+    pub(crate) fn notify(&self) {
+        let _asked = lock(&self.asked);
+        self.changed.notify_all();
+    }
+
+    /// Waits while a pause is asked and `stopped` says no, until `deadline` (a `sys::now()`
+    /// value; `None`: no limit). `true` once `stopped` says yes or the pause was lifted;
+    /// `false` at the deadline.
+    pub(crate) fn wait_stopped(&self, stopped: impl Fn() -> bool, deadline: Option<u64>) -> bool {
+        let mut asked = lock(&self.asked);
+        loop {
+            if !*asked || stopped() {
+                return true;
+            }
+            let left = match deadline {
+                None => None,
+                Some(d) => match d.checked_sub(crate::sys::now()) {
+                    Some(ns) if ns > 0 => Some(std::time::Duration::from_nanos(ns)),
+                    _ => return false,
+                },
+            };
+            asked = match left {
+                None => self
+                    .changed
+                    .wait(asked)
+                    .unwrap_or_else(PoisonError::into_inner),
+                Some(d) => {
+                    let waited = self.changed.wait_timeout(asked, d);
+                    waited.unwrap_or_else(PoisonError::into_inner).0
+                }
+            };
+        }
+    }
+}
