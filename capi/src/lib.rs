@@ -30,6 +30,7 @@
 //! | [`config`] | `hos_config`: switches by name, validated as they are set |
 //! | [`runtime`] | `hos_runtime`: boot, bounded shutdown, host sleep |
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
+//! | [`role`] | guest thread roles: the `HOS_ROLE_*` values, a thread's role by handle |
 //! | [`thread`] | guest threads: spawn and join |
 //! | [`attach`] | a host's own threads as guest threads, and their kick flag |
 //! | [`svc`] | the svc calls: sleeps, priorities, cores, waits on handles and their cancel, checkpoints, thread ids and ticks |
@@ -55,6 +56,8 @@ pub mod runtime;
 pub mod stats;
 
 pub mod log;
+
+pub mod role;
 
 pub mod thread;
 

@@ -223,3 +223,14 @@ fn the_sdks_words_between_c_guest_threads() {
 fn the_sdks_words_under_sanitizers() {
     host("capi/tests/c/svc_words.c", true, &[]);
 }
+
+#[test]
+fn thread_roles_from_c() {
+    let out = host("capi/tests/c/roles.c", false, &[]);
+    assert!(out.contains("thread roles checked"), "{out}");
+}
+
+#[test]
+fn thread_roles_under_sanitizers() {
+    host("capi/tests/c/roles.c", true, &[]);
+}

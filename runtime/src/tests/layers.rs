@@ -35,6 +35,7 @@ const ORDER: &[&str] = &[
     // primitives
     "parker",
     "config",
+    "role",
     "build_error",
     // decisions
     "calibration",
