@@ -426,12 +426,6 @@ impl Thread {
         self.0.record.is_serial()
     }
 
-    /// Whether it ranks first on the virtual cores against threads of its priority or worse:
-    /// [`Role::SerialFirst`], or under [`Role::Auto`] a HOS_VCORE_FIRST part of its name.
-    pub fn is_vcore_first(&self) -> bool {
-        self.0.record.is_first()
-    }
-
     /// Its own Horizon priority (what svcSetThreadPriority set); it may run at a better one
     /// while a lock waiter lends it one ([`Thread::running_priority`]).
     pub fn priority(&self) -> u8 {
