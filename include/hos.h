@@ -485,8 +485,7 @@ hos_result hos_thread_set_role(hos_handle thread, hos_role role);
 
 // Starts a guest thread of `rt` that calls `entry(arg)` and writes its handle to `*out`.
 // `p` NULL: name "GuestThread", priority 44, every core, the default ideal core, the role by
-// its name. The thread
-// ends when `entry` returns. Its handle is its real one, what
+// its name. The thread ends when `entry` returns. Its handle is its real one, what
 // `hos_svc_get_current_thread_handle` gives on it and what the SDK writes into the mutex
 // words it locks; it stays open until `hos_svc_close_handle`, after the thread's end too
 // (closing it does not stop the thread).

@@ -179,8 +179,9 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::IdlePollBlind)
     }
 
-    /// HOS_SERIAL: the name parts of serial threads (case-sensitive substrings; trimmed, empty
-    /// parts dropped). Replaces the default `MainThread`, `Presentation`.
+    /// HOS_SERIAL: the name parts of serial threads among those of role `Auto` (case-sensitive
+    /// substrings; trimmed, empty parts dropped). Replaces the default `MainThread`,
+    /// `Presentation`.
     pub fn serial<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.config.serial = parts(names);
         self.in_code(Switch::Serial)
@@ -242,8 +243,9 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::VcoreEscapeMs)
     }
 
-    /// HOS_VCORE_FIRST: the name parts of threads that rank first on the virtual cores
-    /// (case-sensitive substrings; trimmed, empty parts dropped; default none).
+    /// HOS_VCORE_FIRST: the name parts of threads of role `Auto` that rank first on the
+    /// virtual cores (case-sensitive substrings; trimmed, empty parts dropped; default none);
+    /// role `SerialFirst` ranks a thread first whatever its name.
     pub fn vcore_first<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.config.vcore_first = parts(names);
         self.in_code(Switch::VcoreFirst)
