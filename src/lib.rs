@@ -19,6 +19,9 @@ mod sync;
 pub mod thread;
 
 pub use guests::{Doing, GuestState};
+/// hos's warnings and errors, routed as the runtime routes its own: for the C API, not hosts.
+#[doc(hidden)]
+pub use hos_runtime::{error, internal::report, warn};
 pub use hos_runtime::{
     Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node, PrecisePath,
     ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
@@ -77,7 +80,8 @@ impl Runtime {
         self.inner.config()
     }
 
-    /// Counters, calibration, and per-thread CPU.
+    /// Counters, calibration, and per-thread CPU; `Display` prints a summary that fits a
+    /// screen. After a shutdown, the threads and the reactor's CPU as it began (see [`Stats`]).
     pub fn stats(&self) -> Stats {
         self.inner.stats()
     }

@@ -4,7 +4,9 @@
 //! time instead of a second later. No speed goal here: the one bound is half the second the
 //! sleep would last unpromoted.
 
-use hos::os::{wait_any, ClearMode, Event, MessageQueue, Mutex, Semaphore, Waitable};
+use hos::os::{
+    wait_any, ClearMode, ConditionVariable, Event, MessageQueue, Mutex, Semaphore, Waitable,
+};
 use hos::svc::{self, ArbitrationType::WaitIfEqual, SignalType};
 use hos::{Calibration, ResultCode, Runtime};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -327,4 +329,60 @@ fn quiet_sleeps_are_blind_idle_polls_only_when_asked() {
         );
         rt.shutdown();
     }
+}
+
+/// A zero timeout in a wait's blocking form is a try, for every object: what the C ABI's
+/// `hos_*(…, 0)` calls are made of. Each such wait that finds nothing makes the next short
+/// sleep an idle poll, and the object's readiness promotes it.
+#[test]
+fn a_zero_timeout_wait_is_a_try_of_every_object() {
+    const NOW: Duration = Duration::ZERO;
+    let q = Arc::new(MessageQueue::<u32>::new(1));
+    let q2 = q.clone();
+    promoted_by(
+        "receive_async().timeout(0)",
+        move || q2.receive_async().timeout(NOW).block().is_ok(),
+        || q.send(7).expect("room"),
+    );
+    let full = Arc::new(MessageQueue::<u32>::new(1));
+    full.send(1).expect("room");
+    let f2 = full.clone();
+    promoted_by(
+        "send_async().timeout(0)",
+        move || f2.send_async(2).timeout(NOW).block().is_ok(),
+        || assert_eq!(full.receive(), Ok(1)),
+    );
+    let ev = Arc::new(Event::new(ClearMode::Auto));
+    let e2 = ev.clone();
+    promoted_by(
+        "wait_async().timeout(0)",
+        move || e2.wait_async().timeout(NOW).block().is_ok(),
+        || ev.signal(),
+    );
+    let s = Arc::new(Semaphore::new(0, 1));
+    let s2 = s.clone();
+    promoted_by(
+        "acquire_async().timeout(0)",
+        move || s2.acquire_async().timeout(NOW).block().is_ok(),
+        || s.release(1).expect("room"),
+    );
+    let m = Mutex::new(false);
+    let guard = m.lock().map_err(|e| e.code()).expect("free");
+    let m2 = m.clone();
+    promoted_by(
+        "lock_async().timeout(0)",
+        move || m2.lock_async().timeout(NOW).block().is_ok(),
+        || drop(guard),
+    );
+    let cv = Arc::new(ConditionVariable::new());
+    let cv2 = cv.clone();
+    let m = Mutex::new(false);
+    promoted_by(
+        "condition variable wait_timeout(0)",
+        move || {
+            let guard = m.lock().map_err(|e| e.code()).expect("free");
+            cv2.wait_timeout(guard, NOW).1.is_ok()
+        },
+        || cv.signal(),
+    );
 }

@@ -1,11 +1,12 @@
-//! Why a runtime did not start: a value a switch does not accept, a thread the OS refused, a
-//! calibration that could not measure the machine.
+//! Why a runtime did not start: a value a switch does not accept, a trace file that cannot be
+//! written, a thread the OS refused, a calibration that could not measure the machine.
 //!
 //! Invariant: `build` either returns a running runtime or one of these, with nothing of the
 //! runtime left running (a reactor thread that started is joined before the error returns).
 
 use crate::config::ConfigError;
 use std::fmt;
+use std::path::PathBuf;
 
 /// Why [`Builder::build`](crate::Builder::build) did not start a runtime.
 ///
@@ -23,6 +24,14 @@ use std::fmt;
 pub enum BuildError {
     /// A switch or builder value that is not accepted (nothing was started).
     Config(ConfigError),
+    /// The HOS_TRACE file (`Builder::trace`) cannot be opened for writing (nothing was
+    /// started).
+    Trace {
+        /// The path, as given.
+        path: PathBuf,
+        /// What the OS said.
+        error: std::io::Error,
+    },
     /// The OS refused a thread the runtime needs: `name` is the thread (`hos-reactor`).
     Thread {
         /// The thread's name.
@@ -50,6 +59,11 @@ impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildError::Config(e) => e.fmt(f),
+            BuildError::Trace { path, error } => write!(
+                f,
+                "the trace file {} (HOS_TRACE) cannot be written: {error}",
+                path.display()
+            ),
             BuildError::Thread { name, error } => {
                 write!(f, "the OS refused the runtime's thread {name}: {error}")
             }
@@ -66,7 +80,7 @@ impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BuildError::Config(e) => Some(e),
-            BuildError::Thread { error, .. } => Some(error),
+            BuildError::Thread { error, .. } | BuildError::Trace { error, .. } => Some(error),
             BuildError::Calibration(_) => None,
         }
     }

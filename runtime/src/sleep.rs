@@ -13,11 +13,13 @@
 //! | relaxed | the reactor's relaxed wheel: the OS timer alone, no spin |
 //! | idle poll ([`Policy::idle_poll`](crate::policy::Policy::idle_poll), checked first) | a park on the OS timer alone to the stretch past the deadline, linked to the objects the thread polled empty; promoted when one becomes ready |
 //!
-//! The calibrated precise path is the cheaper of (own slack-1 timer to the deadline minus its
-//! lateness, then spin) and (the reactor wakes the sleeper early by the wake latency, then
-//! spin); a sleep no longer than the timer's lateness always takes the reactor (on its own
-//! timer it would be all spin). A frame limiter's `host_sleep(Duration::MAX)` is a long
-//! precise sleep: shutdown ends it.
+//! The precise path is (own slack-1 timer to the deadline minus its margin, the 75th
+//! percentile of its lateness as tracked, then spin) or (the reactor wakes the sleeper early
+//! by the wake latency, then spin). A job worker's short sleep (one that holds a poller slot)
+//! takes its own timer whenever that can arm, so the reactor never spins for pollers; serial
+//! and host threads take the one that cost the process less at boot; a sleep no longer than
+//! the margin always takes the reactor (on its own timer it would be all spin). A frame
+//! limiter's `host_sleep(Duration::MAX)` is a long precise sleep: shutdown ends it.
 
 use crate::block_on::{Wait, WaitPolicy};
 use crate::calibration::spin_until;
@@ -69,6 +71,18 @@ fn timer_slack(precise: bool) {
         }
         s.set(Some((own, precise)));
     });
+}
+
+/// Which precise path a precise sleep may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Precise {
+    /// A long one (or a host's): the reactor, so that shutdown can end it.
+    Cancellable,
+    /// A job worker's short one: its own timer where that can arm (pollers are many and the
+    /// reactor would spin for each).
+    Poller,
+    /// A serial thread's short one: the path the boot calibration found cheaper.
+    Calibrated,
 }
 
 /// Sleeps the calling host thread for `d` on `rt`, always precisely (frame limiter, audio).
@@ -164,7 +178,7 @@ fn idle_poll(
         Woke::Promoted { early } => {
             Counters::bump(&c.idle_promoted);
             if early {
-                precise(rt, ctx, deadline, false);
+                precise(rt, ctx, deadline, Precise::Poller);
             }
         }
         Woke::ShutDown => {}
@@ -193,9 +207,12 @@ fn serve(rt: &Runtime, ctx: &Current, waiter: Waiter, ns: u64, deadline: u64) ->
             None => timer(rt, deadline),
         },
         SleepRoute::Timer => timer(rt, deadline),
-        SleepRoute::Precise if ns >= SHORT_SLEEP_NS => precise(rt, ctx, deadline, true),
+        SleepRoute::Precise if ns >= SHORT_SLEEP_NS => {
+            precise(rt, ctx, deadline, Precise::Cancellable)
+        }
         SleepRoute::Precise => match policy.poller_slot(waiter) {
-            Some(_slot) => precise(rt, ctx, deadline, false),
+            Some(_slot) if waiter == Waiter::Worker => precise(rt, ctx, deadline, Precise::Poller),
+            Some(_slot) => precise(rt, ctx, deadline, Precise::Calibrated),
             None => timer(rt, deadline),
         },
         SleepRoute::Relaxed => relaxed_reactor(rt, ctx, deadline),
@@ -221,14 +238,17 @@ fn timer(rt: &Runtime, deadline: u64) -> SleepPath {
     SleepPath::Timer
 }
 
-/// The precise class. `cancellable` sends it through the reactor whatever the calibration
-/// says, so that shutdown can end it.
-fn precise(rt: &Runtime, ctx: &Current, deadline: u64, cancellable: bool) -> SleepPath {
+/// The precise class, by the path `kind` allows (module doc).
+fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPath {
     let tracker = rt.tracker();
-    let own_timer_useless =
-        deadline.saturating_sub(sys::now()) <= tracker.timer_lateness_ns() + MIN_OWN_SLEEP_NS;
-    let reactor_path =
-        cancellable || own_timer_useless || tracker.precise() == PrecisePath::Reactor;
+    let margin = tracker.timer_margin_ns();
+    let own_timer_useless = deadline.saturating_sub(sys::now()) <= margin + MIN_OWN_SLEEP_NS;
+    let reactor_path = own_timer_useless
+        || match kind {
+            Precise::Cancellable => true,
+            Precise::Poller => false,
+            Precise::Calibrated => tracker.precise() == PrecisePath::Reactor,
+        };
     if reactor_path {
         // Early by the wake latency. Where that is more than what is left, the sleeper spins
         // it all, except one sleep in `SAMPLE_EVERY`, which parks for half of it so that the
@@ -253,7 +273,7 @@ fn precise(rt: &Runtime, ctx: &Current, deadline: u64, cancellable: bool) -> Sle
         }
         SleepPath::PreciseReactor
     } else {
-        let target = deadline.saturating_sub(tracker.timer_lateness_ns());
+        let target = deadline.saturating_sub(margin);
         if target > sys::now() {
             timer_slack(true);
             sys::sleep_until(target);

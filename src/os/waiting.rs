@@ -5,10 +5,11 @@
 //! state notifies under that lock. A change that follows the check therefore always finds the
 //! waiter registered, and its notice is consumed or passed on (see `waiters.rs`).
 //!
-//! Every form of a wait goes through here: the blocking form (`run`: a try is one locked
-//! attempt, anything longer is [`block_on`] over a [`Waiting`], with the object's spin gate),
-//! the timed form (the same future with a reactor deadline), and the async form (the future
-//! itself). A wait ends in one of three ways: its operation completes; its deadline passes
+//! Every form of a wait goes through here: the blocking form ([`block_on`] over a
+//! [`Waiting`], with the object's spin gate), the timed form (the same future with a reactor
+//! deadline), and the async form (the future itself). A zero timeout, in any of these forms and
+//! from Rust or C alike, is one locked attempt that never registers: what a `try_*` is, so that
+//! the idle-poll policy sees every poll that found nothing. A wait ends in one of three ways: its operation completes; its deadline passes
 //! (TimedOut, nothing consumed); its runtime shuts down (Cancelled, nothing consumed).
 
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
@@ -145,20 +146,21 @@ impl<S> Object<S> {
         });
     }
 
-    /// Runs `op` to its end on the calling thread: a try (`Timeout::Poll`) is one locked
-    /// attempt (one that finds nothing marks the calling thread an idle poller of the
-    /// object); anything longer blocks through [`block_on`] with this object's spin gate.
-    pub(crate) fn run<O: Op<State = S>>(&self, mut op: O, timeout: Timeout) -> O::Output {
-        if let Timeout::Poll = timeout {
-            crate::svc::entry();
-            return match self.poll_op(&mut op, &mut WaitSlot::new(), None) {
-                Poll::Ready(v) => {
-                    poll_found();
-                    v
-                }
-                Poll::Pending => op.fail(ResultCode::TIMED_OUT),
-            };
+    /// One attempt at `op` that never waits: a wait with a zero timeout, in every form (a
+    /// `try_*`, `.timeout(ZERO)`, a C call with a timeout of 0). One that finds nothing marks
+    /// the calling thread an idle poller of the object and ends TimedOut, consuming nothing.
+    fn attempt<O: Op<State = S>>(&self, op: &mut O) -> O::Output {
+        match self.poll_op(op, &mut WaitSlot::new(), None) {
+            Poll::Ready(v) => {
+                poll_found();
+                v
+            }
+            Poll::Pending => op.fail(ResultCode::TIMED_OUT),
         }
+    }
+
+    /// Runs `op` to its end on the calling thread (see [`Waiting::block`]).
+    pub(crate) fn run<O: Op<State = S>>(&self, op: O, timeout: Timeout) -> O::Output {
         Waiting::new(self, op).limit(timeout).block()
     }
 }
@@ -337,6 +339,8 @@ pub struct Waiting<'a, O: Op> {
     op: O,
     slot: WaitSlot,
     limits: Limits,
+    /// A zero timeout: the wait is one attempt ([`Object::attempt`]), never a registration.
+    once: bool,
 }
 
 // Never pin-projected: `op` is only reached through `&mut`, so moving it is fine.
@@ -350,12 +354,14 @@ impl<'a, O: Op> Waiting<'a, O> {
             op,
             slot: WaitSlot::new(),
             limits: Limits::new(None),
+            once: false,
         }
     }
 
     /// Sets how long the wait may last.
     pub(crate) fn limit(mut self, timeout: Timeout) -> Self {
         self.limits.set_timeout(timeout);
+        self.once = timeout == Timeout::Poll;
         self
     }
 
@@ -371,9 +377,14 @@ impl<'a, O: Op> Waiting<'a, O> {
     ///
     /// # Blocking
     /// Through the runtime's `block_on` with the object's spin gate: a guest thread gives its
-    /// virtual core back while it waits and takes one again before it returns.
-    pub fn block(self) -> O::Output {
+    /// virtual core back while it waits and takes one again before it returns. With a zero
+    /// timeout it is one attempt, exactly a `try_*`: it neither blocks nor gives the core
+    /// back, and one that finds nothing makes the thread's next short sleep an idle poll.
+    pub fn block(mut self) -> O::Output {
         crate::svc::entry();
+        if self.once {
+            return self.obj.attempt(&mut self.op);
+        }
         let obj = self.obj;
         block_on(self, Wait::object(O::ON, &obj.gate))
     }
@@ -390,6 +401,9 @@ impl<O: Op> Future for Waiting<'_, O> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O::Output> {
         let this = self.get_mut();
+        if this.once {
+            return Poll::Ready(this.obj.attempt(&mut this.op));
+        }
         if let Poll::Ready(v) = this
             .obj
             .poll_op(&mut this.op, &mut this.slot, Some(cx.waker()))

@@ -125,3 +125,41 @@ fn pinned_calibration_is_kept() {
     assert_eq!(rt.stats().calibration.timer_lateness_ns, 12_345);
     rt.shutdown();
 }
+
+/// Where the calibration found the reactor cheaper, a job worker's short precise sleep still
+/// takes its own timer when that can arm (the reactor would spin for every poller), a serial
+/// thread's takes the reactor, and a sleep too short to arm takes the reactor whoever sleeps.
+#[test]
+fn job_workers_take_their_own_timer_where_it_can_arm() {
+    let c = crate::Calibration {
+        timer_lateness_ns: 30_000,
+        timer_margin_ns: 10_000,
+        wake_latency_ns: 2_000,
+        precise: crate::PrecisePath::Reactor,
+        ..Default::default()
+    };
+    let rt = crate::Builder::<Runtime>::new()
+        .config(Config {
+            calibration: Some(c),
+            short_sleep: ShortSleep::Reactor,
+            vcores: false,
+            ..Config::default()
+        })
+        .build()
+        .unwrap();
+    let by = |name: &'static str, ns: u64| {
+        let before = rt.stats();
+        guest(&rt, name, move || crate::sleep::sleep_current(ns));
+        let after = rt.stats();
+        let n = |p| after.path(p).count - before.path(p).count;
+        (n(SleepPath::PreciseOwn), n(SleepPath::PreciseReactor))
+    };
+    assert_eq!(by("ModuleSystemWorker0", 100_000), (1, 0), "a worker's");
+    assert_eq!(by("MainThread", 100_000), (0, 1), "a serial thread's");
+    assert_eq!(
+        by("ModuleSystemWorker0", 11_000),
+        (0, 1),
+        "too short to arm"
+    );
+    rt.shutdown();
+}
