@@ -314,8 +314,8 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::SleepLog)
     }
 
-    /// HOS_TLS_TRACE: trace each guest thread's name, priority, ideal core and mask when it
-    /// starts (default off).
+    /// HOS_TLS_TRACE: trace each guest thread's name, role, priority, ideal core and mask when
+    /// it starts (default off).
     pub fn tls_trace(mut self, on: bool) -> Self {
         self.config.tls_trace = on;
         self.in_code(Switch::TlsTrace)

@@ -127,8 +127,8 @@ pub struct Config {
     pub wake_slice_priority: u8,
     /// HOS_SLEEP_LOG: trace every guest sleep (default off).
     pub sleep_log: bool,
-    /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
-    /// (default off).
+    /// HOS_TLS_TRACE: trace each thread's name, role, priority, ideal core and mask when it
+    /// starts (default off).
     pub tls_trace: bool,
     /// HOS_TRACE: write the full trace (Chrome trace-event JSON) to this file at shutdown
     /// (default none: no full trace is collected).
