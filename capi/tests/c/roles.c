@@ -1,12 +1,14 @@
 /*
  * Thread roles from C: hos_thread_params.role decides whatever the thread is named, 0 keeps
  * the name rule (a zeroed field, or a caller built before the field), a bad value is
- * InvalidEnumValue and starts nothing; hos_thread_get_role and hos_thread_set_role by handle;
- * and HOS_ROLE_SERIAL_FIRST ranks first on the one virtual core: a thread of the holder's
- * priority named like nothing kicks it. Run by capi/tests/c_hosts.rs.
+ * InvalidEnumValue and starts nothing (spawned or attached); hos_thread_get_role and
+ * hos_thread_set_role by handle and by the pseudo-handle; and HOS_ROLE_SERIAL_FIRST ranks
+ * first on the one virtual core: a thread of the holder's priority named like nothing kicks
+ * it. Run by capi/tests/c_hosts.rs.
  */
 #include "check.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -37,6 +39,30 @@ static void holder(void *arg) {
             hos_checkpoint();
         }
     }
+}
+
+static int serial_of(const char *name);
+
+/* A host's own thread, attached with an explicit role: its name matches nothing, it is
+ * serial, it reads its role through the pseudo-handle and hands the decision back. */
+static void *attached(void *arg) {
+    (void)arg;
+    hos_thread_params p = {.size = sizeof p, .name = "JitThread0", .priority = 44,
+                           .ideal_core = -2, .core_mask = 0x1, .role = HOS_ROLE_SERIAL};
+    hos_handle me = 0;
+    OK(hos_thread_attach(rt, &p, &me));
+    hos_role r = 99;
+    OK(hos_thread_get_role(HOS_CURRENT_THREAD, &r));
+    TRUE(r == HOS_ROLE_SERIAL);
+    TRUE(serial_of("JitThread0") == 1);
+    OK(hos_thread_set_role(HOS_CURRENT_THREAD, HOS_ROLE_AUTO));
+    TRUE(serial_of("JitThread0") == 0);
+    OK(hos_thread_detach());
+    OK(hos_svc_close_handle(me));
+    hos_thread_params bad = p;
+    bad.role = 5;
+    EXPECT(hos_thread_attach(rt, &bad, &me), HOS_RESULT_INVALID_ENUM_VALUE);
+    return NULL;
 }
 
 static hos_handle spawn(const char *name, hos_role role, void (*entry)(void *)) {
@@ -121,6 +147,10 @@ int main(void) {
     EXPECT(hos_thread_spawn(rt, &bad, lead, NULL, &none), HOS_RESULT_INVALID_ENUM_VALUE);
     TRUE(strstr(hos_last_error_message(), "p->role is 4294967295") != NULL);
     TRUE(none == 0 && !atomic_load(&lead_ran));
+
+    pthread_t jit;
+    pthread_create(&jit, NULL, attached, NULL);
+    pthread_join(jit, NULL);
 
     OK(hos_event_signal(hold));
     hos_handle all[5] = {render, fake, job, main_thread, legacy};
