@@ -6,6 +6,9 @@
 //! slots always comes back to zero, unwinding included. Serial threads and host sleeps never
 //! take a counted slot.
 //!
+//! Each decision is by [`Waiter`]: a host thread, or a guest thread that is serial or a worker
+//! as its role makes it (`crate::role`, the one place that decides; docs/design.md section 7).
+//!
 //! # The decisions (docs/design.md sections 4 to 6)
 //!
 //! Short sleeps (under 1 ms), by mode; `n` is the logical processor count, "few" is n <= 6:
