@@ -23,6 +23,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use hos_runtime::internal::{sys, Counters, Spin, ThreadRecord, ThreadSpec, Vcores, YieldKind};
 use hos_runtime::Config;
+use hos_runtime::Role;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -48,6 +49,7 @@ fn record(id: u64) -> Arc<ThreadRecord> {
         priority: 44,
         core_mask: 0b11_1111,
         ideal_core: 0,
+        role: Role::Auto,
     };
     Arc::new(ThreadRecord::new(id, &spec, false, false))
 }

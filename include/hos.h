@@ -380,12 +380,20 @@ typedef struct {
 // It may call hos.
 typedef void (*hos_log_sink)(void *user, const hos_log_record *record);
 
+// A Horizon handle: a process-wide name for an object or a guest thread. 0 is never a
+// handle.
+typedef uint32_t hos_handle;
+
+// A guest thread's role: one of the `HOS_ROLE_*` values.
+typedef uint32_t hos_role;
+
 // What a guest thread is made with. Set `size` to `sizeof(hos_thread_params)`.
 typedef struct {
   // Set by the caller: `sizeof(hos_thread_params)`.
   uint32_t size;
-  // Its name, UTF-8, copied; NULL: "GuestThread". The name decides the serial role
-  // (HOS_SERIAL parts, default "MainThread" and "Presentation") and HOS_VCORE_FIRST.
+  // Its name, UTF-8, copied; NULL: "GuestThread". Under `HOS_ROLE_AUTO` the name decides
+  // the role: serial if a HOS_SERIAL part (default "MainThread", "Presentation") is in it,
+  // first on the virtual cores if a HOS_VCORE_FIRST part is.
   const char *name;
   // Horizon priority, 0 (best) ..= 63; a game's main thread is usually 44 (0x2C).
   int32_t priority;
@@ -393,16 +401,15 @@ typedef struct {
   int32_t ideal_core;
   // Allowed virtual cores, a bit per core (0x3F: all of 6); never 0.
   uint64_t core_mask;
+  // Its role, a `HOS_ROLE_*` value; 0 (`HOS_ROLE_AUTO`, and what a caller built against a
+  // header without this field gets): its name decides. Added after the first version.
+  hos_role role;
 } hos_thread_params;
 
 // A guest thread's entry: called once on the new thread with the `arg` given to
 // `hos_thread_spawn`. Only `hos_svc_exit_thread` may unwind out of it (a C++ exception must
 // not leave it).
 typedef void (*hos_thread_entry)(void *arg);
-
-// A Horizon handle: a process-wide name for an object or a guest thread. 0 is never a
-// handle.
-typedef uint32_t hos_handle;
 
 // Success.
 #define HOS_RESULT_SUCCESS 0
@@ -490,6 +497,23 @@ typedef uint32_t hos_handle;
 // A notice: the runtime started (with its calibration), the policy chosen, HOS_SLEEP_LOG and
 // HOS_TLS_TRACE lines.
 #define HOS_LOG_INFO 3
+
+// Decided by the thread's name (the default, 0): serial if a HOS_SERIAL part (default
+// "MainThread", "Presentation") is in it, first on the virtual cores if a HOS_VCORE_FIRST
+// part is; a rename decides again.
+#define HOS_ROLE_AUTO 0
+
+// A job worker, whatever its name: the short spin, relaxed long sleeps and timed waits,
+// counted by the poller cap; its short sleeps after an empty poll are idle polls.
+#define HOS_ROLE_WORKER 1
+
+// On the frame's critical chain, whatever its name: the full spin, precise deadlines, never
+// capped, never an idle poller, the wake slice at any priority.
+#define HOS_ROLE_SERIAL 2
+
+// Serial, and first on the virtual cores against threads of its priority or worse (what
+// HOS_VCORE_FIRST names), whatever its name.
+#define HOS_ROLE_SERIAL_FIRST 3
 
 // The pseudo-handle of the calling guest thread (Horizon's CUR_THREAD_HANDLE).
 #define HOS_CURRENT_THREAD 4294934528
@@ -822,9 +846,25 @@ hos_result hos_runtime_shutdown_report_text(const hos_runtime *rt,
 // `user` is whatever it expects.
 hos_result hos_set_log_sink(hos_log_sink sink, void *user);
 
+// Writes the guest thread `thread`'s declared role to `*out`: the role it was spawned or
+// attached with, or set since; `HOS_ROLE_AUTO` when its name decides.
+//
+// Errors: InvalidHandle; InvalidPointer for a NULL or misaligned `out`.
+//
+// # Safety
+// `out` is NULL or points to a writable `hos_role`.
+hos_result hos_thread_get_role(hos_handle thread, hos_role *out);
+
+// Declares the guest thread `thread`'s role; `HOS_ROLE_AUTO` hands the decision back to its
+// name. It applies at once: its rank on the virtual cores, its wake slice, and its next
+// waits and sleeps.
+//
+// Errors: InvalidHandle; InvalidEnumValue for a value that is no `HOS_ROLE_*`.
+hos_result hos_thread_set_role(hos_handle thread, hos_role role);
+
 // Starts a guest thread of `rt` that calls `entry(arg)` and writes its handle to `*out`.
-// `p` NULL: name "GuestThread", priority 44, every core, the default ideal core. The thread
-// ends when `entry` returns. Its handle is its real one, what
+// `p` NULL: name "GuestThread", priority 44, every core, the default ideal core, the role by
+// its name. The thread ends when `entry` returns. Its handle is its real one, what
 // `hos_svc_get_current_thread_handle` gives on it and what the SDK writes into the mutex
 // words it locks; it stays open until `hos_svc_close_handle`, after the thread's end too
 // (closing it does not stop the thread).
@@ -832,8 +872,9 @@ hos_result hos_set_log_sink(hos_log_sink sink, void *user);
 // Errors: InvalidPointer for a NULL `rt`, `entry` or `out`, or a misaligned `p` or `out`;
 // InvalidSize; InvalidUtf8 for the name; InvalidPriority outside 0..=63; InvalidCoreId for a
 // mask of 0, a core past the runtime's cores, or an ideal core that is no core;
-// InvalidCombination for an ideal core outside the mask; OutOfHandles; InvalidState if the
-// OS refuses the thread. On any error `entry` is not called.
+// InvalidCombination for an ideal core outside the mask; InvalidEnumValue for a `role` that
+// is no `HOS_ROLE_*`; OutOfHandles; InvalidState if the OS refuses the thread. On any error
+// `entry` is not called.
 //
 // # Safety
 // `rt` is NULL or from `hos_runtime_new`, not freed; `p` is NULL or points to a

@@ -230,12 +230,14 @@ protected:
     hos_handle h_ = 0;
 };
 
-// What a guest thread is made with; a core_mask of 0 means every core of the runtime.
+// What a guest thread is made with; a core_mask of 0 means every core of the runtime, a role
+// of HOS_ROLE_AUTO that the name decides it.
 struct ThreadParams {
     std::string name = "GuestThread";
     int32_t priority = 44;
     int32_t ideal_core = -2;
     uint64_t core_mask = 0;
+    hos_role role = HOS_ROLE_AUTO;
 };
 
 // A guest thread running a callable. Destroying it closes its handle; the thread runs on
@@ -252,6 +254,7 @@ public:
         params.priority = p.priority;
         params.ideal_core = p.ideal_core;
         params.core_mask = p.core_mask != 0 ? p.core_mask : (uint64_t{1} << rt.cores()) - 1;
+        params.role = p.role;
         detail::check(hos_thread_spawn(rt.get(), &params, &run<Fn>, fn.get(), &h_));
         fn.release();  // the thread owns it now; a failed spawn never calls run
     }
@@ -277,6 +280,7 @@ public:
         params.priority = p.priority;
         params.ideal_core = p.ideal_core;
         params.core_mask = p.core_mask != 0 ? p.core_mask : (uint64_t{1} << rt.cores()) - 1;
+        params.role = p.role;
         detail::check(hos_thread_attach(rt.get(), &params, &h_));
     }
     ~AttachedThread() { hos_thread_detach(); }

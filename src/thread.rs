@@ -18,6 +18,7 @@
 mod attach;
 
 pub use attach::Attached;
+pub use hos_runtime::Role;
 
 use crate::guests::JoinSlot;
 use crate::os::wait_any::{sealed, Waitable};
@@ -68,6 +69,7 @@ pub struct Builder {
     priority: i32,
     core_mask: u64,
     ideal_core: i32,
+    role: Role,
     stack_size: Option<usize>,
 }
 
@@ -80,14 +82,36 @@ impl Builder {
             priority: 0x2C,
             core_mask: all_cores(cores),
             ideal_core: IDEAL_CORE_DEFAULT,
+            role: Role::Auto,
             stack_size: None,
         }
     }
 
-    /// The thread's name: it decides the serial role (HOS_SERIAL parts, default `MainThread`
-    /// and `Presentation`) and HOS_VCORE_FIRST.
+    /// The thread's name (default `GuestThread`). Under [`Role::Auto`] it decides the role:
+    /// serial if a HOS_SERIAL part (default `MainThread`, `Presentation`) is in it, first on the
+    /// virtual cores if a HOS_VCORE_FIRST part is.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// The thread's role (default [`Role::Auto`]: its name decides). An explicit role decides
+    /// whatever the thread is named, and no rename changes it.
+    ///
+    /// ```
+    /// use hos::thread::Role;
+    /// let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
+    /// let render = rt.thread().name("RenderLoop").role(Role::Serial).spawn(|| {
+    ///     let me = hos::thread::current().expect("a guest thread");
+    ///     me.set_name("ModuleSystemWorker0");
+    ///     (me.role(), me.is_serial())
+    /// })?;
+    /// assert_eq!(render.join().ok(), Some((Role::Serial, true)));
+    /// rt.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn role(mut self, role: Role) -> Self {
+        self.role = role;
         self
     }
 
@@ -181,6 +205,7 @@ impl Builder {
             priority,
             core_mask: self.core_mask,
             ideal_core,
+            role: self.role,
         };
         let thread = Thread(Arc::new(Shared {
             record: self.rt.inner().register_thread(&spec),
@@ -313,6 +338,7 @@ impl Thread {
         if trace {
             tracing::info!(
                 name = %self.name(),
+                role = self.role().name(),
                 priority = self.priority(),
                 ideal_core = self.ideal_core(),
                 core_mask = format_args!("{:#x}", self.core_mask()),
@@ -375,12 +401,27 @@ impl Thread {
         self.0.record.name()
     }
 
-    /// Renames the thread; its serial role and HOS_VCORE_FIRST rank follow the new name.
+    /// Renames the thread; under [`Role::Auto`] whether it is serial and first follows the new
+    /// name (HOS_SERIAL and HOS_VCORE_FIRST parts), under any other role nothing but the name
+    /// changes.
     pub fn set_name(&self, name: &str) {
         self.0.rt.inner().rename_thread(&self.0.record, name);
     }
 
-    /// Whether it is serial (on the frame's critical chain).
+    /// Its role as declared: at spawn ([`Builder::role`]) or since by [`Thread::set_role`];
+    /// [`Role::Auto`] when its name decides.
+    pub fn role(&self) -> Role {
+        self.0.record.role()
+    }
+
+    /// Declares its role; [`Role::Auto`] hands the decision back to its name. It applies at
+    /// once: its rank on the virtual cores, its wake slice, and its next waits and sleeps.
+    pub fn set_role(&self, role: Role) {
+        self.0.rt.inner().set_role(&self.0.record, role);
+    }
+
+    /// Whether it is serial (on the frame's critical chain): its role, or under
+    /// [`Role::Auto`] its name.
     pub fn is_serial(&self) -> bool {
         self.0.record.is_serial()
     }

@@ -1,5 +1,5 @@
-//! HOS_TLS_TRACE: each guest thread logs its name, priority, ideal core and mask when it
-//! starts. Its own binary: it installs the process's global subscriber.
+//! HOS_TLS_TRACE: each guest thread logs its name, role, priority, ideal core and mask when
+//! it starts. Its own binary: it installs the process's global subscriber.
 
 use hos::{Calibration, Runtime};
 
@@ -19,6 +19,7 @@ fn tls_trace_logs_each_thread_start() {
         .unwrap();
     rt.thread()
         .name("Presentation Thread")
+        .role(hos::thread::Role::SerialFirst)
         .priority(17)
         .core_mask(0b1010)
         .spawn(|| ())
@@ -32,6 +33,7 @@ fn tls_trace_logs_each_thread_start() {
         .unwrap_or_else(|| panic!("no start line in the log"));
     for part in [
         "Presentation Thread",
+        "serial-first",
         "priority=17",
         "ideal_core=1",
         "core_mask=0xa",

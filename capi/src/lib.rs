@@ -35,6 +35,7 @@
 //! | [`wait_tree`] | the wait tree, as nodes or text |
 //! | [`trace`] | the trace file, frame marks, flight dumps, each frame's critical path |
 //! | [`shutdown`] | what the last shutdown did: counts, the threads left behind, its text |
+//! | [`role`] | guest thread roles: the `HOS_ROLE_*` values, a thread's role by handle |
 //! | [`thread`] | guest threads: spawn and join |
 //! | [`reaper`] | the OS threads of spawned guest threads, until joined |
 //! | [`attach`] | a host's own threads as guest threads, and their kick flag |
@@ -72,6 +73,8 @@ pub mod trace;
 pub mod shutdown;
 
 pub mod log;
+
+pub mod role;
 
 pub mod thread;
 

@@ -10,6 +10,7 @@ use crate::boundary::{self, Error, Out, Result, Versioned};
 use crate::object::{self, hos_handle};
 use crate::reaper;
 use crate::result::{hos_result, HOS_RESULT_INVALID_POINTER, HOS_RESULT_INVALID_STATE};
+use crate::role::{hos_role, role_of};
 use crate::runtime::hos_runtime;
 use hos_rs::os::{wait_any, Waitable};
 use hos_rs::os::{ClearMode, Event};
@@ -28,8 +29,9 @@ pub type hos_thread_entry = Option<unsafe extern "C-unwind" fn(arg: *mut c_void)
 pub struct hos_thread_params {
     /// Set by the caller: `sizeof(hos_thread_params)`.
     pub size: u32,
-    /// Its name, UTF-8, copied; NULL: "GuestThread". The name decides the serial role
-    /// (HOS_SERIAL parts, default "MainThread" and "Presentation") and HOS_VCORE_FIRST.
+    /// Its name, UTF-8, copied; NULL: "GuestThread". Under `HOS_ROLE_AUTO` the name decides
+    /// the role: serial if a HOS_SERIAL part (default "MainThread", "Presentation") is in it,
+    /// first on the virtual cores if a HOS_VCORE_FIRST part is.
     pub name: *const c_char,
     /// Horizon priority, 0 (best) ..= 63; a game's main thread is usually 44 (0x2C).
     pub priority: i32,
@@ -37,11 +39,19 @@ pub struct hos_thread_params {
     pub ideal_core: i32,
     /// Allowed virtual cores, a bit per core (0x3F: all of 6); never 0.
     pub core_mask: u64,
+    /// Its role, a `HOS_ROLE_*` value; 0 (`HOS_ROLE_AUTO`, and what a caller built against a
+    /// header without this field gets): its name decides. Added after the first version.
+    pub role: hos_role,
 }
 
-// SAFETY: repr(C), a u32 size first; zero is a valid value of each field (a NULL name).
+/// The size of `hos_thread_params`'s first version: up to `core_mask`, without `role`.
+const THREAD_PARAMS_V1: usize =
+    std::mem::offset_of!(hos_thread_params, core_mask) + size_of::<u64>();
+
+// SAFETY: repr(C), a u32 size first; zero is a valid value of each field (a NULL name, the
+// automatic role).
 unsafe impl Versioned for hos_thread_params {
-    const FIRST_SIZE: usize = size_of::<hos_thread_params>();
+    const FIRST_SIZE: usize = THREAD_PARAMS_V1;
 }
 
 /// The host's entry and argument, moved to the new thread.
@@ -104,12 +114,13 @@ pub(crate) unsafe fn builder(
     }
     Ok(b.priority(p.priority)
         .ideal_core(p.ideal_core)
-        .core_mask(p.core_mask))
+        .core_mask(p.core_mask)
+        .role(role_of(p.role, "p->role")?))
 }
 
 /// Starts a guest thread of `rt` that calls `entry(arg)` and writes its handle to `*out`.
-/// `p` NULL: name "GuestThread", priority 44, every core, the default ideal core. The thread
-/// ends when `entry` returns. Its handle is its real one, what
+/// `p` NULL: name "GuestThread", priority 44, every core, the default ideal core, the role by
+/// its name. The thread ends when `entry` returns. Its handle is its real one, what
 /// `hos_svc_get_current_thread_handle` gives on it and what the SDK writes into the mutex
 /// words it locks; it stays open until `hos_svc_close_handle`, after the thread's end too
 /// (closing it does not stop the thread).
@@ -117,8 +128,9 @@ pub(crate) unsafe fn builder(
 /// Errors: InvalidPointer for a NULL `rt`, `entry` or `out`, or a misaligned `p` or `out`;
 /// InvalidSize; InvalidUtf8 for the name; InvalidPriority outside 0..=63; InvalidCoreId for a
 /// mask of 0, a core past the runtime's cores, or an ideal core that is no core;
-/// InvalidCombination for an ideal core outside the mask; OutOfHandles; InvalidState if the
-/// OS refuses the thread. On any error `entry` is not called.
+/// InvalidCombination for an ideal core outside the mask; InvalidEnumValue for a `role` that
+/// is no `HOS_ROLE_*`; OutOfHandles; InvalidState if the OS refuses the thread. On any error
+/// `entry` is not called.
 ///
 /// # Safety
 /// `rt` is NULL or from `hos_runtime_new`, not freed; `p` is NULL or points to a

@@ -342,3 +342,14 @@ fn rwlock_barrier_and_pause_from_cpp() {
 fn rwlock_barrier_and_pause_from_cpp_under_sanitizers() {
     host("capi/tests/c/objects.cpp", true, &[]);
 }
+
+#[test]
+fn thread_roles_from_c() {
+    let out = host("capi/tests/c/roles.c", false, &[]);
+    assert!(out.contains("thread roles checked"), "{out}");
+}
+
+#[test]
+fn thread_roles_under_sanitizers() {
+    host("capi/tests/c/roles.c", true, &[]);
+}

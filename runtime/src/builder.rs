@@ -236,8 +236,9 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::IdlePollBlind)
     }
 
-    /// HOS_SERIAL: the name parts of serial threads (case-sensitive substrings; trimmed, empty
-    /// parts dropped). Replaces the default `MainThread`, `Presentation`.
+    /// HOS_SERIAL: the name parts of serial threads among those of role `Auto` (case-sensitive
+    /// substrings; trimmed, empty parts dropped). Replaces the default `MainThread`,
+    /// `Presentation`.
     pub fn serial<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.config.serial = parts(names);
         self.in_code(Switch::Serial)
@@ -299,8 +300,9 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::VcoreEscapeMs)
     }
 
-    /// HOS_VCORE_FIRST: the name parts of threads that rank first on the virtual cores
-    /// (case-sensitive substrings; trimmed, empty parts dropped; default none).
+    /// HOS_VCORE_FIRST: the name parts of threads of role `Auto` that rank first on the
+    /// virtual cores (case-sensitive substrings; trimmed, empty parts dropped; default none);
+    /// role `SerialFirst` ranks a thread first whatever its name.
     pub fn vcore_first<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.config.vcore_first = parts(names);
         self.in_code(Switch::VcoreFirst)
@@ -312,8 +314,8 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::SleepLog)
     }
 
-    /// HOS_TLS_TRACE: trace each guest thread's name, priority, ideal core and mask when it
-    /// starts (default off).
+    /// HOS_TLS_TRACE: trace each guest thread's name, role, priority, ideal core and mask when
+    /// it starts (default off).
     pub fn tls_trace(mut self, on: bool) -> Self {
         self.config.tls_trace = on;
         self.in_code(Switch::TlsTrace)

@@ -96,8 +96,8 @@ pub struct Config {
     /// or nn::os call between them make the next ones idle polls of something hos cannot see,
     /// relaxed at their deadline (default 0: never).
     pub idle_poll_blind: u32,
-    /// HOS_SERIAL: name parts that make a thread serial (case-sensitive substrings; default
-    /// `MainThread`, `Presentation`).
+    /// HOS_SERIAL: name parts that make a thread of role `Auto` serial (case-sensitive
+    /// substrings; default `MainThread`, `Presentation`).
     pub serial: Vec<String>,
     /// HOS_CORES, 1..=8: virtual cores the game sees (default 6).
     pub cores: usize,
@@ -108,7 +108,7 @@ pub struct Config {
     pub vcore_slice_us: u64,
     /// HOS_VCORE_ESCAPE_MS, 1..=3_600_000: a waiter past this takes a core anyway (default 2000).
     pub vcore_escape_ms: u64,
-    /// HOS_VCORE_FIRST: name parts of threads that rank first (default none).
+    /// HOS_VCORE_FIRST: name parts of threads of role `Auto` that rank first (default none).
     pub vcore_first: Vec<String>,
     /// HOS_VCORE_CLAIM: the waker of a guest thread blocked on an object claims its virtual
     /// core before the thread runs, so it outranks worse holders at once (default on).
@@ -127,8 +127,8 @@ pub struct Config {
     pub wake_slice_priority: u8,
     /// HOS_SLEEP_LOG: trace every guest sleep (default off).
     pub sleep_log: bool,
-    /// HOS_TLS_TRACE: trace each thread's name, priority, ideal core and mask when it starts
-    /// (default off).
+    /// HOS_TLS_TRACE: trace each thread's name, role, priority, ideal core and mask when it
+    /// starts (default off).
     pub tls_trace: bool,
     /// HOS_TRACE: write the full trace (Chrome trace-event JSON) to this file at shutdown
     /// (default none: no full trace is collected).

@@ -11,7 +11,7 @@
 
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
-use crate::policy::{deadline_class, Role, Spin};
+use crate::policy::{deadline_class, Spin, Waiter};
 use crate::poll;
 use crate::reactor::DeadlineClass;
 use crate::runtime::{Runtime, WeakRuntime};
@@ -166,18 +166,14 @@ impl Current {
         self.thread.as_ref()
     }
 
-    /// The caller's role.
-    pub fn role(&self) -> Role {
-        match &self.thread {
-            None => Role::Host,
-            Some(t) if t.is_serial() => Role::Serial,
-            Some(_) => Role::Other,
-        }
+    /// Who the caller is to the policy: a host thread, or its guest thread's kind.
+    pub fn waiter(&self) -> Waiter {
+        self.thread.as_ref().map_or(Waiter::Host, |t| t.waiter())
     }
 
     /// The class of this caller's wait deadlines.
     pub fn deadline_class(&self) -> DeadlineClass {
-        deadline_class(self.role())
+        deadline_class(self.waiter())
     }
 
     /// Blocks the calling thread (the one this context is of) on `fut` under its wait policy.
@@ -193,7 +189,7 @@ impl WaitPolicy for Current {
     fn spin(&self) -> Spin {
         self.rt
             .as_ref()
-            .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(self.role()))
+            .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(self.waiter()))
     }
 
     fn counters(&self) -> Option<&Counters> {

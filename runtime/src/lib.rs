@@ -8,7 +8,7 @@
 //! runtime it is part of. Leaves (`sync`, `time`, `sys`, `spawn`, `chaos`, `wheel`, `machine`,
 //! `stats`, `report`, and the virtual cores' pure table: `vcore::{table, rank, step, escape}`) depend on
 //! nothing of hos but each other. Primitives (`parker`; `config`: the typed config and its
-//! switch rules; `build_error`) sit on the leaves. Decisions
+//! switch rules; `role`: a guest thread's role; `build_error`) sit on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
 //! takes its spin, counters and core hooks as inputs; `pollers`, an object's sleeping
 //! pollers; `poll`, a thread's poll marks; `vcore`, the semaphore; `pause`, a thread's pause; `thread`, the record of a guest thread) uses the decisions.
@@ -29,6 +29,7 @@
 //! | `report` | leaf | where warnings and errors go: the `tracing` subscriber, else stderr |
 //! | `parker` | primitive | the per-thread futex parker |
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
+//! | `role` | primitive | [`Role`]: what a guest thread is, and what the policies make of it |
 //! | `build_error` | primitive | [`BuildError`]: why a runtime did not start |
 //! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
@@ -67,6 +68,7 @@ mod poll;
 mod pollers;
 mod reactor;
 mod report;
+mod role;
 mod runtime;
 mod sleep;
 mod spawn;
@@ -86,6 +88,7 @@ pub use build_error::BuildError;
 pub use builder::Builder;
 pub use config::{Config, ConfigError, ShortSleep};
 pub use machine::{Calibration, PrecisePath};
+pub use role::Role;
 pub use stats::{Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
 pub use trace::{Breakdown, Node, State, WaitTree};
@@ -104,7 +107,7 @@ pub mod internal {
     };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::pause::PAUSED;
-    pub use crate::policy::{promotions, Role, Spin, SpinGate};
+    pub use crate::policy::{promotions, Spin, SpinGate, Waiter};
     pub use crate::poll::{clear as poll_found, missed as poll_missed, note_call as svc_entered};
     pub use crate::pollers::PollSite;
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};

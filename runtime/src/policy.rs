@@ -6,6 +6,9 @@
 //! slots always comes back to zero, unwinding included. Serial threads and host sleeps never
 //! take a counted slot.
 //!
+//! Each decision is by [`Waiter`]: a host thread, or a guest thread that is serial or a worker
+//! as its role makes it (`crate::role`, the one place that decides; docs/design.md section 7).
+//!
 //! # The decisions (docs/design.md sections 4 to 6)
 //!
 //! Short sleeps (under 1 ms), by mode; `n` is the logical processor count, "few" is n <= 6:
@@ -72,13 +75,14 @@ use crate::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use crate::time::{MS, US};
 use std::fmt;
 
-/// Who waits: the frame's critical chain, another guest thread, or a host thread.
+/// Who waits: a serial guest thread (the frame's critical chain), a worker, or a host thread.
+/// A guest thread's role decides which of the first two it is (`crate::role`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// A serial guest thread (named by HOS_SERIAL parts). Never capped.
+pub enum Waiter {
+    /// A serial guest thread. Never capped, never an idle poller.
     Serial,
-    /// Any other guest thread: the only role the poller cap counts.
-    Other,
+    /// Any other guest thread, a worker: the only waiter the poller cap counts.
+    Worker,
     /// A host thread: frame limiter, audio, timer events. Never on the plain timer, never capped.
     Host,
 }
@@ -214,7 +218,7 @@ pub(crate) fn idle_step(
     }
 }
 
-/// How one sleep is served, before the poller cap: what the policy decides for a role and a
+/// How one sleep is served, before the poller cap: what the policy decides for a waiter and a
 /// length ([`Policy::sleep_route`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SleepRoute {
@@ -265,16 +269,16 @@ impl Spin {
 }
 
 /// Sleeps at or past this length are long: no short-sleep mode applies (they go to the
-/// reactor, precise or relaxed by role, so that shutdown can end them).
+/// reactor, precise or relaxed by waiter, so that shutdown can end them).
 pub(crate) const SHORT_SLEEP_NS: u64 = MS;
 
-/// The deadline class of a wait or long sleep by `role`: other guest threads are relaxed (a
+/// The deadline class of a wait or long sleep by `waiter`: other guest threads are relaxed (a
 /// timed-out job wait or a long sleep gains nothing from a spin); serial and host threads are
 /// precise.
-pub(crate) fn deadline_class(role: Role) -> DeadlineClass {
-    match role {
-        Role::Other => DeadlineClass::Relaxed,
-        Role::Serial | Role::Host => DeadlineClass::Precise,
+pub(crate) fn deadline_class(waiter: Waiter) -> DeadlineClass {
+    match waiter {
+        Waiter::Worker => DeadlineClass::Relaxed,
+        Waiter::Serial | Waiter::Host => DeadlineClass::Precise,
     }
 }
 
@@ -404,11 +408,11 @@ impl Policy {
         self.processors
     }
 
-    /// The path of a short sleep by `role`, before the poller cap.
-    pub(crate) fn short_route(&self, role: Role) -> SleepRoute {
-        match role {
-            Role::Serial | Role::Other => self.guest,
-            Role::Host => self.host,
+    /// The path of a short sleep by `waiter`, before the poller cap.
+    pub(crate) fn short_route(&self, waiter: Waiter) -> SleepRoute {
+        match waiter {
+            Waiter::Serial | Waiter::Worker => self.guest,
+            Waiter::Host => self.host,
         }
     }
 
@@ -419,11 +423,11 @@ impl Policy {
         self.cap
     }
 
-    /// A slot to yield-poll or to take the precise path; `None` when `role` is capped out (the
+    /// A slot to yield-poll or to take the precise path; `None` when `waiter` is capped out (the
     /// sleep then takes the timer). Serial threads and host sleeps are never capped, and their
     /// slots are not counted.
-    pub(crate) fn poller_slot(&self, role: Role) -> Option<PollerSlot<'_>> {
-        if role != Role::Other || self.cap == 0 {
+    pub(crate) fn poller_slot(&self, waiter: Waiter) -> Option<PollerSlot<'_>> {
+        if waiter != Waiter::Worker || self.cap == 0 {
             return Some(PollerSlot { policy: None });
         }
         // Relaxed: the count is a budget, not a lock; it orders no other memory.
@@ -450,11 +454,11 @@ impl Policy {
         self.pollers.load(Ordering::Relaxed)
     }
 
-    /// The spin before a wait of `role` parks.
-    pub(crate) fn spin(&self, role: Role) -> Spin {
-        let ns = match role {
-            Role::Other => self.spin_other_ns,
-            Role::Serial | Role::Host => self.spin_serial_ns,
+    /// The spin before a wait of `waiter` parks.
+    pub(crate) fn spin(&self, waiter: Waiter) -> Spin {
+        let ns = match waiter {
+            Waiter::Worker => self.spin_other_ns,
+            Waiter::Serial | Waiter::Host => self.spin_serial_ns,
         };
         Spin {
             ns,
@@ -462,14 +466,14 @@ impl Policy {
         }
     }
 
-    /// Whether a sleep of `ns` by `role` after `polled` is an idle poll, and how it is served:
+    /// Whether a sleep of `ns` by `waiter` after `polled` is an idle poll, and how it is served:
     /// only short sleeps of other guest threads, in a mode whose guest short sleeps are
     /// precise; after a poll of hos objects that found nothing, stretched; after a poll of a
     /// guest word, or HOS_IDLE_POLL_BLIND quiet sleeps in a row (when set), at the deadline
     /// (a readiness hos cannot see must not wait for the stretch).
-    pub(crate) fn idle_poll(&self, role: Role, ns: u64, polled: Polled) -> Option<IdlePoll> {
+    pub(crate) fn idle_poll(&self, waiter: Waiter, ns: u64, polled: Polled) -> Option<IdlePoll> {
         let idle = self.idle?;
-        if role != Role::Other || ns >= SHORT_SLEEP_NS {
+        if waiter != Waiter::Worker || ns >= SHORT_SLEEP_NS {
             return None;
         }
         match polled {
@@ -480,13 +484,13 @@ impl Policy {
         }
     }
 
-    /// How a sleep of `ns` by `role` is served, before the poller cap: a long sleep by its
+    /// How a sleep of `ns` by `waiter` is served, before the poller cap: a long sleep by its
     /// deadline class, a short one by the short-sleep table above.
-    pub(crate) fn sleep_route(&self, role: Role, ns: u64) -> SleepRoute {
+    pub(crate) fn sleep_route(&self, waiter: Waiter, ns: u64) -> SleepRoute {
         if ns < SHORT_SLEEP_NS {
-            return self.short_route(role);
+            return self.short_route(waiter);
         }
-        match deadline_class(role) {
+        match deadline_class(waiter) {
             DeadlineClass::Precise => SleepRoute::Precise,
             DeadlineClass::Relaxed => SleepRoute::Relaxed,
         }
@@ -651,25 +655,25 @@ mod tests {
             ..Config::default()
         };
         let four = Policy::new(&config, Some(4));
-        assert_eq!(four.short_route(Role::Other), SleepRoute::Timer);
+        assert_eq!(four.short_route(Waiter::Worker), SleepRoute::Timer);
         assert_eq!(
-            four.spin(Role::Other),
+            four.spin(Waiter::Worker),
             Spin {
                 ns: 20_000,
                 full: true
             }
         );
         let sixteen = Policy::new(&config, Some(16));
-        assert_eq!(sixteen.short_route(Role::Other), SleepRoute::Yield);
+        assert_eq!(sixteen.short_route(Waiter::Worker), SleepRoute::Yield);
         assert_eq!(
-            sixteen.spin(Role::Other),
+            sixteen.spin(Waiter::Worker),
             Spin {
                 ns: 5_000,
                 full: false
             }
         );
         assert_eq!(sixteen.poller_cap(), 4);
-        let slot = sixteen.poller_slot(Role::Other);
+        let slot = sixteen.poller_slot(Waiter::Worker);
         assert!(slot.is_some());
         assert_eq!(sixteen.pollers(), 1);
         drop(slot);
@@ -680,21 +684,21 @@ mod tests {
     fn long_sleeps_and_waits_go_by_deadline_class() {
         let p = Policy::new(&Config::default(), Some(8));
         assert_eq!(
-            p.sleep_route(Role::Other, SHORT_SLEEP_NS),
+            p.sleep_route(Waiter::Worker, SHORT_SLEEP_NS),
             SleepRoute::Relaxed
         );
         assert_eq!(
-            p.sleep_route(Role::Serial, SHORT_SLEEP_NS),
+            p.sleep_route(Waiter::Serial, SHORT_SLEEP_NS),
             SleepRoute::Precise
         );
-        assert_eq!(p.sleep_route(Role::Host, u64::MAX), SleepRoute::Precise);
+        assert_eq!(p.sleep_route(Waiter::Host, u64::MAX), SleepRoute::Precise);
         assert_eq!(
-            p.sleep_route(Role::Other, SHORT_SLEEP_NS - 1),
+            p.sleep_route(Waiter::Worker, SHORT_SLEEP_NS - 1),
             SleepRoute::Precise
         );
-        assert_eq!(deadline_class(Role::Other), DeadlineClass::Relaxed);
-        assert_eq!(deadline_class(Role::Serial), DeadlineClass::Precise);
-        assert_eq!(deadline_class(Role::Host), DeadlineClass::Precise);
+        assert_eq!(deadline_class(Waiter::Worker), DeadlineClass::Relaxed);
+        assert_eq!(deadline_class(Waiter::Serial), DeadlineClass::Precise);
+        assert_eq!(deadline_class(Waiter::Host), DeadlineClass::Precise);
     }
 
     #[test]

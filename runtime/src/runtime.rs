@@ -10,9 +10,10 @@ use crate::config::Config;
 use crate::machine::Calibration;
 use crate::parker::{with_parker, WakeHook};
 use crate::pause::PAUSED;
-use crate::policy::{Policy, Role};
+use crate::policy::Policy;
 use crate::pollers::Ticks;
 use crate::reactor::Reactor;
+use crate::role::Role;
 use crate::spawn::{self, Spawn};
 use crate::stats::{Counters, LastSeen, Live, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -206,25 +207,39 @@ impl Runtime {
         &self.inner.counters
     }
 
-    /// Registers a guest thread; `serial` and `first` come from its name and the config.
+    /// Registers a guest thread; whether it is serial and first is what its role makes of its
+    /// name (`Role::flags`).
     pub fn register_thread(&self, spec: &ThreadSpec) -> Arc<ThreadRecord> {
         // Relaxed: a unique id, no ordering.
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let (serial, first) = self.roles_of(&spec.name);
-        let rec = Arc::new(ThreadRecord::new(id, spec, serial, first));
+        let flags = spec.role.flags(&spec.name, &self.inner.config);
+        let rec = Arc::new(ThreadRecord::new(id, spec, flags.serial, flags.first));
         let mut threads = lock(&self.inner.threads);
         threads.retain(|w| w.strong_count() > 0);
         threads.push(Arc::downgrade(&rec));
         rec
     }
 
-    /// Renames a guest thread and recomputes its role flags; a new HOS_VCORE_FIRST flag
-    /// re-ranks it on the virtual cores at once.
+    /// Renames a guest thread; under [`Role::Auto`] the new name decides whether it is serial
+    /// and first (an explicit role stays as it is), and a new rank re-ranks it on the virtual
+    /// cores at once.
     pub fn rename_thread(&self, rec: &ThreadRecord, name: &str) {
-        rec.set_name_raw(name);
-        let (serial, first) = self.roles_of(name);
-        rec.set_roles(serial, first);
-        self.trace_retitle(rec, Kind::Rename);
+        self.retitle(rec, Some(name), None);
+    }
+
+    /// Declares a guest thread's role; what it makes of the thread's name applies at once: its
+    /// rank on the virtual cores, its wake slice, and its next waits and sleeps.
+    pub fn set_role(&self, rec: &ThreadRecord, role: Role) {
+        self.retitle(rec, None, Some(role));
+    }
+
+    /// Renames or re-roles `rec` (`Role::flags` decides) and applies what changed.
+    fn retitle(&self, rec: &ThreadRecord, name: Option<&str>, role: Option<Role>) {
+        let config = &self.inner.config;
+        rec.retitle(name, role, |name, role| role.flags(name, config));
+        if name.is_some() {
+            self.trace_retitle(rec, Kind::Rename);
+        }
         self.inner.vcores.refresh(rec);
         self.ask_wake_slice(rec);
     }
@@ -284,17 +299,6 @@ impl Runtime {
         rec.set_affinity(ideal_core, core_mask);
         self.trace_retitle(rec, Kind::Affinity);
         self.inner.vcores.refresh(rec);
-    }
-
-    /// Whether `name` makes a thread serial, and whether it ranks first on the virtual cores.
-    pub(crate) fn roles_of(&self, name: &str) -> (bool, bool) {
-        let c = &self.inner.config;
-        let has = |parts: &[String]| {
-            parts
-                .iter()
-                .any(|p| !p.is_empty() && name.contains(p.as_str()))
-        };
-        (has(&c.serial), has(&c.vcore_first))
     }
 
     /// Every live guest thread.
@@ -457,12 +461,7 @@ impl Runtime {
 
     /// The spin of `rec`'s waits, by its role.
     fn spin_of(&self, rec: &ThreadRecord) -> crate::policy::Spin {
-        let role = if rec.is_serial() {
-            Role::Serial
-        } else {
-            Role::Other
-        };
-        self.inner.policy.spin(role)
+        self.inner.policy.spin(rec.waiter())
     }
 
     /// The trace's session of this runtime.

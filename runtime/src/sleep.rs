@@ -27,7 +27,7 @@ use crate::calibration::spin_until;
 use crate::context::{current, current_host, Current};
 use crate::machine::PrecisePath;
 use crate::parker::with_parker;
-use crate::policy::{IdlePoll, Role, SleepRoute, SHORT_SLEEP_NS};
+use crate::policy::{IdlePoll, SleepRoute, Waiter, SHORT_SLEEP_NS};
 use crate::poll;
 use crate::pollers::{self, PollSite, Woke};
 use crate::reactor::DeadlineClass;
@@ -115,26 +115,26 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     if rt.is_shut_down() {
         return;
     }
-    let role = ctx.role();
+    let waiter = ctx.waiter();
     let deadline = sys::now().saturating_add(ns);
-    trace::sleep_begin(ns, role != Role::Host);
+    trace::sleep_begin(ns, waiter != Waiter::Host);
     let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
     let held = ctx.thread().is_some_and(|t| rt.release_core(t));
     ctx.mark(Some("sleep"));
     crate::chaos::point();
-    let path = match rt.policy().idle_poll(role, ns, polled) {
+    let path = match rt.policy().idle_poll(waiter, ns, polled) {
         Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
-        None => serve(rt, ctx, role, ns, deadline),
+        None => serve(rt, ctx, waiter, ns, deadline),
     };
     drop(sites);
     ctx.mark(None);
     let late = sys::now().saturating_sub(deadline);
-    trace::sleep_end(path, late, held_poller_slot(role, ns, path));
+    trace::sleep_end(path, late, held_poller_slot(waiter, ns, path));
     rt.counters().sleep(path, late);
     if let Some(t) = ctx.thread() {
         t.count_sleep();
     }
-    if rt.config().sleep_log && role != Role::Host {
+    if rt.config().sleep_log && waiter != Waiter::Host {
         // HOS_SLEEP_LOG is the filter: every guest sleep, at info, under its own target.
         let name = ctx.thread().map(|t| t.name());
         tracing::info!(
@@ -192,8 +192,8 @@ fn idle_poll(
 
 /// Whether a sleep held a poller slot (docs/design.md section 5): a short sleep of a
 /// non-serial guest thread that yielded or took the precise path.
-fn held_poller_slot(role: Role, ns: u64, path: SleepPath) -> bool {
-    role == Role::Other
+fn held_poller_slot(waiter: Waiter, ns: u64, path: SleepPath) -> bool {
+    waiter == Waiter::Worker
         && ns < SHORT_SLEEP_NS
         && matches!(
             path,
@@ -203,10 +203,10 @@ fn held_poller_slot(role: Role, ns: u64, path: SleepPath) -> bool {
 
 /// Serves one sleep by the policy's route; a capped-out yield or precise sleep takes the
 /// sleeper's own timer. A long precise sleep goes through the reactor, so shutdown ends it.
-fn serve(rt: &Runtime, ctx: &Current, role: Role, ns: u64, deadline: u64) -> SleepPath {
+fn serve(rt: &Runtime, ctx: &Current, waiter: Waiter, ns: u64, deadline: u64) -> SleepPath {
     let policy = rt.policy();
-    match policy.sleep_route(role, ns) {
-        SleepRoute::Yield => match policy.poller_slot(role) {
+    match policy.sleep_route(waiter, ns) {
+        SleepRoute::Yield => match policy.poller_slot(waiter) {
             Some(_slot) => yield_until(rt, deadline),
             None => timer(rt, deadline),
         },
@@ -214,8 +214,8 @@ fn serve(rt: &Runtime, ctx: &Current, role: Role, ns: u64, deadline: u64) -> Sle
         SleepRoute::Precise if ns >= SHORT_SLEEP_NS => {
             precise(rt, ctx, deadline, Precise::Cancellable)
         }
-        SleepRoute::Precise => match policy.poller_slot(role) {
-            Some(_slot) if role == Role::Other => precise(rt, ctx, deadline, Precise::Poller),
+        SleepRoute::Precise => match policy.poller_slot(waiter) {
+            Some(_slot) if waiter == Waiter::Worker => precise(rt, ctx, deadline, Precise::Poller),
             Some(_slot) => precise(rt, ctx, deadline, Precise::Calibrated),
             None => timer(rt, deadline),
         },

@@ -1,11 +1,15 @@
 //! The runtime's record of one guest thread: name, role, priority, cores, parker, counters.
 //!
 //! Invariant: every field another thread reads is atomic or behind its own short lock, so a
-//! name, a role or a priority is always read whole; only the thread itself changes its
-//! parker and its CPU clock, once, when it enters the runtime.
+//! name, a role or a priority is always read whole; the serial and first flags are decided
+//! from the name and role under the lock that holds them ([`ThreadRecord::retitle`]), so
+//! they always follow the last name and role set; only the thread itself changes its parker
+//! and its CPU clock, once, when it enters the runtime.
 
 use crate::parker::Parker;
 use crate::pause::Pause;
+use crate::policy::Waiter;
+use crate::role::{Flags, Role};
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys::{self, CpuTime, ThreadClock};
@@ -35,7 +39,8 @@ pub enum Activity {
 #[derive(Debug)]
 pub struct ThreadRecord {
     id: u64,
-    name: Mutex<Arc<str>>,
+    /// Its name and declared role; the flags below are decided from them under this lock.
+    title: Mutex<Title>,
     serial: AtomicBool,
     first: AtomicBool,
     priority: AtomicU8,
@@ -63,6 +68,13 @@ pub struct ThreadRecord {
     pause: Pause,
 }
 
+/// A thread's name and declared role: what its serial and first flags are decided from.
+#[derive(Debug)]
+struct Title {
+    name: Arc<str>,
+    role: Role,
+}
+
 /// `ThreadRecord::wake_slice` before the thread started: nothing asked yet.
 const NOT_ASKED: u64 = u64::MAX;
 
@@ -80,15 +92,21 @@ pub struct ThreadSpec {
     pub core_mask: u64,
     /// Preferred virtual core.
     pub ideal_core: i32,
+    /// Its role ([`Role::Auto`]: decided by its name).
+    pub role: Role,
 }
 
 impl ThreadRecord {
-    /// A record with a unique `id`, not registered with any runtime: the runtime makes its
-    /// own with `Runtime::register_thread`; tests, models and benches make bare ones.
+    /// A record with a unique `id`, not registered with any runtime, with the flags its role
+    /// makes of it: the runtime makes its own with `Runtime::register_thread`; tests, models
+    /// and benches make bare ones.
     pub fn new(id: u64, spec: &ThreadSpec, serial: bool, first: bool) -> Self {
         ThreadRecord {
             id,
-            name: Mutex::new(Arc::from(spec.name.as_str())),
+            title: Mutex::new(Title {
+                name: Arc::from(spec.name.as_str()),
+                role: spec.role,
+            }),
             serial: AtomicBool::new(serial),
             first: AtomicBool::new(first),
             priority: AtomicU8::new(spec.priority),
@@ -113,19 +131,34 @@ impl ThreadRecord {
 
     /// The name now, read whole.
     pub fn name(&self) -> Arc<str> {
-        lock(&self.name).clone()
+        lock(&self.title).name.clone()
     }
 
-    /// Renames; the caller recomputes the role flags (`set_roles`).
-    pub(crate) fn set_name_raw(&self, name: &str) {
-        *lock(&self.name) = Arc::from(name);
+    /// The declared role now ([`Role::Auto`]: its name decides).
+    pub fn role(&self) -> Role {
+        lock(&self.title).role
     }
 
-    /// Sets the name-derived flags.
-    pub(crate) fn set_roles(&self, serial: bool, first: bool) {
+    /// Renames it (`name`) and declares its role (`role`), either or both, and sets its flags
+    /// as `decide` makes them of the new name and role, all under one lock: a rename racing a
+    /// role change leaves the flags of the last name and role.
+    pub(crate) fn retitle(
+        &self,
+        name: Option<&str>,
+        role: Option<Role>,
+        decide: impl FnOnce(&str, Role) -> Flags,
+    ) {
+        let mut title = lock(&self.title);
+        if let Some(name) = name {
+            title.name = Arc::from(name);
+        }
+        if let Some(role) = role {
+            title.role = role;
+        }
+        let flags = decide(&title.name, title.role);
         // Relaxed: flags read independently; a racing reader sees the old or the new role.
-        self.serial.store(serial, Ordering::Relaxed);
-        self.first.store(first, Ordering::Relaxed);
+        self.serial.store(flags.serial, Ordering::Relaxed);
+        self.first.store(flags.first, Ordering::Relaxed);
     }
 
     /// Whether the thread is serial (on the frame's critical chain).
@@ -133,7 +166,17 @@ impl ThreadRecord {
         self.serial.load(Ordering::Relaxed)
     }
 
-    /// Whether a HOS_VCORE_FIRST part names it.
+    /// Who it is to the policy: serial, or a worker (`Role::flags` decided which).
+    pub fn waiter(&self) -> Waiter {
+        if self.is_serial() {
+            Waiter::Serial
+        } else {
+            Waiter::Worker
+        }
+    }
+
+    /// Whether it ranks first on the virtual cores (its role, or a HOS_VCORE_FIRST part of its
+    /// name under `Role::Auto`).
     pub fn is_first(&self) -> bool {
         self.first.load(Ordering::Relaxed)
     }

@@ -123,6 +123,7 @@ fn structs_grow_both_ways() {
         priority: 44,
         ideal_core: -2,
         core_mask: 0x3f,
+        role: 0,
     };
     // SAFETY: `v1` is readable for its size; ParamsV2 reads only `size` bytes of it.
     let read =

@@ -76,6 +76,7 @@ fn spawn(
         priority: 44,
         ideal_core: 0,
         core_mask: 1,
+        role: 0,
     };
     let mut h = 0;
     // SAFETY: the live runtime, valid params and out-pointer.

@@ -2,6 +2,7 @@
 //! test mutates the process environment, and a guest thread to run a closure on.
 
 use crate::context;
+use crate::role::Role;
 use crate::runtime::Runtime;
 use crate::thread::ThreadSpec;
 use crate::{Builder, Config, ConfigError};
@@ -33,6 +34,7 @@ pub(super) fn guest<T: Send + 'static>(
         priority: 44,
         core_mask: 0b11_1111,
         ideal_core: 0,
+        role: Role::Auto,
     });
     let rt = rt.clone();
     std::thread::spawn(move || {

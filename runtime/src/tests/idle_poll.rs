@@ -4,10 +4,12 @@
 
 use crate::context;
 use crate::policy::{
-    idle_step, polled, promotions, IdlePoll, IdleStep, Marked, Policy, Polled, Role, SHORT_SLEEP_NS,
+    idle_step, polled, promotions, IdlePoll, IdleStep, Marked, Policy, Polled, Waiter,
+    SHORT_SLEEP_NS,
 };
 use crate::poll;
 use crate::pollers::PollSite;
+use crate::role::Role;
 use crate::runtime::Runtime;
 use crate::thread::ThreadSpec;
 use crate::{sys, Builder, Calibration, SleepPath};
@@ -21,7 +23,7 @@ fn policy(vars: &[(&str, &str)]) -> Policy {
     Policy::new(&config, Some(8))
 }
 
-const ROLES: [Role; 3] = [Role::Serial, Role::Other, Role::Host];
+const ROLES: [Waiter; 3] = [Waiter::Serial, Waiter::Worker, Waiter::Host];
 const LENGTHS: [u64; 5] = [1, 20_000, SHORT_SLEEP_NS - 1, SHORT_SLEEP_NS, u64::MAX];
 const POLLED: [Polled; 7] = [
     Polled::Objects,
@@ -71,7 +73,7 @@ fn which_sleeps_are_idle_polls() {
         for role in ROLES {
             for ns in LENGTHS {
                 for polled in POLLED {
-                    let eligible = on && role == Role::Other && ns < SHORT_SLEEP_NS;
+                    let eligible = on && role == Waiter::Worker && ns < SHORT_SLEEP_NS;
                     let want = match polled {
                         _ if !eligible => None,
                         Polled::Objects => Some(IdlePoll {
@@ -163,7 +165,7 @@ fn a_readiness_promotes_only_what_no_blocked_waiter_took() {
 fn host_and_serial_sleeps_are_never_relaxed() {
     for (vars, ..) in SWITCHES {
         let p = policy(vars);
-        for role in [Role::Serial, Role::Host] {
+        for role in [Waiter::Serial, Waiter::Host] {
             for ns in LENGTHS {
                 for polled in POLLED {
                     assert_eq!(p.idle_poll(role, ns, polled), None, "{vars:?} {role:?}");
@@ -398,6 +400,7 @@ fn coalesced_wakes_are_counted() {
                 priority: 44,
                 core_mask: 1,
                 ideal_core: 0,
+                role: Role::Auto,
             });
             std::thread::spawn(move || {
                 let _ctx = context::enter(&rt, rec);

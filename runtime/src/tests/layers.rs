@@ -36,6 +36,7 @@ const ORDER: &[&str] = &[
     // primitives
     "parker",
     "config",
+    "role",
     "build_error",
     // decisions
     "calibration",

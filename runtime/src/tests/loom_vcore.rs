@@ -10,6 +10,7 @@
 
 use crate::config::Config;
 use crate::policy::Spin;
+use crate::role::Role;
 use crate::stats::Counters;
 use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::vcore::{kick_is_set, Occupant, Place, Vcores};
@@ -53,6 +54,7 @@ fn setup_graced(
             priority,
             core_mask: 1,
             ideal_core: 0,
+            role: Role::Auto,
         };
         Arc::new(ThreadRecord::new(id, &spec, false, false))
     };
@@ -134,6 +136,7 @@ fn a_chain_of_hand_offs_never_doubles_a_holder() {
                 priority: 44,
                 core_mask: 1,
                 ideal_core: 0,
+                role: Role::Auto,
             };
             Arc::new(ThreadRecord::new(3, &spec, false, false))
         };

@@ -7,7 +7,7 @@
 //! No test here sets a process variable (unsound while tests run in parallel): switches come
 //! through `Builder::env_from`.
 
-use crate::policy::{Policy, Role, SleepRoute, Spin, SpinGate};
+use crate::policy::{Policy, SleepRoute, Spin, SpinGate, Waiter};
 use crate::runtime::Runtime;
 use crate::{Builder, Calibration, Config, ShortSleep};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -101,7 +101,7 @@ struct Seen {
     spins_ns: [u64; 3],
 }
 
-const ROLES: [Role; 3] = [Role::Serial, Role::Other, Role::Host];
+const ROLES: [Waiter; 3] = [Waiter::Serial, Waiter::Worker, Waiter::Host];
 
 fn seen(p: &Policy) -> Seen {
     Seen {
@@ -119,7 +119,7 @@ const MANY: usize = 1100;
 fn check_slots(p: &Policy, what: &str) {
     let mut held = Vec::new();
     while held.len() < MANY {
-        match p.poller_slot(Role::Other) {
+        match p.poller_slot(Waiter::Worker) {
             Some(s) => held.push(s),
             None => break,
         }
@@ -131,7 +131,7 @@ fn check_slots(p: &Policy, what: &str) {
     assert_eq!(held.len(), want, "{what}: slots granted");
     assert_eq!(p.pollers(), counted, "{what}: counted");
     let uncapped: Vec<_> = (0..8)
-        .flat_map(|_| [p.poller_slot(Role::Serial), p.poller_slot(Role::Host)])
+        .flat_map(|_| [p.poller_slot(Waiter::Serial), p.poller_slot(Waiter::Host)])
         .collect();
     assert!(
         uncapped.iter().all(Option::is_some),
@@ -203,7 +203,7 @@ fn the_poller_switch() {
                     vars.push(("HOS_SHORT_SLEEP_POLLERS", v));
                 }
                 let p = policy(&vars, machine.processors);
-                let applies = p.short_route(Role::Other) != Timer;
+                let applies = p.short_route(Waiter::Worker) != Timer;
                 let want = match (applies, cap) {
                     (false, _) => 0,
                     (true, None) => machine.cap,
@@ -263,12 +263,12 @@ fn the_spin_table() {
             let other_us = if few { few_us } else { more_us };
             let p = policy(&vars, machine.processors);
             let what = format!("{:?} processors, {vars:?}", machine.processors);
-            assert_eq!(p.spin(Role::Serial).ns, serial_us * 1000, "{what}");
-            assert_eq!(p.spin(Role::Host).ns, serial_us * 1000, "{what}");
-            assert_eq!(p.spin(Role::Other).ns, other_us * 1000, "{what}");
-            assert!(p.spin(Role::Serial).full, "{what}");
-            assert!(p.spin(Role::Host).full, "{what}");
-            assert_eq!(p.spin(Role::Other).full, other_us == serial_us, "{what}");
+            assert_eq!(p.spin(Waiter::Serial).ns, serial_us * 1000, "{what}");
+            assert_eq!(p.spin(Waiter::Host).ns, serial_us * 1000, "{what}");
+            assert_eq!(p.spin(Waiter::Worker).ns, other_us * 1000, "{what}");
+            assert!(p.spin(Waiter::Serial).full, "{what}");
+            assert!(p.spin(Waiter::Host).full, "{what}");
+            assert_eq!(p.spin(Waiter::Worker).full, other_us == serial_us, "{what}");
         }
     }
 }
@@ -321,14 +321,14 @@ fn spin_arithmetic_never_overflows() {
     };
     let p = Policy::new(&config, Some(16));
     assert_eq!(
-        p.spin(Role::Serial),
+        p.spin(Waiter::Serial),
         Spin {
             ns: u64::MAX,
             full: true
         }
     );
     assert_eq!(
-        p.spin(Role::Other),
+        p.spin(Waiter::Worker),
         Spin {
             ns: u64::MAX,
             full: true
@@ -343,12 +343,12 @@ fn the_clamp_is_the_only_one() {
             &[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "11")],
             machine.processors,
         );
-        assert_eq!(p.spin(Role::Other).ns, 10_000);
+        assert_eq!(p.spin(Waiter::Worker).ns, 10_000);
         let p = policy(
             &[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "9")],
             machine.processors,
         );
-        assert_eq!(p.spin(Role::Other).ns, 9_000);
+        assert_eq!(p.spin(Waiter::Worker).ns, 9_000);
     }
     let c = resolve(&[("HOS_SPIN_US", "10"), ("HOS_SPIN_OTHER_US", "11")]).unwrap();
     assert_eq!(
@@ -399,15 +399,15 @@ fn boolean_switches_follow_one_rule() {
 fn slots_come_back_on_unwinding() {
     let p = policy(&[("HOS_SHORT_SLEEP_POLLERS", "2")], Some(16));
     let r = catch_unwind(AssertUnwindSafe(|| {
-        let _a = p.poller_slot(Role::Other).unwrap();
-        let _b = p.poller_slot(Role::Other).unwrap();
-        assert!(p.poller_slot(Role::Other).is_none());
+        let _a = p.poller_slot(Waiter::Worker).unwrap();
+        let _b = p.poller_slot(Waiter::Worker).unwrap();
+        assert!(p.poller_slot(Waiter::Worker).is_none());
         assert_eq!(p.pollers(), 2);
         panic!("a guest thread unwinds while it polls");
     }));
     assert!(r.is_err());
     assert_eq!(p.pollers(), 0);
-    assert!(p.poller_slot(Role::Other).is_some());
+    assert!(p.poller_slot(Waiter::Worker).is_some());
 }
 
 #[test]
@@ -417,7 +417,7 @@ fn slots_never_exceed_the_cap_across_threads() {
         for _ in 0..6 {
             s.spawn(|| {
                 for _ in 0..5_000 {
-                    if let Some(_slot) = p.poller_slot(Role::Other) {
+                    if let Some(_slot) = p.poller_slot(Waiter::Worker) {
                         assert!(p.pollers() <= 3, "{} slots taken", p.pollers());
                         std::hint::spin_loop();
                     }
@@ -509,7 +509,7 @@ fn build_counts_once_and_starts() {
     assert_eq!(config.calibration, Some(Calibration::default()));
     let rt = auto_on_four().build().unwrap();
     assert_eq!(rt.policy().processors(), Some(4));
-    assert_eq!(rt.policy().short_route(Role::Other), Timer);
+    assert_eq!(rt.policy().short_route(Waiter::Worker), Timer);
     assert_eq!(rt.config(), &config);
     rt.shutdown();
 }

@@ -2,6 +2,7 @@
 //! poller slots come back.
 
 use super::common::guest;
+use crate::role::Role;
 use crate::runtime::Runtime;
 use crate::thread::ThreadSpec;
 use crate::{context, sys, Config, ShortSleep, SleepPath};
@@ -89,6 +90,7 @@ fn shutdown_ends_endless_sleeps() {
             priority: 44,
             core_mask: 1,
             ideal_core: 0,
+            role: Role::Auto,
         });
         let sleeper = std::thread::spawn(move || {
             let _ctx = context::enter(&r, rec);

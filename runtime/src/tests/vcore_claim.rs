@@ -6,6 +6,7 @@
 
 use super::vcore_runtime::{load, rig, thread, until, word, SPIN};
 use crate::parker::Parker;
+use crate::role::Role;
 use crate::vcore::{Occupant, Vcores};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -234,6 +235,7 @@ fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_i
         priority,
         core_mask: 1,
         ideal_core: 0,
+        role: Role::Auto,
     };
     let bad = rt.register_thread(&spec("Worse", 45));
     let good = rt.register_thread(&spec("Better", 44));

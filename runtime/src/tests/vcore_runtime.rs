@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::policy::Spin;
+use crate::role::Role;
 use crate::stats::Counters;
 use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::vcore::{Occupant, Vcores, YieldKind};
@@ -49,6 +50,7 @@ pub(super) fn thread(id: u64, priority: u8, mask: u64, first: bool) -> Arc<Threa
         priority,
         core_mask: mask,
         ideal_core: mask.trailing_zeros() as i32,
+        role: Role::Auto,
     };
     Arc::new(ThreadRecord::new(id, &spec, false, first))
 }
@@ -497,6 +499,7 @@ fn the_ideal_core_comes_first() {
         priority: 44,
         core_mask: 0b111,
         ideal_core: ideal,
+        role: Role::Auto,
     };
     let a = Arc::new(ThreadRecord::new(1, &spec(1, 2), false, false));
     let b = Arc::new(ThreadRecord::new(2, &spec(2, 2), false, false));
@@ -525,6 +528,7 @@ fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
         priority: 44,
         core_mask: 1,
         ideal_core: 0,
+        role: Role::Auto,
     };
     let holder = rt.register_thread(&spec("Holder"));
     let waiter = rt.register_thread(&spec("Waiter"));
@@ -592,6 +596,7 @@ fn the_escape_log_names_holders_from_the_runtime() {
         priority: 40,
         core_mask: mask,
         ideal_core: 0,
+        role: Role::Auto,
     };
     let hog = rt.register_thread(&spec("LogHog", 0b01));
     let late = rt.register_thread(&spec("LogLate", 0b01));

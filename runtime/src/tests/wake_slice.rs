@@ -7,6 +7,7 @@
 //! OS ignored each ask, and nothing else changes.
 
 use crate::context;
+use crate::role::Role;
 use crate::runtime::Runtime;
 use crate::sys::{self, ThreadClock};
 use crate::thread::{ThreadRecord, ThreadSpec};
@@ -83,6 +84,7 @@ fn guest(
         priority,
         core_mask: 0b11_1111,
         ideal_core: 0,
+        role: Role::Auto,
     });
     let rt = rt.clone();
     on_thread(move |tid| {
@@ -146,14 +148,20 @@ fn a_priority_or_role_change_asks_again() {
             .join()
             .unwrap();
         assert_eq!(asked(tid), None, "renamed back by another thread");
+        rt.set_role(rec, Role::Serial);
+        assert_eq!(asked(tid).is_some(), os, "serial by role");
+        rt.rename_thread(rec, "Loader Pool");
+        assert_eq!(asked(tid).is_some(), os, "a rename keeps an explicit role");
+        rt.set_role(rec, Role::Auto);
+        assert_eq!(asked(tid), None, "its name decides again");
         rt.set_priority(rec, 10);
     });
     assert_eq!((inside, after), (false, false), "left with the default");
     let s = rt.stats();
     assert_eq!(
         s.wake_slices + s.wake_slices_ignored,
-        3,
-        "three asks of a slice"
+        4,
+        "four asks of a slice"
     );
     assert_eq!(s.wake_slices > 0, os);
     rt.shutdown();
