@@ -127,6 +127,14 @@ pub unsafe fn arg_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
     Ok(unsafe { &mut *p })
 }
 
+/// Checks that `p`, which may be NULL, is not misaligned for `T` (an array of no elements).
+pub fn opt_aligned<T>(p: *const T, what: &str) -> Result<()> {
+    match p.is_null() || p as usize % align_of::<T>() == 0 {
+        true => Ok(()),
+        false => Err(bad_pointer(what, p)),
+    }
+}
+
 /// An out-pointer, checked (not NULL, aligned) before the call does anything, written once
 /// at the end.
 #[derive(Debug)]

@@ -41,7 +41,8 @@ pub unsafe extern "C" fn hos_semaphore_create(
 /// Takes one count, waiting while there is none. `timeout_ns`: negative waits without limit,
 /// 0 tries once.
 ///
-/// Errors: InvalidHandle; TimedOut (nothing taken); Cancelled once the runtime shuts down.
+/// Errors: InvalidHandle; TimedOut (nothing taken); Cancelled once the runtime shuts down;
+/// InvalidState for a positive timeout with no runtime alive to time it.
 #[no_mangle]
 pub extern "C" fn hos_semaphore_acquire(semaphore: hos_handle, timeout_ns: i64) -> hos_result {
     entry(|| {

@@ -263,6 +263,7 @@ pub unsafe extern "C" fn hos_stats_threads(
     entry(|| {
         // SAFETY: forwarded from the caller.
         let (rt, count) = unsafe { (boundary::arg(rt, "rt")?, Out::new(count, "count")?) };
+        boundary::opt_aligned(out, "out")?;
         let s = rt.rt.stats();
         if capacity > 0 {
             // SAFETY: forwarded from the caller: the first element's size is readable.
