@@ -80,5 +80,9 @@ pub mod mutex;
 
 pub mod condvar;
 
+// The fuzzers' interpreter: in the tests and in capi/fuzz (cargo-fuzz sets `fuzzing`).
+#[cfg(any(test, fuzzing))]
+pub mod calls;
+
 #[cfg(test)]
 mod tests;
