@@ -28,9 +28,19 @@ pub struct hos_runtime {
 
 impl hos_runtime {
     /// Keeps a new guest thread's handle, joining those that have ended meanwhile, so the
-    /// list holds the live threads and those that ended since the last spawn.
+    /// list holds the live threads and those that ended since the last spawn. Once the
+    /// runtime shuts down the handle is dropped instead (the thread detached): the shutdown
+    /// waits for the thread itself, and a handle kept after its clear of the list would keep
+    /// the thread (and its handle) in the runtime until `hos_runtime_free`.
     pub(crate) fn keep(&self, thread: JoinHandle<()>) {
         let mut joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
+        // Relaxed: read under `joins`' lock, which the shutdown takes to clear the list after
+        // setting the flag, so a keep that comes after the clear sees it.
+        if self.shut_down.load(Ordering::Relaxed) {
+            drop(joins);
+            drop(thread);
+            return;
+        }
         let (ended, live): (Vec<_>, Vec<_>) = std::mem::take(&mut *joins)
             .into_iter()
             .partition(|j| j.thread().is_finished());
@@ -45,7 +55,8 @@ impl hos_runtime {
 
     /// Shuts down, joining guest threads for at most `timeout` (`None`: all of them).
     fn shutdown(&self, timeout: Option<Duration>) -> hos_rs::ShutdownReport {
-        // Relaxed: a flag read by `hos_runtime_free` on the same object after this returned.
+        // Relaxed: a flag read by `hos_runtime_free` on the same object after this returned,
+        // and by `keep` under the lock of `joins`, which is taken below after this store.
         self.shut_down.store(true, Ordering::Relaxed);
         let report = match timeout {
             None => {

@@ -204,3 +204,60 @@ fn the_svc_constants_are_hoss() {
         assert_eq!(SignalType::try_from(ours), Ok(theirs));
     }
 }
+
+#[test]
+fn a_spawn_racing_the_shutdown_leaves_no_thread_in_the_runtime() {
+    use crate::runtime::{hos_runtime, hos_runtime_new};
+    use crate::stats::hos_stats_get;
+    use crate::svc::hos_svc_close_handle;
+    use crate::thread::hos_thread_spawn;
+    use std::ffi::c_void;
+    use std::time::{Duration, Instant};
+    extern "C" fn nothing(_: *mut c_void) {}
+    // Found by the C-boundary fuzzer: a spawn that the shutdown's join list missed kept its
+    // thread (and its handle) in the runtime until hos_runtime_free.
+    for i in 0..400u64 {
+        let mut rt: *mut hos_runtime = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; NULL config.
+        assert_eq!(unsafe { hos_runtime_new(std::ptr::null(), &mut rt) }, 0);
+        let at = rt as usize;
+        let spawner = std::thread::spawn(move || {
+            let mut made = Vec::new();
+            loop {
+                let mut h = 0;
+                // SAFETY: the runtime lives until the spawner is joined; valid pointers.
+                let r = unsafe {
+                    let (p, arg) = (std::ptr::null(), std::ptr::null_mut());
+                    hos_thread_spawn(at as *mut hos_runtime, p, Some(nothing), arg, &mut h)
+                };
+                match r {
+                    HOS_RESULT_SUCCESS => made.push(h),
+                    _ => break made,
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_micros(100 + i * 37 % 900));
+        // SAFETY: the runtime is live; shut down, then freed once below.
+        assert_eq!(unsafe { hos_runtime_shutdown(rt, -1) }, HOS_RESULT_SUCCESS);
+        for h in spawner.join().expect("the spawner") {
+            assert_eq!(hos_svc_close_handle(h), HOS_RESULT_SUCCESS);
+        }
+        let mut s = hos_stats {
+            size: size_of::<hos_stats>() as u32,
+            ..hos_stats::default()
+        };
+        let start = Instant::now();
+        // A thread's record goes with its OS thread's end: allow it a moment.
+        loop {
+            // SAFETY: a live runtime and a valid struct.
+            assert_eq!(unsafe { hos_stats_get(rt, &mut s) }, HOS_RESULT_SUCCESS);
+            if s.threads == 0 || start.elapsed() > Duration::from_secs(2) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(s.threads, 0, "a guest thread left in the shut-down runtime");
+        // SAFETY: shut down above; freed once.
+        unsafe { hos_runtime_free(rt) };
+    }
+}
