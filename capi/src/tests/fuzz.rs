@@ -68,11 +68,11 @@ fn the_c_boundary_holds_under_fuzzed_calls_from_several_threads() {
         .expect("the fuzzer's process");
     let out = child.stdout.take().expect("piped");
     let echo = std::thread::spawn(move || {
-        use std::io::{BufRead, Write};
+        use std::io::BufRead;
         let mut all = String::new();
         for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            // Shown as it comes (cargo test captures it unless --nocapture).
-            let _ = writeln!(std::io::stdout(), "{line}");
+            // Captured by the test harness: shown on failure or with --nocapture.
+            println!("{line}");
             all += &line;
             all.push('\n');
         }
@@ -90,6 +90,13 @@ fn the_c_boundary_holds_under_fuzzed_calls_from_several_threads() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let all = echo.join().expect("the echo thread");
+    // The run's figures in every test log, captured or not.
+    for line in all.lines() {
+        if line.starts_with("executions:") || line.starts_with("coverage:") {
+            use std::io::Write;
+            let _ = writeln!(std::io::stdout(), "C boundary fuzz: {line}");
+        }
+    }
     assert!(
         status.success() && all.contains("test result: ok. 1 passed"),
         "the fuzzer failed ({status}); its output is above"
