@@ -1,13 +1,15 @@
 // hos.hpp: C++17 RAII wrappers over hos.h (header-only, written by hand).
 //
-// hos::Config, hos::Runtime, hos::Thread, hos::AttachedThread, hos::Event, hos::KernelEvent,
-// hos::Queue and hos::Mutex own what they make: a runtime is freed, a config freed, a handle
-// closed and an attached thread detached when the wrapper goes out of scope. Constructors
-// throw hos::Error when the call fails (std::abort() when exceptions are off); waits and
-// sends return the hos_result, since TimedOut and Cancelled are outcomes a host handles, not
-// errors. The svcs on guest words (hos_svc_arbitrate_lock, ...) have no wrapper: the SDK's
-// code that calls them owns its words. A hos::Thread runs any callable; an exception that leaves it calls
-// std::terminate() (it must not unwind into hos).
+// hos::Config, hos::Runtime (with the diagnostics: the wait tree, guest states, the trace,
+// frame marks, flight dumps, the critical path, the shutdown's report), hos::Thread,
+// hos::AttachedThread, hos::Event, hos::KernelEvent, hos::Queue and hos::Mutex own what they
+// make: a runtime is freed, a config freed, a handle closed and an attached thread detached
+// when the wrapper goes out of scope. Constructors throw hos::Error when the call fails
+// (std::abort() when exceptions are off); waits and sends return the hos_result, since
+// TimedOut and Cancelled are outcomes a host handles, not errors. The svcs on guest words
+// (hos_svc_arbitrate_lock, ...) have no wrapper: the SDK's code that calls them owns its
+// words. A hos::Thread runs any callable; an exception that leaves it calls std::terminate()
+// (it must not unwind into hos).
 #ifndef HOS_HPP
 #define HOS_HPP
 
@@ -20,6 +22,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace hos {
 
@@ -44,6 +47,36 @@ inline void check(hos_result r) {
         std::abort();
 #endif
     }
+}
+// The whole text of a call with snprintf's rules (buf, size, len): a length query, then the
+// read, again if the text grew in between (a new snapshot).
+template <class Call>
+std::string text(Call call) {
+    size_t len = 0;
+    check(call(nullptr, 0, &len));
+    std::string s;
+    do {
+        s.resize(len + 1);
+        check(call(&s[0], s.size(), &len));
+    } while (len >= s.size());
+    s.resize(len);
+    return s;
+}
+
+// Every element of a call that fills an array of size-prefixed structs (out, capacity,
+// count), again with a larger array if the count grew in between.
+template <class T, class Call>
+std::vector<T> array(Call call) {
+    uint32_t n = 0;
+    check(call(nullptr, 0, &n));
+    std::vector<T> v;
+    do {
+        v.assign(n > 0 ? n : 1, T{});
+        v[0].size = sizeof(T);
+        check(call(v.data(), static_cast<uint32_t>(v.size()), &n));
+    } while (n > v.size());
+    v.resize(n);
+    return v;
 }
 }  // namespace detail
 
@@ -94,6 +127,59 @@ public:
         uint32_t n = 0;
         detail::check(hos_runtime_cores(p_, &n));
         return n;
+    }
+
+    // The diagnostics (docs in hos.h). What each live guest thread is doing now.
+    std::vector<hos_guest_state> guest_states() const {
+        return detail::array<hos_guest_state>(
+            [this](hos_guest_state* o, uint32_t c, uint32_t* n) { return hos_guest_states(p_, o, c, n); });
+    }
+    // The wait tree now, a node per guest thread.
+    std::vector<hos_wait_node> wait_tree() const {
+        return detail::array<hos_wait_node>(
+            [this](hos_wait_node* o, uint32_t c, uint32_t* n) { return hos_wait_tree(p_, o, c, n); });
+    }
+    // The wait tree now as text: each thread under the one that holds what it waits for.
+    std::string wait_tree_text() const {
+        return detail::text([this](char* b, size_t s, size_t* l) { return hos_wait_tree_text(p_, b, s, l); });
+    }
+    // Marks a host frame (at each present).
+    void frame_mark() { detail::check(hos_frame_mark(p_)); }
+    // Writes the trace as Chrome trace-event JSON; throws IoError if the file is not written.
+    void write_trace(const std::string& path) const { detail::check(hos_write_trace(p_, path.c_str())); }
+    // Dumps the flight recorder now; gives the file's path. Throws InvalidState if no dump was
+    // written (the recorder off, 8 dumps made already).
+    std::string dump_flight(const std::string& reason) const {
+        std::string path(4096, '\0');
+        size_t len = 0;
+        detail::check(hos_dump_flight(p_, reason.c_str(), &path[0], path.size(), &len));
+        path.resize(len < path.size() ? len : path.size() - 1);
+        return path;
+    }
+    // Each frame's critical path (a full trace, HOS_TRACE, and two frame marks or more).
+    std::vector<hos_frame_breakdown> critical_path() const {
+        return detail::array<hos_frame_breakdown>(
+            [this](hos_frame_breakdown* o, uint32_t c, uint32_t* n) { return hos_critical_path(p_, o, c, n); });
+    }
+    std::string critical_path_text() const {
+        return detail::text([this](char* b, size_t s, size_t* l) { return hos_critical_path_text(p_, b, s, l); });
+    }
+    // What the last shutdown did; throws InvalidState before the first.
+    hos_shutdown_report shutdown_report() const {
+        hos_shutdown_report r{};
+        r.size = sizeof r;
+        detail::check(hos_runtime_shutdown_report(p_, &r));
+        return r;
+    }
+    // The guest threads the last shutdown left behind, with what each was doing.
+    std::vector<hos_guest_state> shutdown_stragglers() const {
+        return detail::array<hos_guest_state>([this](hos_guest_state* o, uint32_t c, uint32_t* n) {
+            return hos_runtime_shutdown_stragglers(p_, o, c, n);
+        });
+    }
+    std::string shutdown_report_text() const {
+        return detail::text(
+            [this](char* b, size_t s, size_t* l) { return hos_runtime_shutdown_report_text(p_, b, s, l); });
     }
     hos_runtime* get() const noexcept { return p_; }
 
@@ -222,7 +308,7 @@ public:
     hos_result wait(int64_t timeout_ns = -1) noexcept {
         hos_handle h = read_.get();
         int32_t index = 0;
-        return hos_svc_wait_synchronization(&h, 1, timeout_ns, &index);
+        return hos_svc_wait_synchronization(&index, &h, 1, timeout_ns);
     }
     hos_handle writable() const noexcept { return write_.get(); }
     hos_handle readable() const noexcept { return read_.get(); }

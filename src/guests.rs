@@ -120,7 +120,7 @@ impl Guests {
     ) -> Result<Arc<JoinSlot>, ResultCode> {
         let mut list = self.admitting(rt)?;
         let os = spawn().map_err(|e| {
-            tracing::warn!(name = %record.name(), error = %e, "the OS refused a guest thread");
+            hos_runtime::warn!(name = %record.name(), error = %e, "the OS refused a guest thread");
             ResultCode::INVALID_STATE
         })?;
         list.live.push(record.clone());

@@ -3,12 +3,38 @@
 //! Guest threads are OS threads; every wait they make is a future blocked on through one
 //! policy-driven `block_on`; one reactor thread owns every deadline; six virtual cores rank
 //! guest threads by Horizon priority. See the README for the whole picture.
+//!
+//! A host builds a [`Runtime`] ([`RuntimeBuilder`]), spawns guest threads on it
+//! ([`Runtime::thread`]), shares nn::os objects ([`os`]) between them and its own threads (each
+//! object is a handle: a clone names the same object), serves svcs ([`svc`]), and shuts down:
+//!
+//! ```
+//! use hos::os::{ClearMode, Event};
+//! use std::time::Duration;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     // Calibration::default() pins the calibration: no boot measurement.
+//!     let rt = hos::Runtime::builder()
+//!         .calibration(hos::Calibration::default())
+//!         .build()?;
+//!     let go = Event::new(ClearMode::Auto);
+//!     let worker = rt.thread().name("Worker0").priority(44).spawn({
+//!         let go = go.clone(); // the same event, for the guest thread
+//!         move || go.wait_timeout(Duration::from_secs(10)) // TimedOut or Cancelled, else Ok
+//!     })?;
+//!     go.signal(); // from the host thread
+//!     assert_eq!(worker.join().expect("the guest thread did not panic"), Ok(()));
+//!     rt.shutdown(); // ends every wait left, joins the guest threads
+//!     Ok(())
+//! }
+//! ```
 
 #![warn(missing_docs, unreachable_pub)]
 // Denied, not forbidden: svc/arbiter/lent.rs lends a blocked waiter's mutex word to the
 // arbiter (the module says why safe Rust cannot, and what keeps it sound).
 #![deny(unsafe_code)]
 
+mod builder;
 mod guests;
 pub mod machine;
 pub mod os;
@@ -18,7 +44,11 @@ pub mod svc;
 mod sync;
 pub mod thread;
 
+pub use builder::RuntimeBuilder;
 pub use guests::{Doing, GuestState};
+/// hos's warnings and errors, routed as the runtime routes its own: for the C API, not hosts.
+#[doc(hidden)]
+pub use hos_runtime::{error, internal::report, warn};
 pub use hos_runtime::{
     Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node, PrecisePath,
     ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
@@ -29,9 +59,6 @@ pub use shutdown::ShutdownReport;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Builds a [`Runtime`]: every switch has a method; `.env()` reads the HOS_* switches.
-pub type RuntimeBuilder = hos_runtime::Builder<Runtime>;
 
 /// A running hos runtime: a cheap `Clone` handle.
 ///
@@ -77,7 +104,8 @@ impl Runtime {
         self.inner.config()
     }
 
-    /// Counters, calibration, and per-thread CPU.
+    /// Counters, calibration, and per-thread CPU; `Display` prints a summary that fits a
+    /// screen. After a shutdown, the threads and the reactor's CPU as it began (see [`Stats`]).
     pub fn stats(&self) -> Stats {
         self.inner.stats()
     }

@@ -8,16 +8,18 @@
 //! holds is safe; every wait it starts returns Cancelled at once, every sleep returns at once
 //! and it can spawn no guest thread (InvalidState). Concurrent shutdowns each wait on their
 //! own; the calling thread is never waited for (a guest thread may shut its runtime down).
+//! The report and every [`Runtime::stats`] after it carry the threads and the reactor's CPU as
+//! the first shutdown began, just before anything was torn down.
 
 use crate::guests::GuestState;
 use crate::sync::lock;
-use crate::Runtime;
+use crate::{Runtime, Stats};
 use hos_runtime::internal::with_guest;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-/// What a shutdown did: how long it took, how many guest threads it joined, and the ones that
-/// had not left by its timeout.
+/// What a shutdown did: how long it took, how many guest threads it joined, the ones that
+/// had not left by its timeout, and the runtime's final figures.
 ///
 /// ```
 /// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default());
@@ -34,6 +36,7 @@ use std::time::{Duration, Instant};
 /// assert_eq!(report.stragglers.len(), 1);
 /// assert_eq!(report.stragglers[0].name, "Spinner");
 /// assert_eq!(report.stragglers[0].doing, hos::Doing::GuestCode);
+/// assert_eq!(report.stats.threads.len(), 2, "both ran when the shutdown began");
 /// assert_eq!(waiter.join().ok(), Some(Err(hos::ResultCode::CANCELLED)));
 /// stop.store(true, Ordering::Relaxed); // the detached Spinner ends by itself
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -47,6 +50,11 @@ pub struct ShutdownReport {
     /// Guest threads that had not left when it returned, with what each was doing. They are
     /// detached (see [`Runtime::shutdown_timeout`]).
     pub stragglers: Vec<GuestState>,
+    /// The final snapshot, read when the shutdown returned: the counters then, and the guest
+    /// threads and the reactor's CPU as the first shutdown began, before it tore them down
+    /// (what [`Runtime::stats`] returns from then on). The report's alternate `Display`
+    /// (`{:#}`) adds its [`Stats::summary`].
+    pub stats: Stats,
 }
 
 impl ShutdownReport {
@@ -64,15 +72,19 @@ impl fmt::Display for ShutdownReport {
             self.elapsed, self.joined
         )?;
         if self.stragglers.is_empty() {
-            return f.write_str(", none left behind");
+            f.write_str(", none left behind")?;
+        } else {
+            write!(
+                f,
+                ", {} did not leave and are detached:",
+                self.stragglers.len()
+            )?;
+            for s in &self.stragglers {
+                write!(f, "\n  {s}")?;
+            }
         }
-        write!(
-            f,
-            ", {} did not leave and are detached:",
-            self.stragglers.len()
-        )?;
-        for s in &self.stragglers {
-            write!(f, "\n  {s}")?;
+        if f.alternate() {
+            write!(f, "\n{}", self.stats.summary().trim_end())?;
         }
         Ok(())
     }
@@ -128,9 +140,10 @@ impl Runtime {
             elapsed: start.elapsed(),
             joined,
             stragglers: out.stragglers,
+            stats: self.inner.stats(),
         };
         if !report.is_clean() {
-            tracing::warn!("{report}");
+            hos_runtime::warn!("{report}");
             self.inner
                 .dump_flight(&format!("shutdown timed out: {report}"));
         }

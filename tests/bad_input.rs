@@ -147,7 +147,7 @@ fn a_timeout_is_timed_out_ea01_and_consumes_nothing() {
         .unwrap()
         .iter()
         .all(|r| *r == Err(ResultCode::TIMED_OUT)));
-    assert!(!ev.wait_timeout(d));
+    assert_eq!(ev.wait_timeout(d), Err(ResultCode::TIMED_OUT));
 }
 
 #[test]

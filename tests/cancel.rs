@@ -64,11 +64,7 @@ fn shutdown_cancels_every_wait_guest_host_and_async() {
         Box::new(|| hos::svc::wait_synchronization(&[], -1).map(drop)),
         Box::new({
             let ev = ev.clone();
-            move || {
-                ev.wait_timeout(Duration::from_secs(600))
-                    .then_some(())
-                    .ok_or(ResultCode::CANCELLED)
-            }
+            move || ev.wait_timeout(Duration::from_secs(600))
         }),
     ];
     let guests: Vec<_> = waits

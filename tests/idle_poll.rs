@@ -231,7 +231,10 @@ fn serial_threads_and_blocking_waits_are_not_idle_polls() {
         .spawn(move || {
             // A wait between the poll and the sleep.
             assert!(q2.try_receive().is_none());
-            assert!(q2.receive_timeout(Duration::from_micros(50)).is_none());
+            assert_eq!(
+                q2.receive_timeout(Duration::from_micros(50)),
+                Err(ResultCode::TIMED_OUT)
+            );
             svc::sleep_thread(20_000);
             // A poll that found something after one that did not.
             assert!(q2.try_receive().is_none());

@@ -27,7 +27,7 @@ fn auto_event_lets_one_waiter_through_manual_lets_all() {
             let (ev, passed) = (ev.clone(), passed.clone());
             rt().thread()
                 .spawn(move || {
-                    if ev.wait_timeout(Duration::from_millis(300)) {
+                    if ev.wait_timeout(Duration::from_millis(300)).is_ok() {
                         passed.fetch_add(1, Ordering::Relaxed);
                     }
                 })
@@ -59,7 +59,7 @@ fn auto_event_lets_one_waiter_through_manual_lets_all() {
     assert!(ev.is_signalled() && ev.try_wait() && ev.try_wait());
     ev.clear();
     assert!(!ev.try_wait());
-    assert!(!ev.wait_timeout(SHORT));
+    assert_eq!(ev.wait_timeout(SHORT), Err(ResultCode::TIMED_OUT));
 }
 
 #[test]
@@ -287,10 +287,11 @@ fn full_queue_blocks_its_sender_and_keeps_every_message_in_order() {
     assert_eq!(q.receive(), Ok(1));
     q.jam(0).unwrap();
     assert_eq!(q.try_peek(), Some(0));
-    assert_eq!(q.peek_timeout(SHORT), Some(0));
+    assert_eq!(q.peek_timeout(SHORT), Ok(0));
     assert_eq!(q.try_receive(), Some(0));
-    assert_eq!(q.receive_timeout(SHORT), Some(2));
-    assert_eq!(q.receive_timeout(SHORT), None);
+    assert_eq!(q.receive_timeout(SHORT), Ok(2));
+    assert_eq!(q.receive_timeout(SHORT), Err(ResultCode::TIMED_OUT));
+    assert_eq!(q.peek_timeout(SHORT), Err(ResultCode::TIMED_OUT));
     assert!(q.is_empty());
     assert_eq!(q.capacity(), 2);
 }
@@ -318,7 +319,11 @@ fn timer_events_one_shot_periodic_and_stop() {
     let t = TimerEvent::new(ClearMode::Auto);
     t.start_one_shot(Duration::from_micros(300)).unwrap();
     assert_eq!(t.wait(), Ok(()));
-    assert!(!t.wait_timeout(SHORT), "one shot");
+    assert_eq!(
+        t.wait_timeout(SHORT),
+        Err(ResultCode::TIMED_OUT),
+        "one shot"
+    );
 
     let p = Arc::new(TimerEvent::new(ClearMode::Auto));
     p.start_periodic(Duration::ZERO, Duration::from_micros(500))
@@ -331,7 +336,11 @@ fn timer_events_one_shot_periodic_and_stop() {
     assert!(waiter.join().unwrap().iter().all(|r| r.is_ok()));
     p.stop();
     p.clear();
-    assert!(!p.wait_timeout(Duration::from_millis(5)), "stopped");
+    assert_eq!(
+        p.wait_timeout(Duration::from_millis(5)),
+        Err(ResultCode::TIMED_OUT),
+        "stopped"
+    );
 
     let manual = TimerEvent::new(ClearMode::Manual);
     manual.start_one_shot(Duration::ZERO).unwrap();

@@ -1,7 +1,8 @@
 //! Shutdown always ends: every wait ends Cancelled, the report names each guest thread that
 //! did not leave with what it was doing, waits that start later end at once, concurrent
-//! shutdowns both wait, a runtime that shut down starts no thread, and host threads fall back
-//! to an older runtime still running.
+//! shutdowns both wait, a runtime that shut down starts no thread, host threads fall back
+//! to an older runtime still running, and the final figures (threads, the reactor's CPU)
+//! survive the shutdown in its report and in every `stats()` after it.
 //!
 //! Host threads wait on the process's default runtime (the newest one running), so these
 //! tests take turns (`serial`): one test's runtime must not become another's default.
@@ -256,6 +257,66 @@ fn concurrent_shutdowns_both_wait_for_every_guest_thread() {
     for c in callers {
         assert_eq!(c.join().unwrap(), GUESTS, "a shutdown returned early");
     }
+    for g in guests {
+        g.join().unwrap();
+    }
+}
+
+#[test]
+fn the_final_snapshot_survives_the_shutdown() {
+    let _turn = serial();
+    let rt = runtime();
+    const NAMES: [&str; 3] = ["MainThread", "ModuleSystemWorker0", "AudioRenderer"];
+    let ev = Arc::new(Event::new(ClearMode::Manual));
+    let (slept, asleep) = mpsc::channel();
+    let guests: Vec<_> = NAMES
+        .iter()
+        .map(|name| {
+            let (ev, slept) = (ev.clone(), slept.clone());
+            rt.thread()
+                .name(*name)
+                .spawn(move || {
+                    for _ in 0..5 {
+                        hos::svc::sleep_thread(200_000);
+                    }
+                    slept.send(()).unwrap();
+                    assert_eq!(ev.wait(), Err(ResultCode::CANCELLED));
+                })
+                .unwrap()
+        })
+        .collect();
+    for _ in NAMES {
+        asleep.recv_timeout(PROMPT).expect("the guests slept");
+    }
+    rt.host_sleep(Duration::from_millis(2));
+    let report = rt.shutdown_timeout(LONG);
+    let names = |s: &hos::Stats| {
+        let mut n: Vec<String> = s.threads.iter().map(|t| t.name.clone()).collect();
+        n.sort();
+        n
+    };
+    let mut want: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+    want.sort();
+    let last = &report.stats;
+    assert_eq!(names(last), want, "the threads as the shutdown began");
+    assert!(
+        last.reactor_cpu.total() > Duration::ZERO,
+        "the reactor's CPU"
+    );
+    assert!(last.total_sleeps() >= 15, "{last}");
+    assert!(last.threads.iter().all(|t| t.sleeps == 5), "{last}");
+    let after = rt.stats();
+    assert_eq!(names(&after), want, "stats() after the shutdown");
+    assert_eq!(after.reactor_cpu, last.reactor_cpu);
+    rt.shutdown();
+    assert_eq!(
+        rt.stats().threads,
+        last.threads,
+        "a second shutdown keeps the first's"
+    );
+    let text = format!("{report:#}");
+    assert!(text.contains("3 guest threads joined") && text.contains("hos stats: 3 guest threads"));
+    assert!(text.lines().count() < 40, "{text}");
     for g in guests {
         g.join().unwrap();
     }

@@ -77,6 +77,10 @@ fn a_one_nanosecond_period_blocks_no_caller_and_stalls_no_deadline() {
     now.stop();
     later.stop();
     now.clear();
-    assert!(!now.wait_timeout(Duration::from_millis(5)), "stopped");
+    assert_eq!(
+        now.wait_timeout(Duration::from_millis(5)),
+        Err(ResultCode::TIMED_OUT),
+        "stopped"
+    );
     rt.shutdown();
 }

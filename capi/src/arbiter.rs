@@ -48,6 +48,11 @@ fn bad_type(what: &str, raw: u32, allowed: &str) -> Error {
 /// priority if that is better. No timeout: the wait is for the owner. The word's tag is a
 /// thread's real handle (`hos_svc_get_current_thread_handle`).
 ///
+/// On a host thread: the wait ranks at priority 0, the best, and `owner` runs at 0 until it
+/// hands the word over. A host thread has no handle: while the word holds a tag
+/// that names no guest thread, a guest thread's ArbitrateLock on it answers InvalidHandle, so
+/// a host thread that takes a guest mutex holds it only briefly and not while guests contend.
+///
 /// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL;
 /// InvalidHandle if the word matched but `owner` names no guest thread; InvalidState if the
 /// owner ends (or detaches) and its handle is closed while the caller waits; Cancelled once
@@ -74,6 +79,9 @@ pub unsafe extern "C" fn hos_svc_arbitrate_lock(
 /// still wait), or writes 0 if none waits. Like the kernel, it does not check that the caller
 /// held the word.
 ///
+/// On a host thread: it writes 0 (no thread waits from a host thread: a lock's owner, as a
+/// guest thread's ArbitrateLock names it, is a guest thread).
+///
 /// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL.
 ///
 /// # Safety
@@ -91,6 +99,9 @@ pub unsafe extern "C" fn hos_svc_arbitrate_unlock(addr: *mut u32) -> hos_result 
 /// `hos_svc_arbitrate_unlock` does, writes 1 to the condition-variable word `*key`, and waits
 /// on `key` until a `hos_svc_signal_process_wide_key` gives the caller the mutex back (its
 /// `tag` written in the word). `timeout_ns`: negative waits without limit, 0 only releases.
+///
+/// On a host thread: the release writes 0, as `hos_svc_arbitrate_unlock` does there; the wait
+/// ranks at priority 0, the best, both on the key and for the mutex after.
 ///
 /// Errors: InvalidAddress for a misaligned word, InvalidCurrentMemory for a NULL one (the
 /// mutex untouched); TimedOut: the mutex is **not** held again, as on the console (the SDK
@@ -124,7 +135,7 @@ pub unsafe extern "C" fn hos_svc_wait_process_wide_key_atomic(
 /// svcSignalProcessWideKey: wakes up to `count` threads waiting on the condition-variable
 /// word `*key` (`count <= 0`: all), best priority first. Each takes its mutex if the mutex
 /// word is free, or else sets `HOS_MUTEX_WAITERS` in it and waits for its owner's unlock.
-/// Writes 0 to `*key` once nobody waits on it.
+/// Writes 0 to `*key` once nobody waits on it. The same from a host thread.
 ///
 /// Errors: InvalidAddress for a misaligned `key`, InvalidCurrentMemory for NULL.
 ///
@@ -144,6 +155,10 @@ pub unsafe extern "C" fn hos_svc_signal_process_wide_key(key: *mut u32, count: i
 /// value calls for it, until a `hos_svc_signal_to_address` on it wakes the caller.
 /// `timeout_ns`: negative waits without limit, 0 checks (and decrements, for type 1) without
 /// waiting. Type 3 (WaitIfEqual64) is `hos_svc_wait_for_address64`.
+///
+/// On a host thread (a host task waiting on a guest word): the wait ranks at priority 0, the
+/// best, so a signal wakes it before any guest thread of a worse priority; a poll (`timeout_ns` 0) does not
+/// make the thread's next sleep an idle poll.
 ///
 /// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL;
 /// InvalidEnumValue for any other type (3 included); InvalidState if the word does not call
@@ -169,8 +184,8 @@ pub unsafe extern "C" fn hos_svc_wait_for_address(
 }
 
 /// svcWaitForAddress type 3, WaitIfEqual64: waits on the 64-bit word `*addr` while it equals
-/// `value`, as `hos_svc_wait_for_address`. A `hos_svc_signal_to_address` on the same address
-/// wakes it.
+/// `value`, as `hos_svc_wait_for_address` (on a host thread too). A
+/// `hos_svc_signal_to_address` on the same address wakes it.
 ///
 /// Errors: InvalidAddress for an `addr` not aligned to 8, InvalidCurrentMemory for NULL;
 /// InvalidState if the word is not `value`; TimedOut; Cancelled once the runtime shuts down.
@@ -191,8 +206,8 @@ pub unsafe extern "C" fn hos_svc_wait_for_address64(
 }
 
 /// svcSignalToAddress (`HOS_SIGNAL*` types): updates the word `*addr` as the type says, then
-/// wakes up to `count` threads waiting on it (`count <= 0`: all), best priority first.
-/// Arithmetic wraps.
+/// wakes up to `count` threads waiting on it (`count <= 0`: all), best priority first (host
+/// threads rank at 0). Arithmetic wraps. The same from a host thread.
 ///
 /// Errors: InvalidAddress for a misaligned `addr`, InvalidCurrentMemory for NULL;
 /// InvalidEnumValue for a type outside 0..=2; InvalidState, with the word untouched and

@@ -1,5 +1,6 @@
-//! The boundary's machinery: every entry point's panic catch, and the checks of what C hands
-//! in (pointers, strings, size-prefixed structs, timeouts).
+//! The boundary's machinery: every entry point's panic catch, the checks of what C hands in
+//! (pointers, strings, size-prefixed structs, timeouts), and the writes of what it gets back
+//! (arrays of size-prefixed structs, text into the caller's buffer, names cut to a field).
 //!
 //! Invariant: an entry point touches what a C pointer points to only through the checks
 //! here, after the NULL and alignment checks, and writes its outputs only once nothing can
@@ -78,7 +79,7 @@ pub fn panicked(panic: Box<dyn std::any::Any + Send>) -> hos_result {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(no message)");
-    tracing::error!("hos panicked inside a C call (a bug in hos): {what}");
+    hos_rs::error!("hos panicked inside a C call (a bug in hos): {what}");
     Error::new(HOS_RESULT_INTERNAL_ERROR, format!("hos panicked: {what}")).record()
 }
 
@@ -247,6 +248,115 @@ pub unsafe fn write_sized<T: Versioned>(p: *mut T, value: &T, what: &str) -> Res
         }
     }
     Ok(())
+}
+
+/// Writes `items` into the caller's array `out[0..capacity]`, whose elements lie `out[0].size`
+/// bytes apart (each element's `size` is set to that stride, and each is written as
+/// [`write_sized`] writes one), and gives the number of items, which may exceed `capacity`
+/// (the caller calls again with a larger array). `out` may be NULL when `capacity` is 0.
+///
+/// Errors: InvalidPointer for an `out` that is NULL (with a capacity) or misaligned;
+/// InvalidSize for an `out[0].size` below the first version's or not a multiple of the
+/// struct's alignment. Nothing is written then.
+///
+/// # Safety
+/// If `capacity` is not 0 and `out` is neither NULL nor misaligned, it points to `capacity`
+/// elements of `out[0].size` writable bytes each.
+pub unsafe fn write_array<T: Versioned>(
+    out: *mut T,
+    capacity: u32,
+    items: &[T],
+    what: &str,
+) -> Result<u32> {
+    let count = u32::try_from(items.len()).unwrap_or(u32::MAX);
+    // Misaligned is refused with no capacity too (the fuzzer found it accepted).
+    opt_aligned(out, what)?;
+    if capacity == 0 {
+        return Ok(count);
+    }
+    if out.is_null() {
+        return Err(bad_pointer(what, out));
+    }
+    // SAFETY: aligned; the first element's leading u32 is readable (the caller's promise).
+    let stride = unsafe { out.cast::<u32>().read() } as usize;
+    if stride < T::FIRST_SIZE || stride % align_of::<T>() != 0 {
+        return Err(Error::new(
+            HOS_RESULT_INVALID_SIZE,
+            format!(
+                "{what}[0].size is {stride}: set it to the sizeof of its struct ({} bytes)",
+                size_of::<T>()
+            ),
+        ));
+    }
+    for (i, item) in items.iter().take(capacity as usize).enumerate() {
+        // SAFETY: element i lies i * stride bytes in, inside the caller's array; aligned
+        // (the stride is a multiple of the struct's alignment).
+        let at = unsafe { out.cast::<u8>().add(i * stride).cast::<T>() };
+        // SAFETY: as above; the element's size field is set to the stride first, so the
+        // write covers the stride (checked above: it cannot fail).
+        unsafe {
+            at.cast::<u32>().write(stride as u32);
+            write_sized(at, item, what)?;
+        }
+    }
+    Ok(count)
+}
+
+/// A caller's text buffer `buf[0..size]` and its length out-pointer, checked before the call
+/// does anything and written once at the end, as snprintf writes: as much of the text as
+/// fits with a terminating NUL (cut on a character boundary), nothing for a `size` of 0; and
+/// the text's whole length in bytes, without the NUL, into `*len`. The text is whole when
+/// `*len < size`.
+#[derive(Debug)]
+pub struct TextOut {
+    buf: *mut c_char,
+    size: usize,
+    len: Out<usize>,
+}
+
+impl TextOut {
+    /// Checks the buffer: InvalidPointer for a NULL `len` or a NULL `buf` with a size.
+    ///
+    /// # Safety
+    /// If `size` is not 0 and `buf` is not NULL, it points to `size` writable bytes; `len`
+    /// is NULL or points to a writable `size_t`.
+    pub unsafe fn new(buf: *mut c_char, size: usize, len: *mut usize, what: &str) -> Result<Self> {
+        // SAFETY: forwarded from the caller.
+        let len = unsafe { Out::new(len, "len") }?;
+        if size > 0 && buf.is_null() {
+            return Err(bad_pointer(what, buf));
+        }
+        Ok(TextOut { buf, size, len })
+    }
+
+    /// Writes `text`.
+    pub fn write(self, text: &str) {
+        if self.size > 0 {
+            let mut cut = text.len().min(self.size - 1);
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            // SAFETY: `size` bytes at `buf` are writable (checked not NULL in `new`, the rest
+            // the caller's promise); cut < size.
+            unsafe {
+                std::ptr::copy_nonoverlapping(text.as_ptr(), self.buf.cast::<u8>(), cut);
+                self.buf.add(cut).write(0);
+            }
+        }
+        self.len.write(text.len());
+    }
+}
+
+/// `s` as a NUL-terminated field of `N` bytes: cut at `N - 1` bytes on a character boundary,
+/// zeros after it.
+pub fn c_field<const N: usize>(s: &str) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut cut = s.len().min(N - 1);
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    out[..cut].copy_from_slice(&s.as_bytes()[..cut]);
+    out
 }
 
 fn check_size<T: Versioned>(size: usize, what: &str) -> Result<()> {

@@ -32,7 +32,7 @@ pub unsafe extern "C" fn hos_condvar_create(out: *mut hos_handle) -> hos_result 
 /// Releases `mutex` (which the calling thread holds: every level of it), waits for a signal,
 /// and takes the mutex back (every level) before it returns, whatever the result.
 /// `timeout_ns`: negative waits without limit. Wakes may be spurious: check the predicate in
-/// a loop.
+/// a loop. A guest thread gives its virtual core back while it waits; a host thread has none.
 ///
 /// Errors: InvalidHandle (either handle); InvalidState if the calling thread does not hold
 /// `mutex`; TimedOut; Cancelled once the runtime shuts down; Abandoned when the wait ended

@@ -1,11 +1,14 @@
 //! `hos_config`: the runtime's switches by their environment names, set one by one from C
 //! and validated as they are set.
 //!
-//! Invariant: every key a `hos_config` holds is a switch of hos and every value one its
-//! switch accepts on its own; a runtime is built from them as from an environment that holds
-//! exactly these (`RuntimeBuilder::env_from`), so a switch not set keeps its default and the
-//! process environment is read only by `hos_config_read_env`. Values that only fail together
-//! (none today) fail at `hos_runtime_new`.
+//! Invariant: every switch a `hos_config` holds is a switch of hos with a value its switch
+//! accepts on its own; besides them it holds only the `HOS_*` variables that
+//! `hos_config_read_env` found and that are no switch. A runtime is built from both as from
+//! an environment that holds exactly these (`RuntimeBuilder::env_vars`), so a switch not set
+//! keeps its default, the process environment is read only by `hos_config_read_env`, and
+//! `hos_runtime_new` warns as the Rust `.env()` build does: about a `HOS_*` name that is no
+//! switch (naming the closest), a boolean that is no boolean word. Values that only fail
+//! together (none today) fail at `hos_runtime_new`.
 
 use crate::boundary::{self, entry, Error, Out, Result};
 use crate::result::{hos_result, HOS_RESULT_INVALID_VALUE, HOS_RESULT_UNKNOWN_KEY};
@@ -19,13 +22,17 @@ use std::sync::{Arc, Mutex, OnceLock};
 #[derive(Debug, Default)]
 pub struct hos_config {
     switches: BTreeMap<&'static str, String>,
+    /// The `HOS_*` variables (any case) of the last `hos_config_read_env` that are no switch:
+    /// the build warns about those that hos's own tests do not read.
+    others: BTreeMap<String, String>,
 }
 
 impl hos_config {
-    /// A builder reading these switches in place of the environment.
+    /// A builder reading these switches (and the other names) in place of the environment.
     pub(crate) fn builder(&self) -> RuntimeBuilder {
-        let switches = self.switches.clone();
-        Runtime::builder().env_from(move |name| switches.get(name).cloned())
+        let others = self.others.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        let switches = self.switches.iter().map(|(n, v)| (*n, v.as_str()));
+        Runtime::builder().env_vars(others.chain(switches))
     }
 }
 
@@ -133,7 +140,9 @@ pub unsafe extern "C" fn hos_config_set(
 }
 
 /// Reads every `HOS_*` switch set in the process environment into `cfg`, replacing what was
-/// set for those switches.
+/// set for those switches. The other `HOS_*` variables are kept too: `hos_runtime_new` warns
+/// about a name that is no switch, with the closest switch's name (to the log sink, else
+/// stderr).
 ///
 /// Errors: InvalidPointer for a NULL `cfg`; InvalidValue for the first variable its switch
 /// does not accept (then nothing is read).
@@ -146,16 +155,25 @@ pub unsafe extern "C" fn hos_config_read_env(cfg: *mut hos_config) -> hos_result
         // SAFETY: forwarded from the caller.
         let cfg = unsafe { boundary::arg_mut(cfg, "cfg") }?;
         let mut read = Vec::new();
-        for &name in switch_names() {
-            if let Some(v) = std::env::var_os(name) {
-                // As the builder reads the environment: a value that is not UTF-8 is read
-                // lossily, so that its switch's rule refuses it by name.
-                let v = v.to_string_lossy().into_owned();
-                check(name, &v)?;
-                read.push((name, v));
+        let mut others = BTreeMap::new();
+        for (name, v) in std::env::vars_os() {
+            // As the builder reads the environment: a name or value that is not UTF-8 is read
+            // lossily, so that its switch's rule refuses it by name.
+            let (name, v) = (name.to_string_lossy(), v.to_string_lossy().into_owned());
+            match switch_names().iter().find(|n| **n == name) {
+                Some(&name) => {
+                    check(name, &v)?;
+                    read.push((name, v));
+                }
+                // Kept for the build, which decides which of them to warn about.
+                None if name.to_ascii_uppercase().starts_with("HOS_") => {
+                    others.insert(name.into_owned(), v);
+                }
+                None => {}
             }
         }
         cfg.switches.extend(read);
+        cfg.others = others;
         Ok(())
     })
 }

@@ -63,7 +63,7 @@ pub extern "C" fn hos_event_clear(event: hos_handle) -> hos_result {
 
 /// Waits until the event (or timer event) is signalled, and clears it if auto-clear.
 /// `timeout_ns`: negative waits without limit, 0 polls. A guest thread gives its virtual core
-/// back while it waits.
+/// back while it waits; a host thread has none (see "Host threads" at the top of hos.h).
 ///
 /// Errors: InvalidHandle; TimedOut (nothing consumed); Cancelled once the runtime shuts down;
 /// InvalidState for a positive timeout with no runtime alive to time it.

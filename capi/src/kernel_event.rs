@@ -35,7 +35,8 @@ pub unsafe extern "C" fn hos_svc_create_event(
 }
 
 /// svcSignalEvent: signals the event of the writable handle `event`, waking every waiter; it
-/// stays signalled until cleared or reset.
+/// stays signalled until cleared or reset. The same from a host thread (a device's thread
+/// signalling a guest's system event); these three calls never wait.
 ///
 /// Errors: InvalidHandle unless `event` is an event's writable side.
 #[no_mangle]

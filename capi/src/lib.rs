@@ -25,12 +25,18 @@
 //!
 //! | file | what |
 //! | --- | --- |
+//! | [`version`] | the ABI's version, `HOS_ABI_VERSION` and `hos_abi_version` |
 //! | [`result`] | `hos_result`, its codes and names, the last error's message |
-//! | [`boundary`] | the panic catch, pointer and string checks, size-prefixed structs |
+//! | [`boundary`] | the panic catch, pointer and string checks, size-prefixed structs, arrays and text out |
 //! | [`config`] | `hos_config`: switches by name, validated as they are set |
 //! | [`runtime`] | `hos_runtime`: boot, bounded shutdown, host sleep |
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
+//! | [`guest_state`] | what each live guest thread is doing now |
+//! | [`wait_tree`] | the wait tree, as nodes or text |
+//! | [`trace`] | the trace file, frame marks, flight dumps, each frame's critical path |
+//! | [`shutdown`] | what the last shutdown did: counts, the threads left behind, its text |
 //! | [`thread`] | guest threads: spawn and join |
+//! | [`reaper`] | the OS threads of spawned guest threads, until joined |
 //! | [`attach`] | a host's own threads as guest threads, and their kick flag |
 //! | [`svc`] | the svc calls: sleeps, priorities, cores, waits on handles and their cancel, checkpoints, thread ids and ticks |
 //! | [`arbiter`] | the kernel's svcs on guest words: locks, condition variables, address arbitration |
@@ -44,6 +50,8 @@
 #![warn(missing_docs, unsafe_op_in_unsafe_fn)]
 
 // In the order of the header.
+pub mod version;
+
 pub mod result;
 
 pub mod boundary;
@@ -54,9 +62,19 @@ pub mod runtime;
 
 pub mod stats;
 
+pub mod guest_state;
+
+pub mod wait_tree;
+
+pub mod trace;
+
+pub mod shutdown;
+
 pub mod log;
 
 pub mod thread;
+
+mod reaper;
 
 pub mod attach;
 

@@ -6,15 +6,16 @@
 //! and copied out, and the host's function is called after that lock is released; hos itself
 //! logs with none of its locks held. The reactor thread never calls into the host: what it
 //! logs waits in a bounded queue ([`HELD`]) for the next message another thread logs. With no
-//! sink set, every callsite is disabled (`Interest::never`): logging costs hos nothing.
+//! sink set, every callsite is disabled here (`Interest::never`): notices cost hos nothing,
+//! and warnings and errors, which nothing here takes then, go to stderr (the runtime's
+//! `report` decides, the same way for Rust and C hosts; HOS_LOG_STDERR=0 turns it off).
 
 use crate::boundary::{entry, Error};
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE};
+use hos_rs::report;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void, CString};
-use std::fmt::Write as _;
 use std::sync::{Mutex, OnceLock, RwLock};
-use tracing::field::{Field, Visit};
 use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
@@ -85,8 +86,6 @@ struct Message {
 impl Message {
     fn of(event: &Event<'_>) -> Message {
         let meta = event.metadata();
-        let mut text = Text::default();
-        event.record(&mut text);
         let level = match *meta.level() {
             Level::ERROR => HOS_LOG_ERROR,
             Level::WARN => HOS_LOG_WARN,
@@ -95,7 +94,7 @@ impl Message {
         Message {
             level,
             target: c_string(meta.target()),
-            text: c_string(&(text.message + &text.fields)),
+            text: c_string(&report::text(event)),
         }
     }
 
@@ -113,35 +112,6 @@ impl Message {
 
 fn c_string(s: &str) -> CString {
     CString::new(s.replace('\0', " ")).unwrap_or_default()
-}
-
-/// The message field, then the others as ` key=value`.
-#[derive(Default)]
-struct Text {
-    message: String,
-    fields: String,
-}
-
-impl Visit for Text {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        match field.name() {
-            "message" => self.message.push_str(value),
-            name => {
-                let _ = write!(self.fields, " {name}={value}");
-            }
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        match field.name() {
-            "message" => {
-                let _ = write!(self.message, "{value:?}");
-            }
-            name => {
-                let _ = write!(self.fields, " {name}={value:?}");
-            }
-        }
-    }
 }
 
 /// The subscriber that forwards events to the sink. Spans are not followed.
@@ -197,8 +167,10 @@ impl Subscriber for Forward {
 }
 
 /// Sends hos's log messages (levels `HOS_LOG_ERROR` to `HOS_LOG_INFO`) to `sink`, called with
-/// `user`; NULL stops it (then logging costs nothing). The first non-NULL sink makes hos's
-/// forwarder the process's `tracing` subscriber.
+/// `user`; NULL stops it. The first non-NULL sink makes hos's forwarder the process's
+/// `tracing` subscriber. With no sink (and no `tracing` subscriber of a Rust part of the host),
+/// warnings and errors are written to stderr, one line each starting `hos: `, unless the
+/// newest runtime was built with HOS_LOG_STDERR=0; notices are dropped.
 ///
 /// Errors: InvalidState if another `tracing` subscriber already is the process's (a Rust
 /// part of the host installed one: hos logs there instead).

@@ -32,7 +32,8 @@ pub unsafe extern "C" fn hos_mutex_create(recursive: i32, out: *mut hos_handle) 
 }
 
 /// Locks the mutex for the calling thread, waiting while another thread holds it.
-/// `timeout_ns`: negative waits without limit, 0 tries once.
+/// `timeout_ns`: negative waits without limit, 0 tries once. A guest thread gives its virtual
+/// core back while it waits; a host thread (which has none) may lock it too.
 ///
 /// Errors: InvalidHandle; TimedOut; Cancelled once the runtime shuts down; InvalidState for a
 /// non-recursive mutex the thread holds already; OutOfRange past 2^32-1 levels. Abandoned

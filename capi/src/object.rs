@@ -116,12 +116,15 @@ pub(crate) fn keep_thread(share: HandleShare) -> hos_handle {
 }
 
 /// Closes `h` (svcCloseHandle), and lets a guest thread's handle go: once the thread has
-/// ended too, hos forgets it.
+/// ended too, hos forgets it, and its OS thread is reaped.
 pub(crate) fn close(h: hos_handle) -> Result<()> {
     svc::close_handle(Handle(h))?;
     // Closed first: the share's drop would close it otherwise, and this call fail.
     let share = THREADS.lock().unwrap_or_else(|e| e.into_inner()).remove(&h);
     // Dropped outside the lock: the last share tells hos's arbiter.
-    drop(share);
+    if share.is_some() {
+        drop(share);
+        crate::reaper::reap_ended();
+    }
     Ok(())
 }

@@ -40,6 +40,7 @@ pub unsafe extern "C" fn hos_queue_create(capacity: u32, out: *mut hos_handle) -
 
 /// Sends `message` to the back of the queue, waiting while it is full. `timeout_ns`:
 /// negative waits without limit, 0 tries once. A message is never dropped or reordered.
+/// A guest thread gives its virtual core back while it waits; a host thread has none.
 ///
 /// Errors: InvalidHandle; TimedOut (not sent); Cancelled once the runtime shuts down;
 /// InvalidState for a positive timeout with no runtime alive to time it.
@@ -58,7 +59,8 @@ pub extern "C" fn hos_queue_send(queue: hos_handle, message: u64, timeout_ns: i6
 }
 
 /// Takes the front message into `*out`, waiting while the queue is empty. `timeout_ns`:
-/// negative waits without limit, 0 tries once.
+/// negative waits without limit, 0 tries once. A guest thread gives its virtual core back
+/// while it waits; a host thread has none.
 ///
 /// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidHandle; TimedOut (nothing
 /// taken); Cancelled once the runtime shuts down; InvalidState for a positive timeout with no

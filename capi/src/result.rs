@@ -5,8 +5,8 @@
 //! (module 1: value = 1 | description << 9) where the Rust API returns them or Horizon has the
 //! meaning (InvalidPointer, InvalidSize), and codes of module 511 for what only the boundary
 //! can go wrong with (a caught panic, a config key or value, a string that is not UTF-8, an
-//! abandoned mutex). Module 511 is outside the modules Horizon's own software uses, as
-//! libnx's 345-348 are for its own codes.
+//! abandoned mutex, a file not written). Module 511 is outside the modules Horizon's own
+//! software uses, as libnx's 345-348 are for its own codes.
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
@@ -63,8 +63,12 @@ pub const HOS_RESULT_INVALID_UTF8: hos_result = 0x9FF;
 /// owner ended holding it (what it guards may be half-changed), as POSIX's EOWNERDEAD.
 pub const HOS_RESULT_ABANDONED: hos_result = 0xBFF;
 
+/// 0xDFF (module 511, description 6): the OS refused a file hos was asked to write (a trace,
+/// a flight dump); `hos_last_error_message` names the path and the OS's error.
+pub const HOS_RESULT_IO_ERROR: hos_result = 0xDFF;
+
 /// Every code and its name.
-const NAMES: [(hos_result, &CStr); 22] = [
+const NAMES: [(hos_result, &CStr); 23] = [
     (HOS_RESULT_SUCCESS, c"Success"),
     (HOS_RESULT_TERMINATION_REQUESTED, c"TerminationRequested"),
     (HOS_RESULT_INVALID_SIZE, c"InvalidSize"),
@@ -86,6 +90,7 @@ const NAMES: [(hos_result, &CStr); 22] = [
     (HOS_RESULT_INVALID_VALUE, c"InvalidValue"),
     (HOS_RESULT_INVALID_UTF8, c"InvalidUtf8"),
     (HOS_RESULT_ABANDONED, c"Abandoned"),
+    (HOS_RESULT_IO_ERROR, c"IoError"),
     // A code no call returns; named for hosts that print any value.
     (u32::MAX, c"Unknown"),
 ];

@@ -1,17 +1,17 @@
 //! `hos_runtime`: boot from a config, bounded shutdown, free, host sleep.
 //!
-//! Invariant: a `hos_runtime` owns one clone of an hos `Runtime` and the OS threads of the
-//! guest threads spawned through it that nobody has joined yet (each is joined, at the latest,
-//! by the shutdown, or detached and reported by a bounded one). Guest threads hold clones of
-//! their own, so freeing it while detached stragglers still run is memory-safe: their waits
-//! return Cancelled.
+//! Invariant: a `hos_runtime` owns one clone of an hos `Runtime` and the report of its last
+//! shutdown. The OS threads of the guest threads spawned through it wait in the [`reaper`]
+//! under its tag until they are reaped, at the latest by its shutdown (which joined them, or
+//! detached and reported them if bounded). Guest threads hold clones of their own, so freeing
+//! it while detached stragglers still run is memory-safe: their waits return Cancelled.
 
 use crate::boundary::{self, entry, Error, Out};
 use crate::config::hos_config;
+use crate::reaper::{self, RuntimeTag};
 use crate::result::HOS_RESULT_TIMED_OUT;
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE, HOS_RESULT_INVALID_VALUE};
-use hos_rs::thread::JoinHandle;
-use hos_rs::{BuildError, Runtime};
+use hos_rs::{BuildError, Runtime, ShutdownReport};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -21,53 +21,36 @@ use std::time::Duration;
 #[derive(Debug)]
 pub struct hos_runtime {
     pub(crate) rt: Runtime,
-    /// Guest threads spawned through this runtime and not yet reaped.
-    joins: Mutex<Vec<JoinHandle<()>>>,
+    /// What its last shutdown did; `None` before the first.
+    report: Mutex<Option<ShutdownReport>>,
     shut_down: AtomicBool,
 }
 
 impl hos_runtime {
-    /// Keeps a new guest thread's handle, joining those that have ended meanwhile, so the
-    /// list holds the live threads and those that ended since the last spawn. Once the
-    /// runtime shuts down the handle is dropped instead (the thread detached): the shutdown
-    /// waits for the thread itself, and a handle kept after its clear of the list would keep
-    /// the thread (and its handle) in the runtime until `hos_runtime_free`.
-    pub(crate) fn keep(&self, thread: JoinHandle<()>) {
-        let mut joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
-        // Relaxed: read under `joins`' lock, which the shutdown takes to clear the list after
-        // setting the flag, so a keep that comes after the clear sees it.
-        if self.shut_down.load(Ordering::Relaxed) {
-            drop(joins);
-            drop(thread);
-            return;
-        }
-        let (ended, live): (Vec<_>, Vec<_>) = std::mem::take(&mut *joins)
-            .into_iter()
-            .partition(|j| j.thread().is_finished());
-        *joins = live;
-        joins.push(thread);
-        drop(joins);
-        for j in ended {
-            // It has returned: this join only reaps its OS thread.
-            let _ = j.join();
-        }
+    /// Its tag in the [`reaper`].
+    pub(crate) fn tag(&self) -> RuntimeTag {
+        self as *const hos_runtime as RuntimeTag
     }
 
-    /// Shuts down, joining guest threads for at most `timeout` (`None`: all of them).
-    fn shutdown(&self, timeout: Option<Duration>) -> hos_rs::ShutdownReport {
-        // Relaxed: a flag read by `hos_runtime_free` on the same object after this returned,
-        // and by `keep` under the lock of `joins`, which is taken below after this store.
+    /// Shuts down, joining guest threads for at most `timeout` (`None`: all of them), and
+    /// keeps the report.
+    fn shutdown(&self, timeout: Option<Duration>) -> ShutdownReport {
+        // Relaxed: a flag read by `hos_runtime_free` on the same object after this returned.
         self.shut_down.store(true, Ordering::Relaxed);
-        let report = match timeout {
-            None => {
-                self.rt.shutdown();
-                hos_rs::ShutdownReport::default()
-            }
-            Some(t) => self.rt.shutdown_timeout(t),
-        };
-        // Every OS thread was joined or detached by the runtime's shutdown: these are empty.
-        self.joins.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        // A timeout past what an `Instant` holds is none: the shutdown waits for every thread.
+        let report = self.rt.shutdown_timeout(timeout.unwrap_or(Duration::MAX));
+        // Every OS thread was joined or detached by the runtime's shutdown.
+        reaper::forget(self.tag());
+        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
         report
+    }
+
+    /// The report of its last shutdown.
+    pub(crate) fn report(&self) -> Option<ShutdownReport> {
+        self.report
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -76,8 +59,11 @@ impl hos_runtime {
 /// `hos_config_read_env` reads it). The config may be freed afterwards.
 ///
 /// Errors: InvalidPointer for a NULL `out`; InvalidValue for switches that do not go
-/// together; InvalidState if the OS refuses a thread the runtime needs or the calibration
-/// cannot measure the machine (`hos_last_error_message` says which). Nothing is left running.
+/// together; InvalidState if the HOS_TRACE file cannot be opened for writing, the OS refuses a
+/// thread the runtime needs or the calibration cannot measure the machine
+/// (`hos_last_error_message` says which, naming the path and the OS's error). Nothing is left
+/// running. Before it starts, it warns (to the log sink, else stderr) about a config value
+/// read from the environment that is no switch, and a boolean that is no boolean word.
 ///
 /// # Safety
 /// `cfg` is NULL or from `hos_config_new`; `out` is NULL or points to a writable
@@ -101,7 +87,7 @@ pub unsafe extern "C" fn hos_runtime_new(
         })?;
         out.write(Box::into_raw(Box::new(hos_runtime {
             rt,
-            joins: Mutex::default(),
+            report: Mutex::default(),
             shut_down: AtomicBool::new(false),
         })));
         Ok(())
@@ -114,7 +100,8 @@ pub unsafe extern "C" fn hos_runtime_new(
 /// never reaches a wait or a checkpoint), or an attached thread that has not detached, is
 /// detached from the runtime and named, with what it was doing, in `hos_last_error_message`
 /// and in a warning to the log sink; the call returns TimedOut and the runtime is safe to free
-/// either way. The calling thread is never waited for.
+/// either way. The calling thread is never waited for. `hos_runtime_shutdown_report` reads
+/// what it did afterwards.
 ///
 /// Errors: InvalidPointer for a NULL `rt`; TimedOut as above.
 ///

@@ -39,7 +39,8 @@ pub unsafe extern "C" fn hos_semaphore_create(
 }
 
 /// Takes one count, waiting while there is none. `timeout_ns`: negative waits without limit,
-/// 0 tries once.
+/// 0 tries once. A guest thread gives its virtual core back while it waits; a host thread
+/// has none.
 ///
 /// Errors: InvalidHandle; TimedOut (nothing taken); Cancelled once the runtime shuts down;
 /// InvalidState for a positive timeout with no runtime alive to time it.

@@ -4,10 +4,10 @@
 //! Invariant: a read is a snapshot of independent counters (not a consistent cut, as the Rust
 //! API's), converted field by field; every duration is in nanoseconds, saturating.
 
-use crate::boundary::{self, entry, Error, Out, Versioned};
-use crate::result::{hos_result, HOS_RESULT_INVALID_SIZE};
+use crate::boundary::{self, entry, Out, Versioned};
+use crate::result::hos_result;
 use crate::runtime::hos_runtime;
-use hos_rs::{CpuTime, SleepPath};
+use hos_rs::{CpuTime, PrecisePath, SleepPath};
 use std::mem::size_of;
 use std::time::Duration;
 
@@ -101,11 +101,18 @@ pub struct hos_stats {
     /// Wake slices the OS did not take (a kernel before Linux 6.12, another OS, a real-time
     /// thread): those threads kept the OS default.
     pub wake_slices_ignored: u64,
+    /// Calibration, tracked: how early a job worker's precise sleep arms its own slack-1 timer
+    /// before its deadline (the 75th percentile of the timer's lateness).
+    pub timer_margin_ns: u64,
+    /// 1 if serial threads' short precise sleeps go through the reactor (the boot calibration
+    /// found it cheaper than their own timer), 0 if they take their own timer.
+    pub precise_reactor: u32,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
 unsafe impl Versioned for hos_stats {
-    const FIRST_SIZE: usize = size_of::<hos_stats>();
+    // The first version ended with `wake_slices_ignored`.
+    const FIRST_SIZE: usize = std::mem::offset_of!(hos_stats, timer_margin_ns);
 }
 
 /// One live guest thread's figures. Set `size` of the first element of the array to
@@ -140,7 +147,8 @@ unsafe impl Versioned for hos_thread_stats {
     const FIRST_SIZE: usize = size_of::<hos_thread_stats>();
 }
 
-fn ns(d: Duration) -> u64 {
+/// `d` in nanoseconds, saturating.
+pub(crate) fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
@@ -196,17 +204,13 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         vcore_revokes: s.vcore_revokes,
         wake_slices: s.wake_slices,
         wake_slices_ignored: s.wake_slices_ignored,
+        timer_margin_ns: s.calibration.timer_margin_ns,
+        precise_reactor: u32::from(s.calibration.precise == PrecisePath::Reactor),
     }
 }
 
 fn thread_stats(t: &hos_rs::ThreadStats) -> hos_thread_stats {
     let (cpu_user_ns, cpu_kernel_ns) = cpu(t.cpu);
-    let mut name = [0u8; 64];
-    let mut cut = t.name.len().min(name.len() - 1);
-    while !t.name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    name[..cut].copy_from_slice(&t.name.as_bytes()[..cut]);
     hos_thread_stats {
         size: size_of::<hos_thread_stats>() as u32,
         priority: u32::from(t.priority),
@@ -217,7 +221,7 @@ fn thread_stats(t: &hos_rs::ThreadStats) -> hos_thread_stats {
         voluntary_switches: t.cpu.voluntary_switches,
         sleeps: t.sleeps,
         vcore_wait_ns: ns(t.vcore_wait),
-        name,
+        name: boundary::c_field(&t.name),
     }
 }
 
@@ -247,6 +251,10 @@ pub unsafe extern "C" fn hos_stats_get(rt: *const hos_runtime, out: *mut hos_sta
 /// Set `out[0].size` to `sizeof(hos_thread_stats)` first: the elements lie that many bytes
 /// apart. `out` may be NULL when `capacity` is 0.
 ///
+/// A thread is listed from its spawn (or attach) until it has ended (or detached) and its
+/// handle is closed (`hos_svc_close_handle`); a thread whose handle was closed while it ran
+/// leaves the list once it has ended and the next spawn, join or close reaps it.
+///
 /// Errors: InvalidPointer for a NULL `rt` or `count`, or an `out` that is NULL (with a
 /// capacity) or misaligned; InvalidSize for an `out[0].size` below the first version's.
 ///
@@ -263,29 +271,9 @@ pub unsafe extern "C" fn hos_stats_threads(
     entry(|| {
         // SAFETY: forwarded from the caller.
         let (rt, count) = unsafe { (boundary::arg(rt, "rt")?, Out::new(count, "count")?) };
-        boundary::opt_aligned(out, "out")?;
-        let s = rt.rt.stats();
-        if capacity > 0 {
-            // SAFETY: forwarded from the caller: the first element's size is readable.
-            let stride = unsafe { boundary::arg(out, "out") }?.size as usize;
-            if stride < hos_thread_stats::FIRST_SIZE || stride % 8 != 0 {
-                return Err(Error::new(
-                    HOS_RESULT_INVALID_SIZE,
-                    format!("out[0].size is {stride}: set it to sizeof(hos_thread_stats)"),
-                ));
-            }
-            for (i, t) in s.threads.iter().take(capacity as usize).enumerate() {
-                // SAFETY: element i lies i * stride bytes in, inside the caller's array;
-                // aligned (stride is a multiple of 8, the struct's alignment).
-                let at = unsafe { out.cast::<u8>().add(i * stride).cast::<hos_thread_stats>() };
-                // SAFETY: as above; the element's size field is set to the stride first.
-                unsafe {
-                    at.cast::<u32>().write(stride as u32);
-                    boundary::write_sized(at, &thread_stats(t), "out[i]")?;
-                }
-            }
-        }
-        count.write(u32::try_from(s.threads.len()).unwrap_or(u32::MAX));
+        let threads: Vec<_> = rt.rt.stats().threads.iter().map(thread_stats).collect();
+        // SAFETY: forwarded from the caller.
+        count.write(unsafe { boundary::write_array(out, capacity, &threads, "out") }?);
         Ok(())
     })
 }

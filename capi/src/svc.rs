@@ -19,17 +19,20 @@ pub const HOS_MAX_WAIT_HANDLES: i32 = 64;
 /// ticks, the one info type hos answers.
 pub const HOS_INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
 
-/// svcSleepThread: sleeps the calling thread `ns` nanoseconds as a guest sleep (a thread that
-/// is no guest thread sleeps as a host thread). 0, -1 and -2 are yields (to the same priority;
-/// with migration; to any thread); any other negative value returns at once and is counted
-/// (`hos_stats.bad_sleeps`). A guest thread holds no virtual core while it sleeps.
+/// svcSleepThread: sleeps the calling thread `ns` nanoseconds as a guest sleep. 0, -1 and -2
+/// are yields (to the same priority; with migration; to any thread); any other negative value
+/// returns at once and is counted (`hos_stats.bad_sleeps`). A guest thread holds no virtual
+/// core while it sleeps.
+///
+/// On a host thread: a host sleep (precise) of the newest runtime not shut down (an OS sleep
+/// without one, nothing once it shut down); a yield is the OS's.
 #[no_mangle]
 pub extern "C" fn hos_svc_sleep_thread(ns: i64) {
     boundary::entry_or((), || svc::sleep_thread(ns))
 }
 
 /// Where a kicked guest thread gives its virtual core up, if a better thread waits for it or
-/// its time slice is over and an equal one waits; nothing on other threads. Every hos call
+/// its time slice is over and an equal one waits; nothing on a host thread. Every hos call
 /// is one too; call this at loop heads of code that makes none, or test the word of
 /// `hos_thread_kick_flag` inline and call it only when the word is non-zero.
 #[no_mangle]
@@ -41,7 +44,10 @@ pub extern "C" fn hos_checkpoint() {
 }
 
 /// svcGetThreadPriority: the priority of `thread` (`HOS_CURRENT_THREAD`: the calling guest
-/// thread) into `*out`.
+/// thread) into `*out`: the one it runs at, a priority lent by a lock waiter included.
+///
+/// On a host thread: as on a guest thread for a thread's handle; `HOS_CURRENT_THREAD` is
+/// InvalidHandle (a host thread has no priority).
 ///
 /// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidHandle for a handle that
 /// names no thread.
@@ -64,6 +70,9 @@ pub unsafe extern "C" fn hos_svc_get_thread_priority(
 /// svcSetThreadPriority: the waiting or running thread is re-ranked on the virtual cores at
 /// once.
 ///
+/// On a host thread: as on a guest thread for a thread's handle; `HOS_CURRENT_THREAD` is
+/// InvalidHandle (a host thread's waits always rank at 0).
+///
 /// Errors: InvalidHandle for a handle that names no thread; InvalidPriority outside 0..=63.
 #[no_mangle]
 pub extern "C" fn hos_svc_set_thread_priority(thread: hos_handle, priority: i32) -> hos_result {
@@ -72,6 +81,9 @@ pub extern "C" fn hos_svc_set_thread_priority(thread: hos_handle, priority: i32)
 
 /// svcGetThreadCoreMask: the ideal core and core mask of `thread` into `*ideal_core` and
 /// `*core_mask`.
+///
+/// On a host thread: as on a guest thread for a thread's handle; `HOS_CURRENT_THREAD` is
+/// InvalidHandle (a host thread has no virtual cores).
 ///
 /// Errors: InvalidPointer for a NULL or misaligned out-pointer; InvalidHandle.
 ///
@@ -101,6 +113,9 @@ pub unsafe extern "C" fn hos_svc_get_thread_core_mask(
 /// svcSetThreadCoreMask: `ideal_core` -3 keeps the current ideal core, -2 takes the process's
 /// default, -1 keeps it if the mask allows it.
 ///
+/// On a host thread: as on a guest thread for a thread's handle; `HOS_CURRENT_THREAD` is
+/// InvalidHandle.
+///
 /// Errors: InvalidHandle; InvalidCoreId for a mask of 0, a core past the runtime's cores or
 /// an ideal core that is no core; InvalidCombination for an ideal core outside the mask.
 #[no_mangle]
@@ -118,13 +133,20 @@ pub extern "C" fn hos_svc_set_thread_core_mask(
     })
 }
 
-/// svcWaitSynchronization: waits until one of `handles[0..count]` is ready and writes its
-/// index to `*index` (the lowest, if several are). `timeout_ns`: negative waits without limit,
+/// svcWaitSynchronization, its arguments in the kernel's order (libnx's
+/// `svcWaitSynchronization(s32 *index, const Handle *handles, s32 count, s64 timeout)`): waits
+/// until one of `handles[0..count]` is ready and writes its index to `*index` (the lowest, if
+/// several are). `timeout_ns`: negative waits without limit,
 /// 0 polls; `count` 0 waits for the timeout or a cancel. Ready means: an event signalled
 /// (an auto-clear one is cleared), a semaphore count taken, a queue holding a message (none
 /// taken), a thread ended. Mutexes and condition variables cannot be waited for.
 ///
 /// Kernel events are waited on by their readable handle (a wait consumes nothing).
+///
+/// On a host thread: the wait holds no virtual core; `hos_svc_cancel_synchronization` cannot
+/// reach it (a host thread has no handle); it ends with Cancelled when the runtime shuts down;
+/// a poll (`timeout_ns` 0) that finds nothing does not make the thread's next sleep an idle
+/// poll (host sleeps stay precise).
 ///
 /// Errors: InvalidPointer for a NULL `index`, or a NULL `handles` with a count; OutOfRange for
 /// a count below 0 or above `HOS_MAX_WAIT_HANDLES`; InvalidHandle for a handle not open or not
@@ -138,10 +160,10 @@ pub extern "C" fn hos_svc_set_thread_core_mask(
 /// writable `int32_t`.
 #[no_mangle]
 pub unsafe extern "C" fn hos_svc_wait_synchronization(
+    index: *mut i32,
     handles: *const hos_handle,
     count: i32,
     timeout_ns: i64,
-    index: *mut i32,
 ) -> hos_result {
     entry(|| {
         // SAFETY: forwarded from the caller.
@@ -173,7 +195,7 @@ pub unsafe extern "C" fn hos_svc_wait_synchronization(
     })
 }
 
-/// svcCloseHandle: the handle is invalid afterwards (and stays so when its slot is reused);
+/// svcCloseHandle, from any thread: the handle is invalid afterwards (and stays so when its slot is reused);
 /// the object lives on while a call in progress uses it. Closing a thread's handle does not
 /// stop the thread; once it is closed and the thread has ended (or detached), hos forgets the
 /// thread: lock waits still registered against it end with InvalidState.
@@ -188,6 +210,9 @@ pub extern "C" fn hos_svc_close_handle(h: hos_handle) -> hos_result {
 /// `thread` is in with Cancelled; if it is in none, its next one that would block ends so
 /// instead (only that one). Waits of other kinds (sleeps, the svcs on words, nn::os objects)
 /// do not take the cancel.
+///
+/// On a host thread: as on a guest thread (any thread may cancel a guest thread's wait); a
+/// host thread's own waits cannot be cancelled so, having no handle.
 ///
 /// Errors: InvalidHandle for a handle that names no thread.
 #[no_mangle]
@@ -204,7 +229,9 @@ pub extern "C" fn hos_svc_get_current_thread_handle() -> hos_handle {
 }
 
 /// svcGetThreadId: the id of the thread `thread` names (`HOS_CURRENT_THREAD` included) into
-/// `*out`; unique within the runtime.
+/// `*out`; unique within the runtime, and what the diagnostics (`hos_wait_tree`,
+/// `hos_guest_states`) name the thread by. On a host thread `HOS_CURRENT_THREAD` is
+/// InvalidHandle.
 ///
 /// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidHandle for a handle that
 /// names no thread.
@@ -236,7 +263,7 @@ pub extern "C" fn hos_svc_get_current_processor_number() -> i32 {
 ///
 /// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidEnumValue for any other info
 /// type; InvalidCombination for a subtype that is neither `UINT64_MAX` nor 0..=63;
-/// InvalidHandle for a handle that names no thread.
+/// InvalidHandle for a handle that names no thread (`HOS_CURRENT_THREAD` on a host thread).
 ///
 /// # Safety
 /// `out` is NULL or points to a writable `uint64_t`.

@@ -8,6 +8,7 @@
 
 use crate::boundary::{self, Error, Out, Result, Versioned};
 use crate::object::{self, hos_handle};
+use crate::reaper;
 use crate::result::{hos_result, HOS_RESULT_INVALID_POINTER, HOS_RESULT_INVALID_STATE};
 use crate::runtime::hos_runtime;
 use hos_rs::os::{wait_any, Waitable};
@@ -144,14 +145,17 @@ pub unsafe extern "C" fn hos_thread_spawn(
         })?;
         let h = object::keep_thread(thread.handle_share());
         gate.open();
-        rt.keep(thread);
+        reaper::keep(rt.tag(), thread);
         out.write(h);
         Ok(())
     })
 }
 
-/// Waits until the guest thread `thread` has returned from its entry. `timeout_ns`: negative
-/// waits without limit, 0 polls. Joining twice is fine; the handle stays open.
+/// Waits until the guest thread `thread` has returned from its entry, then for its OS thread's
+/// exit. `timeout_ns`: negative waits without limit, 0 polls. Joining twice is fine; the
+/// handle stays open (the thread is listed by `hos_stats_threads` and the wait tree until it
+/// is closed). A guest thread gives its virtual core back while it waits; a host thread has
+/// none.
 ///
 /// Errors: InvalidHandle; InvalidState for the calling thread itself (it would wait forever);
 /// TimedOut; Cancelled once the runtime shuts down (when the caller is a guest thread).
@@ -168,6 +172,7 @@ pub extern "C" fn hos_thread_join(thread: hos_handle, timeout_ns: i64) -> hos_re
         }
         let objects: [&dyn Waitable; 1] = [&t];
         wait_any(&objects, boundary::timeout(timeout_ns))?;
+        reaper::reap_ended();
         Ok(())
     })
 }

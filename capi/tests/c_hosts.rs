@@ -155,10 +155,44 @@ fn host(source: &str, sanitize: bool, env: &[(&str, &str)]) -> String {
     stdout
 }
 
+/// A fresh path for a trace file under the profile directory.
+fn trace_path(name: &str) -> PathBuf {
+    let dir = profile_dir().join("c-hosts");
+    std::fs::create_dir_all(&dir).expect("output directory");
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// Asserts the file at `path` is a JSON object or array (what a trace is), by its first and
+/// last characters.
+fn assert_json(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("the trace file");
+    let t = text.trim();
+    assert!(
+        (t.starts_with('{') && t.ends_with('}')) || (t.starts_with('[') && t.ends_with(']')),
+        "{} is no JSON object or array",
+        path.display()
+    );
+}
+
 #[test]
 fn the_c_host_does_every_job_once() {
-    let out = host("examples/c/host.c", false, &[]);
+    let trace = trace_path("c-host-trace.json");
+    let out = host(
+        "examples/c/host.c",
+        false,
+        &[("HOS_TRACE", trace.to_str().expect("UTF-8 path"))],
+    );
     assert!(out.contains("60 frames, 600 jobs"), "{out}");
+    // 60 marks, the first frame's start to the last frame's: 59 frames.
+    assert!(out.contains("critical path of 59 frames, mean "), "{out}");
+    assert!(out.contains("  frame 59: "), "{out}");
+    assert!(
+        out.contains("guest threads joined, none left behind"),
+        "{out}"
+    );
+    assert_json(&trace);
 }
 
 #[test]
@@ -187,9 +221,52 @@ fn bad_inputs_under_sanitizers() {
 }
 
 #[test]
+fn warnings_reach_stderr_without_a_log_sink() {
+    let exe = compile("capi/tests/c/warnings.c", false);
+    let out = run(&exe, &[("HOS_FLIGH", "0")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("every warning told"),
+        "{stdout}{stderr}"
+    );
+    for line in [
+        "hos: unknown switch HOS_FLIGH=0 (did you mean HOS_FLIGHT?)\n",
+        "hos: HOS_FLIGHT=garbage is no boolean word: taken as on",
+    ] {
+        assert_eq!(
+            stderr.matches(line).count(),
+            1,
+            "{line:?} once in:\n{stderr}"
+        );
+    }
+    assert!(
+        !stderr.contains("HOS_FLIGHT=quiet"),
+        "HOS_LOG_STDERR=0:\n{stderr}"
+    );
+    assert!(!stderr.contains("HOS_FLIGHT=sunk"), "the sink's:\n{stderr}");
+}
+
+#[test]
 fn the_cpp_host_does_every_job_once() {
-    let out = host("examples/cpp/host.cpp", false, &[]);
+    let trace = trace_path("cpp-host-trace.json");
+    let out = host(
+        "examples/cpp/host.cpp",
+        false,
+        &[("HOS_TRACE", trace.to_str().expect("UTF-8 path"))],
+    );
     assert!(out.contains("60 frames, 600 jobs"), "{out}");
+    assert!(out.contains("wait tree: 5 guest threads\n"), "{out}");
+    assert!(
+        out.contains("ModuleSystemWorker0 (priority 45, mask ") && out.contains(") waits on "),
+        "{out}"
+    );
+    assert!(out.contains("critical path of 59 frames, mean "), "{out}");
+    assert!(
+        out.contains("guest threads joined, none left behind"),
+        "{out}"
+    );
+    assert_json(&trace);
 }
 
 #[test]
@@ -231,4 +308,15 @@ fn the_sdks_words_between_c_guest_threads() {
 #[test]
 fn the_sdks_words_under_sanitizers() {
     host("capi/tests/c/svc_words.c", true, &[]);
+}
+
+#[test]
+fn the_diagnostics_from_c() {
+    let out = host("capi/tests/c/diagnostics.c", false, &[]);
+    assert!(out.contains("the diagnostics checked"), "{out}");
+}
+
+#[test]
+fn the_diagnostics_under_sanitizers() {
+    host("capi/tests/c/diagnostics.c", true, &[]);
 }

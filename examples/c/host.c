@@ -2,7 +2,9 @@
  * A C host of hos: boots a runtime from the environment (HOS_* switches), runs a MainThread
  * and 5 job workers that exchange work through a queue and an event, prints the stats, and
  * shuts down. The workers poll the queue with 20 us guest sleeps, as a game's idle
- * ModuleSystemWorker threads do; the MainThread paces its frames with 1 ms sleeps.
+ * ModuleSystemWorker threads do; the MainThread paces its frames with 1 ms sleeps and marks
+ * each one, so with HOS_TRACE=path the host prints each frame's critical path (and the trace
+ * is written to path at the shutdown), then the shutdown's report.
  *
  *   cc -std=c11 -Iinclude examples/c/host.c target/release/libhos.a \
  *      -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o host && ./host
@@ -33,6 +35,7 @@
     } while (0)
 
 struct shared {
+    hos_runtime *rt;
     hos_handle jobs;       /* queue: job ids, STOP to end a worker */
     hos_handle frame_done; /* auto-clear event: the last job of a frame signals it */
     atomic_int pending;    /* jobs of the current frame not done yet */
@@ -65,6 +68,7 @@ static void main_thread(void *arg) {
     struct shared *s = arg;
     uint64_t next = 1;
     for (int frame = 0; frame < FRAMES; frame++) {
+        CHECK(hos_frame_mark(s->rt)); /* the present */
         atomic_store(&s->pending, JOBS_PER_FRAME);
         for (int j = 0; j < JOBS_PER_FRAME; j++) {
             CHECK(hos_queue_send(s->jobs, next++, -1));
@@ -76,6 +80,19 @@ static void main_thread(void *arg) {
         CHECK(hos_queue_send(s->jobs, STOP, -1));
     }
 }
+
+/* Prints what a text call of hos.h (buf, size, len: snprintf's rules) gives. */
+#define PRINT_TEXT(call_buf_size_len)                                                     \
+    do {                                                                                  \
+        size_t len = 0, size = 0;                                                         \
+        char *buf = NULL;                                                                 \
+        CHECK(call_buf_size_len); /* the length */                                        \
+        size = len + 1;                                                                   \
+        buf = malloc(size);                                                               \
+        CHECK(call_buf_size_len);                                                         \
+        fputs(buf, stdout); /* cut if it grew in between: fine for a print */             \
+        free(buf);                                                                        \
+    } while (0)
 
 static void print_sleeps(const char *path, hos_sleep_stats s) {
     if (s.count > 0) {
@@ -92,7 +109,7 @@ int main(void) {
     CHECK(hos_runtime_new(cfg, &rt));
     hos_config_free(cfg);
 
-    struct shared s = {.pending = 0, .sum = 0, .polls = 0};
+    struct shared s = {.rt = rt, .pending = 0, .sum = 0, .polls = 0};
     CHECK(hos_queue_create(JOBS_PER_FRAME, &s.jobs));
     CHECK(hos_event_create(1, &s.frame_done));
 
@@ -136,6 +153,7 @@ int main(void) {
            st.spins_caught, st.spins_missed, st.parks, st.vcore_waits, st.vcore_escapes);
     printf("process CPU %.1f ms user, %.1f ms kernel\n", st.process_user_ns / 1e6,
            st.process_kernel_ns / 1e6);
+    PRINT_TEXT(hos_critical_path_text(rt, buf, size, &len));
 
     for (int t = 0; t <= WORKERS; t++) {
         CHECK(hos_svc_close_handle(threads[t]));
@@ -143,6 +161,8 @@ int main(void) {
     CHECK(hos_svc_close_handle(s.jobs));
     CHECK(hos_svc_close_handle(s.frame_done));
     CHECK(hos_runtime_shutdown(rt, 1000000000));
+    PRINT_TEXT(hos_runtime_shutdown_report_text(rt, buf, size, &len));
+    putchar('\n');
     hos_runtime_free(rt);
     return atomic_load(&s.sum) == want ? 0 : 1;
 }

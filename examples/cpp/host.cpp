@@ -2,7 +2,9 @@
 // runs a MainThread and 5 job workers that exchange work through a queue and an event, prints
 // the stats, and shuts down. Here the host's own main thread attaches as the MainThread (as a
 // JIT's thread would) instead of spawning one, and starts the workers with a kernel event
-// (one signal wakes them all, as a SystemEvent's does).
+// (one signal wakes them all, as a SystemEvent's does). Before the start it prints the wait
+// tree (the workers waiting on the event); the MainThread marks each frame, so with
+// HOS_TRACE=path it prints each frame's critical path; then the shutdown's report.
 //
 //   c++ -std=c++17 -Iinclude examples/cpp/host.cpp target/release/libhos.a
 //       -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc -o host && ./host
@@ -66,10 +68,27 @@ void worker(Shared& s) {
     }
 }
 
-void main_thread(Shared& s) {
+// Waits (at most 2 s) until every worker waits on the start event, and prints the tree.
+void print_waiting_workers(hos::Runtime& rt) {
+    for (int tries = 0; tries < 2000; tries++) {
+        std::vector<hos_wait_node> tree = rt.wait_tree();
+        int waiting = 0;
+        for (const hos_wait_node& n : tree) {
+            waiting += n.state == HOS_WAIT_STATE_WAITING;
+        }
+        if (waiting == kWorkers) {
+            break;
+        }
+        rt.host_sleep(1000000);
+    }
+    std::printf("%s", rt.wait_tree_text().c_str());
+}
+
+void main_thread(Shared& s, hos::Runtime& rt) {
     ok(s.start.signal(), "start");
     uint64_t next = 1;
     for (int frame = 0; frame < kFrames; frame++) {
+        rt.frame_mark();  // the present
         s.pending = kJobsPerFrame;
         for (int j = 0; j < kJobsPerFrame; j++) {
             ok(s.jobs.send(next++), "send");
@@ -99,9 +118,10 @@ int main() {
                                     rt.cores() > 1 ? all & ~uint64_t{1} : all};
                 threads.emplace_back(rt, p, [&s] { worker(s); });
             }
+            print_waiting_workers(rt);
             {
                 hos::AttachedThread self(rt, hos::ThreadParams{"MainThread", 44, 0, 0x1});
-                main_thread(s);
+                main_thread(s, rt);
             }  // detached
             for (auto& t : threads) {
                 ok(t.join(), "join");
@@ -119,12 +139,14 @@ int main() {
                         st.sleep_precise_own.count + st.sleep_precise_reactor.count,
                         st.sleep_relaxed.count, st.sleep_idle_poll.count, st.vcore_waits,
                         st.vcore_escapes);
+            std::printf("%s", rt.critical_path_text().c_str());
             if (s.sum != want) {
                 return 1;
             }
         }  // handles closed here
         ok(rt.shutdown(1000000000), "shutdown");
-        return 0;
+        std::printf("%s\n", rt.shutdown_report_text().c_str());
+        return rt.shutdown_report().stragglers == 0 ? 0 : 1;
     } catch (const hos::Error& e) {
         std::fprintf(stderr, "hos: %s\n", e.what());
         return 1;

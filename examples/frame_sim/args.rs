@@ -90,7 +90,10 @@ FLAGS:
                         that calibration in every run (the arms differ by their config
                         alone); each: every runtime measures at build, as a host does
                                                                        [default: once]
-  --out DIR             where frames.csv and frame_sim.svg go   [default: target/frame_sim]
+  --out DIR             write every file into DIR itself  [default: a new directory a run,
+                        <target>/frame_sim/<UTC time>-<pid>/, <target> the cargo target
+                        directory this binary was built in (else CARGO_TARGET_DIR, else
+                        ./target); <target>/frame_sim/latest links the newest]
   --json FILE           also write the table as JSON
   --trace DIR           trace the first pair: one Chrome trace-event file an arm in DIR
                         (open it in ui.perfetto.dev), and each arm's critical path
@@ -98,7 +101,11 @@ FLAGS:
   -h, --help            this text
 
 Bursts are 0..=1000000 us; the scene sets every one not given. Output: a progress bar on
-stderr, the table on stdout. Exit codes: 0 done, 1 a run failed, 2 a bad flag.
+stderr; on stdout the output directory, then the table, its verdict line and the legend
+(below); in the directory frames.csv (every measured frame), frame_sim.svg (the plot) and,
+with --matrix, --check-reference or --fit, every cell's table.txt and cell.json. Exit codes:
+0 done, 1 a run failed, 2 a bad flag.
+
 ";
 
 /// What the invocation does.
@@ -138,8 +145,8 @@ pub struct Options {
     pub procs: Option<usize>,
     /// `--calibrate once` (true, the default) or `each`.
     pub calibrate_once: bool,
-    /// Output directory.
-    pub out: PathBuf,
+    /// `--out`, if given: the output directory itself (else one of its own a run, `output.rs`).
+    pub out: Option<PathBuf>,
     /// `--json`, if given.
     pub json: Option<PathBuf>,
     /// `--trace`, if given: where the first pair's traces go.
@@ -294,7 +301,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
         warmup: None,
         procs: None,
         calibrate_once: true,
-        out: PathBuf::from("target/frame_sim"),
+        out: None,
         json: None,
         trace: None,
     };
@@ -364,7 +371,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                     return Err(ArgError(format!("{f} {v:?}: expected a path")));
                 }
                 match f {
-                    "--out" => o.out = PathBuf::from(v),
+                    "--out" => o.out = Some(PathBuf::from(v)),
                     "--json" => o.json = Some(PathBuf::from(v)),
                     _ => o.trace = Some(PathBuf::from(v)),
                 }

@@ -91,7 +91,7 @@ pub fn run(spec: CellSpec, label: &str) -> Result<Cell, String> {
             progress.run(arm.name(), pair, spec.pairs);
             let r =
                 arms::run(arm, pair, &run_spec, &mut progress).inspect_err(|_| progress.clear())?;
-            let f = Figures::of(&r);
+            let f = Figures::of(&r, &spec.load);
             progress.run_done(&format!(
                 "{:.2} fps, {:.2} CPU ms/frame, p99 {:.2} ms",
                 f.fps, f.cpu_ms_frame, f.p99

@@ -7,6 +7,7 @@
 
 use crate::arms::{Arm, Run};
 use crate::group::Group;
+use crate::load::Load;
 use hos::CpuTime;
 
 /// One group's figures over the window, summed over its threads, per second of wall time.
@@ -30,7 +31,7 @@ pub struct GroupFigures {
 pub const GROUPS: usize = Group::ALL.len();
 
 /// The figures of one run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Figures {
     /// Measured frames.
     pub frames: usize,
@@ -40,6 +41,9 @@ pub struct Figures {
     pub fps: f64,
     /// Process user + kernel CPU over the window, ms a frame.
     pub cpu_ms_frame: f64,
+    /// The arm's own cost: `cpu_ms_frame` less the load's bursts a frame
+    /// ([`Load::bursts_ms`]): what the runtime, its sleeps and polls, and the OS spent.
+    pub own_ms_frame: f64,
     /// Frame time quantiles and the worst, ms.
     pub p50: f64,
     /// See `p50`.
@@ -105,8 +109,8 @@ pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
 }
 
 impl Figures {
-    /// The figures of `run`.
-    pub fn of(run: &Run) -> Figures {
+    /// The figures of `run`, a run of `load`.
+    pub fn of(run: &Run, load: &Load) -> Figures {
         let mut sorted = run.frame_ms.clone();
         sorted.sort_by(f64::total_cmp);
         let frames = sorted.len();
@@ -141,12 +145,14 @@ impl Figures {
         for ((group, after), (_, before)) in run.host_after.iter().zip(&run.host_before) {
             add(*group, after.since(before), 0);
         }
+        let cpu_ms_frame = a.process_cpu.since(&b.process_cpu).total().as_secs_f64() * 1e3
+            / run.window_frames as f64;
         Figures {
             frames,
             window_s: run.window.as_secs_f64(),
             fps: frames as f64 / (total_ms / 1e3),
-            cpu_ms_frame: a.process_cpu.since(&b.process_cpu).total().as_secs_f64() * 1e3
-                / run.window_frames as f64,
+            cpu_ms_frame,
+            own_ms_frame: cpu_ms_frame - load.bursts_ms(run.window, run.window_frames),
             p50: quantile(&sorted, 0.50),
             p95: quantile(&sorted, 0.95),
             p99: quantile(&sorted, 0.99),
@@ -206,6 +212,9 @@ pub fn metrics() -> Vec<Metric> {
     let mut m = vec![
         metric("fps", "fps", 2, |f| f.fps),
         metric("cpu_ms_per_frame", "CPU ms/frame", 2, |f| f.cpu_ms_frame),
+        metric("own_cost_ms_per_frame", "own cost ms/frame", 2, |f| {
+            f.own_ms_frame
+        }),
         metric("p50_ms", "frame p50 ms", 2, |f| f.p50),
         metric("p95_ms", "frame p95 ms", 2, |f| f.p95),
         metric("p99_ms", "frame p99 ms", 2, |f| f.p99),
@@ -314,8 +323,11 @@ pub fn metrics() -> Vec<Metric> {
     m
 }
 
-/// The rows whose per-pair ratio to the baseline is reported.
-pub const RATIO_KEYS: [&str; 3] = ["fps", "cpu_ms_per_frame", "p99_ms"];
+/// The rows whose per-pair ratios to the bases are reported (the verdict's figures).
+pub const RATIO_KEYS: [&str; 4] = ["fps", "p99_ms", "cpu_ms_per_frame", "own_cost_ms_per_frame"];
+
+/// Ratios of [`RATIO_KEYS`], in that order.
+pub type Ratios = [f64; RATIO_KEYS.len()];
 
 /// One arm over its pairs.
 pub struct ArmSummary {
@@ -325,14 +337,15 @@ pub struct ArmSummary {
     pub runs: Vec<Figures>,
     /// The median over pairs of each metric, in `metrics()` order.
     pub median: Vec<f64>,
-    /// The median over pairs of the ratio to the baseline, in `RATIO_KEYS` order.
-    pub ratio: [f64; 3],
+    /// By base, in [`Summary::bases`] order: the median over pairs of the ratio to it.
+    pub ratios: Vec<Ratios>,
 }
 
-/// Every arm over its pairs, against a baseline.
+/// Every arm over its pairs, against its bases.
 pub struct Summary {
-    /// `seeds` when it ran, else the first arm.
-    pub baseline: Arm,
+    /// What ratios are taken against: `seeds` (the old design) and `auto` (the reference
+    /// host today), those of them that ran, in that order; the first arm if neither did.
+    pub bases: Vec<Arm>,
     /// The rows.
     pub metrics: Vec<Metric>,
     /// By arm, in run order.
@@ -343,11 +356,13 @@ impl Summary {
     /// Summarizes runs of `arms`, each holding its runs' figures by pair.
     pub fn new(arms: Vec<(Arm, Vec<Figures>)>) -> Summary {
         let metrics = metrics();
-        let baseline = arms
-            .iter()
-            .map(|(a, _)| *a)
-            .find(|a| *a == Arm::Seeds)
-            .unwrap_or(arms[0].0);
+        let mut bases: Vec<Arm> = [Arm::Seeds, Arm::Auto]
+            .into_iter()
+            .filter(|b| arms.iter().any(|(a, _)| a == b))
+            .collect();
+        if bases.is_empty() {
+            bases.push(arms[0].0);
+        }
         let arms: Vec<ArmSummary> = arms
             .into_iter()
             .map(|(arm, runs)| ArmSummary {
@@ -356,20 +371,25 @@ impl Summary {
                     .iter()
                     .map(|m| median(runs.iter().map(|f| (m.get)(f))))
                     .collect(),
-                ratio: [f64::NAN; 3],
+                ratios: Vec::new(),
                 runs,
             })
             .collect();
         let mut s = Summary {
-            baseline,
+            bases,
             metrics,
             arms,
         };
         for i in 0..s.arms.len() {
             let arm = s.arms[i].arm;
-            s.arms[i].ratio = RATIO_KEYS.map(|k| s.ratio(arm, baseline, k));
+            s.arms[i].ratios = s.bases.iter().map(|&b| s.ratios(arm, b)).collect();
         }
         s
+    }
+
+    /// The median over pairs of `arm`'s [`RATIO_KEYS`] ratios to `base`.
+    pub fn ratios(&self, arm: Arm, base: Arm) -> Ratios {
+        RATIO_KEYS.map(|k| self.ratio(arm, base, k))
     }
 
     /// The metric of `key`.
@@ -431,5 +451,41 @@ mod tests {
         assert_eq!(median([3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median([4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median([]).is_nan());
+    }
+
+    #[test]
+    fn own_cost_is_cpu_less_the_bursts_and_ratios_go_to_seeds_and_auto() {
+        let load = crate::scenes::Scene::Field.load();
+        let frame = load.cpu_per_frame().as_secs_f64() * 1e3;
+        assert!(frame > 5.0, "{frame}");
+        let second = std::time::Duration::from_secs(1);
+        assert!(
+            (load.bursts_ms(second, 60) - frame).abs() < 1e-9,
+            "no audio"
+        );
+        let mut audio = load;
+        audio.host.audio_us = 500;
+        audio.host.audio_period_us = 5_000;
+        // 200 periods of 0.5 ms over 100 frames: 1 ms a frame more.
+        let b = audio.bursts_ms(second, 100);
+        assert!((b - frame - 1.0).abs() < 1e-9, "{b}");
+        let run = |cpu: f64, own: f64| Figures {
+            fps: 60.0,
+            cpu_ms_frame: cpu,
+            own_ms_frame: own,
+            ..Figures::default()
+        };
+        let s = Summary::new(vec![
+            (Arm::Seeds, vec![run(20.0, 4.0)]),
+            (Arm::Auto, vec![run(12.0, 2.0)]),
+            (Arm::Reactor, vec![run(10.0, 1.0)]),
+        ]);
+        assert_eq!(s.bases, vec![Arm::Seeds, Arm::Auto]);
+        assert_eq!(s.median(Arm::Reactor, "own_cost_ms_per_frame"), 1.0);
+        let r = &s.arm(Arm::Reactor).unwrap().ratios;
+        assert_eq!((r[0][2], r[0][3]), (0.5, 0.25), "to seeds: CPU, own cost");
+        assert_eq!((r[1][2], r[1][3]), (10.0 / 12.0, 0.5), "to auto");
+        let alone = Summary::new(vec![(Arm::Reactor, vec![run(1.0, 1.0)])]);
+        assert_eq!(alone.bases, vec![Arm::Reactor]);
     }
 }

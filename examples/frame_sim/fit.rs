@@ -300,7 +300,7 @@ fn preset_code(scene: Scene, l: &Load) -> String {
 /// # Errors
 /// The centre has no linger, a row needs more processors than the process has, or a run
 /// failed.
-pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
+pub fn run(o: &Options, scene: Scene, out: &std::path::Path) -> Result<(), String> {
     let centre_load = if o.scene == scene {
         o.load
     } else {
@@ -325,7 +325,7 @@ pub fn run(o: &Options, scene: Scene) -> Result<(), String> {
         frames: o.frames.unwrap_or(100),
     };
     let rows = reference::rows(scene);
-    let dir = o.out.join("fit").join(scene.name());
+    let dir = out.join("fit").join(scene.name());
     let mut t = String::new();
     let _ = writeln!(
         t,

@@ -81,6 +81,16 @@ impl Load {
         )
     }
 
+    /// The load's bursts a frame over a window of `frames` frames and `window` of wall time,
+    /// ms: a frame's bursts ([`Load::cpu_per_frame`]) and the audio renderer's bursts of the
+    /// window shared among its frames. What the process spent beyond them is the arm's own
+    /// cost.
+    pub fn bursts_ms(&self, window: Duration, frames: u64) -> f64 {
+        let periods = window.as_secs_f64() * 1e6 / self.host.audio_period_us.max(1) as f64;
+        let audio_us = self.host.audio_us as f64 * periods / frames.max(1) as f64;
+        self.cpu_per_frame().as_secs_f64() * 1e3 + audio_us / 1e3
+    }
+
     /// Every burst multiplied by `s` (rounded to the microsecond): the same shape, heavier
     /// or lighter.
     pub fn scaled(&self, s: f64) -> Load {
@@ -416,7 +426,7 @@ fn worker(s: &Shared, load: Load) {
                 let got = match repoll {
                     // None: the repoll's time passed, or the runtime shut down (the loop's
                     // head sees the stop flag, set before the shutdown).
-                    Some(r) => s.jobs.receive_timeout(r),
+                    Some(r) => s.jobs.receive_timeout(r).ok(),
                     None => s.jobs.receive().ok(),
                 };
                 match got {

@@ -28,6 +28,8 @@
 //! | `reference` | the reference host's rows, `--check-reference` |
 //! | `fit` | `--fit`: probes, a local model, the fitted preset, its check |
 //! | `critical` | `--trace`: the first pair's trace files and each arm's critical path |
+//! | `verdict` | a cell's verdict: the default arm against the strongest other |
+//! | `output` | where a run's files go |
 //! | `sync` | the poison-free lock |
 
 mod args;
@@ -41,6 +43,7 @@ mod group;
 mod host;
 mod load;
 mod matrix;
+mod output;
 mod pickup;
 mod plot;
 mod progress;
@@ -49,17 +52,19 @@ mod report;
 mod scenes;
 mod svg;
 mod sync;
+mod verdict;
 
 use args::{Mode, Options, Parsed};
 use arms::Arm;
 use cell::CellSpec;
+use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let opts = match args::parse(std::env::args().skip(1)) {
         Ok(Parsed::Run(o)) => o,
         Ok(Parsed::Help) => {
-            print!("{}", args::HELP);
+            print!("{}{}", args::HELP, report::legend());
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -73,12 +78,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let done = match &opts.mode {
-        Mode::Cell => one_cell(&opts),
-        Mode::Matrix(list) => matrix::run(&opts, list),
-        Mode::CheckReference(scenes) => reference::run(&opts, scenes),
-        Mode::Fit(scene) => fit::run(&opts, *scene),
-    };
+    let done = output::resolve(opts.out.as_deref()).and_then(|out| {
+        println!("output: {}", out.display());
+        match &opts.mode {
+            Mode::Cell => one_cell(&opts, &out),
+            Mode::Matrix(list) => matrix::run(&opts, list, &out),
+            Mode::CheckReference(scenes) => reference::run(&opts, scenes, &out),
+            Mode::Fit(scene) => fit::run(&opts, *scene, &out),
+        }
+    });
     match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -88,8 +96,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// One cell of the scene: the table on stdout, the frames, plot and JSON on disk.
-fn one_cell(o: &Options) -> Result<(), String> {
+/// One cell of the scene: the table and its legend on stdout, the frames, plot and JSON in
+/// `out`.
+fn one_cell(o: &Options, out: &Path) -> Result<(), String> {
     if let Some(dir) = &o.trace {
         std::fs::create_dir_all(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))?;
     }
@@ -112,12 +121,12 @@ fn one_cell(o: &Options) -> Result<(), String> {
         kernel: &kernel,
     };
     print!("{}", report::table(&ctx));
-    println!();
+    println!("\n{}", report::legend());
     if let Some(dir) = &o.trace {
         print!("{}", critical::table(&cell.runs));
         println!("traces: {} (one file an arm of pair 1)\n", dir.display());
     }
-    let written = report::save(&ctx, &o.out, o.json.as_deref())?;
+    let written = report::save(&ctx, out, o.json.as_deref())?;
     for (what, path) in ["frames:", "plot:  ", "json:  "].iter().zip(&written) {
         println!("{what} {}", path.display());
     }

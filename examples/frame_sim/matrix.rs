@@ -11,8 +11,10 @@ use crate::cell::{self, Cell, CellSpec};
 use crate::figures::{median, Figures};
 use crate::report::{self, Context};
 use crate::scenes::Scene;
+use crate::verdict::Verdict;
 use hos::PrecisePath;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// One standard cell.
 struct Standard {
@@ -64,13 +66,13 @@ const STANDARD: [Standard; 4] = [
 ///
 /// # Errors
 /// A run failed or an output could not be written.
-pub fn run(o: &Options, list: &[usize]) -> Result<(), String> {
+pub fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
     let have = hos::machine::logical_processors().unwrap_or(usize::MAX);
     let mut counts = list.to_vec();
     counts.sort_unstable_by(|a, b| b.cmp(a));
     let (counts, skipped): (Vec<usize>, Vec<usize>) = counts.into_iter().partition(|&n| n <= have);
     let kernel = report::kernel();
-    let dir = o.out.join("matrix");
+    let dir = out.join("matrix");
     let mut cells: Vec<(usize, &Standard, Cell)> = Vec::new();
     for n in counts {
         hos::machine::restrict_processors(n).map_err(|e| format!("restricting to {n}: {e}"))?;
@@ -166,12 +168,12 @@ fn summary(cells: &[(usize, &Standard, Cell)]) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "\nframe_sim --matrix: medians of pairs; r = reactor, a = auto, s = seeds; ratios \
-         pair by pair within a cell\n"
+        "\nframe_sim --matrix: medians of pairs; r = reactor (the default), a = auto, s = seeds; \
+         ratios pair by pair within a cell\n"
     );
     let _ = writeln!(
         t,
-        "{:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>12}{:>8}{:>8}",
+        "{:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>8}{:>8}{:>9}{:>12}{:>8}{:>8}",
         "procs",
         "cell",
         "s CPU",
@@ -179,6 +181,9 @@ fn summary(cells: &[(usize, &Standard, Cell)]) -> String {
         "r CPU",
         "r/a",
         "r/s",
+        "r own",
+        "own r/a",
+        "bursts",
         "r fps",
         "fps r/a",
         "p99 r/best",
@@ -187,20 +192,32 @@ fn summary(cells: &[(usize, &Standard, Cell)]) -> String {
     );
     for (n, std, c) in cells {
         let s = &c.summary;
-        let key = "cpu_ms_per_frame";
+        let (key, own) = ("cpu_ms_per_frame", "own_cost_ms_per_frame");
         let (over, escapes) = reactor_totals(c);
         let _ = writeln!(
             t,
-            "{n:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>12}{over:>8}{escapes:>8}",
+            "{n:>5}  {:<23}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>9}{:>8.2}{:>8}{:>9}{:>12}{over:>8}{escapes:>8}",
             std.name,
             cell_text(s.median(Arm::Seeds, key), 2),
             cell_text(s.median(Arm::Auto, key), 2),
             cell_text(s.median(Arm::Reactor, key), 2),
             cell_text(s.ratio(Arm::Reactor, Arm::Auto, key), 3),
             cell_text(s.ratio(Arm::Reactor, Arm::Seeds, key), 3),
+            cell_text(s.median(Arm::Reactor, own), 2),
+            cell_text(s.ratio(Arm::Reactor, Arm::Auto, own), 3),
+            c.spec.load.cpu_per_frame().as_secs_f64() * 1e3,
             cell_text(s.median(Arm::Reactor, "fps"), 2),
             cell_text(s.ratio(Arm::Reactor, Arm::Auto, "fps"), 3),
             cell_text(p99_vs_best(c), 3),
+        );
+    }
+    let _ = writeln!(t, "\nverdicts:");
+    for (n, std, c) in cells {
+        let _ = writeln!(
+            t,
+            "{n:>5}  {:<23}{}",
+            std.name,
+            Verdict::line(&c.summary).trim_start_matches("verdict: ")
         );
     }
     let _ = writeln!(
@@ -269,5 +286,16 @@ fn summary(cells: &[(usize, &Standard, Cell)]) -> String {
             );
         }
     }
+    t.push_str(LEGEND);
     t
 }
+
+/// What the summary's columns mean, printed under it.
+const LEGEND: &str = "
+legend: X CPU = arm X's CPU ms a frame (the process's, over the window); r/a, r/s = the
+reactor's over auto's, seeds' in the same pair; r own = the reactor's own cost, its CPU ms
+a frame less the load's bursts (column bursts, ms a frame); own r/a = that over auto's;
+r fps, fps r/a = the reactor's fps and its ratio to auto's; p99 r/best = its frame p99 over
+the best arm's in the same pair; >100ms, escapes = the reactor's frames over 100 ms and
+virtual-core escapes, every pair; a verdict as under a cell's table (--help says how).
+";

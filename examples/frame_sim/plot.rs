@@ -3,15 +3,16 @@
 //! frame went by thread group and how long work waited to be picked up.
 //!
 //! Invariant: every panel of one kind shares its axes (the same frame-time range in every
-//! time panel, one scale for every arm's bar), so arms compare by eye; a frame beyond the
-//! range is never dropped, it is drawn at the edge and counted in the panel; the bars are the
-//! table's medians, read from the same summary.
+//! time panel and distribution, [`frame_range`], one scale for every arm's bar), so arms
+//! compare by eye; a frame beyond the range is never dropped, it is drawn at the edge and
+//! counted in the panel; the bars and the legend's p50 and p99 are the table's medians, read
+//! from the same summary.
 
 use crate::arms::Arm;
 use crate::figures::quantile;
 use crate::group::Group;
 use crate::report::Context;
-use crate::svg::{bar, escape, label, nice_up, polyline, text, Panel};
+use crate::svg::{bar, escape, label, nice_up, polyline, text, ticks, Panel};
 use std::fmt::Write as _;
 
 /// One arm's frame times (ms), by pair.
@@ -85,14 +86,7 @@ pub fn svg(ctx: &Context) -> String {
         .flat_map(|s| s.pairs.iter().flat_map(|p| p.iter().copied()))
         .collect();
     all.sort_by(f64::total_cmp);
-    let lo = quantile(&all, 0.001).min(cap_ms.unwrap_or(f64::INFINITY));
-    let hi_data = quantile(&all, 0.999).max(quantile(&all, 0.99) * 1.3);
-    let y_max = nice_up(hi_data.max(cap_ms.map_or(0.0, |c| c * 1.5)).max(1.0));
-    let x_min = if lo.is_finite() {
-        (lo * 0.9 / 5.0).floor() * 5.0
-    } else {
-        0.0
-    };
+    let (x_min, y_max) = frame_range(&all, cap_ms);
 
     let n = series.len().max(1) as f64;
     let h = TITLE_H + TOP_H + BOTTOM_H + BARS_H + 3.0 * MARGIN + 110.0;
@@ -116,7 +110,7 @@ pub fn svg(ctx: &Context) -> String {
             h: TOP_H,
             x0: 0.0,
             x1: total.max(1) as f64,
-            y0: 0.0,
+            y0: x_min,
             y1: y_max,
             log_y: false,
             categorical: false,
@@ -145,7 +139,7 @@ pub fn svg(ctx: &Context) -> String {
             let pts: Vec<(f64, f64)> = pair
                 .iter()
                 .enumerate()
-                .map(|(j, &ms)| ((start + j) as f64 + 0.5, ms.min(y_max)))
+                .map(|(j, &ms)| ((start + j) as f64 + 0.5, ms.clamp(x_min, y_max)))
                 .collect();
             over += pair.iter().filter(|&&ms| ms > y_max).count();
             let _ = writeln!(
@@ -239,20 +233,28 @@ pub fn svg(ctx: &Context) -> String {
             );
         }
     }
-    // Legend, in the CDF panel's lower right.
-    for (k, (s, v)) in series.iter().zip(&pooled).enumerate() {
-        let x = cdf.x + cdf.w - 235.0;
+    // Legend, in the CDF panel's lower right: the table's p50 and p99 (medians of pairs).
+    let summary = &cell.summary;
+    let x = cdf.x + cdf.w - 235.0;
+    text(
+        &mut out,
+        x,
+        cdf.y + cdf.h - 14.0 - 16.0 * series.len() as f64,
+        "start",
+        "frame ms, medians of pairs (the table's):",
+    );
+    for (k, s) in series.iter().enumerate() {
         let y = cdf.y + cdf.h - 14.0 - 16.0 * (series.len() - 1 - k) as f64;
         let _ = writeln!(
             out,
-            r##"<rect x="{x:.1}" y="{:.1}" width="14" height="4" fill="{}"/><text x="{:.1}" y="{:.1}">{} p50 {} p99 {} ms (pooled)</text>"##,
+            r##"<rect x="{x:.1}" y="{:.1}" width="14" height="4" fill="{}"/><text x="{:.1}" y="{:.1}">{} p50 {}, p99 {}</text>"##,
             y - 5.0,
             color(s.arm),
             x + 20.0,
             y,
             s.arm.name(),
-            label((quantile(v, 0.5) * 100.0).round() / 100.0),
-            label((quantile(v, 0.99) * 100.0).round() / 100.0),
+            label((summary.median(s.arm, "p50_ms") * 100.0).round() / 100.0),
+            label((summary.median(s.arm, "p99_ms") * 100.0).round() / 100.0),
         );
     }
     let bars_y = by + BOTTOM_H + MARGIN + 40.0;
@@ -260,6 +262,28 @@ pub fn svg(ctx: &Context) -> String {
     pickups(&mut out, ctx, bars_y, bw);
     out.push_str("</svg>\n");
     out
+}
+
+/// The frame-time range (ms) of the time panels and the distributions, from every arm's
+/// frames sorted: round values (the ticks' step) below the fastest 0.1 % of the frames and
+/// the cap's period, and above 1.1x both the 99.9th percentile and the cap's period; from 0
+/// when the frames spread over more than two thirds of it. The frames fill the panels instead
+/// of lying flat at their foot; the few beyond the top are drawn there and counted.
+pub fn frame_range(sorted: &[f64], cap_ms: Option<f64>) -> (f64, f64) {
+    let (lo, hi) = (quantile(sorted, 0.001), quantile(sorted, 0.999));
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, nice_up(cap_ms.map_or(1.0, |c| c * 1.5)));
+    }
+    let lo = lo.min(cap_ms.unwrap_or(f64::INFINITY)) * 0.95;
+    let hi = (hi.max(cap_ms.unwrap_or(0.0)) * 1.1).max(lo + 0.1);
+    let step = ticks(lo, hi).windows(2).next().map_or(1.0, |w| w[1] - w[0]);
+    let top = (hi / step).ceil() * step;
+    let bottom = (lo / step).floor() * step;
+    if bottom < top / 3.0 {
+        (0.0, nice_up(hi))
+    } else {
+        (bottom, top)
+    }
 }
 
 /// Stacked bars, one an arm: the median CPU ms a frame of each group, and what the process
@@ -427,6 +451,29 @@ fn pickups(out: &mut String, ctx: &Context, y: f64, w: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_frame_range_shows_the_frames() {
+        // Capped at 60: frames at the cap's 16.67 ms, a jitter of 0.3 ms, two slow ones (under
+        // 0.1 %: drawn at the top and counted).
+        let mut frames: Vec<f64> = (0..3000)
+            .map(|i| 16.67 + 0.3 * ((i * 7 % 13) as f64 / 6.0 - 1.0))
+            .collect();
+        frames.extend([21.0, 40.0]);
+        frames.sort_by(f64::total_cmp);
+        let cap = 1e3 / 60.0;
+        let (y0, y1) = frame_range(&frames, Some(cap));
+        let spread = quantile(&frames, 0.99) - quantile(&frames, 0.01);
+        assert!(spread / (y1 - y0) > 0.05, "the jitter shows: {y0}..{y1}");
+        assert!(y0 > 0.0 && y0 <= cap && cap * 1.1 <= y1, "{y0}..{y1}");
+        assert!(quantile(&frames, 0.999) <= y1, "{y0}..{y1}");
+        // Uncapped frames spread from 2 to 30 ms start at 0.
+        let spread: Vec<f64> = (0..1000).map(|i| 2.0 + 28.0 * i as f64 / 999.0).collect();
+        let (y0, y1) = frame_range(&spread, None);
+        assert_eq!(y0, 0.0);
+        assert!(y1 >= 30.0 * 1.1, "{y1}");
+        assert_eq!(frame_range(&[], Some(cap)), (0.0, 25.0));
+    }
 
     #[test]
     fn every_group_has_its_own_color() {

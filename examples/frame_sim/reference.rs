@@ -436,7 +436,7 @@ pub fn run_row(
 ///
 /// # Errors
 /// A row needs more processors than the process has, or a run failed.
-pub fn run(o: &crate::args::Options, scenes: &[Scene]) -> Result<(), String> {
+pub fn run(o: &crate::args::Options, scenes: &[Scene], out: &Path) -> Result<(), String> {
     let shape = Shape {
         arms: o.arms.clone().unwrap_or_else(|| Arm::DEFAULT.to_vec()),
         pairs: o.pairs.unwrap_or(3),
@@ -460,8 +460,7 @@ pub fn run(o: &crate::args::Options, scenes: &[Scene]) -> Result<(), String> {
             row.procs,
             if row.cap == 0 { "uncapped" } else { "capped" }
         );
-        let dir = o
-            .out
+        let dir = out
             .join("reference")
             .join(format!("{}-p{}", row.scene.name(), row.procs));
         let cell = run_row(row, load, &shape, o.procs, &label, &dir)?;
@@ -469,12 +468,9 @@ pub fn run(o: &crate::args::Options, scenes: &[Scene]) -> Result<(), String> {
     }
     let t = table(&results, o.procs);
     print!("{t}");
-    let path = o.out.join("reference").join("check.txt");
+    let path = out.join("reference").join("check.txt");
     report::write(&path, &t)?;
-    println!(
-        "cells and this table: {}",
-        o.out.join("reference").display()
-    );
+    println!("cells and this table: {}", out.join("reference").display());
     Ok(())
 }
 

@@ -10,6 +10,7 @@ use crate::cell::Cell;
 use crate::figures::RATIO_KEYS;
 use crate::group::Group;
 use crate::plot;
+use crate::verdict::{Verdict, JUDGED};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -22,6 +23,46 @@ pub struct Context<'a> {
     pub cell: &'a Cell,
     /// The kernel, for the record.
     pub kernel: &'a str,
+}
+
+/// What the table's rows and lines mean: printed once under a cell's table, and in `--help`.
+/// The verdict's tolerances are [`JUDGED`]'s.
+pub fn legend() -> String {
+    let judged: Vec<String> = JUDGED
+        .iter()
+        .filter_map(|&(name, tolerance, more_is_better)| {
+            let t = tolerance?;
+            Some(if more_is_better {
+                format!("{name} below {:.2}x", 1.0 - t)
+            } else {
+                format!("{name} above {:.2}x", 1.0 + t)
+            })
+        })
+        .collect();
+    format!(
+        "\
+legend: a column an arm; each figure the median over pairs of the runs' figures.
+  fps                   frames presented a second
+  frame p50 .. worst ms frame times, present to present: quantiles and the slowest
+  CPU ms/frame          the process's user + kernel CPU over the window, a frame
+  own cost ms/frame     CPU ms/frame less the load's bursts (the header's \"bursts\"): what
+                        the runtime, its sleeps and polls, and the OS spent
+  frames > N ms         measured frames longer than N ms
+  vcore ...             virtual-core waits, kicks (by priority, slice, first), escapes and
+                        revokes a frame; wake slices the OS took or ignored, the whole run
+  ... pickup p50/p99 us post to start of a job, of an executor's message
+  <group> ...           a thread group's CPU (s a second, ms a frame), kernel CPU, guest
+                        sleeps and voluntary switches a second
+  calib.                the calibration in force at the window's end
+  ratio / seeds, / auto the arm's figure over that arm's in the same pair, median over pairs
+  verdict               the default arm ({}) against the other arm of most fps; it loses
+                        on {};
+                        wins when better beyond one of them and worse on none; else even
+                        (own cost is shown, not judged)
+",
+        crate::verdict::DEFAULT.name(),
+        judged.join(", ")
+    )
 }
 
 /// The running kernel's release, for the record.
@@ -75,7 +116,7 @@ pub fn table(ctx: &Context) -> String {
     let _ = writeln!(
         t,
         "{} frames (+{} warm-up) a run, {} pair{}, arms alternate; {} logical processors \
-         (kernel {}); bursts {:.2} ms CPU a frame",
+         (kernel {}); bursts {:.2} ms CPU a frame{}",
         c.frames,
         c.warmup,
         c.pairs,
@@ -83,6 +124,14 @@ pub fn table(ctx: &Context) -> String {
         procs,
         ctx.kernel,
         c.load.cpu_per_frame().as_secs_f64() * 1e3,
+        if c.load.host.audio_us > 0 {
+            format!(
+                " (+ audio {} us every {} us)",
+                c.load.host.audio_us, c.load.host.audio_period_us
+            )
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(t, "{}", calibration_line(&ctx.cell.calibration));
     let _ = writeln!(t);
@@ -114,22 +163,18 @@ pub fn table(ctx: &Context) -> String {
         let _ = writeln!(t);
     }
     let _ = writeln!(t);
-    header(
-        &mut t,
-        &format!("ratio to {} (pair by pair)", s.baseline.name()),
-    );
-    for (i, key) in RATIO_KEYS.iter().enumerate() {
-        let label = s
-            .metrics
-            .iter()
-            .find(|m| m.key == *key)
-            .map_or(*key, |m| m.label.as_str());
-        let _ = write!(t, "{label:<LABEL$}");
-        for a in &s.arms {
-            let _ = write!(t, "{:>COL$}", cell(a.ratio[i], 3));
+    header(&mut t, "ratio, pair by pair");
+    for (i, &(name, _, _)) in JUDGED.iter().enumerate() {
+        for (b, base) in s.bases.iter().enumerate() {
+            let label = format!("{name:<16}/ {}", base.name());
+            let _ = write!(t, "{label:<LABEL$}");
+            for a in &s.arms {
+                let _ = write!(t, "{:>COL$}", cell(a.ratios[b][i], 3));
+            }
+            let _ = writeln!(t);
         }
-        let _ = writeln!(t);
     }
+    let _ = writeln!(t, "\n{}", Verdict::line(s));
     t
 }
 
@@ -230,30 +275,30 @@ pub fn json(ctx: &Context) -> String {
         .arms
         .iter()
         .map(|a| {
-            let ratio = object(
-                RATIO_KEYS
-                    .iter()
-                    .enumerate()
-                    .map(|(i, k)| (*k, number(a.ratio[i]))),
-                6,
-            );
+            let ratio = |r: &[f64; RATIO_KEYS.len()]| {
+                object(RATIO_KEYS.iter().zip(r).map(|(k, v)| (*k, number(*v))), 6)
+            };
+            let ratios = s
+                .bases
+                .iter()
+                .zip(&a.ratios)
+                .map(|(b, r)| (format!("ratio_to_{}", b.name()), ratio(r)));
             let pairs: Vec<String> = a
                 .runs
                 .iter()
                 .map(|f| figures(&|i| (s.metrics[i].get)(f), 8))
                 .collect();
-            object(
-                [
-                    ("arm", string(a.arm.name())),
-                    ("median", figures(&|i| a.median[i], 6)),
-                    ("ratio_to_baseline", ratio),
-                    (
-                        "pairs",
-                        format!("[\n        {}\n      ]", pairs.join(",\n        ")),
-                    ),
-                ],
-                4,
-            )
+            let mut fields = vec![
+                ("arm".to_string(), string(a.arm.name())),
+                ("median".to_string(), figures(&|i| a.median[i], 6)),
+                ("ratio_to_baseline".to_string(), ratio(&a.ratios[0])),
+            ];
+            fields.extend(ratios);
+            fields.push((
+                "pairs".to_string(),
+                format!("[\n        {}\n      ]", pairs.join(",\n        ")),
+            ));
+            object(fields.iter().map(|(k, v)| (k.as_str(), v.clone())), 4)
         })
         .collect();
     let mut out = object(
@@ -273,7 +318,12 @@ pub fn json(ctx: &Context) -> String {
                 "calibration_pinned",
                 (ctx.cell.calibration.is_some()).to_string(),
             ),
-            ("baseline", string(s.baseline.name())),
+            ("baseline", string(s.bases[0].name())),
+            (
+                "bursts_ms_per_frame",
+                number(c.load.cpu_per_frame().as_secs_f64() * 1e3),
+            ),
+            ("verdict", string(&Verdict::line(s))),
             ("critical_path_ms", crate::critical::json(&ctx.cell.runs)),
             ("arms", format!("[\n    {}\n  ]", arms.join(",\n    "))),
         ],
@@ -323,5 +373,64 @@ mod tests {
         assert_eq!(number(1.5), "1.5");
         assert_eq!(number(f64::NAN), "null");
         assert_eq!(object([("k", "1".to_string())], 0), "{\n  \"k\": 1\n}");
+    }
+
+    #[test]
+    fn the_table_has_ratios_to_seeds_and_auto_and_a_verdict() {
+        use crate::arms::Arm;
+        use crate::cell::CellSpec;
+        use crate::figures::{Figures, Summary};
+        let run = |fps: f64, cpu: f64, own: f64| Figures {
+            fps,
+            p99: 17.0,
+            cpu_ms_frame: cpu,
+            own_ms_frame: own,
+            ..Figures::default()
+        };
+        let cell = Cell {
+            spec: CellSpec {
+                load: crate::scenes::Scene::Field.load(),
+                arms: Arm::DEFAULT.to_vec(),
+                pairs: 1,
+                warmup: 1,
+                frames: 1,
+                calibrate_once: false,
+                trace: None,
+            },
+            processors: Some(2),
+            calibration: None,
+            runs: Vec::new(),
+            summary: Summary::new(vec![
+                (Arm::Seeds, vec![run(50.0, 20.0, 9.2)]),
+                (Arm::Auto, vec![run(60.0, 16.0, 5.2)]),
+                (Arm::Reactor, vec![run(60.0, 12.0, 1.3)]),
+            ]),
+        };
+        let ctx = Context {
+            scene: "field",
+            cell: &cell,
+            kernel: "test",
+        };
+        let t = table(&ctx);
+        let row = |label: &str| t.lines().find(|l| l.starts_with(label)).unwrap_or("");
+        assert!(
+            row("own cost ms/frame").ends_with("9.20      5.20      1.30"),
+            "{t}"
+        );
+        assert!(
+            row("CPU             / auto").ends_with("1.250     1.000     0.750"),
+            "{t}"
+        );
+        assert!(
+            row("own cost        / seeds").ends_with("1.000     0.565     0.141"),
+            "{t}"
+        );
+        assert!(
+            t.contains("\nverdict: default (reactor) wins against auto,"),
+            "{t}"
+        );
+        let j = json(&ctx);
+        assert!(j.contains("\"ratio_to_auto\"") && j.contains("\"verdict\": \"verdict: default"));
+        assert!(legend().contains("fps below 0.99x, p99 above 1.05x, CPU above 1.02x"));
     }
 }

@@ -80,7 +80,7 @@ impl Scene {
     ///
     /// `hyrule` is fitted: two long-probe steps of `--fit hyrule --pairs 3 --frames 240` from
     /// the reasoned centre (`hyrule_centre` below) gave these bursts, whose check met both
-    /// capped rows (docs/frame_sim.md, section 4). The centre: hyrule at 6 processors spends
+    /// capped rows (docs/frame_sim.md, section 5). The centre: hyrule at 6 processors spends
     /// 59.7 ms a frame at 52 fps with only 3.1 of 6 processors busy, so its frame is bounded
     /// by a serial chain of about 19 ms: a 12 ms game-thread burst and 3.5 ms executors, 57 ms
     /// a frame in all (executors 21, jobs 8, renderer 12, submit 2.5, present 1.5, audio 0.1 s
@@ -97,7 +97,7 @@ impl Scene {
     /// timer, which asks for about 1.3 processors of yield loops under `seeds`. Not fitted:
     /// out of reach on the device (docs/frame_sim.md, "Hyrule: what stands in the way").
     ///
-    /// Kokiri is fitted (docs/frame_sim.md, section 4): three steps of `--fit` from a centre
+    /// Kokiri is fitted (docs/frame_sim.md, section 5): three steps of `--fit` from a centre
     /// like hyrule's, lighter (a 12 ms chain that makes the cap), gave the bursts below; then
     /// the workers' polling was made to reach the idle processors of a 4-processor frame as
     /// the game's does: a worker polls 300 us after its last job and again 300 us every 4 ms

@@ -3,17 +3,22 @@
 //! an hos message queue, of a guest word (WaitForAddress) and of a plain atomic, a job posted
 //! every millisecond.
 //!
-//! `cargo run --release --example sleep_compare [-- --quick] [--pollers-only]
+//! `cargo run --release --example sleep_compare [-- --quick] [--pollers-only] [--repeat N]
 //! [--stretch 0,250,1000] [--coalesce] [--blind 4]`: `--stretch` adds an hos reactor row for
 //! each HOS_IDLE_POLL_STRETCH_US value to the queue pollers, `--coalesce` one with
 //! HOS_IDLE_POLL_COALESCE on, `--blind` an HOS_IDLE_POLL_BLIND row to the atomic pollers.
+//! `--repeat N` runs everything N times, each row on fresh runtimes (so a fresh calibration),
+//! and ends with each figure's min / median / max, and each arm's ratios to the yield loop's
+//! taken within a round.
 
 mod pollers;
 mod sleepers;
+mod spread;
 
 use hos::ShortSleep;
 use pollers::{Arm, Source, Tune};
 use sleepers::{Sleeper, ALL_TARGETS};
+use spread::Spread;
 use std::time::Duration;
 
 /// The value after `flag` on the command line, split at commas.
@@ -41,17 +46,30 @@ fn main() {
             .unwrap_or_default()
             .trim()
     );
-    let cal = sleepers::runtime(hos::ShortSleep::Reactor);
-    println!("calibration: {:?}", cal.stats().calibration);
-    cal.shutdown();
-    if !pollers_only {
-        cells(quick);
+    let repeat = list("--repeat").first().copied().unwrap_or(1).max(1);
+    let (mut sleeps, mut polls) = (Spread::default(), Spread::default());
+    for round in 1..=repeat {
+        if repeat > 1 {
+            println!();
+            println!("== round {round} of {repeat}");
+        }
+        let cal = sleepers::runtime(hos::ShortSleep::Reactor);
+        println!("calibration: {:?}", cal.stats().calibration);
+        cal.shutdown();
+        if !pollers_only {
+            cells(quick, &mut sleeps);
+        }
+        poller_runs(quick, &mut polls);
     }
-    poller_runs(quick);
+    if repeat > 1 {
+        sleeps.print("Single sleepers");
+        polls.print("5 idle pollers");
+    }
 }
 
-/// The single-sleeper table: overshoot and CPU of each sleep length, by sleeper.
-fn cells(quick: bool) {
+/// The single-sleeper table: overshoot and CPU of each sleep length, by sleeper (each on a
+/// fresh runtime); each row's figures also go to `spread`, with its CPU over the yield loop's.
+fn cells(quick: bool, spread: &mut Spread) {
     println!();
     println!(
         "{:>7} {:<20} {:>9} {:>9} {:>9} {:>12} {:>12}",
@@ -60,9 +78,28 @@ fn cells(quick: bool) {
     for d in ALL_TARGETS {
         let n =
             (if quick { 20_000_000 } else { 100_000_000 } / d.as_nanos() as usize).clamp(50, 3000);
-        for who in Sleeper::ALL {
-            let c = sleepers::cell(who, d, n);
+        let measured = Sleeper::ALL.map(|who| (who, sleepers::cell(who, d, n)));
+        let yield_cpu = measured
+            .iter()
+            .find(|(who, _)| *who == Sleeper::YieldLoop)
+            .map_or(f64::NAN, |(_, c)| c.sleeper_cpu_ns);
+        for (who, c) in measured {
             let us = |ns: u64| ns as f64 / 1000.0;
+            spread.add(
+                &format!("{:>5}us {}", d.as_micros(), who.name()),
+                &[
+                    "p50 late us",
+                    "p99 late us",
+                    "own CPU/sl us",
+                    "own CPU / yield's",
+                ],
+                vec![
+                    us(c.overshoot.value_at_quantile(0.5)),
+                    us(c.overshoot.value_at_quantile(0.99)),
+                    c.sleeper_cpu_ns / 1000.0,
+                    c.sleeper_cpu_ns / yield_cpu,
+                ],
+            );
             println!(
                 "{:>5}us {:<20} {:>7.1}us {:>7.1}us {:>7.1}us {:>10.1}us {:>10.1}us",
                 d.as_micros(),
@@ -77,8 +114,9 @@ fn cells(quick: bool) {
     }
 }
 
-/// The poller runs: queue pollers (hos sees them), then atomic pollers (it does not).
-fn poller_runs(quick: bool) {
+/// The poller runs: queue pollers (hos sees them), then atomic pollers (it does not); each
+/// arm's figures also go to `spread`, with its CPU and polls over the yield loop's.
+fn poller_runs(quick: bool, spread: &mut Spread) {
     let run = Duration::from_millis(if quick { 500 } else { 2000 });
     let every = Duration::from_millis(1);
     let others = [
@@ -151,9 +189,33 @@ fn poller_runs(quick: bool) {
             "jobs taken",
             "reactor"
         );
-        for arm in &arms {
-            let p = pollers::run(arm, source, 5, run, every);
+        let measured: Vec<_> = arms
+            .iter()
+            .map(|arm| (arm, pollers::run(arm, source, 5, run, every)))
+            .collect();
+        let (yield_cpu, yield_polls) = measured
+            .iter()
+            .find(|(arm, _)| arm.who == Sleeper::YieldLoop)
+            .map_or((f64::NAN, f64::NAN), |(_, p)| (p.cpu_per_s, p.polls_per_s));
+        for (arm, p) in &measured {
             let us = |q: f64| p.pickup.value_at_quantile(q) as f64 / 1000.0;
+            spread.add(
+                &format!("{source:?}: {}", arm.label),
+                &[
+                    "CPU s/s",
+                    "/ yield's",
+                    "polls / yield's",
+                    "reactor CPU s/s",
+                    "pickup p50 us",
+                ],
+                vec![
+                    p.cpu_per_s,
+                    p.cpu_per_s / yield_cpu,
+                    p.polls_per_s / yield_polls,
+                    p.reactor_cpu_per_s,
+                    us(0.5),
+                ],
+            );
             println!(
                 "{:<24} {:>8.3} {:>14.0} {:>8.1}us {:>8.1}us {:>5}/{:<5} {:>9.3}  {}",
                 arm.label,

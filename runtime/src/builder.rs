@@ -3,23 +3,62 @@
 //!
 //! Invariant: a value set in code wins over the environment unless the host asked
 //! otherwise ([`Builder::env_overrides`]), and a bad value, from code or the environment, is
-//! a [`ConfigError`] naming the method or the variable before anything starts. The parsing
-//! and checking rules live in [`crate::config`]; this file only applies them in order.
+//! a [`ConfigError`] naming the method or the variable before anything starts. What the
+//! environment says that is not an error (a name that is no switch, a boolean that is no
+//! boolean word, a value the code's wins over) is warned about by `build`, once each, before
+//! the runtime starts; an HOS_TRACE file that cannot be opened for writing is a
+//! [`BuildError::Trace`]. The parsing and checking rules live in [`crate::config`]; this file
+//! only applies them in order.
 
 use crate::build_error::BuildError;
-use crate::config::{check, parts, Config, ConfigError, ShortSleep, Switch};
+use crate::config::{check, parts, unknown, Config, ConfigError, ShortSleep, Switch};
 use crate::context::set_default;
 use crate::machine::Calibration;
+use crate::report::set_stderr;
 use crate::runtime::Runtime;
 use std::marker::PhantomData;
+use std::path::Path;
 
-/// Where the environment is read from: a variable's name to its value, `None` if unset.
-type EnvSource = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+/// A host function from a variable's name to its value, `None` if unset.
+type Lookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// The process environment; a value that is not UTF-8 is read lossily (so a boolean is on and
-/// a number is an error naming it), never taken for unset.
-fn process_env(name: &str) -> Option<String> {
-    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+/// Where the environment is read from.
+enum EnvSource {
+    /// The process environment, listed when the configuration is resolved.
+    Process,
+    /// Name and value pairs the host gave (`env_vars`); a later pair wins over an earlier one.
+    Vars(Vec<(String, String)>),
+    /// A host function from a variable's name to its value (`env_from`): asked for each
+    /// switch, never listed, so a name that is no switch cannot be seen.
+    From(Lookup),
+}
+
+impl EnvSource {
+    /// Every pair, if the source can be listed. A name or value of the process environment
+    /// that is not UTF-8 is read lossily (so a boolean is on and a number is an error naming
+    /// it), never taken for unset.
+    fn list(&self) -> Option<Vec<(String, String)>> {
+        match self {
+            EnvSource::Process => Some(
+                std::env::vars_os()
+                    .map(|(n, v)| {
+                        (
+                            n.to_string_lossy().into_owned(),
+                            v.to_string_lossy().into_owned(),
+                        )
+                    })
+                    .collect(),
+            ),
+            EnvSource::Vars(pairs) => Some(pairs.clone()),
+            EnvSource::From(_) => None,
+        }
+    }
+}
+
+/// A configuration resolved, with the warnings `build` gives for it.
+struct Settled {
+    config: Config,
+    warnings: Vec<String>,
 }
 
 /// Builds a runtime. `R` is what `build` returns: the runtime itself, or a host-facing
@@ -86,30 +125,48 @@ impl<R: From<Runtime>> Builder<R> {
 
     /// Reads every `HOS_*` switch from the process environment when the runtime is built
     /// (in [`Builder::resolve`]), never later. Values set in code win unless
-    /// [`Builder::env_overrides`] is called too. A bad value makes `build` fail.
+    /// [`Builder::env_overrides`] is called too. A bad value makes `build` fail; `build` warns
+    /// about a `HOS_*` variable that is no switch (naming the closest one), a boolean that is
+    /// no boolean word, and a value the code's wins over.
     pub fn env(mut self) -> Self {
-        self.env = Some(Box::new(process_env));
+        self.env = Some(EnvSource::Process);
         self
     }
 
     /// Like [`Builder::env`], from `source` (a variable's name to its value, `None` if unset)
     /// instead of the process environment: for tests (setting process variables while tests
-    /// run in parallel is unsound) and for hosts that keep switches elsewhere. The last of
-    /// `env` and `env_from` chooses the source.
+    /// run in parallel is unsound) and for hosts that keep switches elsewhere. A function
+    /// cannot be listed, so a name that is no switch goes unseen (`env_vars` sees it). The
+    /// last of `env`, `env_from` and `env_vars` chooses the source.
     pub fn env_from(
         mut self,
         source: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
-        self.env = Some(Box::new(source));
+        self.env = Some(EnvSource::From(Box::new(source)));
+        self
+    }
+
+    /// Like [`Builder::env`], from these name and value pairs instead of the process
+    /// environment (a later pair wins over an earlier one): for hosts that keep switches in
+    /// their own settings. Like the process environment they are listed, so `build` warns
+    /// about a `HOS_*` name among them that is no switch. The last of `env`, `env_from` and
+    /// `env_vars` chooses the source.
+    pub fn env_vars<N: Into<String>, V: Into<String>>(
+        mut self,
+        pairs: impl IntoIterator<Item = (N, V)>,
+    ) -> Self {
+        let pairs = pairs.into_iter().map(|(n, v)| (n.into(), v.into()));
+        self.env = Some(EnvSource::Vars(pairs.collect()));
         self
     }
 
     /// Lets the environment override values set in code too (the user's switches win over the
-    /// host's). Reads the process environment unless `env_from` chose another source.
+    /// host's). Reads the process environment unless `env_from` or `env_vars` chose another
+    /// source.
     pub fn env_overrides(mut self) -> Self {
         self.env_overrides = true;
         if self.env.is_none() {
-            self.env = Some(Box::new(process_env));
+            self.env = Some(EnvSource::Process);
         }
         self
     }
@@ -264,7 +321,8 @@ impl<R: From<Runtime>> Builder<R> {
 
     /// HOS_TRACE: collect the full trace and write it (Chrome trace-event JSON, which
     /// ui.perfetto.dev opens) to `path` at shutdown; `Runtime::write_trace` writes it on
-    /// request too.
+    /// request too. `build` opens the file for writing first (creating it, keeping what it
+    /// holds): a path that cannot be written is a [`BuildError::Trace`].
     pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
         self.config.trace = Some(path.into());
         self.in_code(Switch::Trace)
@@ -290,6 +348,14 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::FlightWaitMs)
     }
 
+    /// HOS_LOG_STDERR: `false` keeps hos's warnings and errors off stderr when no `tracing`
+    /// subscriber (or C log sink) takes them (default on: they are written to stderr, each
+    /// line starting `hos: `). Process-wide: the newest runtime built decides.
+    pub fn log_stderr(mut self, on: bool) -> Self {
+        self.config.log_stderr = on;
+        self.in_code(Switch::LogStderr)
+    }
+
     /// Pins the calibration instead of measuring it at build (reproducible runs).
     pub fn calibration(mut self, calibration: Calibration) -> Self {
         self.config.calibration = Some(calibration);
@@ -304,46 +370,94 @@ impl<R: From<Runtime>> Builder<R> {
     }
 
     /// Reads the environment (if asked), applies it by the precedence above and checks every
-    /// value: the configuration `build` would start with.
+    /// value: the configuration `build` would start with. It warns about nothing: `build`
+    /// does.
     ///
     /// # Errors
     /// The first value, in the order of docs/switches.md, that its switch does not accept.
     pub fn resolve(self) -> Result<Config, ConfigError> {
+        self.settle().map(|s| s.config)
+    }
+
+    /// [`Builder::resolve`], with the warnings for what the environment said.
+    fn settle(self) -> Result<Settled, ConfigError> {
         let mut config = self.config;
-        if let Some(read) = &self.env {
+        let mut warnings = Vec::new();
+        if let Some(env) = &self.env {
+            let listed = env.list();
+            let read = |name: &str| match (&listed, env) {
+                (Some(pairs), _) => pairs
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|p| p.1.clone()),
+                (None, EnvSource::From(f)) => f(name),
+                (None, _) => None,
+            };
             for switch in Switch::ALL {
                 let Some(raw) = read(switch.env()) else {
                     continue;
                 };
                 if self.in_code & switch.bit() != 0 && !self.env_overrides {
                     switch.apply(&mut Config::default(), &raw)?;
-                    tracing::warn!(
-                        "{}={raw:?} ignored: the host set it in code (env_overrides() lets the environment win)",
-                        switch.env()
-                    );
+                    warnings.push(switch.overridden(&config, &raw));
                 } else {
-                    switch.apply(&mut config, &raw)?;
+                    warnings.extend(switch.apply(&mut config, &raw)?);
                 }
             }
+            // A name given twice is told once, with the value that counts (the later).
+            let pairs = listed.as_deref().unwrap_or_default();
+            let last = pairs
+                .iter()
+                .enumerate()
+                .filter(|(i, (n, _))| pairs[i + 1..].iter().all(|(m, _)| m != n));
+            warnings.extend(last.filter_map(|(_, (n, v))| unknown(n, v)));
         }
         config.serial = parts(config.serial);
         config.vcore_first = parts(config.vcore_first);
         check(&config)?;
-        Ok(config)
+        Ok(Settled { config, warnings })
     }
 
     /// Resolves the configuration and starts the runtime (its reactor thread); it becomes the
     /// default runtime of threads that are no guest thread of any runtime (the newest one
     /// still running is).
     ///
+    /// Before it starts anything it sets HOS_LOG_STDERR for the process and warns, once
+    /// each, about a `HOS_*` name that is no switch, a boolean that is no boolean word and an
+    /// environment value the code's wins over (to the `tracing` subscriber, else stderr).
+    ///
     /// # Errors
-    /// [`BuildError::Config`] as [`Builder::resolve`]; [`BuildError::Thread`] if the OS refuses
-    /// the reactor thread; [`BuildError::Calibration`] if the boot calibration cannot measure.
-    /// Nothing is left running then.
+    /// [`BuildError::Config`] as [`Builder::resolve`]; [`BuildError::Trace`] if the HOS_TRACE
+    /// file cannot be opened for writing; [`BuildError::Thread`] if the OS refuses the reactor
+    /// thread; [`BuildError::Calibration`] if the boot calibration cannot measure. Nothing is
+    /// left running then.
     pub fn build(self) -> Result<R, BuildError> {
-        let config = self.resolve()?;
+        let Settled { config, warnings } = self.settle()?;
+        set_stderr(config.log_stderr);
+        for w in &warnings {
+            crate::warn!("{w}");
+        }
+        if let Some(path) = &config.trace {
+            open_trace(path)?;
+        }
         let rt = Runtime::start(config)?;
         set_default(&rt);
         Ok(R::from(rt))
     }
+}
+
+/// Opens the HOS_TRACE file for writing, creating it and keeping what it holds (the trace is
+/// written at shutdown), so that a path that cannot be written fails the build, not the
+/// shutdown.
+fn open_trace(path: &Path) -> Result<(), BuildError> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map(drop)
+        .map_err(|error| BuildError::Trace {
+            path: path.to_path_buf(),
+            error,
+        })
 }

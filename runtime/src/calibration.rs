@@ -22,6 +22,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub(crate) struct Tracker {
     timer_lateness_ns: AtomicU64,
+    timer_margin_ns: AtomicU64,
     wake_latency_ns: AtomicU64,
     precise: AtomicU8,
     /// Precise sleeps that asked whether a wake-latency sample is due.
@@ -39,6 +40,7 @@ impl Tracker {
     pub(crate) fn new(c: Calibration, pinned: bool) -> Self {
         Tracker {
             timer_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
+            timer_margin_ns: AtomicU64::new(margin_of(&c)),
             wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
             precise: AtomicU8::new(c.precise as u8),
             samples: AtomicU64::new(0),
@@ -52,6 +54,7 @@ impl Tracker {
         // Relaxed: published to other threads by the reactor's start handshake.
         self.timer_lateness_ns
             .store(c.timer_lateness_ns, Ordering::Relaxed);
+        self.timer_margin_ns.store(margin_of(&c), Ordering::Relaxed);
         self.wake_latency_ns
             .store(c.wake_latency_ns, Ordering::Relaxed);
         self.precise.store(c.precise as u8, Ordering::Relaxed);
@@ -64,6 +67,7 @@ impl Tracker {
         let (own_cpu_ns, reactor_cpu_ns, waker_cpu_ns) = *lock(&self.measured);
         Calibration {
             timer_lateness_ns: self.timer_lateness_ns.load(Ordering::Relaxed),
+            timer_margin_ns: self.timer_margin_ns(),
             wake_latency_ns: self.wake_latency_ns.load(Ordering::Relaxed),
             precise: self.precise(),
             own_cpu_ns,
@@ -76,6 +80,12 @@ impl Tracker {
     #[inline]
     pub(crate) fn timer_lateness_ns(&self) -> u64 {
         self.timer_lateness_ns.load(Ordering::Relaxed)
+    }
+
+    /// How early a sleeper arms its own timer before its deadline.
+    #[inline]
+    pub(crate) fn timer_margin_ns(&self) -> u64 {
+        self.timer_margin_ns.load(Ordering::Relaxed)
     }
 
     /// The wake latency estimate.
@@ -101,34 +111,37 @@ impl Tracker {
         !self.pinned && self.samples.fetch_add(1, Ordering::Relaxed) % every.max(1) == 0
     }
 
-    /// Feeds one observed timer lateness (its 90th percentile is tracked: the reactor wakes
-    /// before most deadlines and spins the rest, which costs the reactor, not the sleeper).
+    /// Feeds one observed timer lateness: its 90th percentile (the reactor wakes before most
+    /// deadlines and spins the rest, which costs the reactor, not the sleeper) and its 75th
+    /// (the sleepers' own margin) are tracked.
     pub(crate) fn observe_timer(&self, late_ns: u64) {
-        self.observe(&self.timer_lateness_ns, late_ns);
+        self.observe(&self.timer_lateness_ns, late_ns, P90);
+        self.observe(&self.timer_margin_ns, late_ns, P75);
     }
 
     /// Feeds one observed wake latency (its 90th percentile too: a sleeper woken early spins
     /// a few microseconds, one woken late is late).
     pub(crate) fn observe_wake(&self, latency_ns: u64) {
-        self.observe(&self.wake_latency_ns, latency_ns);
+        self.observe(&self.wake_latency_ns, latency_ns, P90);
     }
 
-    /// One step of a stochastic quantile estimate: up by 9 tenths of a step when the sample
-    /// is above, down by one tenth when it is below, so the estimate settles where 10 % of
-    /// samples lie above it. The step is a 16th of the estimate (at least 100 ns), never the
-    /// sample's size, so one 2 ms stall moves it by 6 %, not by a quarter millisecond: a
-    /// gap-proportional average let heavy tails hold it far above the 90th percentile (seen on
-    /// the 16-core device: 5 pollers' estimate passed their 20 us sleep and all of them spun).
-    fn observe(&self, est: &AtomicU64, sample: u64) {
+    /// One step of a stochastic estimate of the quantile `q` (in twentieths): up by `q`
+    /// twentieths of a step when the sample is above, down by `20 - q` when it is below, so
+    /// the estimate settles where `20 - q` twentieths of samples lie above it. The step is a 16th of
+    /// the estimate (at least 100 ns), never the sample's size, so one 2 ms stall moves it by
+    /// 6 %, not by a quarter millisecond: a gap-proportional average let heavy tails hold it
+    /// far above the 90th percentile (seen on the 16-core device: 5 pollers' estimate passed
+    /// their 20 us sleep and all of them spun).
+    fn observe(&self, est: &AtomicU64, sample: u64, q: Quantile) {
         if self.pinned {
             return;
         }
         let old = est.load(Ordering::Relaxed);
         let step = (old / 16).max(MIN_STEP_NS);
         let new = if sample.min(MAX_ESTIMATE_NS) > old {
-            (old + step * 9 / 10).min(MAX_ESTIMATE_NS)
+            (old + step * q.0 / 20).min(MAX_ESTIMATE_NS)
         } else {
-            old.saturating_sub(step / 10)
+            old.saturating_sub(step * (20 - q.0) / 20)
         };
         // Relaxed store: a lost update between two observers only drops one sample.
         est.store(new, Ordering::Relaxed);
@@ -137,6 +150,20 @@ impl Tracker {
 
 /// The smallest step of the tracked estimates.
 const MIN_STEP_NS: u64 = 100;
+
+/// A quantile a tracked estimate settles at, in twentieths.
+#[derive(Clone, Copy, Debug)]
+struct Quantile(u64);
+const P90: Quantile = Quantile(18);
+const P75: Quantile = Quantile(15);
+
+/// A calibration's own-timer margin (a pinned one without it: its lateness).
+fn margin_of(c: &Calibration) -> u64 {
+    match c.timer_margin_ns {
+        0 => c.timer_lateness_ns,
+        m => m,
+    }
+}
 
 fn quantile(mut v: Vec<u64>, q: f64) -> u64 {
     v.sort_unstable();
@@ -206,6 +233,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
             sys::now() - d
         })
         .collect();
+    let timer_margin_ns = quantile(lateness.clone(), 0.75);
     let timer_lateness_ns = quantile(lateness, 0.9);
 
     // 2. Wake latency, and 3. the sleeper's CPU on each precise path, on a helper thread.
@@ -213,7 +241,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
     // wait is bounded, so a machine that stalls a thread for long only spoils a sample.
     let probe = Arc::new(Probe::default());
     let p = probe.clone();
-    let lat = timer_lateness_ns;
+    let margin = timer_margin_ns;
     let helper = spawn(
         "hos-calibrate",
         Box::new(move || {
@@ -228,7 +256,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
             let before = sys::thread_cpu();
             for _ in 0..SAMPLES {
                 let d = sys::now() + PROBE_NS;
-                sys::sleep_until(d.saturating_sub(lat));
+                sys::sleep_until(d.saturating_sub(margin));
                 spin_until(d);
             }
             let own = sys::thread_cpu().since(&before).total();
@@ -293,6 +321,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
     let waker_cpu_ns = nanos(waker) / SAMPLES as u64;
     Ok(Calibration {
         timer_lateness_ns,
+        timer_margin_ns,
         wake_latency_ns,
         precise: precise_path(own_cpu_ns, reactor_cpu_ns, waker_cpu_ns),
         own_cpu_ns,
@@ -351,6 +380,42 @@ mod tests {
         }
         let est = t.wake_latency_ns();
         assert!((80_000..=98_000).contains(&est), "estimate {est} ns");
+    }
+
+    #[test]
+    fn the_margin_settles_near_the_75th_percentile_and_the_lateness_near_the_90th() {
+        // Uniform 1..=100 us; so wide a spread keeps the estimates wandering by a fifth, so
+        // their mean over the last 10,000 samples is checked.
+        let t = tracker(1_000);
+        let mut x = 777u64;
+        let (mut margin, mut late) = (0, 0);
+        for i in 0..50_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            t.observe_timer(1_000 + (x >> 33) % 100_000);
+            if i >= 40_000 {
+                margin += t.timer_margin_ns();
+                late += t.timer_lateness_ns();
+            }
+        }
+        let (margin, late) = (margin / 10_000, late / 10_000);
+        assert!((72_000..=80_000).contains(&margin), "margin {margin} ns");
+        assert!((86_000..=94_000).contains(&late), "lateness {late} ns");
+    }
+
+    #[test]
+    fn a_pinned_calibration_without_a_margin_arms_by_its_lateness() {
+        let c = Calibration {
+            timer_lateness_ns: 7_000,
+            ..Calibration::default()
+        };
+        assert_eq!(Tracker::new(c, true).timer_margin_ns(), 7_000);
+        let c = Calibration {
+            timer_margin_ns: 3_000,
+            ..c
+        };
+        assert_eq!(Tracker::new(c, true).get().timer_margin_ns, 3_000);
     }
 
     #[test]

@@ -13,13 +13,16 @@
 //! `resolve`, never later; an environment value applies only to switches the code did not
 //! set, unless the host called [`Builder::env_overrides`](crate::Builder::env_overrides), in
 //! which case it applies to every switch. An environment value that the code's value wins over
-//! is still checked (a bad value is an error either way) and logged as ignored.
+//! is still checked (a bad value is an error either way) and warned about at build, naming
+//! both values ([`Switch::overridden`]). When the source can be listed (the process
+//! environment, `env_vars`), a `HOS_*` name that is no switch is warned about at build with
+//! the closest switch's name ([`unknown`]); the names hos's own tests read ([`TOOLS`]) are not.
 //!
 //! # The rules, the same for every switch and for code
 //!
 //! | kind | rule |
 //! | --- | --- |
-//! | boolean | unset: the default; `0`, `false`, `off`, `no` or empty (trimmed, any case): off; anything else: on |
+//! | boolean | unset: the default; `0`, `false`, `off`, `no` or empty (trimmed, any case): off; `1`, `true`, `on`, `yes`: on; anything else: on, with a warning at build |
 //! | number | trimmed, a decimal integer inside the switch's range, else an error: no silent default, no silent clamp |
 //! | mode | `HOS_SHORT_SLEEP`: one of `yield`, `timer`, `reactor`, `auto` (trimmed, any case), else an error |
 //! | name parts | comma separated; each part trimmed; empty parts ignored |
@@ -139,6 +142,9 @@ pub struct Config {
     /// HOS_FLIGHT_WAIT_MS, 0..=3_600_000: dump when a guest wait lasts this long (default 0:
     /// never).
     pub flight_wait_ms: u64,
+    /// HOS_LOG_STDERR: warnings and errors that no `tracing` subscriber (or C log sink) takes
+    /// are written to stderr (default on). Process-wide: the newest runtime built decides.
+    pub log_stderr: bool,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -174,6 +180,7 @@ impl Default for Config {
             flight: true,
             flight_dir: None,
             flight_wait_ms: 0,
+            log_stderr: true,
             calibration: None,
             logical_processors: None,
         }
@@ -232,11 +239,12 @@ pub(crate) enum Switch {
     Flight,
     FlightDir,
     FlightWaitMs,
+    LogStderr,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 25] = [
+    pub(crate) const ALL: [Switch; 26] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -262,6 +270,7 @@ impl Switch {
         Switch::Flight,
         Switch::FlightDir,
         Switch::FlightWaitMs,
+        Switch::LogStderr,
     ];
 
     /// The environment variable.
@@ -292,6 +301,7 @@ impl Switch {
             Switch::Flight => "HOS_FLIGHT",
             Switch::FlightDir => "HOS_FLIGHT_DIR",
             Switch::FlightWaitMs => "HOS_FLIGHT_WAIT_MS",
+            Switch::LogStderr => "HOS_LOG_STDERR",
         }
     }
 
@@ -300,42 +310,158 @@ impl Switch {
         1 << self as u32
     }
 
-    /// Parses `raw` by this switch's rule into `config`; the error names the variable.
-    pub(crate) fn apply(self, config: &mut Config, raw: &str) -> Result<(), ConfigError> {
+    /// Parses `raw` by this switch's rule into `config`; the error names the variable. A
+    /// boolean that is no boolean word is on, as the reference host reads it, and gives the
+    /// warning returned.
+    pub(crate) fn apply(
+        self,
+        config: &mut Config,
+        raw: &str,
+    ) -> Result<Option<String>, ConfigError> {
         let name = self.env();
+        let mut odd = false;
+        let mut flag = |raw: &str| {
+            let on = switch_on(raw);
+            odd |= on.is_none();
+            on.unwrap_or(true)
+        };
         match self {
             Switch::ShortSleep => config.short_sleep = parse_mode(name, raw)?,
-            Switch::ShortSleepTimer => config.short_sleep_timer = Some(switch_on(raw)),
+            Switch::ShortSleepTimer => config.short_sleep_timer = Some(flag(raw)),
             Switch::ShortSleepPollers => {
                 config.short_sleep_pollers = Some(POLLERS.parse(name, raw)? as usize);
             }
             Switch::SpinUs => config.spin_us = SPIN.parse(name, raw)?,
             Switch::SpinOtherUs => config.spin_other_us = Some(SPIN.parse(name, raw)?),
-            Switch::IdlePoll => config.idle_poll = switch_on(raw),
+            Switch::IdlePoll => config.idle_poll = flag(raw),
             Switch::IdlePollStretchUs => config.idle_poll_stretch_us = STRETCH.parse(name, raw)?,
-            Switch::IdlePollCoalesce => config.idle_poll_coalesce = switch_on(raw),
+            Switch::IdlePollCoalesce => config.idle_poll_coalesce = flag(raw),
             Switch::IdlePollBlind => config.idle_poll_blind = BLIND.parse(name, raw)? as u32,
             Switch::Serial => config.serial = parts(raw.split(',')),
             Switch::Cores => config.cores = CORES.parse(name, raw)? as usize,
-            Switch::Vcores => config.vcores = switch_on(raw),
+            Switch::Vcores => config.vcores = flag(raw),
             Switch::VcoreSliceUs => config.vcore_slice_us = SLICE.parse(name, raw)?,
             Switch::VcoreEscapeMs => config.vcore_escape_ms = ESCAPE.parse(name, raw)?,
             Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
-            Switch::VcoreClaim => config.vcore_claim = switch_on(raw),
+            Switch::VcoreClaim => config.vcore_claim = flag(raw),
             Switch::VcoreGraceUs => config.vcore_grace_us = GRACE.parse(name, raw)?,
             Switch::WakeSliceUs => config.wake_slice_us = WAKE_SLICE.parse(name, raw)?,
             Switch::WakeSlicePriority => {
                 config.wake_slice_priority = PRIORITY.parse(name, raw)? as u8;
             }
-            Switch::SleepLog => config.sleep_log = switch_on(raw),
-            Switch::TlsTrace => config.tls_trace = switch_on(raw),
+            Switch::SleepLog => config.sleep_log = flag(raw),
+            Switch::TlsTrace => config.tls_trace = flag(raw),
             Switch::Trace => config.trace = path(raw),
-            Switch::Flight => config.flight = switch_on(raw),
+            Switch::Flight => config.flight = flag(raw),
             Switch::FlightDir => config.flight_dir = path(raw),
             Switch::FlightWaitMs => config.flight_wait_ms = WAIT_BOUND.parse(name, raw)?,
+            Switch::LogStderr => config.log_stderr = flag(raw),
         }
-        Ok(())
+        Ok(odd.then(|| {
+            format!(
+                "{name}={raw} is no boolean word: taken as on (off: {} or empty; on: {})",
+                OFF_WORDS.join(", "),
+                ON_WORDS.join(", ")
+            )
+        }))
     }
+
+    /// This switch's value in `config`, as a warning shows it.
+    fn shown(self, c: &Config) -> String {
+        match self {
+            Switch::ShortSleep => format!("{:?}", c.short_sleep),
+            Switch::ShortSleepTimer => format!("{:?}", c.short_sleep_timer),
+            Switch::ShortSleepPollers => format!("{:?}", c.short_sleep_pollers),
+            Switch::SpinUs => c.spin_us.to_string(),
+            Switch::SpinOtherUs => format!("{:?}", c.spin_other_us),
+            Switch::IdlePoll => c.idle_poll.to_string(),
+            Switch::IdlePollStretchUs => c.idle_poll_stretch_us.to_string(),
+            Switch::IdlePollCoalesce => c.idle_poll_coalesce.to_string(),
+            Switch::IdlePollBlind => c.idle_poll_blind.to_string(),
+            Switch::Serial => format!("{:?}", c.serial),
+            Switch::Cores => c.cores.to_string(),
+            Switch::Vcores => c.vcores.to_string(),
+            Switch::VcoreSliceUs => c.vcore_slice_us.to_string(),
+            Switch::VcoreEscapeMs => c.vcore_escape_ms.to_string(),
+            Switch::VcoreFirst => format!("{:?}", c.vcore_first),
+            Switch::VcoreClaim => c.vcore_claim.to_string(),
+            Switch::VcoreGraceUs => c.vcore_grace_us.to_string(),
+            Switch::WakeSliceUs => c.wake_slice_us.to_string(),
+            Switch::WakeSlicePriority => c.wake_slice_priority.to_string(),
+            Switch::SleepLog => c.sleep_log.to_string(),
+            Switch::TlsTrace => c.tls_trace.to_string(),
+            Switch::Trace => format!("{:?}", c.trace),
+            Switch::Flight => c.flight.to_string(),
+            Switch::FlightDir => format!("{:?}", c.flight_dir),
+            Switch::FlightWaitMs => c.flight_wait_ms.to_string(),
+            Switch::LogStderr => c.log_stderr.to_string(),
+        }
+    }
+
+    /// The warning for an environment value `raw` that the value set in code (in `config`)
+    /// wins over.
+    pub(crate) fn overridden(self, config: &Config, raw: &str) -> String {
+        format!(
+            "{}={raw} ignored: the host set it in code to {} (env_overrides() lets the \
+             environment win)",
+            self.env(),
+            self.shown(config)
+        )
+    }
+}
+
+/// `HOS_*` names that are no switch but that hos's own tests and tools read, so never warned
+/// about: the header test's bless (capi/tests/header.rs), the chaos test's seeds
+/// (tests/chaos.rs), the soak's seed (tests/soak.rs), and the runtime's tests' child marker
+/// (runtime/src/tests/common.rs).
+pub(crate) const TOOLS: [&str; 4] = [
+    "HOS_BLESS",
+    "HOS_CHAOS_SEEDS",
+    "HOS_SOAK_SEED",
+    "HOS_TEST_ALONE",
+];
+
+/// The warning for the environment variable `name`, if it looks like a switch of hos
+/// (`HOS_`, any case) and is none (nor a name of [`TOOLS`]): it names the closest switch
+/// when one is at most three edits away (case aside).
+pub(crate) fn unknown(name: &str, value: &str) -> Option<String> {
+    let upper = name.to_ascii_uppercase();
+    let known = |n: &str| n == name;
+    if !upper.starts_with("HOS_")
+        || Switch::ALL.iter().any(|s| known(s.env()))
+        || TOOLS.iter().any(|t| known(t))
+    {
+        return None;
+    }
+    let closest = Switch::ALL
+        .iter()
+        .map(|s| s.env())
+        .chain(TOOLS)
+        .map(|n| (edits(&upper, n), n))
+        .min()
+        .filter(|(d, _)| *d <= 3);
+    Some(match closest {
+        Some((_, n)) => format!("unknown switch {name}={value} (did you mean {n}?)"),
+        None => format!("unknown switch {name}={value} (docs/switches.md lists the switches)"),
+    })
+}
+
+/// The edit distance of `a` and `b` (insertions, deletions and substitutions of bytes).
+fn edits(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// The accepted values of a numeric switch, inclusive.
@@ -444,14 +570,21 @@ impl Range {
     }
 }
 
-/// The boolean rule: `0`, `false`, `off`, `no` or empty (trimmed, any case) is off; anything
-/// else is on.
-fn switch_on(raw: &str) -> bool {
+/// The boolean words that are off (and empty); trimmed, any case.
+const OFF_WORDS: [&str; 4] = ["0", "false", "off", "no"];
+/// The boolean words that are on; trimmed, any case.
+const ON_WORDS: [&str; 4] = ["1", "true", "on", "yes"];
+
+/// The boolean rule: an off word or empty is `Some(false)`, an on word `Some(true)`, anything
+/// else `None` (which the reference host takes as on).
+fn switch_on(raw: &str) -> Option<bool> {
     let v = raw.trim();
-    !(v.is_empty()
-        || ["0", "false", "off", "no"]
-            .iter()
-            .any(|off| v.eq_ignore_ascii_case(off)))
+    let is = |words: &[&str]| words.iter().any(|w| v.eq_ignore_ascii_case(w));
+    if v.is_empty() || is(&OFF_WORDS) {
+        Some(false)
+    } else {
+        is(&ON_WORDS).then_some(true)
+    }
 }
 
 /// The path rule: the value as given; empty (trimmed) is none.
@@ -525,6 +658,43 @@ mod tests {
             assert!(s.env().starts_with("HOS_"));
         }
         assert_eq!(bits.count_ones() as usize, Switch::ALL.len());
+    }
+
+    #[test]
+    fn unknown_names_are_told_with_the_closest_switch() {
+        let told = |name: &str| unknown(name, "0");
+        assert_eq!(
+            told("HOS_FLIGH").as_deref(),
+            Some("unknown switch HOS_FLIGH=0 (did you mean HOS_FLIGHT?)")
+        );
+        assert!(told("hos_vcore_grace")
+            .unwrap()
+            .contains("HOS_VCORE_GRACE_US?"));
+        assert!(told("HOS_X").unwrap().contains("docs/switches.md"));
+        for quiet in [
+            "HOS_FLIGHT",
+            "HOS_LOG_STDERR",
+            "HOS_BLESS",
+            "HOS_TEST_ALONE",
+            "PATH",
+        ] {
+            assert_eq!(told(quiet), None, "{quiet}");
+        }
+        assert_eq!((edits("", "ab"), edits("kitten", "sitting")), (2, 3));
+    }
+
+    #[test]
+    fn booleans_outside_the_words_are_on_and_told() {
+        let mut c = Config::default();
+        for (raw, on) in [("0", false), (" OFF ", false), ("", false), ("Yes", true)] {
+            assert_eq!(Switch::Flight.apply(&mut c, raw), Ok(None), "{raw:?}");
+            assert_eq!(c.flight, on, "{raw:?}");
+        }
+        c.flight = false;
+        let told = Switch::Flight.apply(&mut c, "garbage").unwrap().unwrap();
+        assert!(c.flight, "the reference host's rule: on");
+        assert!(told.contains("HOS_FLIGHT=garbage") && told.contains("off: 0, false, off, no"));
+        assert_eq!(Switch::SpinUs.apply(&mut c, "7"), Ok(None));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!
 //! Each layer uses only the layers below it, never one above; no file reaches up to the
 //! runtime it is part of. Leaves (`sync`, `time`, `sys`, `spawn`, `chaos`, `wheel`, `machine`,
-//! `stats`, and the virtual cores' pure table: `vcore::{table, rank, step, escape}`) depend on
+//! `stats`, `report`, and the virtual cores' pure table: `vcore::{table, rank, step, escape}`) depend on
 //! nothing of hos but each other. Primitives (`parker`; `config`: the typed config and its
 //! switch rules; `build_error`) sit on the leaves. Decisions
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
@@ -26,6 +26,7 @@
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
 //! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
 //! | `stats` | leaf | counters, and the [`Stats`] snapshot a host reads |
+//! | `report` | leaf | where warnings and errors go: the `tracing` subscriber, else stderr |
 //! | `parker` | primitive | the per-thread futex parker |
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
 //! | `build_error` | primitive | [`BuildError`]: why a runtime did not start |
@@ -63,6 +64,7 @@ mod policy;
 mod poll;
 mod pollers;
 mod reactor;
+mod report;
 mod runtime;
 mod sleep;
 mod spawn;
@@ -103,6 +105,10 @@ pub mod internal {
     pub use crate::poll::{clear as poll_found, missed as poll_missed, note_call as svc_entered};
     pub use crate::pollers::PollSite;
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
+    /// Where warnings and errors go (the `warn!` and `error!` macros call it).
+    pub mod report {
+        pub use crate::report::{emit, text};
+    }
     pub use crate::runtime::Runtime;
     pub use crate::sleep::{host_sleep, sleep_current};
     pub use crate::stats::Counters;
@@ -112,6 +118,7 @@ pub mod internal {
     pub use crate::time::nanos;
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
     pub use crate::wheel::{Wheel, WheelKey};
+    pub use tracing;
 
     /// The trace's event sites and its analyses (docs/design.md section 17).
     pub mod trace {

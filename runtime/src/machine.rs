@@ -18,13 +18,21 @@ pub enum PrecisePath {
 /// The measured (or pinned) figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Calibration {
-    /// How late a slack-1 OS timer fires (a high quantile, so most wakes come early).
+    /// How late a slack-1 OS timer fires (its 90th percentile: the reactor, whose spin costs
+    /// the sleepers nothing, wakes this early before a precise deadline).
     pub timer_lateness_ns: u64,
+    /// How early a sleeper arms its own slack-1 timer before its deadline: the 75th percentile
+    /// of the same lateness, tracked apart (most of a sleeper's spin is the gap between the
+    /// margin and the lateness it meets, so a lower quantile than the reactor's halves it
+    /// where the tail is wide; the median sleep is still on time). 0 in a pinned calibration
+    /// means `timer_lateness_ns`.
+    pub timer_margin_ns: u64,
     /// How long a parked thread takes to run after its unpark (a high quantile).
     pub wake_latency_ns: u64,
-    /// The precise path that costs the process less, for sleeps longer than the timer's
-    /// lateness (a shorter one always goes through the reactor: on its own timer it would be
-    /// all spin).
+    /// The precise path of serial threads' and host threads' sleeps longer than the own
+    /// timer's margin, the one that cost the process less at boot (a job worker's short sleep
+    /// takes its own timer whenever that can arm, so the reactor never spins for pollers; a
+    /// sleep too short to arm always goes through the reactor).
     pub precise: PrecisePath,
     /// Sleeper CPU a precise sleep on its own timer, as measured (0 when pinned).
     pub own_cpu_ns: u64,

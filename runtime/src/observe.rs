@@ -61,7 +61,7 @@ impl Runtime {
             match self.write_trace(&path) {
                 Ok(()) => tracing::info!(path = %path.display(), "hos trace written"),
                 Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "hos trace not written")
+                    crate::warn!(path = %path.display(), error = %e, "hos trace not written")
                 }
             }
         }
@@ -152,7 +152,7 @@ impl Runtime {
         };
         let holders = escape.holders(name);
         let tree = self.wait_tree().to_string();
-        tracing::warn!(
+        crate::warn!(
             thread = %rec.name(),
             priority = rec.running_priority(),
             escape_ms = escape.escape_ms(),

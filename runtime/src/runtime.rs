@@ -13,7 +13,7 @@ use crate::policy::{Policy, Role};
 use crate::pollers::Ticks;
 use crate::reactor::Reactor;
 use crate::spawn::{self, Spawn};
-use crate::stats::{Counters, Stats, ThreadStats};
+use crate::stats::{Counters, LastSeen, Live, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
@@ -40,6 +40,8 @@ struct Inner {
     session: Arc<Session>,
     /// Whether the HOS_TRACE file was written.
     traced: AtomicBool,
+    /// The threads' figures and the reactor's CPU as the shutdown began.
+    last: LastSeen,
 }
 
 impl Drop for Inner {
@@ -153,6 +155,7 @@ impl Runtime {
                 shut_down: AtomicBool::new(false),
                 session,
                 traced: AtomicBool::new(false),
+                last: LastSeen::new(),
             }),
         })
     }
@@ -395,26 +398,36 @@ impl Runtime {
         &self.inner.vcores
     }
 
-    /// Counters, calibration, process and per-thread CPU.
+    /// Counters, calibration, process and per-thread CPU. After a shutdown, the threads and
+    /// the reactor's CPU as it began (see [`Stats`]).
     pub fn stats(&self) -> Stats {
         let mut s = self.inner.counters.snapshot();
         s.calibration = self.calibration();
         s.process_cpu = sys::process_cpu();
-        s.reactor_cpu = self.inner.reactor.cpu();
         s.vcores_held = self.inner.vcores.held();
-        s.threads = self
-            .threads()
-            .iter()
-            .map(|t| ThreadStats {
-                name: t.name().to_string(),
-                priority: t.priority(),
-                serial: t.is_serial(),
-                cpu: t.cpu(),
-                sleeps: t.sleeps(),
-                vcore_wait: Duration::from_nanos(t.vcore_wait_ns()),
-            })
-            .collect();
+        let live = self.inner.last.get().unwrap_or_else(|| self.live());
+        s.reactor_cpu = live.reactor_cpu;
+        s.threads = live.threads;
         s
+    }
+
+    /// What only the live threads can tell: the reactor's CPU, each guest thread's figures.
+    fn live(&self) -> Live {
+        Live {
+            reactor_cpu: self.inner.reactor.cpu(),
+            threads: self
+                .threads()
+                .iter()
+                .map(|t| ThreadStats {
+                    name: t.name().to_string(),
+                    priority: t.priority(),
+                    serial: t.is_serial(),
+                    cpu: t.cpu(),
+                    sleeps: t.sleeps(),
+                    vcore_wait: Duration::from_nanos(t.vcore_wait_ns()),
+                })
+                .collect(),
+        }
     }
 
     /// Whether `shutdown` was called.
@@ -426,6 +439,8 @@ impl Runtime {
     /// Shuts down: every wait ends (Cancelled), the reactor stops. Idempotent. Guest threads
     /// are joined by their owners (the `hos` crate's `Runtime::shutdown` joins them).
     pub fn shutdown(&self) {
+        // First, while every thread still runs: what `stats` reads from then on.
+        self.inner.last.keep(|| self.live());
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return;
         }

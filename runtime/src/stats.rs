@@ -2,9 +2,15 @@
 //!
 //! Invariant: every counter is a relaxed atomic that only grows (gauges excepted, named as
 //! such); a snapshot is a set of independent reads, not a consistent cut, which is all a
-//! rate over a window needs.
+//! rate over a window needs. What only live threads can say (their figures, the reactor's
+//! CPU) is kept once as the shutdown begins ([`LastSeen`]), and every snapshot after it reads
+//! that instead of the threads the shutdown tore down. A snapshot prints as a summary that
+//! fits a screen (`Display`, and `Debug` too); every figure is in its fields.
 
 use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{lock, Mutex};
+use crate::sys::CpuTime;
+use std::fmt;
 use std::time::Duration;
 
 /// How a sleep was served.
@@ -99,8 +105,9 @@ impl LatenessCounter {
     }
 }
 
-/// A read of one path's lateness.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A read of one path's lateness. `Debug` prints the count, the mean and the quantiles' bounds,
+/// not the histogram's buckets (they are in [`Lateness::buckets`]).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Lateness {
     /// Sleeps served.
     pub count: u64,
@@ -127,6 +134,17 @@ impl Lateness {
             }
         }
         Duration::ZERO
+    }
+}
+
+impl fmt::Debug for Lateness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lateness")
+            .field("count", &self.count)
+            .field("mean", &self.mean())
+            .field("p50_at_most", &self.quantile_upper(0.5))
+            .field("p99_at_most", &self.quantile_upper(0.99))
+            .finish_non_exhaustive()
     }
 }
 
@@ -233,7 +251,7 @@ impl Counters {
 }
 
 /// One thread's figures in a snapshot.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadStats {
     /// The thread's name now.
     pub name: String,
@@ -249,8 +267,13 @@ pub struct ThreadStats {
     pub vcore_wait: Duration,
 }
 
-/// A read of the runtime's counters, threads and calibration.
-#[derive(Clone, Debug, Default)]
+/// A read of the runtime's counters, threads and calibration. `Display` and `Debug` print
+/// [`Stats::summary`]'s screen of it.
+///
+/// After a shutdown, `threads` and `reactor_cpu` are those read as it began, just before the
+/// threads were torn down (the threads live then, the reactor's CPU to that moment); the
+/// counters, the calibration and the process's CPU are read at the call, as always.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Sleeps and their lateness, by path.
     pub sleeps: Vec<(SleepPath, Lateness)>,
@@ -307,9 +330,9 @@ pub struct Stats {
     pub calibration: crate::machine::Calibration,
     /// The process's CPU time.
     pub process_cpu: crate::sys::CpuTime,
-    /// The reactor thread's CPU time.
+    /// The reactor thread's CPU time (after a shutdown: to the moment it began).
     pub reactor_cpu: crate::sys::CpuTime,
-    /// Every live guest thread.
+    /// Every live guest thread (after a shutdown: those live when it began).
     pub threads: Vec<ThreadStats>,
 }
 
@@ -322,6 +345,151 @@ impl Stats {
     /// Sleeps over every path.
     pub fn total_sleeps(&self) -> u64 {
         self.sleeps.iter().map(|(_, l)| l.count).sum()
+    }
+
+    /// The snapshot on one screen (under 40 lines whatever the thread count): counts, the
+    /// sleeps by path with their lateness, idle polls, waits, virtual cores, the reactor, CPU,
+    /// and the threads (the first 20, then how many more).
+    pub fn summary(&self) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let c = &self.calibration;
+        let mut t = format!(
+            "hos stats: {} guest threads, {} virtual cores held; calibration: timer late \
+             {:.1} us, wake {:.1} us, precise path {:?}\n",
+            self.threads.len(),
+            self.vcores_held,
+            c.timer_lateness_ns as f64 / 1e3,
+            c.wake_latency_ns as f64 / 1e3,
+            c.precise
+        );
+        t += &format!(
+            "sleeps: {} (yields {}, bad {})\n  {:<17}{:>10}{:>10}{:>11}{:>11}\n",
+            self.total_sleeps(),
+            self.yields,
+            self.bad_sleeps,
+            "path",
+            "count",
+            "mean us",
+            "p50 us <=",
+            "p99 us <="
+        );
+        for (path, l) in &self.sleeps {
+            t += &format!(
+                "  {:<17}{:>10}{:>10.1}{:>11.1}{:>11.1}\n",
+                path.name(),
+                l.count,
+                us(l.mean()),
+                us(l.quantile_upper(0.5)),
+                us(l.quantile_upper(0.99))
+            );
+        }
+        let waited: Duration = self.threads.iter().map(|t| t.vcore_wait).sum();
+        t += &format!(
+            "idle polls: {} (relaxed {}, promoted {}, coalesced {})\n\
+             waits: parks {}, spins caught {}, missed {}, skipped {}\n\
+             virtual cores: waits {} ({:.2} ms over the threads), kicks by priority {}, slice \
+             {}, first {}; escapes {}, revokes {}\n\
+             reactor: fired {}, woke {}, CPU {:.2} ms (kernel {:.2})\n\
+             process CPU {:.2} ms (kernel {:.2}); wake slices taken {}, ignored {}\n",
+            self.idle_polls,
+            self.idle_relaxed,
+            self.idle_promoted,
+            self.idle_coalesced,
+            self.parks,
+            self.spins_caught,
+            self.spins_missed,
+            self.spins_skipped,
+            self.vcore_waits,
+            ms(waited),
+            self.vcore_kicks_priority,
+            self.vcore_kicks_slice,
+            self.vcore_kicks_first,
+            self.vcore_escapes,
+            self.vcore_revokes,
+            self.reactor_fired,
+            self.reactor_wakeups,
+            ms(self.reactor_cpu.total()),
+            ms(self.reactor_cpu.kernel),
+            ms(self.process_cpu.total()),
+            ms(self.process_cpu.kernel),
+            self.wake_slices,
+            self.wake_slices_ignored,
+        );
+        t += &format!(
+            "  {:<24}{:>5}{:>7}{:>10}{:>10}{:>15}\n",
+            "thread", "prio", "serial", "CPU ms", "sleeps", "vcore wait ms"
+        );
+        for th in self.threads.iter().take(SUMMARY_THREADS) {
+            t += &format!(
+                "  {:<24}{:>5}{:>7}{:>10.2}{:>10}{:>15.2}\n",
+                th.name,
+                th.priority,
+                if th.serial { "yes" } else { "no" },
+                ms(th.cpu.total()),
+                th.sleeps,
+                ms(th.vcore_wait)
+            );
+        }
+        if let Some(more) = self
+            .threads
+            .len()
+            .checked_sub(SUMMARY_THREADS)
+            .filter(|&n| n > 0)
+        {
+            t += &format!("  ... and {more} more (Stats::threads has them all)\n");
+        }
+        t
+    }
+}
+
+/// Threads [`Stats::summary`] lists one a line.
+pub(crate) const SUMMARY_THREADS: usize = 20;
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary())
+    }
+}
+
+/// The summary, not the fields one a line: a snapshot's fields run to hundreds of lines.
+impl fmt::Debug for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary())
+    }
+}
+
+/// What only live threads can tell a snapshot: read from them while they run, and once, as
+/// the shutdown begins, kept in [`LastSeen`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Live {
+    /// The reactor thread's CPU time (its clock cannot be read once it is joined).
+    pub(crate) reactor_cpu: CpuTime,
+    /// The live guest threads' figures (their records go as they leave).
+    pub(crate) threads: Vec<ThreadStats>,
+}
+
+/// The [`Live`] read kept as the shutdown began: empty until then, set once.
+pub(crate) struct LastSeen(Mutex<Option<Live>>);
+
+impl LastSeen {
+    /// Nothing kept yet.
+    pub(crate) fn new() -> LastSeen {
+        LastSeen(Mutex::new(None))
+    }
+
+    /// Keeps `read()` unless a read was kept already. A concurrent caller waits on the lock
+    /// until the first has kept its read, so no caller returns before one is kept.
+    pub(crate) fn keep(&self, read: impl FnOnce() -> Live) {
+        let mut kept = lock(&self.0);
+        if kept.is_none() {
+            *kept = Some(read());
+        }
+    }
+
+    /// The read kept, if the shutdown has begun.
+    pub(crate) fn get(&self) -> Option<Live> {
+        lock(&self.0).clone()
     }
 }
 
@@ -340,5 +508,60 @@ mod tests {
         assert_eq!(s.quantile_upper(0.0), Duration::ZERO);
         assert!(s.quantile_upper(0.5) >= Duration::from_nanos(1_000));
         assert!(s.quantile_upper(1.0) >= Duration::from_millis(1));
+        let debug = format!("{s:#?}");
+        assert!(debug.lines().count() < 10, "no buckets one a line: {debug}");
+    }
+
+    #[test]
+    fn the_summary_fits_a_screen_whatever_the_threads() {
+        let c = Counters::default();
+        for p in SleepPath::ALL {
+            c.sleep(p, 20_000);
+        }
+        let mut s = c.snapshot();
+        s.reactor_cpu.user = Duration::from_millis(3);
+        s.threads = (0..64)
+            .map(|i| ThreadStats {
+                name: format!("ModuleSystemWorker{i}"),
+                priority: 45,
+                sleeps: 10,
+                ..ThreadStats::default()
+            })
+            .collect();
+        for text in [
+            s.summary(),
+            format!("{s}"),
+            format!("{s:?}"),
+            format!("{s:#?}"),
+        ] {
+            assert!(
+                text.lines().count() < 40,
+                "{} lines:\n{text}",
+                text.lines().count()
+            );
+            assert!(text.contains("64 guest threads") && text.contains("and 44 more"));
+            assert!(
+                text.contains("reactor: fired 0, woke 0, CPU 3.00 ms"),
+                "{text}"
+            );
+            for p in SleepPath::ALL {
+                assert!(text.contains(p.name()), "{text}");
+            }
+        }
+        assert!(s.summary().contains("ModuleSystemWorker19"));
+        assert!(!s.summary().contains("ModuleSystemWorker20 "));
+    }
+
+    #[test]
+    fn the_last_seen_read_is_kept_once() {
+        let last = LastSeen::new();
+        assert_eq!(last.get(), None);
+        let read = |n: usize| Live {
+            threads: vec![ThreadStats::default(); n],
+            ..Live::default()
+        };
+        last.keep(|| read(2));
+        last.keep(|| read(5));
+        assert_eq!(last.get(), Some(read(2)), "the first read stays");
     }
 }

@@ -6,10 +6,13 @@
 //! A waiter completes on its own notice only; one that times out or is cancelled passes a
 //! notice it held to the next waiter. Whatever the outcome, the waiter holds the mutex again
 //! (every level it held) when the wait returns.
+//!
+//! A handle is a cheap `Clone`: the waiter list lives behind one `Arc`, shared by every clone.
 
 use super::mutex::{Lock, Mutex, MutexGuard};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::sync::Arc;
 use crate::ResultCode;
 use hos_runtime::internal::{block_on, mark_wait, Wait};
 use std::future::Future;
@@ -17,7 +20,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// A condition variable, used with a [`Mutex`].
+/// A condition variable, used with a [`Mutex`]; a handle whose clones share one condition
+/// variable.
 ///
 /// ```
 /// use hos::os::{ConditionVariable, Mutex};
@@ -32,9 +36,9 @@ use std::time::Duration;
 /// # rt.shutdown();
 /// # Ok::<(), hos::ResultCode>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ConditionVariable {
-    obj: Object<Waiters>,
+    obj: Arc<Object<Waiters>>,
 }
 
 impl Default for ConditionVariable {
@@ -47,7 +51,7 @@ impl ConditionVariable {
     /// A condition variable nobody waits on.
     pub fn new() -> Self {
         ConditionVariable {
-            obj: Object::new(Waiters::new()),
+            obj: Arc::new(Object::new(Waiters::new())),
         }
     }
 

@@ -6,11 +6,15 @@
 //! signal never misses a registered waiter. It is cleared, also under the lock, by a signal
 //! that finds the list empty. Without waiters, `signal` and `try_wait` are one atomic
 //! operation each.
+//!
+//! A handle is a cheap `Clone`: the flag and its waiter list live behind one `Arc`, so every
+//! clone signals and waits on the same event.
 
 use super::wait_any::{sealed, Waitable};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
 use crate::sync::atomic::{AtomicU8, Ordering};
+use crate::sync::Arc;
 use crate::ResultCode;
 use std::task::{Poll, Waker};
 use std::time::Duration;
@@ -29,21 +33,29 @@ const WAITERS: u8 = 2;
 
 /// An event (nn::os `EventType`), auto- or manual-clear.
 ///
-/// Every wait is also a future ([`Event::wait_async`]), so an async host task can await a
-/// guest event without blocking its executor.
+/// A handle: clones share one event (as [`Mutex`](super::Mutex)'s do), so a clone moves into
+/// the thread that signals or waits. Every wait is also a future ([`Event::wait_async`]), so
+/// an async host task can await a guest event without blocking its executor.
 ///
 /// ```
 /// use hos::os::{ClearMode, Event};
 /// let ev = Event::new(ClearMode::Auto);
-/// ev.signal();
+/// let ev2 = ev.clone(); // the same event
+/// ev2.signal();
 /// assert!(ev.try_wait());
 /// assert!(!ev.try_wait(), "an auto-clear event lets one waiter through");
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Event {
+    clear: ClearMode,
+    flag: Arc<Flag>,
+}
+
+/// What the clones of an [`Event`] share.
+#[derive(Debug)]
+struct Flag {
     /// SIGNALLED | WAITERS bits (see the module's invariant).
     word: AtomicU8,
-    clear: ClearMode,
     obj: Object<Waiters>,
 }
 
@@ -51,9 +63,11 @@ impl Event {
     /// A cleared event.
     pub fn new(clear: ClearMode) -> Self {
         Event {
-            word: AtomicU8::new(0),
             clear,
-            obj: Object::new(Waiters::new()),
+            flag: Arc::new(Flag {
+                word: AtomicU8::new(0),
+                obj: Object::new(Waiters::new()),
+            }),
         }
     }
 
@@ -67,10 +81,10 @@ impl Event {
     pub fn signal(&self) {
         crate::svc::entry();
         // Relaxed: the CAS below decides; a stale value only costs a retry.
-        let mut w = self.word.load(Ordering::Relaxed);
+        let mut w = self.flag.word.load(Ordering::Relaxed);
         while w & WAITERS == 0 {
             // Release: what the signaller wrote is seen by the waiter's Acquire consume.
-            match self.word.compare_exchange_weak(
+            match self.flag.word.compare_exchange_weak(
                 w,
                 w | SIGNALLED,
                 Ordering::Release,
@@ -80,16 +94,16 @@ impl Event {
                 Err(now) => w = now,
             }
         }
-        self.obj.with(|list, batch| {
+        self.flag.obj.with(|list, batch| {
             // Release: as above. Under the lock: no wait registers between this and notify.
-            self.word.fetch_or(SIGNALLED, Ordering::Release);
+            self.flag.word.fetch_or(SIGNALLED, Ordering::Release);
             match self.clear {
                 ClearMode::Auto => list.notify(1, batch),
                 ClearMode::Manual => list.notify_all(batch),
             }
             if list.is_empty() {
                 // Relaxed: only waits under this lock set WAITERS, and none is registered.
-                self.word.fetch_and(!WAITERS, Ordering::Relaxed);
+                self.flag.word.fetch_and(!WAITERS, Ordering::Relaxed);
             }
         });
     }
@@ -98,24 +112,24 @@ impl Event {
     pub fn clear(&self) {
         crate::svc::entry();
         // Relaxed: a clear publishes nothing.
-        self.word.fetch_and(!SIGNALLED, Ordering::Relaxed);
+        self.flag.word.fetch_and(!SIGNALLED, Ordering::Relaxed);
     }
 
     /// Clears it; `true` if it was signalled (svcResetSignal).
     pub(crate) fn reset(&self) -> bool {
         crate::svc::entry();
         // Acquire: a reset that finds the signal takes it, as a wait does.
-        self.word.fetch_and(!SIGNALLED, Ordering::Acquire) & SIGNALLED != 0
+        self.flag.word.fetch_and(!SIGNALLED, Ordering::Acquire) & SIGNALLED != 0
     }
 
     /// Whether it is signalled now (a snapshot).
     pub fn is_signalled(&self) -> bool {
-        self.word.load(Ordering::Acquire) & SIGNALLED != 0
+        self.flag.word.load(Ordering::Acquire) & SIGNALLED != 0
     }
 
     fn take(&self) -> Take<'_> {
         Take {
-            word: &self.word,
+            word: &self.flag.word,
             auto: self.clear == ClearMode::Auto,
         }
     }
@@ -129,34 +143,42 @@ impl Event {
     /// Blocks the calling thread through the runtime's wait policy (spin, then park); a
     /// guest thread holds no virtual core while it waits.
     pub fn wait(&self) -> Result<(), ResultCode> {
-        self.obj.run(self.take(), Timeout::Never)
+        self.flag.obj.run(self.take(), Timeout::Never)
     }
 
     /// Takes the signal if it is there, without waiting.
     pub fn try_wait(&self) -> bool {
-        self.obj.run(self.take(), Timeout::Poll).is_ok()
+        self.flag.obj.run(self.take(), Timeout::Poll).is_ok()
     }
 
-    /// Waits at most `d`; `true` if it was signalled. A timeout (or a cancel) consumes nothing.
-    /// For the result code, use `wait_async().timeout(d).block()`.
+    /// Waits at most `d` (and clears it, if auto-clear). A timeout or a cancel consumes
+    /// nothing.
+    ///
+    /// # Errors
+    /// TimedOut when `d` passes; Cancelled once the runtime shuts down.
     ///
     /// # Blocking
     /// As [`Event::wait`], at most `d` (the deadline is on the runtime's reactor).
     ///
     /// ```
+    /// use hos::ResultCode;
     /// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
     /// let ev = hos::os::Event::new(hos::os::ClearMode::Manual);
-    /// assert!(!ev.wait_timeout(std::time::Duration::from_micros(50)));
+    /// match ev.wait_timeout(std::time::Duration::from_micros(50)) {
+    ///     Ok(()) => unreachable!("nobody signalled it"),
+    ///     Err(ResultCode::TIMED_OUT) => {} // the deadline passed
+    ///     Err(code) => assert_eq!(code, ResultCode::CANCELLED), // the runtime shut down
+    /// }
     /// # rt.shutdown();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn wait_timeout(&self, d: Duration) -> bool {
-        self.obj.run(self.take(), Timeout::from(Some(d))).is_ok()
+    pub fn wait_timeout(&self, d: Duration) -> Result<(), ResultCode> {
+        self.flag.obj.run(self.take(), Timeout::from(Some(d)))
     }
 
     /// The wait as a future, for async host tasks (or [`Waiting::block`]).
     pub fn wait_async(&self) -> Waiting<'_, Take<'_>> {
-        Waiting::new(&self.obj, self.take())
+        Waiting::new(&self.flag.obj, self.take())
     }
 }
 
@@ -164,11 +186,14 @@ impl sealed::Sealed for Event {}
 
 impl Waitable for Event {
     fn poll_wait(&self, slot: &mut WaitSlot, waker: Option<&Waker>) -> Poll<()> {
-        self.obj.poll_op(&mut self.take(), slot, waker).map(|_| ())
+        self.flag
+            .obj
+            .poll_op(&mut self.take(), slot, waker)
+            .map(|_| ())
     }
 
     fn leave_wait(&self, slot: &mut WaitSlot) {
-        self.obj.leave(&self.take(), slot);
+        self.flag.obj.leave(&self.take(), slot);
     }
 }
 

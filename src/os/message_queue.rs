@@ -5,10 +5,14 @@
 //! dropped or reordered: a full queue makes its sender wait (or time out, handing the message
 //! back); a receive notifies one waiting sender, a send one waiting receiver. Sends and jams
 //! wait in one list, receives and peeks in the other.
+//!
+//! A handle is a cheap `Clone`: the buffer and its waiter lists live behind one `Arc`, shared
+//! by every clone (a sender and a receiver each hold one).
 
 use super::wait_any::{sealed, Waitable};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::sync::Arc;
 use crate::ResultCode;
 use std::collections::VecDeque;
 use std::fmt;
@@ -47,11 +51,12 @@ impl<T> fmt::Display for SendError<T> {
 
 impl<T> std::error::Error for SendError<T> {}
 
-/// A bounded message queue.
+/// A bounded message queue; a handle whose clones share one queue.
 ///
 /// ```
 /// let q = hos::os::MessageQueue::<u64>::new(2);
-/// q.send(1)?;
+/// let sender = q.clone(); // the same queue
+/// sender.send(1)?;
 /// q.jam(0)?; // to the front
 /// assert_eq!(q.try_send(2).map_err(|e| e.value), Err(2), "full: the message comes back");
 /// assert_eq!(q.receive(), Ok(0));
@@ -62,7 +67,16 @@ impl<T> std::error::Error for SendError<T> {}
 /// ```
 #[derive(Debug)]
 pub struct MessageQueue<T> {
-    obj: Object<Buffer<T>>,
+    obj: Arc<Object<Buffer<T>>>,
+}
+
+/// A clone shares the queue (no `T: Clone` needed: no message is copied).
+impl<T> Clone for MessageQueue<T> {
+    fn clone(&self) -> Self {
+        MessageQueue {
+            obj: self.obj.clone(),
+        }
+    }
 }
 
 impl<T> MessageQueue<T> {
@@ -79,12 +93,12 @@ impl<T> MessageQueue<T> {
     pub fn new(capacity: usize) -> Self {
         let capacity = capacity.max(1);
         MessageQueue {
-            obj: Object::new(Buffer {
+            obj: Arc::new(Object::new(Buffer {
                 items: VecDeque::with_capacity(capacity.min(Self::PREALLOCATED)),
                 capacity,
                 receivers: Waiters::new(),
                 senders: Waiters::new(),
-            }),
+            })),
         }
     }
 
@@ -191,13 +205,15 @@ impl<T> MessageQueue<T> {
         self.obj.run(pop(), Timeout::Poll).ok()
     }
 
-    /// Takes the front message, waiting at most `d`; `None` if none came (or on a cancel).
-    /// For the result code, use `receive_async().timeout(d).block()`.
+    /// Takes the front message, waiting at most `d`.
+    ///
+    /// # Errors
+    /// TimedOut when `d` passes with the queue empty; Cancelled once the runtime shuts down.
     ///
     /// # Blocking
     /// As [`MessageQueue::receive`], at most `d`.
-    pub fn receive_timeout(&self, d: Duration) -> Option<T> {
-        self.obj.run(pop(), Timeout::from(Some(d))).ok()
+    pub fn receive_timeout(&self, d: Duration) -> Result<T, ResultCode> {
+        self.obj.run(pop(), Timeout::from(Some(d)))
     }
 
     /// The receive as a future, for async host tasks.
@@ -223,12 +239,15 @@ impl<T: Clone> MessageQueue<T> {
         self.obj.run(peek(), Timeout::Poll).ok()
     }
 
-    /// A copy of the front message, waiting at most `d`.
+    /// A copy of the front message, waiting at most `d`; the message stays.
+    ///
+    /// # Errors
+    /// As [`MessageQueue::receive_timeout`].
     ///
     /// # Blocking
     /// As [`MessageQueue::receive`], at most `d`.
-    pub fn peek_timeout(&self, d: Duration) -> Option<T> {
-        self.obj.run(peek(), Timeout::from(Some(d))).ok()
+    pub fn peek_timeout(&self, d: Duration) -> Result<T, ResultCode> {
+        self.obj.run(peek(), Timeout::from(Some(d)))
     }
 
     /// The peek as a future, for async host tasks.

@@ -9,9 +9,14 @@
 //! Every wait is one future ([`Waiting`], [`CondvarWait`], [`WaitAny`]): a guest thread
 //! blocks on it through the runtime's `block_on` with the object's spin gate (the blocking
 //! methods); an async host task awaits it (the `*_async` methods). A wait ends when it
-//! completes, at its timeout (TimedOut, or `false`/`None` in the forms that return those; it
-//! consumes nothing), or when the runtime shuts down (Cancelled). Blocking and nn::os calls
-//! are checkpoints of the virtual cores.
+//! completes, at its timeout (TimedOut; it consumes nothing), or when the runtime shuts down
+//! (Cancelled): every timed form returns which. Only the `try_*` forms, one attempt that no
+//! shutdown can end, answer `false`/`None`. Blocking and nn::os calls are checkpoints of the
+//! virtual cores.
+//!
+//! Every object is a handle, a cheap `Clone`: its state lives behind one `Arc`, so clones
+//! share one object (`let ev2 = ev.clone()` moves into a guest thread), as a Horizon handle
+//! duplicated names one kernel object.
 //!
 //! | file | object |
 //! | --- | --- |

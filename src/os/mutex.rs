@@ -120,6 +120,29 @@ impl fmt::Debug for Mutex {
 pub type LockResult<'a> = Result<MutexGuard<'a>, LockError<'a>>;
 
 /// A lock that did not simply succeed.
+///
+/// An error (`Display`, `std::error::Error`) that borrows its mutex (an abandoned lock holds
+/// the guard), as std's `PoisonError` does: to pass it up past the mutex's scope, take its
+/// [`code`](LockError::code) (a `ResultCode` is a `'static` error) or its message.
+///
+/// ```
+/// use hos::{os::Mutex, ResultCode};
+/// fn locked_twice(m: &Mutex) -> Result<(), Box<dyn std::error::Error>> {
+///     let _a = m.lock().map_err(|e| e.code())?;
+///     let _b = m.lock().map_err(|e| e.code())?; // not recursive: InvalidState
+///     Ok(())
+/// }
+/// let m = Mutex::new(false);
+/// let err = locked_twice(&m).unwrap_err();
+/// assert_eq!(err.downcast_ref(), Some(&ResultCode::INVALID_STATE));
+///
+/// let g = m.lock().map_err(|e| e.code())?; // free again: `_a` was released
+/// let e = m.lock().unwrap_err();
+/// assert_eq!(e.to_string(), "mutex not locked: InvalidState(0xFA01)");
+/// let boxed: Box<dyn std::error::Error + '_> = Box::new(e); // within the mutex's scope
+/// drop((boxed, g));
+/// # Ok::<(), ResultCode>(())
+/// ```
 #[derive(Debug)]
 pub enum LockError<'a> {
     /// The lock is held, but its previous owner panicked (or ended) holding it: what it
@@ -144,6 +167,27 @@ impl<'a> LockError<'a> {
         match self {
             LockError::Abandoned(_) => ResultCode::INVALID_STATE,
             LockError::Failed(code) => *code,
+        }
+    }
+}
+
+impl fmt::Display for LockError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LockError::Abandoned(_) => f.write_str(
+                "mutex locked, but abandoned: its previous owner ended holding it (the guard is \
+                 in the error)",
+            ),
+            LockError::Failed(code) => write!(f, "mutex not locked: {code}"),
+        }
+    }
+}
+
+impl std::error::Error for LockError<'_> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LockError::Abandoned(_) => None,
+            LockError::Failed(code) => Some(code),
         }
     }
 }

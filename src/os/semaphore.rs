@@ -3,10 +3,14 @@
 //!
 //! Invariant: `0 <= count <= max`, changed only under the state lock; a release of `n`
 //! notifies up to `n` waiters, and each takes one count or passes its notice on.
+//!
+//! A handle is a cheap `Clone`: the count and its waiter list live behind one `Arc`, shared by
+//! every clone.
 
 use super::wait_any::{sealed, Waitable};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::sync::Arc;
 use crate::ResultCode;
 use std::task::{Poll, Waker};
 use std::time::Duration;
@@ -19,20 +23,21 @@ pub struct Count {
     waiters: Waiters,
 }
 
-/// A counting semaphore.
+/// A counting semaphore; a handle whose clones share one count.
 ///
 /// ```
 /// let s = hos::os::Semaphore::new(1, 2);
-/// assert!(s.try_acquire());
+/// let s2 = s.clone(); // the same semaphore
+/// assert!(s2.try_acquire());
 /// assert!(!s.try_acquire());
 /// s.release(2)?;
 /// assert_eq!(s.count(), 2);
 /// assert_eq!(s.release(1), Err(hos::ResultCode::OUT_OF_RANGE));
 /// # Ok::<(), hos::ResultCode>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Semaphore {
-    obj: Object<Count>,
+    obj: Arc<Object<Count>>,
 }
 
 impl Semaphore {
@@ -44,11 +49,11 @@ impl Semaphore {
     pub fn new(initial: u32, max: u32) -> Self {
         let max = max.max(1);
         Semaphore {
-            obj: Object::new(Count {
+            obj: Arc::new(Object::new(Count {
                 count: initial.min(max),
                 max,
                 waiters: Waiters::new(),
-            }),
+            })),
         }
     }
 

@@ -11,6 +11,10 @@
 //! reactor, or at once on a stopped reactor): it then only raises `pending`, and whoever holds
 //! the lock handles it after unlocking ([`Arming::drain`]). A wake for a timer that is no
 //! longer the armed one (stopped, restarted) finds the armed timer unfired and does nothing.
+//!
+//! A handle is a cheap `Clone`: the clones share one `Handles`, and the last of them to drop
+//! stops the timer (the reactor's pending timer holds the arming too, so the arming's own
+//! count cannot tell).
 
 use super::event::{ClearMode, Event};
 use super::wait_any::{sealed, Waitable};
@@ -24,7 +28,8 @@ use std::time::Duration;
 
 /// A timer event: an [`Event`] (it derefs to one) signalled at a deadline, or every period.
 ///
-/// Timer events are host deadlines: served precisely by the reactor.
+/// Timer events are host deadlines: served precisely by the reactor. A handle: clones share
+/// one timer event, and dropping the last one stops it.
 ///
 /// ```
 /// # let rt = hos::Runtime::builder().calibration(hos::Calibration::default()).build()?;
@@ -38,9 +43,21 @@ use std::time::Duration;
 /// # rt.shutdown();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TimerEvent {
+    handles: Arc<Handles>,
+}
+
+/// What the clones of a [`TimerEvent`] share: dropped with the last clone, it stops the timer.
+#[derive(Debug)]
+struct Handles {
     arm: Arc<Arming>,
+}
+
+impl Drop for Handles {
+    fn drop(&mut self) {
+        self.arm.stop();
+    }
 }
 
 #[derive(Debug)]
@@ -66,11 +83,13 @@ impl TimerEvent {
     /// A stopped timer event, cleared.
     pub fn new(clear: ClearMode) -> Self {
         TimerEvent {
-            arm: Arc::new(Arming {
-                event: Event::new(clear),
-                state: Mutex::new(Armed::default()),
-                pending: AtomicBool::new(false),
-                missed: AtomicU64::new(0),
+            handles: Arc::new(Handles {
+                arm: Arc::new(Arming {
+                    event: Event::new(clear),
+                    state: Mutex::new(Armed::default()),
+                    pending: AtomicBool::new(false),
+                    missed: AtomicU64::new(0),
+                }),
             }),
         }
     }
@@ -106,7 +125,7 @@ impl TimerEvent {
             return Err(ResultCode::CANCELLED);
         }
         let deadline = deadline_after(first);
-        self.arm.with_state(|arm, st| {
+        self.handles.arm.with_state(|arm, st| {
             // Relaxed: a counter, reset under the state lock.
             arm.missed.store(0, Ordering::Relaxed);
             st.period = period;
@@ -119,21 +138,12 @@ impl TimerEvent {
     /// Periods merged into a later signal since the last start: those that passed while the
     /// reactor was late, or that were shorter than it can serve.
     pub fn missed_ticks(&self) -> u64 {
-        self.arm.missed.load(Ordering::Relaxed)
+        self.handles.arm.missed.load(Ordering::Relaxed)
     }
 
     /// Stops it; a signal already given stays.
     pub fn stop(&self) {
-        self.arm.with_state(|_, st| {
-            st.timer = None;
-            st.period = 0;
-        });
-    }
-}
-
-impl Drop for TimerEvent {
-    fn drop(&mut self) {
-        self.stop();
+        self.handles.arm.stop();
     }
 }
 
@@ -141,7 +151,7 @@ impl std::ops::Deref for TimerEvent {
     type Target = Event;
 
     fn deref(&self) -> &Event {
-        &self.arm.event
+        &self.handles.arm.event
     }
 }
 
@@ -149,11 +159,11 @@ impl sealed::Sealed for TimerEvent {}
 
 impl Waitable for TimerEvent {
     fn poll_wait(&self, slot: &mut WaitSlot, waker: Option<&Waker>) -> Poll<()> {
-        self.arm.event.poll_wait(slot, waker)
+        self.handles.arm.event.poll_wait(slot, waker)
     }
 
     fn leave_wait(&self, slot: &mut WaitSlot) {
-        self.arm.event.leave_wait(slot);
+        self.handles.arm.event.leave_wait(slot);
     }
 }
 
@@ -164,6 +174,14 @@ impl Arming {
         let mut t = rt.reactor().timer(deadline, DeadlineClass::Precise);
         t.register_queued(&Waker::from(self.clone()));
         t
+    }
+
+    /// Disarms: drops the pending timer and the period.
+    fn stop(self: &Arc<Self>) {
+        self.with_state(|_, st| {
+            st.timer = None;
+            st.period = 0;
+        });
     }
 
     /// Runs `f` on the locked state, then handles fires that came meanwhile.

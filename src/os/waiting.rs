@@ -371,9 +371,8 @@ impl<'a, O: Op> Waiting<'a, O> {
         self.limit(Timeout::from(Some(d)))
     }
 
-    /// Blocks the calling thread until the wait ends: the blocking form of any wait, for
-    /// when the result code matters (`ev.wait_async().timeout(d).block()` tells TimedOut from
-    /// Cancelled where `ev.wait_timeout(d)` gives a bool).
+    /// Blocks the calling thread until the wait ends: the blocking form of any wait, with the
+    /// operation's own output (TimedOut and Cancelled told apart where it can fail).
     ///
     /// # Blocking
     /// Through the runtime's `block_on` with the object's spin gate: a guest thread gives its

@@ -15,7 +15,6 @@ use crate::config::*;
 use crate::result::*;
 use crate::runtime::hos_runtime_shutdown;
 use crate::runtime::{hos_runtime, hos_runtime_cores, hos_runtime_free, hos_runtime_new};
-use crate::stats::{hos_stats, hos_stats_get};
 use crate::thread::{hos_thread_params, hos_thread_spawn};
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -187,7 +186,6 @@ pub fn run(bytes: &[u8]) -> Result<(), String> {
         lock(&world.closed).push(h);
     }
     if !rt.is_null() {
-        check_empty(&world, rt);
         // SAFETY: the case's runtime, freed once; no thread of the case uses it any more.
         unsafe { hos_runtime_free(rt) };
     }
@@ -301,26 +299,6 @@ fn settled(mut done: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(1));
     }
     true
-}
-
-/// The case's runtime once its handles are closed: no guest thread left in it.
-fn check_empty(world: &World, rt: *mut hos_runtime) {
-    let mut stats = hos_stats {
-        size: std::mem::size_of::<hos_stats>() as u32,
-        ..hos_stats::default()
-    };
-    let mut r = 0;
-    let empty = settled(|| {
-        // SAFETY: the case's runtime and a valid struct.
-        r = unsafe { hos_stats_get(rt, &mut stats) };
-        r != 0 || stats.threads == 0
-    });
-    if r != 0 || !empty {
-        world.finding(format!(
-            "after the shutdown and the handles closed: hos_stats_get -> {r:#x}, {} live guest threads",
-            stats.threads
-        ));
-    }
 }
 
 /// The case's shutdown: it must end every wait and leave no thread behind.

@@ -257,9 +257,9 @@ pub static CALLS: &[Call] = &[
         name: "hos_svc_wait_synchronization",
         codes: &[P, R, H, TO, C, S],
         run: |c| {
-            let (handles, count) = c.handles();
+            let (index, (handles, count)) = (c.out(), c.handles());
             // SAFETY: as in `call!`.
-            unsafe { hos_svc_wait_synchronization(handles, count, c.timeout(), c.out()) }
+            unsafe { hos_svc_wait_synchronization(index, handles, count, c.timeout()) }
         },
     },
     Call {

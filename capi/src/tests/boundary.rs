@@ -1,4 +1,4 @@
-use crate::boundary::{self, entry, entry_or, Versioned};
+use crate::boundary::{self, entry, entry_or, TextOut, Versioned};
 use crate::event::{hos_event_create, hos_event_signal, hos_event_wait};
 use crate::result::*;
 use crate::runtime::{hos_runtime_free, hos_runtime_shutdown};
@@ -84,6 +84,7 @@ fn codes_are_the_rust_apis_and_each_has_its_name() {
         (HOS_RESULT_INVALID_VALUE, 511, 3),
         (HOS_RESULT_INVALID_UTF8, 511, 4),
         (HOS_RESULT_ABANDONED, 511, 5),
+        (HOS_RESULT_IO_ERROR, 511, 6),
     ] {
         assert_eq!(code, module | description << 9, "{code:#x}");
         assert_ne!(name(code).to_str(), Ok("Unknown"), "{code:#x}");
@@ -206,58 +207,75 @@ fn the_svc_constants_are_hoss() {
 }
 
 #[test]
-fn a_spawn_racing_the_shutdown_leaves_no_thread_in_the_runtime() {
-    use crate::runtime::{hos_runtime, hos_runtime_new};
-    use crate::stats::hos_stats_get;
-    use crate::svc::hos_svc_close_handle;
-    use crate::thread::hos_thread_spawn;
-    use std::ffi::c_void;
-    use std::time::{Duration, Instant};
-    extern "C" fn nothing(_: *mut c_void) {}
-    // Found by the C-boundary fuzzer: a spawn that the shutdown's join list missed kept its
-    // thread (and its handle) in the runtime until hos_runtime_free.
-    for i in 0..400u64 {
-        let mut rt: *mut hos_runtime = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; NULL config.
-        assert_eq!(unsafe { hos_runtime_new(std::ptr::null(), &mut rt) }, 0);
-        let at = rt as usize;
-        let spawner = std::thread::spawn(move || {
-            let mut made = Vec::new();
-            loop {
-                let mut h = 0;
-                // SAFETY: the runtime lives until the spawner is joined; valid pointers.
-                let r = unsafe {
-                    let (p, arg) = (std::ptr::null(), std::ptr::null_mut());
-                    hos_thread_spawn(at as *mut hos_runtime, p, Some(nothing), arg, &mut h)
-                };
-                match r {
-                    HOS_RESULT_SUCCESS => made.push(h),
-                    _ => break made,
-                }
-            }
-        });
-        std::thread::sleep(Duration::from_micros(100 + i * 37 % 900));
-        // SAFETY: the runtime is live; shut down, then freed once below.
-        assert_eq!(unsafe { hos_runtime_shutdown(rt, -1) }, HOS_RESULT_SUCCESS);
-        for h in spawner.join().expect("the spawner") {
-            assert_eq!(hos_svc_close_handle(h), HOS_RESULT_SUCCESS);
-        }
-        let mut s = hos_stats {
-            size: size_of::<hos_stats>() as u32,
-            ..hos_stats::default()
-        };
-        let start = Instant::now();
-        // A thread's record goes with its OS thread's end: allow it a moment.
-        loop {
-            // SAFETY: a live runtime and a valid struct.
-            assert_eq!(unsafe { hos_stats_get(rt, &mut s) }, HOS_RESULT_SUCCESS);
-            if s.threads == 0 || start.elapsed() > Duration::from_secs(2) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(s.threads, 0, "a guest thread left in the shut-down runtime");
-        // SAFETY: shut down above; freed once.
-        unsafe { hos_runtime_free(rt) };
+fn text_is_cut_as_snprintf_cuts_on_a_character_boundary() {
+    let text = "ab\u{2514}cd"; // "└" is 3 bytes: 2..5
+    let write = |size: usize| {
+        let mut buf = [0x55u8; 16];
+        let mut len = 0usize;
+        // SAFETY: `size` <= 16 writable bytes, a writable length.
+        let out = unsafe { TextOut::new(buf.as_mut_ptr().cast(), size, &mut len, "buf") };
+        out.expect("checked").write(text);
+        (buf, len)
+    };
+    for (size, kept) in [(1, 0), (3, 2), (4, 2), (5, 2), (6, 5), (8, 7), (16, 7)] {
+        let (buf, len) = write(size);
+        assert_eq!(len, 7, "the whole length, whatever fits");
+        assert_eq!(&buf[..kept], &text.as_bytes()[..kept], "size {size}");
+        assert_eq!(buf[kept], 0, "NUL-terminated at {kept} for size {size}");
+        assert!(
+            buf[kept + 1..].iter().all(|b| *b == 0x55),
+            "nothing past it"
+        );
     }
+    let (buf, len) = write(0);
+    assert_eq!(
+        (buf[0], len),
+        (0x55, 7),
+        "a size of 0 writes nothing but the length"
+    );
+    let mut len = 9usize;
+    // SAFETY: a NULL buffer with a size is refused before anything is written.
+    let err = unsafe { TextOut::new(std::ptr::null_mut(), 4, &mut len, "buf") }.unwrap_err();
+    assert_eq!((err.code, len), (HOS_RESULT_INVALID_POINTER, 9));
+    assert_eq!(boundary::c_field::<4>("ab\u{2514}"), [b'a', b'b', 0, 0]);
+}
+
+#[test]
+fn an_array_of_structs_lies_at_the_callers_stride() {
+    // A caller built against a newer, 16-byte-longer hos_stats: each element is written at
+    // its stride, the bytes this library lacks zeroed, the count whole.
+    const STRIDE: usize = size_of::<hos_stats>() + 16;
+    #[repr(C, align(8))]
+    struct Buf([u8; 2 * STRIDE]);
+    let mut buf = Buf([0xAA; 2 * STRIDE]);
+    buf.0[..4].copy_from_slice(&(STRIDE as u32).to_ne_bytes());
+    let items: Vec<hos_stats> = (1..=3)
+        .map(|threads| hos_stats {
+            threads,
+            ..hos_stats::default()
+        })
+        .collect();
+    let out = buf.0.as_mut_ptr().cast::<hos_stats>();
+    // SAFETY: 2 elements of STRIDE writable bytes at an 8-aligned address.
+    let n = unsafe { boundary::write_array(out, 2, &items, "out") }.expect("written");
+    assert_eq!(n, 3, "the count, past the capacity");
+    for i in 0..2 {
+        let at = &buf.0[i * STRIDE..];
+        assert_eq!(
+            u32::from_ne_bytes(at[..4].try_into().unwrap()),
+            STRIDE as u32
+        );
+        assert_eq!(
+            u32::from_ne_bytes(at[4..8].try_into().unwrap()),
+            i as u32 + 1
+        );
+        assert!(at[size_of::<hos_stats>()..STRIDE].iter().all(|b| *b == 0));
+    }
+    buf.0[..4].copy_from_slice(&(STRIDE as u32 + 4).to_ne_bytes());
+    // SAFETY: as above; a stride that is not a multiple of 8 is refused before any write.
+    let err = unsafe { boundary::write_array(out, 2, &items, "out") }.unwrap_err();
+    assert_eq!(err.code, HOS_RESULT_INVALID_SIZE);
+    // SAFETY: a capacity of 0 touches nothing, NULL included.
+    let n = unsafe { boundary::write_array(std::ptr::null_mut::<hos_stats>(), 0, &items, "out") };
+    assert_eq!(n.expect("a count query"), 3);
 }

@@ -209,23 +209,23 @@ static void wait_calls(void) {
     for (int i = 0; i < 65; i++) {
         list[i] = ev;
     }
-    EXPECT(hos_svc_wait_synchronization(list, 65, 0, &index), HOS_RESULT_OUT_OF_RANGE);
-    EXPECT(hos_svc_wait_synchronization(list, -1, 0, &index), HOS_RESULT_OUT_OF_RANGE);
-    EXPECT(hos_svc_wait_synchronization(NULL, 1, 0, &index), HOS_RESULT_INVALID_POINTER);
-    EXPECT(hos_svc_wait_synchronization(list, 1, 0, NULL), HOS_RESULT_INVALID_POINTER);
+    EXPECT(hos_svc_wait_synchronization(&index, list, 65, 0), HOS_RESULT_OUT_OF_RANGE);
+    EXPECT(hos_svc_wait_synchronization(&index, list, -1, 0), HOS_RESULT_OUT_OF_RANGE);
+    EXPECT(hos_svc_wait_synchronization(&index, NULL, 1, 0), HOS_RESULT_INVALID_POINTER);
+    EXPECT(hos_svc_wait_synchronization(NULL, list, 1, 0), HOS_RESULT_INVALID_POINTER);
     _Alignas(4) unsigned char buf[16];
     memcpy(buf + 1, &ev, sizeof ev);
-    EXPECT(hos_svc_wait_synchronization((hos_handle *)(buf + 1), 1, 0, &index),
+    EXPECT(hos_svc_wait_synchronization(&index, (hos_handle *)(buf + 1), 1, 0),
            HOS_RESULT_INVALID_POINTER);
-    EXPECT(hos_svc_wait_synchronization((hos_handle[]){ev, m}, 2, 0, &index),
+    EXPECT(hos_svc_wait_synchronization(&index, (hos_handle[]){ev, m}, 2, 0),
            HOS_RESULT_INVALID_HANDLE); /* a mutex cannot be waited for */
-    EXPECT(hos_svc_wait_synchronization((hos_handle[]){GARBAGE}, 1, 0, &index),
+    EXPECT(hos_svc_wait_synchronization(&index, (hos_handle[]){GARBAGE}, 1, 0),
            HOS_RESULT_INVALID_HANDLE);
-    EXPECT(hos_svc_wait_synchronization(list, 64, 0, &index), HOS_RESULT_TIMED_OUT);
-    EXPECT(hos_svc_wait_synchronization(NULL, 0, 1000000, &index), HOS_RESULT_TIMED_OUT);
+    EXPECT(hos_svc_wait_synchronization(&index, list, 64, 0), HOS_RESULT_TIMED_OUT);
+    EXPECT(hos_svc_wait_synchronization(&index, NULL, 0, 1000000), HOS_RESULT_TIMED_OUT);
     TRUE(index == -1); /* a failed call wrote nothing */
     OK(hos_event_signal(ev));
-    OK(hos_svc_wait_synchronization(list, 64, -1, &index));
+    OK(hos_svc_wait_synchronization(&index, list, 64, -1));
     TRUE(index == 0);
 
     EXPECT(hos_svc_close_handle(GARBAGE), HOS_RESULT_INVALID_HANDLE);
@@ -234,7 +234,7 @@ static void wait_calls(void) {
     EXPECT(hos_svc_close_handle(ev), HOS_RESULT_INVALID_HANDLE);
     EXPECT(hos_event_signal(ev), HOS_RESULT_INVALID_HANDLE);
     EXPECT(hos_event_wait(ev, 0), HOS_RESULT_INVALID_HANDLE);
-    EXPECT(hos_svc_wait_synchronization(&ev, 1, 0, &index), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_wait_synchronization(&index, &ev, 1, 0), HOS_RESULT_INVALID_HANDLE);
     OK(hos_svc_close_handle(m));
 }
 
@@ -437,11 +437,11 @@ static void kernel_calls(hos_handle thread) {
     EXPECT(hos_svc_reset_signal(r), HOS_RESULT_INVALID_STATE);  /* not signalled */
     EXPECT(hos_event_signal(w), HOS_RESULT_INVALID_HANDLE);     /* no nn::os event */
     int32_t index = -1;
-    EXPECT(hos_svc_wait_synchronization(&w, 1, 0, &index), HOS_RESULT_INVALID_HANDLE);
-    EXPECT(hos_svc_wait_synchronization(&r, 1, 0, &index), HOS_RESULT_TIMED_OUT);
+    EXPECT(hos_svc_wait_synchronization(&index, &w, 1, 0), HOS_RESULT_INVALID_HANDLE);
+    EXPECT(hos_svc_wait_synchronization(&index, &r, 1, 0), HOS_RESULT_TIMED_OUT);
     OK(hos_svc_signal_event(w));
-    OK(hos_svc_wait_synchronization(&r, 1, 0, &index));
-    OK(hos_svc_wait_synchronization(&r, 1, 0, &index)); /* a wait consumes nothing */
+    OK(hos_svc_wait_synchronization(&index, &r, 1, 0));
+    OK(hos_svc_wait_synchronization(&index, &r, 1, 0)); /* a wait consumes nothing */
     OK(hos_svc_reset_signal(r));
     EXPECT(hos_svc_reset_signal(r), HOS_RESULT_INVALID_STATE);
     OK(hos_svc_clear_event(w));

@@ -3,8 +3,9 @@
  * (nx/source/kernel/mutex.c, condvar.c) ported to GCC atomics over hos_svc_arbitrate_lock/
  * unlock and hos_svc_wait_process_wide_key_atomic/signal_process_wide_key, between C guest
  * threads (one of them a host thread attached as one); a light event's ping-pong on address
- * words; a kernel event; a cancelled wait; thread ids. Run by capi/tests/c_hosts.rs; a lost
- * wakeup hangs it and the harness fails the test at its time limit.
+ * words; a kernel event; a cancelled wait; thread ids; a host thread's wait on a guest word
+ * ranked above a guest's. Run by capi/tests/c_hosts.rs; a lost wakeup hangs it and the
+ * harness fails the test at its time limit.
  */
 #include "check.h"
 
@@ -271,7 +272,7 @@ struct waiter {
 static void wait_on(void *arg) {
     struct waiter *w = arg;
     int32_t index = -1;
-    w->got = hos_svc_wait_synchronization(&w->handle, 1, -1, &index);
+    w->got = hos_svc_wait_synchronization(&index, &w->handle, 1, -1);
     OK(hos_svc_get_thread_id(HOS_CURRENT_THREAD, &w->id));
     int32_t core = hos_svc_get_current_processor_number();
     TRUE(core == 0 || core == 1);
@@ -302,6 +303,73 @@ static void kernel_event_and_cancel(void) {
     OK(hos_svc_close_handle(read));
 }
 
+/* 6. A host thread (a plain pthread) waiting on a guest word ranks at priority 0: a signal
+ * of one waiter wakes it before a guest thread of priority 1 that came first. */
+static int32_t ranked_word;
+static atomic_int host_done, guest_done;
+static hos_result host_got;
+
+static void *host_word_waiter(void *arg) {
+    (void)arg;
+    host_got = hos_svc_wait_for_address(&ranked_word, HOS_ARBITRATION_WAIT_IF_EQUAL, 5, -1);
+    atomic_store(&host_done, 1);
+    return NULL;
+}
+
+static void guest_word_waiter(void *arg) {
+    (void)arg;
+    OK(hos_svc_wait_for_address(&ranked_word, HOS_ARBITRATION_WAIT_IF_EQUAL, 5, -1));
+    atomic_store(&guest_done, 1);
+}
+
+/* One round: 1 if it decided (both were waiting at the signal), 0 if the host thread had not
+ * begun its wait yet (the signal, finding one waiter, wrote 4: its wait then answers
+ * InvalidState). */
+static int host_ranking_round(void) {
+    __atomic_store_n(&ranked_word, 5, __ATOMIC_RELEASE);
+    atomic_store(&host_done, 0);
+    atomic_store(&guest_done, 0);
+    hos_handle g = spawn(guest_word_waiter, NULL, "GuestWordWaiter", 1);
+    uint64_t id = 0;
+    OK(hos_svc_get_thread_id(g, &id));
+    for (int waiting = 0; !waiting;) { /* until the wait tree shows the guest's wait */
+        hos_wait_node nodes[4] = {{.size = sizeof(hos_wait_node)}};
+        uint32_t n = 0;
+        OK(hos_wait_tree(rt, nodes, 4, &n));
+        for (uint32_t i = 0; i < n && i < 4; i++) {
+            waiting |= nodes[i].id == id && nodes[i].state == HOS_WAIT_STATE_WAITING;
+        }
+        OK(hos_host_sleep(rt, 100000));
+    }
+    pthread_t host;
+    TRUE(pthread_create(&host, NULL, host_word_waiter, NULL) == 0);
+    OK(hos_host_sleep(rt, 20000000)); /* time to begin its wait; the signal below checks */
+    /* Type 2 with count 1 leaves the word at 5 only if two threads wait, and wakes one. */
+    OK(hos_svc_signal_to_address(&ranked_word, HOS_SIGNAL_AND_MODIFY_BY_WAITING_COUNT_IF_EQUAL,
+                                 5, 1));
+    int decided = __atomic_load_n(&ranked_word, __ATOMIC_ACQUIRE) == 5;
+    if (decided) {
+        while (!atomic_load(&host_done) && !atomic_load(&guest_done)) {
+            OK(hos_host_sleep(rt, 100000));
+        }
+        TRUE(atomic_load(&host_done) && !atomic_load(&guest_done)); /* the host first */
+        EXPECT(host_got, HOS_RESULT_SUCCESS);
+        OK(hos_svc_signal_to_address(&ranked_word, HOS_SIGNAL, 0, -1)); /* the guest's turn */
+    }
+    join_and_close(g);
+    TRUE(pthread_join(host, NULL) == 0);
+    TRUE(decided || host_got == HOS_RESULT_INVALID_STATE);
+    return decided;
+}
+
+static void host_thread_ranks_first(void) {
+    int decided = 0;
+    for (int round = 0; round < 20 && !decided; round++) {
+        decided = host_ranking_round();
+    }
+    TRUE(decided);
+}
+
 int main(void) {
     hos_config *cfg;
     OK(hos_config_new(&cfg));
@@ -314,6 +382,7 @@ int main(void) {
     condition_variable();
     address_arbitration();
     kernel_event_and_cancel();
+    host_thread_ranks_first();
 
     OK(hos_runtime_shutdown(rt, -1));
     hos_runtime_free(rt);

@@ -9,6 +9,7 @@ use std::path::Path;
 const ORDER: &[&str] = &[
     // leaves
     "sync",
+    "report",
     "time",
     "sys",
     "spawn",
@@ -54,6 +55,9 @@ const ORDER: &[&str] = &[
     "builder",
     "observe",
 ];
+
+/// The macros exported at the crate's root (`crate::warn!`), with the unit that defines them.
+const MACROS: [(&str, &str); 2] = [("warn", "report"), ("error", "report")];
 
 /// The folders whose files are units of their own (`vcore/table.rs` is `vcore/table`; the
 /// folder's `mod.rs` is the folder's unit), with those files.
@@ -101,8 +105,15 @@ fn imports(unit: &str, line: &str) -> Vec<String> {
     };
     let mut out = Vec::new();
     for (i, _) in line.match_indices("crate::") {
+        // `$crate::` is a macro's own path (report's `warn!`), named where it expands.
+        if line[..i].ends_with('$') {
+            continue;
+        }
         let rest = &line[i + "crate::".len()..];
-        let m = word(rest);
+        let mut m = word(rest);
+        if let Some((_, unit)) = MACROS.iter().find(|(name, _)| *name == m) {
+            m = (*unit).to_string();
+        }
         let part = rest
             .strip_prefix(&format!("{m}::"))
             .map(word)
@@ -190,6 +201,8 @@ fn the_check_sees_an_upward_import() {
         imports("thread", "use crate::vcore::{Seat, Who};"),
         ["vcore"]
     );
+    assert_eq!(imports("builder", "crate::warn!(\"{n}\");"), ["report"]);
+    assert!(imports("report", "$crate::internal::report::emit(").is_empty());
     assert_eq!(unit_of("sys/linux.rs"), "sys");
     assert_eq!(unit_of("vcore/mod.rs"), "vcore");
     assert_eq!(unit_of("vcore/table/grace.rs"), "vcore/table/grace");

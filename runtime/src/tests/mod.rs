@@ -21,6 +21,8 @@ mod policy_table;
 #[cfg(not(loom))]
 mod reactor;
 #[cfg(not(loom))]
+mod report;
+#[cfg(not(loom))]
 mod sleep;
 #[cfg(not(loom))]
 mod switches;

@@ -123,3 +123,55 @@ fn pinned_calibration_is_kept() {
     assert_eq!(rt.stats().calibration.timer_lateness_ns, 12_345);
     rt.shutdown();
 }
+
+/// Where the calibration found the reactor cheaper, a job worker's short precise sleep still
+/// takes its own timer when that can arm (the reactor would spin for every poller), a serial
+/// thread's takes the reactor, and a sleep too short to arm takes the reactor whoever sleeps.
+#[test]
+fn job_workers_take_their_own_timer_where_it_can_arm() {
+    let c = crate::Calibration {
+        timer_lateness_ns: 30_000,
+        timer_margin_ns: 10_000,
+        wake_latency_ns: 2_000,
+        precise: crate::PrecisePath::Reactor,
+        ..Default::default()
+    };
+    let rt = crate::Builder::<Runtime>::new()
+        .config(Config {
+            calibration: Some(c),
+            short_sleep: ShortSleep::Reactor,
+            vcores: false,
+            ..Config::default()
+        })
+        .build()
+        .unwrap();
+    let by = |name: &'static str, ns: u64| {
+        let before = rt.stats();
+        guest(&rt, name, move || crate::sleep::sleep_current(ns));
+        let after = rt.stats();
+        let n = |p| after.path(p).count - before.path(p).count;
+        (n(SleepPath::PreciseOwn), n(SleepPath::PreciseReactor))
+    };
+    assert_eq!(by("ModuleSystemWorker0", 100_000), (1, 0), "a worker's");
+    assert_eq!(by("MainThread", 100_000), (0, 1), "a serial thread's");
+    assert_eq!(
+        by("ModuleSystemWorker0", 11_000),
+        (0, 1),
+        "too short to arm"
+    );
+    rt.shutdown();
+}
+
+#[test]
+fn the_own_timer_arms_by_its_margin_and_probes_a_margin_too_large() {
+    use crate::sleep::own_timer;
+    let never = || -> bool { panic!("probed where the margin leaves room") };
+    assert_eq!(own_timer(20_000, 5_000, never), Some(5_000));
+    assert_eq!(own_timer(20_000, 17_999, never), Some(17_999));
+    // Too large a margin: the reactor, except a probe that arms for half of what is left.
+    assert_eq!(own_timer(20_000, 18_000, || false), None);
+    assert_eq!(own_timer(20_000, 50_000, || true), Some(10_000));
+    // Too short to be worth a system call even halved: never a probe.
+    assert_eq!(own_timer(3_999, 50_000, || true), None);
+    assert_eq!(own_timer(4_000, 50_000, || true), Some(2_000));
+}

@@ -237,6 +237,7 @@ fn every_builder_method_sets_its_switch() {
         .flight(false)
         .flight_dir("/tmp/d")
         .flight_wait_ms(500)
+        .log_stderr(false)
         .calibration(Calibration::default())
         .logical_processors(None)
         .resolve()
@@ -267,6 +268,7 @@ fn every_builder_method_sets_its_switch() {
         flight: false,
         flight_dir: Some("/tmp/d".into()),
         flight_wait_ms: 500,
+        log_stderr: false,
         calibration: Some(Calibration::default()),
         logical_processors: Some(None),
     };
@@ -304,7 +306,7 @@ fn defaults_are_the_documented_ones() {
     assert!(d.vcore_first.is_empty());
     assert_eq!((d.sleep_log, d.tls_trace), (false, false));
     assert_eq!((&d.trace, d.flight, &d.flight_dir), (&None, true, &None));
-    assert_eq!(d.flight_wait_ms, 0);
+    assert_eq!((d.flight_wait_ms, d.log_stderr), (0, true));
     assert_eq!((d.calibration, d.logical_processors), (None, None));
 }
 
@@ -337,6 +339,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_FLIGHT", "off"),
         ("HOS_FLIGHT_DIR", "/tmp/env"),
         ("HOS_FLIGHT_WAIT_MS", "250"),
+        ("HOS_LOG_STDERR", "0"),
     ];
     let code = Builder::new()
         .short_sleep(ShortSleep::Timer)
@@ -363,7 +366,8 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .trace("code.json")
         .flight(true)
         .flight_dir("/tmp/code")
-        .flight_wait_ms(9);
+        .flight_wait_ms(9)
+        .log_stderr(true);
     (env, code)
 }
 
@@ -410,6 +414,7 @@ fn code_wins_over_the_environment_unless_asked() {
         flight: false,
         flight_dir: Some("/tmp/env".into()),
         flight_wait_ms: 250,
+        log_stderr: false,
         calibration: None,
         logical_processors: None,
     };
@@ -517,7 +522,7 @@ fn run_child(test: &str, vars: &[(&str, &std::ffi::OsStr)]) {
         &format!("tests::switches::{test}"),
         "--test-threads=1",
     ]);
-    cmd.env("HOS_SWITCHES_TEST_CHILD", "1");
+    cmd.env("HOS_TEST_ALONE", "1");
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -535,7 +540,7 @@ fn run_child(test: &str, vars: &[(&str, &std::ffi::OsStr)]) {
 
 #[test]
 fn env_reads_the_process_environment() {
-    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+    if std::env::var_os("HOS_TEST_ALONE").is_none() {
         return run_child(
             "env_reads_the_process_environment",
             &[
@@ -587,7 +592,7 @@ fn not_utf8() -> &'static std::ffi::OsStr {
 #[cfg(unix)]
 #[test]
 fn env_reads_values_that_are_not_utf8() {
-    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+    if std::env::var_os("HOS_TEST_ALONE").is_none() {
         return run_child(
             "env_reads_values_that_are_not_utf8",
             &[
@@ -604,7 +609,7 @@ fn env_reads_values_that_are_not_utf8() {
 #[cfg(unix)]
 #[test]
 fn env_refuses_numbers_that_are_not_utf8() {
-    if std::env::var_os("HOS_SWITCHES_TEST_CHILD").is_none() {
+    if std::env::var_os("HOS_TEST_ALONE").is_none() {
         return run_child(
             "env_refuses_numbers_that_are_not_utf8",
             &[("HOS_SPIN_US", not_utf8())],

@@ -319,11 +319,11 @@ pub fn dump(session: &Session, reason: &str, notes: Vec<(&str, String)>) -> Opti
     all.extend(notes);
     match chrome::write_file(&path, &session.snapshot(), &all) {
         Ok(()) => {
-            tracing::warn!(path = %path.display(), reason, "hos flight recorder dumped");
+            crate::warn!(path = %path.display(), reason, "hos flight recorder dumped");
             Some(path)
         }
         Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "hos flight recorder: dump failed");
+            crate::warn!(path = %path.display(), error = %e, "hos flight recorder: dump failed");
             None
         }
     }
