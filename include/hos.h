@@ -1007,7 +1007,8 @@ hos_result hos_svc_set_thread_core_mask(hos_handle thread, int32_t ideal_core, u
 // a count below 0 or above `HOS_MAX_WAIT_HANDLES`; InvalidHandle for a handle not open or not
 // waitable (a kernel event's writable side, `HOS_CURRENT_THREAD`); TimedOut; Cancelled once
 // the runtime shuts down, or when `hos_svc_cancel_synchronization` cancels the calling guest
-// thread (a poll, `timeout_ns` 0, is never cancelled).
+// thread (a poll, `timeout_ns` 0, is never cancelled); InvalidState for a positive timeout
+// with no runtime alive to time it.
 //
 // # Safety
 // `handles` is NULL or points to `count` readable handles; `index` is NULL or points to a
@@ -1289,7 +1290,8 @@ hos_result hos_event_clear(hos_handle event);
 // `timeout_ns`: negative waits without limit, 0 polls. A guest thread gives its virtual core
 // back while it waits; a host thread has none (see "Host threads" at the top of hos.h).
 //
-// Errors: InvalidHandle; TimedOut (nothing consumed); Cancelled once the runtime shuts down.
+// Errors: InvalidHandle; TimedOut (nothing consumed); Cancelled once the runtime shuts down;
+// InvalidState for a positive timeout with no runtime alive to time it.
 hos_result hos_event_wait(hos_handle event, int64_t timeout_ns);
 
 // Creates a stopped, cleared timer event (`auto_clear` as `hos_event_create`'s).
@@ -1332,7 +1334,8 @@ hos_result hos_queue_create(uint32_t capacity, hos_handle *out);
 // negative waits without limit, 0 tries once. A message is never dropped or reordered.
 // A guest thread gives its virtual core back while it waits; a host thread has none.
 //
-// Errors: InvalidHandle; TimedOut (not sent); Cancelled once the runtime shuts down.
+// Errors: InvalidHandle; TimedOut (not sent); Cancelled once the runtime shuts down;
+// InvalidState for a positive timeout with no runtime alive to time it.
 hos_result hos_queue_send(hos_handle queue, uint64_t message, int64_t timeout_ns);
 
 // Takes the front message into `*out`, waiting while the queue is empty. `timeout_ns`:
@@ -1340,7 +1343,8 @@ hos_result hos_queue_send(hos_handle queue, uint64_t message, int64_t timeout_ns
 // while it waits; a host thread has none.
 //
 // Errors: InvalidPointer for a NULL or misaligned `out`; InvalidHandle; TimedOut (nothing
-// taken); Cancelled once the runtime shuts down.
+// taken); Cancelled once the runtime shuts down; InvalidState for a positive timeout with no
+// runtime alive to time it.
 //
 // # Safety
 // `out` is NULL or points to a writable `uint64_t`.
@@ -1359,7 +1363,8 @@ hos_result hos_semaphore_create(uint32_t initial, uint32_t max, hos_handle *out)
 // 0 tries once. A guest thread gives its virtual core back while it waits; a host thread
 // has none.
 //
-// Errors: InvalidHandle; TimedOut (nothing taken); Cancelled once the runtime shuts down.
+// Errors: InvalidHandle; TimedOut (nothing taken); Cancelled once the runtime shuts down;
+// InvalidState for a positive timeout with no runtime alive to time it.
 hos_result hos_semaphore_acquire(hos_handle semaphore, int64_t timeout_ns);
 
 // Gives `count` counts back, letting up to `count` waiters through.

@@ -128,6 +128,14 @@ pub unsafe fn arg_mut<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
     Ok(unsafe { &mut *p })
 }
 
+/// Checks that `p`, which may be NULL, is not misaligned for `T` (an array of no elements).
+pub fn opt_aligned<T>(p: *const T, what: &str) -> Result<()> {
+    match p.is_null() || p as usize % align_of::<T>() == 0 {
+        true => Ok(()),
+        false => Err(bad_pointer(what, p)),
+    }
+}
+
 /// An out-pointer, checked (not NULL, aligned) before the call does anything, written once
 /// at the end.
 #[derive(Debug)]
@@ -261,10 +269,12 @@ pub unsafe fn write_array<T: Versioned>(
     what: &str,
 ) -> Result<u32> {
     let count = u32::try_from(items.len()).unwrap_or(u32::MAX);
+    // Misaligned is refused with no capacity too (the fuzzer found it accepted).
+    opt_aligned(out, what)?;
     if capacity == 0 {
         return Ok(count);
     }
-    if out.is_null() || out as usize % align_of::<T>() != 0 {
+    if out.is_null() {
         return Err(bad_pointer(what, out));
     }
     // SAFETY: aligned; the first element's leading u32 is readable (the caller's promise).

@@ -65,7 +65,8 @@ pub extern "C" fn hos_event_clear(event: hos_handle) -> hos_result {
 /// `timeout_ns`: negative waits without limit, 0 polls. A guest thread gives its virtual core
 /// back while it waits; a host thread has none (see "Host threads" at the top of hos.h).
 ///
-/// Errors: InvalidHandle; TimedOut (nothing consumed); Cancelled once the runtime shuts down.
+/// Errors: InvalidHandle; TimedOut (nothing consumed); Cancelled once the runtime shuts down;
+/// InvalidState for a positive timeout with no runtime alive to time it.
 #[no_mangle]
 pub extern "C" fn hos_event_wait(event: hos_handle, timeout_ns: i64) -> hos_result {
     entry(|| {

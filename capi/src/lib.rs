@@ -112,5 +112,9 @@ pub mod rwlock;
 
 pub mod barrier;
 
+// The fuzzers' interpreter: in the tests and in capi/fuzz (cargo-fuzz sets `fuzzing`).
+#[cfg(any(test, fuzzing))]
+pub mod calls;
+
 #[cfg(test)]
 mod tests;

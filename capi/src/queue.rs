@@ -42,7 +42,8 @@ pub unsafe extern "C" fn hos_queue_create(capacity: u32, out: *mut hos_handle) -
 /// negative waits without limit, 0 tries once. A message is never dropped or reordered.
 /// A guest thread gives its virtual core back while it waits; a host thread has none.
 ///
-/// Errors: InvalidHandle; TimedOut (not sent); Cancelled once the runtime shuts down.
+/// Errors: InvalidHandle; TimedOut (not sent); Cancelled once the runtime shuts down;
+/// InvalidState for a positive timeout with no runtime alive to time it.
 #[no_mangle]
 pub extern "C" fn hos_queue_send(queue: hos_handle, message: u64, timeout_ns: i64) -> hos_result {
     entry(|| {
@@ -62,7 +63,8 @@ pub extern "C" fn hos_queue_send(queue: hos_handle, message: u64, timeout_ns: i6
 /// while it waits; a host thread has none.
 ///
 /// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidHandle; TimedOut (nothing
-/// taken); Cancelled once the runtime shuts down.
+/// taken); Cancelled once the runtime shuts down; InvalidState for a positive timeout with no
+/// runtime alive to time it.
 ///
 /// # Safety
 /// `out` is NULL or points to a writable `uint64_t`.

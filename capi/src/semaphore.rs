@@ -42,7 +42,8 @@ pub unsafe extern "C" fn hos_semaphore_create(
 /// 0 tries once. A guest thread gives its virtual core back while it waits; a host thread
 /// has none.
 ///
-/// Errors: InvalidHandle; TimedOut (nothing taken); Cancelled once the runtime shuts down.
+/// Errors: InvalidHandle; TimedOut (nothing taken); Cancelled once the runtime shuts down;
+/// InvalidState for a positive timeout with no runtime alive to time it.
 #[no_mangle]
 pub extern "C" fn hos_semaphore_acquire(semaphore: hos_handle, timeout_ns: i64) -> hos_result {
     entry(|| {

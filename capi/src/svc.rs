@@ -152,7 +152,8 @@ pub extern "C" fn hos_svc_set_thread_core_mask(
 /// a count below 0 or above `HOS_MAX_WAIT_HANDLES`; InvalidHandle for a handle not open or not
 /// waitable (a kernel event's writable side, `HOS_CURRENT_THREAD`); TimedOut; Cancelled once
 /// the runtime shuts down, or when `hos_svc_cancel_synchronization` cancels the calling guest
-/// thread (a poll, `timeout_ns` 0, is never cancelled).
+/// thread (a poll, `timeout_ns` 0, is never cancelled); InvalidState for a positive timeout
+/// with no runtime alive to time it.
 ///
 /// # Safety
 /// `handles` is NULL or points to `count` readable handles; `index` is NULL or points to a

@@ -2,6 +2,7 @@
 //! the log sink's threads and locks), calling the entry points as C would.
 
 mod boundary;
+mod fuzz;
 mod log_sink;
 
 use crate::config::{hos_config, hos_config_free, hos_config_new, hos_config_set};

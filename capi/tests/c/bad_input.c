@@ -100,6 +100,9 @@ static void stats_calls(hos_runtime *rt) {
     hos_thread_stats ts[2] = {{.size = 3}};
     EXPECT(hos_stats_threads(rt, ts, 2, &count), HOS_RESULT_INVALID_SIZE);
     OK(hos_stats_threads(rt, NULL, 0, &count));
+    /* Misaligned is refused with no capacity too (found by the fuzzer: it was Success). */
+    EXPECT(hos_stats_threads(rt, (hos_thread_stats *)(buf + 4), 0, &count),
+           HOS_RESULT_INVALID_POINTER);
     uint32_t cores;
     EXPECT(hos_runtime_cores(NULL, &cores), HOS_RESULT_INVALID_POINTER);
     EXPECT(hos_runtime_cores(rt, NULL), HOS_RESULT_INVALID_POINTER);
