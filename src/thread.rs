@@ -173,7 +173,7 @@ impl Builder {
                 svc::run_body(f)
             };
             if out.as_ref().is_err_and(|p| !svc::is_exit(&**p)) {
-                tracing::warn!(name = %t.name(), "guest thread panicked");
+                hos_runtime::warn!(name = %t.name(), "guest thread panicked");
             }
             crate::os::mutex::abandon_held();
             t.0.record.mark_ended();

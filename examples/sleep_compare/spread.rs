@@ -8,37 +8,48 @@
 /// Figures by row, round after round.
 #[derive(Default)]
 pub struct Spread {
-    /// (row, column names, one vector of figures per round).
-    rows: Vec<(String, Vec<&'static str>, Vec<Vec<f64>>)>,
+    rows: Vec<Row>,
+}
+
+/// One row: its name, its columns' names, and its figures, a vector a round.
+struct Row {
+    name: String,
+    columns: Vec<&'static str>,
+    rounds: Vec<Vec<f64>>,
 }
 
 impl Spread {
     /// Records one round's `figures` (named by `columns`) of `row`.
     pub fn add(&mut self, row: &str, columns: &[&'static str], figures: Vec<f64>) {
-        match self.rows.iter_mut().find(|(r, _, _)| r == row) {
-            Some((_, _, rounds)) => rounds.push(figures),
-            None => self
-                .rows
-                .push((row.to_string(), columns.to_vec(), vec![figures])),
+        match self.rows.iter_mut().find(|r| r.name == row) {
+            Some(r) => r.rounds.push(figures),
+            None => self.rows.push(Row {
+                name: row.to_string(),
+                columns: columns.to_vec(),
+                rounds: vec![figures],
+            }),
         }
     }
 
     /// Prints each row's figures as min / median / max over its rounds.
     pub fn print(&self, title: &str) {
-        let Some((_, columns, rounds)) = self.rows.first() else {
+        let Some(first) = self.rows.first() else {
             return;
         };
         println!();
-        println!("{title}: min / median / max over {} rounds", rounds.len());
+        println!(
+            "{title}: min / median / max over {} rounds",
+            first.rounds.len()
+        );
         print!("{:<34}", "");
-        for c in columns {
+        for c in &first.columns {
             print!(" {c:>22}");
         }
         println!();
-        for (row, columns, rounds) in &self.rows {
-            print!("{row:<34}");
-            for i in 0..columns.len() {
-                let (lo, mid, hi) = min_median_max(rounds.iter().map(|r| r[i]).collect());
+        for row in &self.rows {
+            print!("{:<34}", row.name);
+            for i in 0..row.columns.len() {
+                let (lo, mid, hi) = min_median_max(row.rounds.iter().map(|r| r[i]).collect());
                 print!(
                     " {:>22}",
                     format!("{} / {} / {}", short(lo), short(mid), short(hi))
@@ -87,7 +98,7 @@ mod tests {
         let rows: Vec<_> = s
             .rows
             .iter()
-            .map(|(r, _, n)| (r.as_str(), n.len()))
+            .map(|r| (r.name.as_str(), r.rounds.len()))
             .collect();
         assert_eq!(rows, [("b", 2), ("a", 1)]);
     }
