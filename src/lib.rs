@@ -53,6 +53,11 @@ pub use hos_runtime::{
     Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node, PrecisePath,
     ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
 };
+/// The README's Rust examples, compiled (and the runnable ones run) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+
 pub use result::ResultCode;
 pub use shutdown::ShutdownReport;
 
