@@ -10,6 +10,9 @@
 //! - Wakers are collected while the reactor holds its state and woken after, in a batch.
 //! - Stop watchers (waits of host threads that shutdown must end) sit in a slab under one
 //!   lock; none is added once `stop` is set, and `shutdown` wakes them all after the lock.
+//! - Every timer registered fires: one registered after `stop` fires where it is made, and
+//!   one that raced the stop is either drained by the reactor's stopping pass or fired by its
+//!   own re-check of `stop` after the push (`Timer::register_as`).
 //!
 //! Two wheels: precise deadlines (the reactor sleeps to the earliest minus the timer's measured
 //! lateness, then spins to it exactly) and relaxed ones (the OS timer alone, no spin). No
