@@ -15,6 +15,13 @@ mod common;
 use common::rt;
 
 const SHORT: Duration = Duration::from_millis(20);
+
+/// Runs `f` on a guest thread of this binary's runtime: a host thread's timed wait takes the
+/// newest runtime for its deadline, and another test's runtime shutting down would end it
+/// Cancelled.
+fn on_guest<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    rt().thread().spawn(f).unwrap().join().unwrap()
+}
 /// Bounds a wait that must succeed, so that a broken version fails instead of hanging.
 const LONG: Duration = Duration::from_secs(10);
 
@@ -89,9 +96,10 @@ fn question_mark_into_box_dyn_error() {
         err.downcast_ref::<BuildError>(),
         Some(BuildError::Config(_))
     ));
-    let _ = rt();
-    let err = take(&Semaphore::new(0, 1)).unwrap_err();
-    assert_eq!(err.downcast_ref(), Some(&ResultCode::TIMED_OUT));
+    on_guest(|| {
+        let err = take(&Semaphore::new(0, 1)).unwrap_err();
+        assert_eq!(err.downcast_ref(), Some(&ResultCode::TIMED_OUT));
+    });
 }
 
 /// Every object's handle clones, and the clones name one object.
@@ -125,17 +133,22 @@ fn handles_clone_and_share_one_object() {
             }
         })
         .unwrap();
-    ev.signal();
-    assert_eq!(sem.acquire_timeout(LONG), Ok(()));
-    assert_eq!(q.receive_timeout(LONG).as_deref(), Ok("hello"));
-    assert_eq!(timer.wait_timeout(LONG), Ok(()));
+    on_guest(move || {
+        ev.signal();
+        assert_eq!(sem.acquire_timeout(LONG), Ok(()));
+        assert_eq!(q.receive_timeout(LONG).as_deref(), Ok("hello"));
+        assert_eq!(timer.wait_timeout(LONG), Ok(()));
+    });
     assert_eq!(guest.join().unwrap(), Ok(()));
 }
 
 /// A timer event runs while any clone lives; the last one to drop stops it.
 #[test]
 fn the_last_timer_handle_stops_the_timer() {
-    let _ = rt();
+    on_guest(the_last_timer_handle_stops_the_timer_here);
+}
+
+fn the_last_timer_handle_stops_the_timer_here() {
     let timer = TimerEvent::new(ClearMode::Auto);
     let ev: Event = (*timer).clone(); // the timer's own event, outliving every handle
     let other = timer.clone();
@@ -160,16 +173,20 @@ fn the_last_timer_handle_stops_the_timer() {
 /// A timed wait says which of TimedOut and Cancelled ended it.
 #[test]
 fn timed_waits_tell_timed_out_from_cancelled() {
-    let _ = rt();
     let ev = Event::new(ClearMode::Manual);
-    match ev.wait_timeout(SHORT) {
-        Ok(()) => panic!("nobody signalled it"),
-        Err(ResultCode::TIMED_OUT) => {}
-        Err(code) => panic!("{code}"),
-    }
     let q = MessageQueue::<u8>::new(1);
-    assert_eq!(q.receive_timeout(SHORT), Err(ResultCode::TIMED_OUT));
-    assert_eq!(q.peek_timeout(SHORT), Err(ResultCode::TIMED_OUT));
+    on_guest({
+        let (ev, q) = (ev.clone(), q.clone());
+        move || {
+            match ev.wait_timeout(SHORT) {
+                Ok(()) => panic!("nobody signalled it"),
+                Err(ResultCode::TIMED_OUT) => {}
+                Err(code) => panic!("{code}"),
+            }
+            assert_eq!(q.receive_timeout(SHORT), Err(ResultCode::TIMED_OUT));
+            assert_eq!(q.peek_timeout(SHORT), Err(ResultCode::TIMED_OUT));
+        }
+    });
 
     // A runtime of its own, shut down under its waiting guest threads.
     let own = Runtime::builder()
