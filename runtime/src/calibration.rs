@@ -405,6 +405,23 @@ mod tests {
     }
 
     #[test]
+    fn a_timer_that_gets_worse_or_better_is_followed_within_a_few_hundred_samples() {
+        // 5 us, then 200 us late (another process's load), then 5 us again: at 20 us sleeps
+        // a few hundred samples are a few milliseconds of one poller's sleeps.
+        let t = tracker(5_000);
+        for _ in 0..300 {
+            t.observe_timer(200_000);
+        }
+        let (margin, late) = (t.timer_margin_ns(), t.timer_lateness_ns());
+        assert!(margin > 150_000 && late > 150_000, "{margin} {late} ns");
+        for _ in 0..2_000 {
+            t.observe_timer(5_000);
+        }
+        let (margin, late) = (t.timer_margin_ns(), t.timer_lateness_ns());
+        assert!(margin < 10_000 && late < 10_000, "{margin} {late} ns");
+    }
+
+    #[test]
     fn a_pinned_calibration_without_a_margin_arms_by_its_lateness() {
         let c = Calibration {
             timer_lateness_ns: 7_000,
