@@ -177,3 +177,60 @@ fn the_own_timer_arms_by_its_margin_and_probes_a_margin_too_large() {
     assert_eq!(own_timer(3_999, 50_000, || true), None);
     assert_eq!(own_timer(4_000, 50_000, || true), Some(2_000));
 }
+
+/// The own-timer path sleeps up to its margin rather than spinning the sleep: twenty 500 us
+/// sleeps of a job worker with a 10 us margin cost a small part of their length in CPU (a
+/// spin of each would cost all of it). Read by the thread's CPU clock, which the std fallback
+/// does not have.
+#[test]
+fn the_own_timer_path_sleeps_until_its_margin() {
+    let c = crate::Calibration {
+        timer_lateness_ns: 10_000,
+        timer_margin_ns: 10_000,
+        wake_latency_ns: 2_000,
+        precise: crate::PrecisePath::OwnTimer,
+        ..Default::default()
+    };
+    let rt = crate::Builder::<Runtime>::new()
+        .config(Config {
+            calibration: Some(c),
+            short_sleep: ShortSleep::Reactor,
+            vcores: false,
+            ..Config::default()
+        })
+        .build()
+        .unwrap();
+    let cpu = guest(&rt, "ModuleSystemWorker0", || {
+        let before = sys::thread_cpu();
+        for _ in 0..20 {
+            crate::sleep::sleep_current(500_000);
+        }
+        sys::thread_cpu().since(&before).total()
+    });
+    assert_eq!(rt.stats().path(SleepPath::PreciseOwn).count, 20);
+    assert!(
+        cpu < Duration::from_micros(20 * 250),
+        "20 sleeps of 500 us cost {cpu:?} of CPU: they spun"
+    );
+    rt.shutdown();
+}
+
+/// A wake-latency estimate above the sleeps comes down: one reactor-path sleep in 32 parks
+/// for half of what is left and measures the wake (without it the estimate, fed only by
+/// parked sleeps, would hold every later sleep to a spin).
+#[test]
+fn a_wake_latency_estimate_above_the_sleeps_is_sampled_down() {
+    let rt = runtime(ShortSleep::Reactor);
+    let mut c = rt.tracker().get();
+    c.wake_latency_ns = 1_000_000;
+    c.precise = crate::PrecisePath::Reactor;
+    rt.tracker().reset(c);
+    guest(&rt, "MainThread", || {
+        for _ in 0..640 {
+            crate::sleep::sleep_current(100_000);
+        }
+    });
+    let w = rt.tracker().wake_latency_ns();
+    assert!(w < 1_000_000, "the estimate stayed at {w} ns");
+    rt.shutdown();
+}
