@@ -77,12 +77,12 @@ fn timer_slack(precise: bool) {
 /// Which precise path a precise sleep may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Precise {
-    /// A long one (or a host's): the reactor, so that shutdown can end it.
+    /// A long one: the reactor, so that shutdown can end it.
     Cancellable,
     /// A job worker's short one: its own timer where that can arm (pollers are many and the
     /// reactor would spin for each).
     Poller,
-    /// A serial thread's short one: the path the boot calibration found cheaper.
+    /// A serial or host thread's short one: the path the boot calibration found cheaper.
     Calibrated,
 }
 
@@ -246,15 +246,18 @@ fn timer(rt: &Runtime, deadline: u64) -> SleepPath {
 fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPath {
     let tracker = rt.tracker();
     let left = deadline.saturating_sub(sys::now());
-    let probe = || tracker.sample_due(SAMPLE_EVERY);
-    let own = match kind {
-        Precise::Cancellable => None,
-        Precise::Poller => own_timer(left, tracker.timer_margin_ns(), probe),
-        Precise::Calibrated => match tracker.precise() {
-            PrecisePath::Reactor => None,
-            PrecisePath::OwnTimer => own_timer(left, tracker.timer_margin_ns(), probe),
-        },
+    let may_own = match kind {
+        Precise::Cancellable => false,
+        Precise::Poller => true,
+        Precise::Calibrated => tracker.precise() == PrecisePath::OwnTimer,
     };
+    let own = may_own
+        .then(|| {
+            own_timer(left, tracker.timer_margin_ns(), || {
+                tracker.sample_due(SAMPLE_EVERY)
+            })
+        })
+        .flatten();
     match own {
         Some(early) => {
             let target = deadline - early;
@@ -271,7 +274,6 @@ fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPa
             // spins it all, except one sleep in `SAMPLE_EVERY`, which parks for half of it so
             // that the wake latency keeps being measured (an estimate larger than the sleep
             // would otherwise never meet a sample that brings it down).
-            let left = deadline.saturating_sub(sys::now());
             let early = match tracker.wake_latency_ns() {
                 w if w < left => w,
                 _ if tracker.sample_due(SAMPLE_EVERY) => left / 2,
