@@ -7,10 +7,11 @@
 //!
 //! Every form of a wait goes through here: the blocking form ([`block_on`] over a
 //! [`Waiting`], with the object's spin gate), the timed form (the same future with a reactor
-//! deadline), and the async form (the future itself). A zero timeout, in any of these forms and
-//! from Rust or C alike, is one locked attempt that never registers: what a `try_*` is, so that
-//! the idle-poll policy sees every poll that found nothing. A wait ends in one of three ways: its operation completes; its deadline passes
-//! (TimedOut, nothing consumed); its runtime shuts down (Cancelled, nothing consumed).
+//! deadline), and the async form (the future itself). A zero timeout, in any of these forms
+//! and from Rust or C alike, is one locked attempt that never registers: what a `try_*` is, so
+//! that the idle-poll policy sees every poll that found nothing. A wait ends in one of three
+//! ways: its operation completes; its deadline passes (TimedOut, nothing consumed); its
+//! runtime shuts down (Cancelled, nothing consumed).
 
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use crate::sync::{lock, Mutex};
@@ -248,6 +249,12 @@ impl Limits {
         limits
     }
 
+    /// Whether the timeout is zero: the wait is one attempt ([`Object::attempt`]), never a
+    /// registration (a zero timeout's deadline is 0, which no clock reading precedes).
+    pub(crate) fn is_attempt(&self) -> bool {
+        self.deadline == Some(0)
+    }
+
     /// Sets the deadline from `timeout` (a zero timeout is a deadline of now).
     pub(crate) fn set_timeout(&mut self, timeout: Timeout) {
         self.deadline = match timeout {
@@ -345,8 +352,6 @@ pub struct Waiting<'a, O: Op> {
     op: O,
     slot: WaitSlot,
     limits: Limits,
-    /// A zero timeout: the wait is one attempt ([`Object::attempt`]), never a registration.
-    once: bool,
 }
 
 // Never pin-projected: `op` is only reached through `&mut`, so moving it is fine.
@@ -360,14 +365,12 @@ impl<'a, O: Op> Waiting<'a, O> {
             op,
             slot: WaitSlot::new(),
             limits: Limits::new(None),
-            once: false,
         }
     }
 
     /// Sets how long the wait may last.
     pub(crate) fn limit(mut self, timeout: Timeout) -> Self {
         self.limits.set_timeout(timeout);
-        self.once = timeout == Timeout::Poll;
         self
     }
 
@@ -387,7 +390,7 @@ impl<'a, O: Op> Waiting<'a, O> {
     /// back, and one that finds nothing makes the thread's next short sleep an idle poll.
     pub fn block(mut self) -> O::Output {
         crate::svc::entry();
-        if self.once {
+        if self.limits.is_attempt() {
             return self.obj.attempt(&mut self.op);
         }
         let obj = self.obj;
@@ -406,7 +409,7 @@ impl<O: Op> Future for Waiting<'_, O> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<O::Output> {
         let this = self.get_mut();
-        if this.once {
+        if this.limits.is_attempt() {
             return Poll::Ready(this.obj.attempt(&mut this.op));
         }
         if let Poll::Ready(v) = this
