@@ -9,9 +9,15 @@ use crate::{context, sys, Config, ShortSleep, SleepPath};
 use std::time::Duration;
 
 fn runtime(mode: ShortSleep) -> Runtime {
+    runtime_with(mode, None)
+}
+
+/// A runtime in `mode`, its calibration pinned to `calibration` (`None`: measured at build).
+fn runtime_with(mode: ShortSleep, calibration: Option<crate::Calibration>) -> Runtime {
     crate::Builder::<Runtime>::new()
         .config(Config {
             short_sleep: mode,
+            calibration,
             vcores: false,
             ..Config::default()
         })
@@ -138,15 +144,7 @@ fn job_workers_take_their_own_timer_where_it_can_arm() {
         precise: crate::PrecisePath::Reactor,
         ..Default::default()
     };
-    let rt = crate::Builder::<Runtime>::new()
-        .config(Config {
-            calibration: Some(c),
-            short_sleep: ShortSleep::Reactor,
-            vcores: false,
-            ..Config::default()
-        })
-        .build()
-        .unwrap();
+    let rt = runtime_with(ShortSleep::Reactor, Some(c));
     let by = |name: &'static str, ns: u64| {
         let before = rt.stats();
         guest(&rt, name, move || crate::sleep::sleep_current(ns));
@@ -191,15 +189,7 @@ fn the_own_timer_path_sleeps_until_its_margin() {
         precise: crate::PrecisePath::OwnTimer,
         ..Default::default()
     };
-    let rt = crate::Builder::<Runtime>::new()
-        .config(Config {
-            calibration: Some(c),
-            short_sleep: ShortSleep::Reactor,
-            vcores: false,
-            ..Config::default()
-        })
-        .build()
-        .unwrap();
+    let rt = runtime_with(ShortSleep::Reactor, Some(c));
     let cpu = guest(&rt, "ModuleSystemWorker0", || {
         let before = sys::thread_cpu();
         for _ in 0..20 {
