@@ -6,12 +6,13 @@
 //! detached and reported them if bounded). Guest threads hold clones of their own, so freeing
 //! it while detached stragglers still run is memory-safe: their waits return Cancelled.
 
-use crate::boundary::{self, entry, Error, Out};
+use crate::boundary::{self, entry, Error, Out, TextOut};
 use crate::config::hos_config;
 use crate::reaper::{self, RuntimeTag};
 use crate::result::HOS_RESULT_TIMED_OUT;
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE, HOS_RESULT_INVALID_VALUE};
 use hos_rs::{BuildError, Runtime, ShutdownReport};
+use std::ffi::c_char;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -52,6 +53,32 @@ impl hos_runtime {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
+}
+
+/// The body of every call that gives a text of `rt` into the caller's buffer, snprintf-style
+/// ([`TextOut`]): checks the runtime, then the buffer, then writes what `text` makes of it.
+///
+/// # Safety
+/// `rt` is NULL or from `hos_runtime_new`, not freed; `buf`, `size` and `len` as
+/// [`TextOut::new`] asks.
+pub(crate) unsafe fn text_call(
+    rt: *const hos_runtime,
+    buf: *mut c_char,
+    size: usize,
+    len: *mut usize,
+    text: impl FnOnce(&hos_runtime) -> boundary::Result<String>,
+) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller.
+        let (rt, out) = unsafe {
+            (
+                boundary::arg(rt, "rt")?,
+                TextOut::new(buf, size, len, "buf")?,
+            )
+        };
+        out.write(&text(rt)?);
+        Ok(())
+    })
 }
 
 /// Starts a runtime: counts the processors, calibrates (a few tens of milliseconds) and starts

@@ -6,10 +6,10 @@
 //! shutdown) kept when it returned; it does not change until the next shutdown, so a length
 //! query and the read that follows it see the same text.
 
-use crate::boundary::{self, entry, Error, Out, TextOut, Versioned};
+use crate::boundary::{self, entry, Error, Out, Versioned};
 use crate::guest_state::{guest_state, hos_guest_state};
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE};
-use crate::runtime::hos_runtime;
+use crate::runtime::{hos_runtime, text_call};
 use crate::stats::ns;
 use hos_rs::ShutdownReport;
 use std::ffi::c_char;
@@ -123,15 +123,6 @@ pub unsafe extern "C" fn hos_runtime_shutdown_report_text(
     size: usize,
     len: *mut usize,
 ) -> hos_result {
-    entry(|| {
-        // SAFETY: forwarded from the caller.
-        let (rt, out) = unsafe {
-            (
-                boundary::arg(rt, "rt")?,
-                TextOut::new(buf, size, len, "buf")?,
-            )
-        };
-        out.write(&last(rt)?.to_string());
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { text_call(rt, buf, size, len, |rt| Ok(last(rt)?.to_string())) }
 }

@@ -8,7 +8,7 @@
 
 use crate::boundary::{self, entry, Error, Out, TextOut, Versioned};
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE, HOS_RESULT_IO_ERROR};
-use crate::runtime::hos_runtime;
+use crate::runtime::{hos_runtime, text_call};
 use hos_rs::Breakdown;
 use std::ffi::c_char;
 use std::fmt::Write;
@@ -228,15 +228,6 @@ pub unsafe extern "C" fn hos_critical_path_text(
     size: usize,
     len: *mut usize,
 ) -> hos_result {
-    entry(|| {
-        // SAFETY: forwarded from the caller.
-        let (rt, out) = unsafe {
-            (
-                boundary::arg(rt, "rt")?,
-                TextOut::new(buf, size, len, "buf")?,
-            )
-        };
-        out.write(&text(&rt.rt.critical_path()));
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { text_call(rt, buf, size, len, |rt| Ok(text(&rt.rt.critical_path()))) }
 }

@@ -6,9 +6,9 @@
 //! are one instant's; two calls (a size query, then the read) are two snapshots, whose sizes
 //! may differ.
 
-use crate::boundary::{self, entry, Out, TextOut, Versioned};
+use crate::boundary::{self, entry, Out, Versioned};
 use crate::result::hos_result;
-use crate::runtime::hos_runtime;
+use crate::runtime::{hos_runtime, text_call};
 use hos_rs::{Node, State, WaitTree};
 use std::ffi::c_char;
 use std::mem::size_of;
@@ -173,15 +173,6 @@ pub unsafe extern "C" fn hos_wait_tree_text(
     size: usize,
     len: *mut usize,
 ) -> hos_result {
-    entry(|| {
-        // SAFETY: forwarded from the caller.
-        let (rt, out) = unsafe {
-            (
-                boundary::arg(rt, "rt")?,
-                TextOut::new(buf, size, len, "buf")?,
-            )
-        };
-        out.write(&rt.rt.wait_tree().to_string());
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { text_call(rt, buf, size, len, |rt| Ok(rt.rt.wait_tree().to_string())) }
 }
