@@ -88,38 +88,9 @@ pub fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
         } else {
             String::new()
         };
-        let mut cells: Vec<(usize, &Standard, Cell)> = Vec::new();
-        // Most processors first: the mask narrows cell by cell (a next repeat widens it again).
-        for &n in &counts {
-            hos::machine::restrict_processors(n).map_err(|e| format!("restricting to {n}: {e}"))?;
-            for std in STANDARD.iter().filter(|s| s.only_at.is_none_or(|p| p == n)) {
-                let mut load = std.scene.load();
-                if let Some(fps) = std.fps {
-                    load.fps = fps;
-                }
-                let cell = cell::run(
-                    CellSpec {
-                        load,
-                        arms: o.arms.clone().unwrap_or_else(|| Arm::MATRIX.to_vec()),
-                        pairs: o.pairs.unwrap_or(3),
-                        warmup: o.warmup.unwrap_or(30),
-                        frames: o.frames.unwrap_or(180),
-                        calibrate_once: std.once,
-                        trace: None,
-                    },
-                    &format!("{tag}p{n} {}", std.name),
-                )?;
-                let ctx = Context {
-                    scene: std.name,
-                    cell: &cell,
-                    kernel: &kernel,
-                };
-                let cell_dir = at.join(format!("p{n}-{}", slug(std.name)));
-                report::save(&ctx, &cell_dir, Some(&cell_dir.join("cell.json")))?;
-                report::write(&cell_dir.join("table.txt"), &report::table(&ctx))?;
-                repeats.add(&format!("p{n} {}", std.name), &cell);
-                cells.push((n, std, cell));
-            }
+        let cells = run_cells(o, &counts, &at, &tag, &kernel)?;
+        for (n, std, cell) in &cells {
+            repeats.add(&format!("p{n} {}", std.name), cell);
         }
         let mut t = summary(&cells);
         if o.repeat > 1 {
@@ -159,6 +130,50 @@ pub fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
         dir.join("summary.json").display()
     );
     Ok(())
+}
+
+/// Every standard cell at each of `counts` (most first: the mask narrows cell by cell, and a
+/// next repeat widens it again), each cell's files under `at`; `tag` starts each cell's name
+/// on stderr.
+fn run_cells(
+    o: &Options,
+    counts: &[usize],
+    at: &Path,
+    tag: &str,
+    kernel: &str,
+) -> Result<Vec<(usize, &'static Standard, Cell)>, String> {
+    let mut cells = Vec::new();
+    for &n in counts {
+        hos::machine::restrict_processors(n).map_err(|e| format!("restricting to {n}: {e}"))?;
+        for std in STANDARD.iter().filter(|s| s.only_at.is_none_or(|p| p == n)) {
+            let mut load = std.scene.load();
+            if let Some(fps) = std.fps {
+                load.fps = fps;
+            }
+            let cell = cell::run(
+                CellSpec {
+                    load,
+                    arms: o.arms.clone().unwrap_or_else(|| Arm::MATRIX.to_vec()),
+                    pairs: o.pairs.unwrap_or(3),
+                    warmup: o.warmup.unwrap_or(30),
+                    frames: o.frames.unwrap_or(180),
+                    calibrate_once: std.once,
+                    trace: None,
+                },
+                &format!("{tag}p{n} {}", std.name),
+            )?;
+            let ctx = Context {
+                scene: std.name,
+                cell: &cell,
+                kernel,
+            };
+            let cell_dir = at.join(format!("p{n}-{}", slug(std.name)));
+            report::save(&ctx, &cell_dir, Some(&cell_dir.join("cell.json")))?;
+            report::write(&cell_dir.join("table.txt"), &report::table(&ctx))?;
+            cells.push((n, std, cell));
+        }
+    }
+    Ok(cells)
 }
 
 fn slug(name: &str) -> String {
@@ -337,3 +352,62 @@ escapes = its frames over 100 ms and virtual-core escapes, every pair; a verdict
 cell's table (--help says how); the grace line sets the reactor against strict (the grace
 off): its gain in fps and p99 against the range of the pairs' ratios.
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::headline::tests::cell;
+
+    #[test]
+    fn the_summary_counts_revokes_and_judges_the_grace_where_strict_ran() {
+        let run = |fps: f64, revokes: f64| Figures {
+            fps,
+            p99: 17.0,
+            cpu_ms_frame: 10.0,
+            own_ms_frame: 2.0,
+            revokes,
+            ..Figures::default()
+        };
+        let pairs = |fps: f64, revokes: f64| vec![run(fps, revokes), run(fps * 1.002, revokes)];
+        let with = cell(vec![
+            (Arm::Auto, pairs(60.0, 0.0)),
+            (Arm::Reactor, pairs(63.0, 0.25)),
+            (Arm::Strict, pairs(60.0, 0.0)),
+        ]);
+        let without = cell(vec![
+            (Arm::Auto, pairs(60.0, 0.0)),
+            (Arm::Reactor, pairs(60.0, 0.25)),
+        ]);
+        let t = summary(&[(4, &STANDARD[0], with), (4, &STANDARD[2], without)]);
+        let line = |start: &str, has: &str| {
+            t.lines()
+                .filter(|l| l.starts_with(start) && l.contains(has))
+                .count()
+        };
+        assert_eq!(line("    4  field   ", "  0.250   "), 1, "revokes/f: {t}");
+        assert_eq!(line("    4  field   ", "  1.050  "), 1, "fps r/a: {t}");
+        assert_eq!(
+            line("    4  ", "grace buys"),
+            1,
+            "only where strict ran: {t}"
+        );
+        assert_eq!(
+            line(
+                "    4  field   ",
+                "grace buys 5.0 % fps / 0.0 % p99 against a spread of 0.0 %"
+            ),
+            1,
+            "{t}"
+        );
+        assert_eq!(
+            line("    4  field   ", "keep it (fps at least 1 %"),
+            1,
+            "{t}"
+        );
+        assert_eq!(
+            line("    4  field   ", "wins against auto"),
+            1,
+            "strict is no other design: {t}"
+        );
+    }
+}
