@@ -108,32 +108,34 @@ pub struct GraceVerdict {
     pub fps: Gain,
     /// On p99.
     pub p99: Gain,
-    /// Revokes a frame, the default's and strict's: the median over rounds.
-    pub revokes: [f64; 2],
+    /// In [`FIGURES`] order: a lone round's figures, else the median over rounds of each.
+    pub figures: [f64; FIGURES.len()],
 }
 
 impl GraceVerdict {
     /// The verdict of a cell's rounds; `None` for none.
     pub fn of(rounds: &[GraceRound]) -> Option<GraceVerdict> {
-        let median = |i: usize| min_median_max(rounds.iter().map(|r| r.figures[i]).collect()).1;
+        let figures = match rounds {
+            [] => return None,
+            [one] => one.figures,
+            _ => std::array::from_fn(|i| {
+                min_median_max(rounds.iter().map(|r| r.figures[i]).collect()).1
+            }),
+        };
+        // The spread: between rounds, or between a lone round's pairs.
         let gain = |i: usize, more_is_better| match rounds {
-            [] => None,
-            [one] => Some(Gain::of(
-                one.figures[i],
-                one.pairs[i].clone(),
-                more_is_better,
-            )),
-            _ => Some(Gain::of(
-                median(i),
+            [one] => Gain::of(figures[i], one.pairs[i].clone(), more_is_better),
+            _ => Gain::of(
+                figures[i],
                 rounds.iter().map(|r| r.figures[i]).collect(),
                 more_is_better,
-            )),
+            ),
         };
         Some(GraceVerdict {
             rounds: rounds.len(),
-            fps: gain(0, true)?,
-            p99: gain(1, false)?,
-            revokes: [median(3), median(4)],
+            fps: gain(0, true),
+            p99: gain(1, false),
+            figures,
         })
     }
 
@@ -157,16 +159,26 @@ impl fmt::Display for GraceVerdict {
         } else {
             "between pairs".into()
         };
+        let x = |v: f64| {
+            if v.is_finite() {
+                format!("{v:.3}x")
+            } else {
+                "-".into()
+            }
+        };
+        let [fps, p99, own, revokes, strict_revokes] = self.figures;
         write!(
             f,
-            "grace buys {} fps / {} p99 against a spread of {} / {} {between}; \
-             revokes/frame {:.3} (strict {:.3}): ",
+            "fps {}, p99 {}, own cost {}, revokes/frame {revokes:.3} (strict \
+             {strict_revokes:.3}); grace buys {} fps / {} p99 against a spread of {} / {} \
+             {between}: ",
+            x(fps),
+            x(p99),
+            x(own),
             pct(self.fps.gain),
             pct(self.p99.gain),
             pct(self.fps.spread),
             pct(self.p99.spread),
-            self.revokes[0],
-            self.revokes[1],
         )?;
         let earned: Vec<&str> = [("fps", self.fps), ("p99", self.p99)]
             .into_iter()
@@ -242,6 +254,13 @@ mod tests {
         assert!(v.keep(), "{v}");
         assert!(v.to_string().contains("keep it (fps at least 1 %"), "{v}");
         assert!(v.to_string().contains("between pairs"), "{v}");
+        assert!(
+            v.to_string().starts_with(
+                "fps 1.030x, p99 1.000x, own cost 1.000x, revokes/frame 0.300 (strict 0.000); \
+                 grace buys 3.0 % fps / 0.0 % p99 against a spread of 1.0 % / 0.0 % between pairs: "
+            ),
+            "{v}"
+        );
         // 3 % more fps, but the pairs spread 2.5 %: not beyond.
         let v =
             GraceVerdict::of(&[round(&[(101.5, 100.0), (103.0, 100.0), (104.0, 100.0)])]).unwrap();

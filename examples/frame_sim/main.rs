@@ -143,7 +143,7 @@ fn one_cell(o: &Options, out: &Path) -> Result<(), String> {
         }
         print!("{}", report::table(&ctx));
         if let Some(v) = GraceRound::of(&cell.summary).and_then(|r| GraceVerdict::of(&[r])) {
-            println!("{v}");
+            println!("grace, the default over {}: {v}", grace::STRICT.name());
         }
         if let Some(dir) = &o.trace {
             print!("\n{}", critical::table(&cell.runs));

@@ -349,8 +349,9 @@ auto's; p99 r/best = its frame p99 over the best arm's in the same pair; revokes
 revokes a frame (cores taken after a kick's grace: each lets one thread more than the virtual
 cores run guest code until its next checkpoint; strict's are 0, its bound holds); >100ms,
 escapes = its frames over 100 ms and virtual-core escapes, every pair; a verdict as under a
-cell's table (--help says how); the grace line sets the reactor against strict (the grace
-off): its gain in fps and p99 against the range of the pairs' ratios.
+cell's table (--help says how); a grace line: the reactor's fps, p99 and own cost over
+strict's (the grace off) in the same pair, each arm's revokes a frame, and the gain in fps
+and p99 against the range of the pairs' ratios.
 ";
 
 #[cfg(test)]
