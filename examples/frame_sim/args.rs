@@ -41,7 +41,7 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
   strict   the reactor without a kick's grace, so the strict bound holds (never more guest
            threads run guest code than virtual cores, escapes aside): a kicked holder keeps
            its core until its checkpoint, however long the OS keeps it from running
-           (HOS_VCORE_GRACE_US=0; nograce, its name before, still names it)
+           (HOS_VCORE_GRACE_US=0)
   noslice  the reactor without the wake slice: every guest thread keeps the OS default
            slice (HOS_WAKE_SLICE_US=0)
 
@@ -683,14 +683,9 @@ mod tests {
     }
 
     #[test]
-    fn strict_is_the_reactor_without_the_grace_and_nograce_still_names_it() {
-        let o = run(&["--arms", "reactor,nograce"]).unwrap();
+    fn strict_is_the_reactor_without_the_grace() {
+        let o = run(&["--arms", "reactor,strict"]).unwrap();
         assert_eq!(o.arms, Some(vec![Arm::Reactor, Arm::Strict]));
-        assert_eq!(Arm::Strict.name(), "strict");
-        assert!(run(&["--arms", "strict,nograce"])
-            .unwrap_err()
-            .0
-            .contains("twice"));
         assert_eq!((Arm::Strict.grace_us(), Arm::Auto.grace_us()), (0, 0));
         assert!(Arm::Reactor.grace_us() > 0, "the default keeps a grace");
         assert_eq!(

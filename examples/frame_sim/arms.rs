@@ -36,7 +36,7 @@ pub enum Arm {
     /// The reactor without a kick's grace (HOS_VCORE_GRACE_US=0), so the strict bound holds:
     /// never more guest threads run guest code than there are virtual cores (escapes aside); a
     /// kicked holder keeps its virtual core until it reaches its checkpoint, however long the
-    /// OS keeps it from running. Named `nograce` before.
+    /// OS keeps it from running.
     Strict,
     /// The reactor without the wake slice (HOS_WAKE_SLICE_US=0): every guest thread keeps the
     /// OS default slice.
@@ -77,13 +77,9 @@ impl Arm {
         }
     }
 
-    /// The arm named `s`; `nograce`, `strict`'s name before, still names it (the commands in
-    /// BENCHMARKS.md's history use it).
+    /// The arm named `s`.
     pub fn parse(s: &str) -> Option<Arm> {
-        match s {
-            "nograce" => Some(Arm::Strict),
-            _ => Arm::ALL.into_iter().find(|a| a.name() == s),
-        }
+        Arm::ALL.into_iter().find(|a| a.name() == s)
     }
 
     /// Whether the arm is the default one with one rule changed (an ablation), rather than a
