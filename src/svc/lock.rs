@@ -14,15 +14,17 @@
 //!
 //! Before it queues its caller, ArbitrateLock gives the processor away up to
 //! [`YIELDS_BEFORE_WAIT`] times, re-reading the word after each, and returns at once (success)
-//! if the word no longer names the owner with waiters: the answer the kernel gives a call that
-//! comes that much later, so every outcome is one the console can show. Why: an unlock hands
-//! the lock to its first queued waiter, and a queued waiter is parked, so once waiters are
-//! queued behind a busy lock every lock operation becomes a hand-off to a thread that must be
-//! woken (a convoy: 8 threads x 100k operations took 2.2-4.4 s instead of 15-90 ms on 2
-//! processors). A caller that yields lets a preempted owner run and unlock, and stays out of
-//! the queue, so the convoy drains instead of feeding itself. Yields, not the wait policy's
-//! spin: with more threads than processors the spinners take the processors from the owner
-//! (a spin of 20 us there made the same run 5-44 s).
+//! if the word no longer names the owner with waiters: the answer the kernel gives a call
+//! that comes that much later, so every outcome is one the console can show (the owner
+//! inherits the caller's priority from the queueing on, as from that later call). Why: an
+//! unlock hands the lock to its first queued waiter, and a queued waiter is parked, so once
+//! waiters queue behind a busy lock every lock operation becomes a hand-off to a thread that
+//! must be woken, and the unlocker's next lock queues behind it (a convoy: 8 threads x 100k
+//! operations took 1.5-4.4 s instead of 14-90 ms on 2 processors, in about half the runs).
+//! A caller that yields lets a preempted owner run and unlock, and stays out of the queue, so
+//! the queue rarely forms. Yields, not the wait policy's spin: with more threads than
+//! processors the spinners take the processors from the owner (a spin of 20 us there made the
+//! same run 5-44 s).
 
 use super::arbiter::{caller_id, resolve, waiting_caller, Arbiter};
 use super::{entry, Handle};
