@@ -19,21 +19,10 @@ use crate::parker::Parker;
 use crate::policy::{Spin, SpinGate};
 use crate::stats::Counters;
 use crate::sys;
-use crate::trace::{self, SpinEnd, WaitOn};
+use crate::trace::{self, SpinEnd, WaitFor};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
-
-/// What a wait is for: decides whether it gives the virtual core back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WaitFor {
-    /// A deadline (a sleep through the reactor).
-    Sleep,
-    /// A sync object: event, queue, mutex, condition variable, semaphore, wait_any.
-    Object,
-    /// A virtual core (the acquire itself: it holds no core to give back).
-    Vcore,
-}
 
 /// One wait's description.
 #[derive(Clone, Copy, Debug)]
@@ -170,7 +159,7 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
         return v;
     }
     // Recorded before the core goes back, so that a wake the release leads to comes after.
-    let mut overdue = trace::wait_begin(wait.what.into());
+    let mut overdue = trace::wait_begin(wait.what);
     let policy = policy();
     policy.mark(Some(wait.on));
     let held = wait.what != WaitFor::Vcore && policy.release_core(wait.what == WaitFor::Object);
@@ -252,15 +241,5 @@ fn spin(parker: &Parker, policy: &impl WaitPolicy, wait: Wait<'_>) -> SpinEnd {
         SpinEnd::Caught
     } else {
         SpinEnd::Missed
-    }
-}
-
-impl From<WaitFor> for WaitOn {
-    fn from(w: WaitFor) -> WaitOn {
-        match w {
-            WaitFor::Sleep => WaitOn::Sleep,
-            WaitFor::Object => WaitOn::Object,
-            WaitFor::Vcore => WaitOn::Vcore,
-        }
     }
 }

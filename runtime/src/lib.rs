@@ -97,7 +97,9 @@ pub use trace::{Breakdown, Node, State, WaitTree};
 /// host must not call: a host uses the `hos` crate.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
+    pub use crate::block_on::{block_on_with, Wait, WaitPolicy};
+    /// What a wait is for (the trace's vocabulary, which `Wait` uses too).
+    pub use crate::trace::WaitFor;
     /// Seeded yields and delays at every decision point, for tests and soaks.
     pub mod chaos {
         pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};

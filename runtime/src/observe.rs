@@ -8,7 +8,7 @@
 use crate::runtime::Runtime;
 use crate::sys;
 use crate::thread::ThreadRecord;
-use crate::trace::event::{label_name, WaitOn, ESCAPED, MASK_BITS};
+use crate::trace::event::{label_name, WaitFor, ESCAPED, MASK_BITS};
 use crate::trace::recorder::tracks_of;
 use crate::trace::timeline::{fold, mark_moves, moves, Span, What};
 use crate::trace::tree::{Node, State, WaitTree};
@@ -197,7 +197,7 @@ fn node(
         (Place::Queued { holders }, s) => (State::WaitingForCore, s.map(|s| s.begin), holders),
         (Place::Nowhere, Some(s)) => match &s.what {
             What::Wait {
-                on: WaitOn::Object,
+                on: WaitFor::Object,
                 objects,
                 ..
             } => {

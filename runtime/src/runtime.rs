@@ -21,7 +21,7 @@ use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{Activity, ThreadRecord, ThreadSpec};
 use crate::trace::recorder::{Session, Settings};
-use crate::trace::{Kind, WaitOn};
+use crate::trace::{Kind, WaitFor};
 use crate::vcore::{Occupant, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -384,7 +384,7 @@ impl Runtime {
         loop {
             let held = self.inner.vcores.release(rec);
             // The trace's wait tree shows it waiting on "pause".
-            crate::trace::wait_begin(WaitOn::Object);
+            crate::trace::wait_begin(WaitFor::Object);
             crate::trace::blocked(rec.pause() as *const _ as usize, PAUSED, 0);
             // Notes the stop for the asker (`ThreadRecord::set_activity`).
             rec.mark_wait(Some(PAUSED));

@@ -11,7 +11,7 @@
 //! event, with three decimals (nanoseconds exact).
 
 use super::event::{
-    label_name, Event, Failed, Kind, WaitOn, ESCAPED, MASK_BITS, NOT_LENT, REVOKED,
+    label_name, Event, Failed, Kind, WaitFor, ESCAPED, MASK_BITS, NOT_LENT, REVOKED,
 };
 use super::timeline::{Flow, Snapshot, Span, Timelines, What};
 use std::collections::HashMap;
@@ -190,7 +190,7 @@ impl Writer {
             What::Core { slot } => ("core", format!("vcore {slot}"), String::new()),
             What::CoreWait => ("core_wait", "waiting for a vcore".into(), String::new()),
             What::Wait {
-                on: WaitOn::Vcore, ..
+                on: WaitFor::Vcore, ..
             } => return None,
             What::Wait {
                 on,
@@ -199,7 +199,7 @@ impl Writer {
                 failed,
             } => {
                 let name = match (on, objects.as_slice()) {
-                    (WaitOn::Sleep, _) => "timer wait".to_string(),
+                    (WaitFor::Sleep, _) => "timer wait".to_string(),
                     (_, [o]) => format!("wait {}", label_name(o.label)),
                     (_, []) => "wait".to_string(),
                     (_, many) => format!("wait_any ({} objects)", many.len()),

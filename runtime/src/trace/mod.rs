@@ -29,7 +29,7 @@ mod tracy;
 pub(crate) mod tree;
 
 pub use critical::Breakdown;
-pub use event::{Event, Failed, Kind, SpinEnd, WaitOn, ESCAPED, NOT_LENT, NO_CORE, REVOKED};
+pub use event::{Event, Failed, Kind, SpinEnd, WaitFor, ESCAPED, NOT_LENT, NO_CORE, REVOKED};
 pub use recorder::Session;
 pub use timeline::{Guest, Meta, Snapshot, ThreadTrace};
 pub use tree::{Node, State, WaitTree};
@@ -119,7 +119,7 @@ pub fn wait_failed(why: Failed) {
 /// began it. Returns when the wait passes its session's wait bound (HOS_FLIGHT_WAIT_MS), if
 /// it has one.
 #[inline]
-pub fn wait_begin(on_: WaitOn) -> Option<u64> {
+pub fn wait_begin(on_: WaitFor) -> Option<u64> {
     if !on() {
         return None;
     }

@@ -26,7 +26,7 @@
 //!
 //! Std's atomics and locks, not the loom shim's: the trace is bookkeeping outside the models.
 
-use super::event::{Event, Kind, WaitOn};
+use super::event::{Event, Kind, WaitFor};
 use super::ring::{Ring, Words, RING};
 use super::timeline::{Guest, Meta, Snapshot, ThreadTrace};
 use crate::sync::lock;
@@ -316,7 +316,7 @@ pub(crate) fn registered_before_wait(addr: u64, label: u64, holder: u64) {
     let _ = LOCAL.try_with(|l| {
         l.record(
             Kind::WaitBegin,
-            WaitOn::Object as u64 | label << 8,
+            WaitFor::Object as u64 | label << 8,
             addr,
             holder,
         );
@@ -333,7 +333,7 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
         Phase::FirstPoll => {
             l.record(
                 Kind::WaitBegin,
-                WaitOn::Object as u64 | label << 8,
+                WaitFor::Object as u64 | label << 8,
                 addr,
                 holder,
             );
@@ -347,7 +347,7 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
 /// The calling thread's blocking wait found its first poll pending: records its begin
 /// unless a registration did; returns the thread's wait bound in ns (0: none).
 #[inline]
-pub(crate) fn wait_begin(on: WaitOn) -> u64 {
+pub(crate) fn wait_begin(on: WaitFor) -> u64 {
     LOCAL
         .try_with(|l| {
             if l.phase.replace(Phase::Begun) != Phase::Begun {
