@@ -39,4 +39,6 @@ mod vcore_table;
 #[cfg(not(loom))]
 mod vcore_table_random;
 #[cfg(not(loom))]
+mod wait_bracket;
+#[cfg(not(loom))]
 mod wake_slice;
