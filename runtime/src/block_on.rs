@@ -207,13 +207,13 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
         return v;
     }
     // Recorded before the core goes back, so that a wake the release leads to comes after.
-    let mut overdue = trace::wait_begin(wait.what);
+    trace::wait_begin(wait.what);
     let policy = policy();
     let away = (wait.what != WaitFor::Sleep).then(|| Away::begin(&policy, wait));
     let held = away.as_ref().is_some_and(Away::held);
     chaos::point();
     let out = loop {
-        let spun = spin_then_park(parker, &policy, wait, trace::sooner(deadline(), overdue));
+        let spun = spin_then_park(parker, &policy, wait, deadline());
         chaos::point();
         let caught = spun == SpinEnd::Caught;
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
@@ -223,7 +223,6 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
         if held {
             policy.unclaim_core();
         }
-        overdue = overdue.filter(|&d| !trace::overdue_past(d));
         trace::repoll(caught);
     };
     if let Some(away) = away {

@@ -12,9 +12,9 @@
 //! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
 //! takes its spin, counters and core hooks as inputs; `pollers`, an object's sleeping
 //! pollers; `poll`, a thread's poll marks; `vcore`, the semaphore; `pause`, a thread's pause; `thread`, the record of a guest thread) uses the decisions.
-//! Composition (`runtime`, `builder`, `context`, `sleep`) puts one runtime together and is
-//! the only layer that knows it. Within a layer too, a file imports only files before it:
-//! `tests/layers.rs` holds the order and fails on any other import.
+//! Composition (`runtime`, `builder`, `context`, `sleep`, `watchdog`) puts one runtime
+//! together and is the only layer that knows it. Within a layer too, a file imports only
+//! files before it: `tests/layers.rs` holds the order and fails on any other import.
 //!
 //! | module | layer | what |
 //! | --- | --- | --- |
@@ -44,6 +44,7 @@
 //! | `builder` | composition | [`Builder`]: switches in code and from the environment |
 //! | `context` | composition | which runtime and guest thread the calling thread is |
 //! | `sleep` | composition | guest and host sleeps along their routes |
+//! | `watchdog` | composition | the flight recorder's wait bound: dumps a guest wait past it |
 //! | `observe` | composition | the trace file, frame marks, dumps, the wait tree, critical paths |
 //! | `trace` | leaf | the event stream, its rings and recorder, and what is made of it |
 //!
@@ -79,6 +80,7 @@ mod thread;
 mod time;
 mod trace;
 mod vcore;
+mod watchdog;
 mod wheel;
 
 #[cfg(test)]

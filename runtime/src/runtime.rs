@@ -131,7 +131,6 @@ impl Runtime {
                 flight: config.flight,
                 collect: config.trace.is_some(),
                 dir: config.flight_dir.clone().unwrap_or_else(std::env::temp_dir),
-                wait_bound_ns: config.flight_wait_ms.saturating_mul(1_000_000),
             },
         );
         let c = tracker.get();

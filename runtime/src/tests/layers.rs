@@ -54,6 +54,7 @@ const ORDER: &[&str] = &[
     "runtime",
     "context",
     "sleep",
+    "watchdog",
     "builder",
     "observe",
 ];

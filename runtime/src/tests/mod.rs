@@ -42,3 +42,5 @@ mod vcore_table_random;
 mod wait_bracket;
 #[cfg(not(loom))]
 mod wake_slice;
+#[cfg(not(loom))]
+mod watchdog;

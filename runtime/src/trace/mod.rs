@@ -5,7 +5,10 @@
 //! Invariant: an event site is one call here, and with no session recording it costs one
 //! relaxed load ([`on`]); recording costs no lock, no allocation and no system call per
 //! event (see [`recorder`]'s ground rules). Events describe; nothing in the runtime reads
-//! them to decide anything.
+//! them to decide anything: an event site returns nothing, and the trace is read only to be
+//! shown (a file, a dump, the wait tree, critical paths). When to dump is decided by the
+//! callers of [`dump`]: an escape, the watchdog (a guest wait past HOS_FLIGHT_WAIT_MS:
+//! `watchdog.rs`), a shutdown that times out, a host's request.
 //!
 //! | file | what |
 //! | --- | --- |
@@ -116,15 +119,12 @@ pub fn wait_failed(why: Failed) {
 }
 
 /// A wait begins in `block_on` (its first poll was pending): recorded unless a registration
-/// began it. Returns when the wait passes its session's wait bound (HOS_FLIGHT_WAIT_MS), if
-/// it has one.
+/// began it.
 #[inline]
-pub fn wait_begin(on_: WaitFor) -> Option<u64> {
-    if !on() {
-        return None;
+pub fn wait_begin(on_: WaitFor) {
+    if on() {
+        recorder::wait_begin(on_);
     }
-    let bound = recorder::wait_begin(on_);
-    (bound > 0).then(|| crate::sys::now().saturating_add(bound))
 }
 
 /// A spin of a wait ended without the wake, and a park follows (`Skipped` or `Missed`; a
@@ -282,31 +282,6 @@ pub fn lent(runtime: u64, guest: u64, lent: Option<u8>) {
 pub fn frame(n: u64) {
     if on() {
         record(Kind::Frame, 0, n, 0);
-    }
-}
-
-/// Whether the wait is past `at` (from [`wait_begin`]); if so, dumps the flight recorder
-/// once for it.
-pub fn overdue_past(at: u64) -> bool {
-    if crate::sys::now() < at {
-        return false;
-    }
-    if let Some(s) = recorder::session() {
-        let reason = format!(
-            "{} waited past HOS_FLIGHT_WAIT_MS",
-            std::thread::current().name().unwrap_or("a guest thread")
-        );
-        dump(&s, &reason, Vec::new());
-    }
-    true
-}
-
-/// The sooner of two optional deadlines.
-#[inline]
-pub fn sooner(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 
