@@ -46,13 +46,15 @@
 //! | `sleep` | composition | guest and host sleeps along their routes |
 //! | `watchdog` | composition | the flight recorder's wait bound: dumps a guest wait past it |
 //! | `observe` | composition | the trace file, frame marks, dumps, the wait tree, critical paths |
-//! | `trace` | leaf | the event stream, its rings and recorder, and what is made of it |
+//! | `trace` | leaf | the event stream, its rings and recorder: records, decides nothing |
+//! | `analysis` | leaf | made of the trace: states, Chrome file, critical paths, wait tree |
 //!
 //! docs/design.md tells the flow of one wait and the rules each policy keeps.
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
+mod analysis;
 mod block_on;
 mod build_error;
 mod builder;
@@ -86,6 +88,7 @@ mod wheel;
 #[cfg(test)]
 mod tests;
 
+pub use analysis::{Breakdown, Node, State, WaitTree};
 pub use build_error::BuildError;
 pub use builder::Builder;
 pub use config::{Config, ConfigError, ShortSleep};
@@ -93,7 +96,6 @@ pub use machine::{Calibration, PrecisePath};
 pub use role::Role;
 pub use stats::{Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
-pub use trace::{Breakdown, Node, State, WaitTree};
 
 /// What the `hos` crate, hos's benches and its examples' internals need of the runtime, and a
 /// host must not call: a host uses the `hos` crate.
@@ -130,7 +132,7 @@ pub mod internal {
     pub use crate::wheel::{Wheel, WheelKey};
     pub use tracing;
 
-    /// The trace's event sites and its analyses (docs/design.md section 17).
+    /// The trace's event sites and what a reading of it holds (docs/design.md section 17).
     pub mod trace {
         pub use crate::trace::*;
     }

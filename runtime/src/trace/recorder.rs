@@ -28,7 +28,7 @@
 
 use super::event::{Event, Kind, WaitFor};
 use super::ring::{Ring, Words, RING};
-use super::timeline::{Guest, Meta, Snapshot, ThreadTrace};
+use super::snapshot::{Guest, Meta, Snapshot, ThreadTrace};
 use crate::sync::lock;
 use crate::sys::{self, TickScale};
 use std::cell::{Cell, OnceCell};

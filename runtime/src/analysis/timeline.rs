@@ -8,60 +8,10 @@
 //! closed at the snapshot's end and marked open. The writer, the critical path and the wait
 //! tree all read spans made here, so they agree on every state.
 
-use super::event::{Event, Failed, Kind, SpinEnd, WaitFor, NO_CORE};
 use crate::stats::SleepPath;
+use crate::trace::event::{Event, Failed, Kind, SpinEnd, WaitFor, NO_CORE};
+use crate::trace::{Snapshot, ThreadTrace};
 use std::collections::HashMap;
-
-/// Who a thread is, for its track's name and the wait tree.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Meta {
-    /// The thread's name now.
-    pub name: String,
-    /// The runtime it is a guest thread of (0: a host thread).
-    pub runtime: u64,
-    /// Its guest id, priority, core mask and ideal core, if a guest thread.
-    pub guest: Option<Guest>,
-}
-
-/// A guest thread's identity on its track.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Guest {
-    /// The runtime's id of the thread.
-    pub id: u64,
-    /// Horizon priority.
-    pub priority: u8,
-    /// Allowed virtual cores.
-    pub mask: u64,
-    /// Preferred virtual core.
-    pub ideal: i32,
-}
-
-/// What a session's threads recorded.
-#[derive(Clone, Debug, Default)]
-pub struct Snapshot {
-    /// The id of the session's runtime (what its guest threads' tracks and the changes made
-    /// to them name).
-    pub runtime: u64,
-    /// When the session started (`sys::now()` ns).
-    pub start: u64,
-    /// When the snapshot was taken.
-    pub end: u64,
-    /// Events the collector dropped (its limit), oldest first.
-    pub dropped: u64,
-    /// Every thread's events.
-    pub threads: Vec<ThreadTrace>,
-}
-
-/// One thread's events.
-#[derive(Clone, Debug, Default)]
-pub struct ThreadTrace {
-    /// Its trace id.
-    pub tid: u64,
-    /// Who it is now.
-    pub meta: Meta,
-    /// Its events, oldest first.
-    pub events: Vec<Event>,
-}
 
 /// An object a wait registered with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
