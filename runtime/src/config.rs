@@ -39,7 +39,7 @@ pub(crate) const DEFAULT_SPIN_US: u64 = 20;
 pub(crate) const DEFAULT_IDLE_POLL_STRETCH_US: u64 = 1000;
 
 /// HOS_VCORE_GRACE_US's default, in microseconds: the best of 50, 100, 200 and 400 in the
-/// device's uncapped frames (BENCHMARKS.md, "The kick's grace"; docs/switches.md).
+/// device's uncapped frames (docs/journal.md, "The kick's grace"; docs/switches.md).
 pub(crate) const DEFAULT_VCORE_GRACE_US: u64 = 100;
 
 /// HOS_WAKE_SLICE_US's default, in microseconds (docs/switches.md has the measurement).
