@@ -125,11 +125,12 @@ pub const REVOKED: u64 = 1;
 /// The bits of `Kind::Affinity`'s `x` that hold the mask.
 pub(crate) const MASK_BITS: u32 = 16;
 
-/// What a wait is for: `block_on` gives the virtual core back by it (`block_on.rs`), and a
-/// [`Kind::WaitBegin`] keeps it in its `x`'s low byte (the discriminant).
+/// What a wait is for: what `block_on` opens its bracket by (`block_on.rs`: a wait on
+/// objects gives its core back, a core wait holds none, a sleep's wait is inside its sleep's
+/// bracket), and what a [`Kind::WaitBegin`] keeps in its `x`'s low byte (the discriminant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WaitFor {
-    /// A deadline (a sleep through the reactor).
+    /// A deadline: a sleep's wait for its reactor timer.
     Sleep = 0,
     /// One or more sync objects: event, queue, mutex, condition variable, semaphore,
     /// wait_any.
