@@ -1,5 +1,5 @@
 //! The watchdog: a guest wait past HOS_FLIGHT_WAIT_MS is dumped once, by the watchdog, under
-//! the guest's own name, and the watchdog ends with its runtime.
+//! the guest's own name; a host's pause is no wait; the watchdog ends with its runtime.
 
 use super::common::guest;
 use crate::runtime::Runtime;
@@ -73,4 +73,40 @@ fn the_watchdog_ends_with_its_runtime() {
     // The watchdog's timer holds the reactor's state: it is gone once the watchdog ended.
     wait_until(|| state.strong_count() == 0);
     assert!(dumps(&dir).is_empty());
+}
+
+#[test]
+fn a_paused_thread_is_no_overlong_wait() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = scratch("paused");
+    let rt = runtime(&dir);
+    let rec = rt.register_thread(&crate::thread::ThreadSpec {
+        name: "Paused".into(),
+        priority: 44,
+        core_mask: 0b11_1111,
+        ideal_core: 0,
+        role: crate::role::Role::Auto,
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let guest = {
+        let (rt, rec, stop) = (rt.clone(), rec.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let _ctx = crate::context::enter(&rt, rec.clone());
+            // Relaxed: a flag; the join orders everything else.
+            while !stop.load(Ordering::Relaxed) {
+                rt.pause_point(&rec);
+                std::thread::yield_now();
+            }
+        })
+    };
+    assert!(rt.ask_pause(&rec));
+    assert!(rt.wait_paused(&rec, None));
+    // Five bounds and more: a wait this long would be dumped.
+    std::thread::sleep(Duration::from_millis(120));
+    assert!(rt.lift_pause(&rec));
+    stop.store(true, Ordering::Relaxed);
+    guest.join().unwrap();
+    assert!(dumps(&dir).is_empty(), "{:?}", dumps(&dir));
+    rt.shutdown();
 }
