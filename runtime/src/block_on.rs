@@ -209,6 +209,7 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
     // Recorded before the core goes back, so that a wake the release leads to comes after.
     trace::wait_begin(wait.what);
     let policy = policy();
+    // A sleep's wait is inside its sleep's bracket (`sleep.rs`): it opens none of its own.
     let away = (wait.what != WaitFor::Sleep).then(|| Away::begin(&policy, wait));
     let held = away.as_ref().is_some_and(Away::held);
     chaos::point();
