@@ -195,23 +195,9 @@ pub fn csv(path: &Path, runs: &[Run]) -> io::Result<()> {
     w.flush()
 }
 
-/// A JSON string.
+/// A JSON string literal, escaped by serde_json.
 pub fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    serde_json::Value::from(s).to_string()
 }
 
 /// A JSON number; `null` for NaN and infinities, which JSON has no word for.

@@ -5,35 +5,25 @@
 //! token, and both the spin phase and the park consume the token before polling again.
 //!
 //! The flow of one wait: poll; if pending, ask the caller for the policy ([`WaitPolicy`]:
-//! the role's spin, the counters, the virtual-core hooks), give the virtual core back, spin
-//! (unless the object's [`SpinGate`] says spins miss), park; when woken, poll again; when
-//! ready, take a virtual core again (in an object wait, the one its waker claimed for it
-//! before waking it, if it did: `vcore/claim.rs`; a wake that does not end the wait gives that
-//! claim back). This layer knows no runtime: whoever blocks (the
-//! runtime's context, the virtual cores' own wait, a loom model) says what the policy is, and
-//! is asked only once the first poll found the future pending, so a wait that is ready at once
-//! costs one poll.
+//! the role's spin, the counters, the virtual-core hooks), open the wait bracket ([`Away`]:
+//! mark the thread waiting, give the virtual core back; a sleep's wait is inside its sleep's
+//! bracket), spin (unless the object's [`SpinGate`] says spins miss), park; when woken, poll
+//! again; when ready, close the bracket: take a virtual core again (in an object wait, the
+//! one its waker claimed for it before waking it, if it did: `vcore/claim.rs`; a wake that
+//! does not end the wait gives that claim back). This layer knows no runtime: whoever blocks
+//! (the runtime's context, the virtual cores' own wait, a loom model) says what the policy
+//! is, and is asked only once the first poll found the future pending, so a wait that is
+//! ready at once costs one poll.
 
 use crate::chaos;
 use crate::parker::Parker;
 use crate::policy::{Spin, SpinGate};
 use crate::stats::Counters;
 use crate::sys;
-use crate::trace::{self, SpinEnd, WaitOn};
+use crate::trace::{self, SpinEnd, WaitFor};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
-
-/// What a wait is for: decides whether it gives the virtual core back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WaitFor {
-    /// A deadline (a sleep through the reactor).
-    Sleep,
-    /// A sync object: event, queue, mutex, condition variable, semaphore, wait_any.
-    Object,
-    /// A virtual core (the acquire itself: it holds no core to give back).
-    Vcore,
-}
 
 /// One wait's description.
 #[derive(Clone, Copy, Debug)]
@@ -70,7 +60,12 @@ impl<'a> Wait<'a> {
         }
     }
 
-    /// A wait for a deadline, which never spins before it parks.
+    /// A sleep's wait for its reactor timer, which never spins before it parks. It is inside
+    /// its sleep's [`Away`] (`sleep.rs`), so it neither marks the thread nor gives a core back:
+    /// the sleep did.
+    ///
+    /// # Caveats
+    /// A guest thread that waits with it outside a sleep keeps its core while it waits.
     pub fn sleep() -> Wait<'static> {
         Wait {
             what: WaitFor::Sleep,
@@ -142,6 +137,48 @@ impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
     }
 }
 
+/// The wait bracket: from [`Away::begin`] to [`Away::end`] the caller is marked waiting (on
+/// what, in words) and holds no virtual core. Each wait that gives a core up opens one, once:
+/// [`block_on_with`] for a wait on objects or for a core, a sleep (`sleep.rs`) around
+/// whichever route serves it; a sleep's reactor wait ([`Wait::sleep`]) is inside its sleep's
+/// bracket and opens none, so a sleep gives its core back once.
+///
+/// Not a drop guard: a wait that unwinds leaves without taking a core (taking one blocks).
+#[must_use = "`end` unmarks the caller and takes its core back"]
+#[derive(Debug)]
+pub(crate) struct Away<P: WaitPolicy> {
+    policy: P,
+    held: bool,
+}
+
+impl<P: WaitPolicy> Away<P> {
+    /// Marks the caller waiting on `wait.on` and gives its core back, unless it waits for a
+    /// core (it holds none); for a wait on objects, wakers may claim one for it meanwhile.
+    pub(crate) fn begin(policy: P, wait: Wait<'_>) -> Self {
+        policy.mark(Some(wait.on));
+        let held = wait.what != WaitFor::Vcore && policy.release_core(wait.what == WaitFor::Object);
+        Away { policy, held }
+    }
+
+    /// Whether the caller gave a core back at the begin.
+    pub(crate) fn held(&self) -> bool {
+        self.held
+    }
+
+    /// Marks the caller running and takes a core again if it gave one back (itself a ranked
+    /// wait); returns whether it did.
+    ///
+    /// # Blocking
+    /// Until the caller has a core, when it gave one back.
+    pub(crate) fn end(self) -> bool {
+        self.policy.mark(None);
+        if self.held {
+            self.policy.acquire_core();
+        }
+        self.held
+    }
+}
+
 /// Blocks the calling thread on `fut`: `parker` must be the calling thread's and `waker` must
 /// unpark it. `policy` is asked once, when the first poll finds `fut` pending. Parks also end
 /// at `deadline()` (a `sys::now()` value), read before each park, so that `fut` is polled
@@ -151,9 +188,9 @@ impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
 ///
 /// # Blocking
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
-/// one again before returning (unless `wait.what` is [`WaitFor::Vcore`]). Past `deadline()`
-/// every park returns at once, so a poll at that time should move it or make `fut` ready, or
-/// the thread polls it in a loop.
+/// one again before returning (a wait for a core holds none; a sleep's gave it back before:
+/// [`Away`]). Past `deadline()` every park returns at once, so a poll at that time should
+/// move it or make `fut` ready, or the thread polls it in a loop.
 pub fn block_on_with<F: Future, P: WaitPolicy>(
     parker: &Parker,
     waker: &Waker,
@@ -170,13 +207,14 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
         return v;
     }
     // Recorded before the core goes back, so that a wake the release leads to comes after.
-    let mut overdue = trace::wait_begin(wait.what.into());
+    trace::wait_begin(wait.what);
     let policy = policy();
-    policy.mark(Some(wait.on));
-    let held = wait.what != WaitFor::Vcore && policy.release_core(wait.what == WaitFor::Object);
+    // A sleep's wait is inside its sleep's bracket (`sleep.rs`): it opens none of its own.
+    let away = (wait.what != WaitFor::Sleep).then(|| Away::begin(&policy, wait));
+    let held = away.as_ref().is_some_and(Away::held);
     chaos::point();
     let out = loop {
-        let spun = spin_then_park(parker, &policy, wait, trace::sooner(deadline(), overdue));
+        let spun = spin_then_park(parker, &policy, wait, deadline());
         chaos::point();
         let caught = spun == SpinEnd::Caught;
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
@@ -186,12 +224,10 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
         if held {
             policy.unclaim_core();
         }
-        overdue = overdue.filter(|&d| !trace::overdue_past(d));
         trace::repoll(caught);
     };
-    policy.mark(None);
-    if held {
-        policy.acquire_core();
+    if let Some(away) = away {
+        away.end();
     }
     out
 }
@@ -252,15 +288,5 @@ fn spin(parker: &Parker, policy: &impl WaitPolicy, wait: Wait<'_>) -> SpinEnd {
         SpinEnd::Caught
     } else {
         SpinEnd::Missed
-    }
-}
-
-impl From<WaitFor> for WaitOn {
-    fn from(w: WaitFor) -> WaitOn {
-        match w {
-            WaitFor::Sleep => WaitOn::Sleep,
-            WaitFor::Object => WaitOn::Object,
-            WaitFor::Vcore => WaitOn::Vcore,
-        }
     }
 }

@@ -40,7 +40,8 @@ pub enum BuildError {
         /// What the OS said.
         error: std::io::Error,
     },
-    /// The OS refused a thread the runtime needs: `name` is the thread (`hos-reactor`).
+    /// The OS refused a thread the runtime needs: `name` is the thread (`hos-reactor`,
+    /// `hos-watchdog`).
     Thread {
         /// The thread's name.
         name: &'static str,

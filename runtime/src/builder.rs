@@ -16,6 +16,8 @@ use crate::context::set_default;
 use crate::machine::Calibration;
 use crate::report::set_stderr;
 use crate::runtime::Runtime;
+use crate::spawn;
+use crate::watchdog;
 use std::marker::PhantomData;
 use std::path::Path;
 
@@ -441,8 +443,8 @@ impl<R: From<Runtime>> Builder<R> {
     /// # Errors
     /// [`BuildError::Config`] as [`Builder::resolve`]; [`BuildError::Trace`] if the HOS_TRACE
     /// file cannot be opened for writing; [`BuildError::Thread`] if the OS refuses the reactor
-    /// thread; [`BuildError::Calibration`] if the boot calibration cannot measure. Nothing is
-    /// left running then.
+    /// thread or the watchdog's (`watchdog.rs`); [`BuildError::Calibration`] if the boot
+    /// calibration cannot measure. Nothing is left running then.
     pub fn build(self) -> Result<R, BuildError> {
         let Settled { config, warnings } = self.settle()?;
         set_stderr(config.log_stderr);
@@ -453,6 +455,11 @@ impl<R: From<Runtime>> Builder<R> {
             open_trace(path)?;
         }
         let rt = Runtime::start(config)?;
+        // Refused, the runtime drops here: its reactor stops, nothing is left running.
+        watchdog::start(&rt, spawn::os).map_err(|error| BuildError::Thread {
+            name: watchdog::NAME,
+            error,
+        })?;
         set_default(&rt);
         Ok(R::from(rt))
     }

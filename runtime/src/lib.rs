@@ -26,7 +26,8 @@
 //! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
 //! | `stats` | leaf | counters, and the [`Stats`] snapshot a host reads |
 //! | `vcore::{step, rank, table, escape, kick, seat}` | leaf | the virtual cores' pure table |
-//! | `trace` | leaf | the event stream, its rings and recorder, and what is made of it |
+//! | `trace` | leaf | the event stream, its rings and recorder: records, decides nothing |
+//! | `analysis` | leaf | made of the trace: states, Chrome file, critical paths, wait tree |
 //! | `parker` | primitive | the per-thread futex parker |
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
 //! | `role` | primitive | [`Role`]: what a guest thread is, and what the policies make of it |
@@ -43,6 +44,7 @@
 //! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
 //! | `context` | composition | which runtime and guest thread the calling thread is |
 //! | `sleep` | composition | guest and host sleeps along their routes |
+//! | `watchdog` | composition | the flight recorder's wait bound: dumps a guest wait past it |
 //! | `builder` | composition | [`Builder`]: switches in code and from the environment |
 //! | `observe` | composition | the trace file, frame marks, dumps, the wait tree, critical paths |
 //!
@@ -51,6 +53,7 @@
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
+mod analysis;
 mod block_on;
 mod build_error;
 mod builder;
@@ -78,11 +81,13 @@ mod thread;
 mod time;
 mod trace;
 mod vcore;
+mod watchdog;
 mod wheel;
 
 #[cfg(test)]
 mod tests;
 
+pub use analysis::{Breakdown, Node, State, WaitTree};
 pub use build_error::BuildError;
 pub use builder::Builder;
 pub use config::{Config, ConfigError, ShortSleep};
@@ -90,13 +95,14 @@ pub use machine::{Calibration, PrecisePath};
 pub use role::Role;
 pub use stats::{Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
-pub use trace::{Breakdown, Node, State, WaitTree};
 
 /// What the `hos` crate, hos's benches and its examples' internals need of the runtime, and a
 /// host must not call: a host uses the `hos` crate.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::block_on::{block_on_with, Wait, WaitFor, WaitPolicy};
+    pub use crate::block_on::{block_on_with, Wait, WaitPolicy};
+    /// What a wait is for (the trace's vocabulary, which `Wait` uses too).
+    pub use crate::trace::WaitFor;
     /// Seeded yields and delays at every decision point, for tests and soaks.
     pub mod chaos {
         pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
@@ -125,7 +131,7 @@ pub mod internal {
     pub use crate::wheel::{Wheel, WheelKey};
     pub use tracing;
 
-    /// The trace's event sites and its analyses (docs/design.md section 17).
+    /// The trace's event sites and what a reading of it holds (docs/design.md section 17).
     pub mod trace {
         pub use crate::trace::*;
     }

@@ -5,14 +5,15 @@
 //! Invariant: everything here reads; nothing decides. The wait tree reads the virtual cores'
 //! table under its lock and each thread's ring without one, once, at the call.
 
+use crate::analysis::timeline::{fold, mark_moves, moves, Span, What};
+use crate::analysis::tree::{Node, State, WaitTree};
+use crate::analysis::{chrome, critical, Breakdown};
 use crate::runtime::Runtime;
 use crate::sys;
 use crate::thread::ThreadRecord;
-use crate::trace::event::{label_name, WaitOn, ESCAPED, MASK_BITS};
+use crate::trace::event::{label_name, WaitFor, ESCAPED, MASK_BITS};
 use crate::trace::recorder::tracks_of;
-use crate::trace::timeline::{fold, mark_moves, moves, Span, What};
-use crate::trace::tree::{Node, State, WaitTree};
-use crate::trace::{self, chrome, critical, Breakdown, Guest, Kind};
+use crate::trace::{self, Guest, Kind, Session};
 use crate::vcore::{Escape, Place};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ impl Runtime {
     /// Dumps the flight recorder now, with `reason` in the file; returns its path (`None`
     /// when the recorder is off, past the dumps a runtime writes, or on a write error).
     pub fn dump_flight(&self, reason: &str) -> Option<PathBuf> {
-        trace::dump(
+        dump(
             self.session(),
             reason,
             vec![("wait_tree", self.wait_tree().to_string())],
@@ -165,7 +166,26 @@ impl Runtime {
             rec.name(),
             escape.escape_ms()
         );
-        trace::dump(self.session(), &reason, vec![("wait_tree", tree)]);
+        dump(self.session(), &reason, vec![("wait_tree", tree)]);
+    }
+}
+
+/// Writes `session`'s flight recorder (or its trace so far) to its next dump file, with
+/// `reason` and `notes` in the file; returns the path, or `None` past the session's dumps
+/// or on a write error (logged).
+fn dump(session: &Session, reason: &str, notes: Vec<(&str, String)>) -> Option<PathBuf> {
+    let path = session.dump_path()?;
+    let mut all = vec![("reason", reason.to_string())];
+    all.extend(notes);
+    match chrome::write_file(&path, &session.snapshot(), &all) {
+        Ok(()) => {
+            crate::warn!(path = %path.display(), reason, "hos flight recorder dumped");
+            Some(path)
+        }
+        Err(e) => {
+            crate::warn!(path = %path.display(), error = %e, "hos flight recorder: dump failed");
+            None
+        }
     }
 }
 
@@ -197,7 +217,7 @@ fn node(
         (Place::Queued { holders }, s) => (State::WaitingForCore, s.map(|s| s.begin), holders),
         (Place::Nowhere, Some(s)) => match &s.what {
             What::Wait {
-                on: WaitOn::Object,
+                on: WaitFor::Object,
                 objects,
                 ..
             } => {

@@ -21,7 +21,7 @@ use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{Activity, ThreadRecord, ThreadSpec};
 use crate::trace::recorder::{Session, Settings};
-use crate::trace::{Kind, WaitOn};
+use crate::trace::{Kind, WaitFor};
 use crate::vcore::{Occupant, Vcores, YieldKind};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -131,7 +131,6 @@ impl Runtime {
                 flight: config.flight,
                 collect: config.trace.is_some(),
                 dir: config.flight_dir.clone().unwrap_or_else(std::env::temp_dir),
-                wait_bound_ns: config.flight_wait_ms.saturating_mul(1_000_000),
             },
         );
         let c = tracker.get();
@@ -384,7 +383,7 @@ impl Runtime {
         loop {
             let held = self.inner.vcores.release(rec);
             // The trace's wait tree shows it waiting on "pause".
-            crate::trace::wait_begin(WaitOn::Object);
+            crate::trace::wait_begin(WaitFor::Object);
             crate::trace::blocked(rec.pause() as *const _ as usize, PAUSED, 0);
             // Notes the stop for the asker (`ThreadRecord::set_activity`).
             rec.mark_wait(Some(PAUSED));

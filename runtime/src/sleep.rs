@@ -22,7 +22,7 @@
 //! that arms its own timer for half of it, so that the margin keeps meeting samples. A frame
 //! limiter's `host_sleep(Duration::MAX)` is a long precise sleep: shutdown ends it.
 
-use crate::block_on::{Wait, WaitPolicy};
+use crate::block_on::{Away, Wait};
 use crate::calibration::spin_until;
 use crate::context::{current, current_host, Current};
 use crate::machine::PrecisePath;
@@ -119,15 +119,14 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     let deadline = sys::now().saturating_add(ns);
     trace::sleep_begin(ns, waiter != Waiter::Host);
     let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
-    let held = ctx.thread().is_some_and(|t| rt.release_core(t));
-    ctx.mark(Some("sleep"));
+    // The one bracket of the sleep: a route through the reactor opens none of its own.
+    let away = Away::begin(ctx, Wait::sleep());
     crate::chaos::point();
     let path = match rt.policy().idle_poll(waiter, ns, polled) {
         Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
         None => serve(rt, ctx, waiter, ns, deadline),
     };
     drop(sites);
-    ctx.mark(None);
     let late = sys::now().saturating_sub(deadline);
     trace::sleep_end(path, late, held_poller_slot(waiter, ns, path));
     rt.counters().sleep(path, late);
@@ -147,11 +146,10 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
             "guest sleep"
         );
     }
-    match (held, ctx.thread()) {
-        (true, Some(t)) => rt.acquire_core(t),
-        // The end of a sleep is a pause point (`pause.rs`); taking a core is one itself.
-        (false, Some(t)) => rt.pause_point(t),
-        _ => {}
+    let took_core = away.end();
+    // The end of a sleep is a pause point (`pause.rs`); taking a core is one itself.
+    if let (false, Some(t)) = (took_core, ctx.thread()) {
+        rt.pause_point(t);
     }
     poll::slept();
 }

@@ -1,5 +1,6 @@
-//! How the runtime starts its own threads (the reactor, the calibration's helper): through a
-//! [`Spawn`] function it is handed, so that a test can play an OS that refuses a thread.
+//! How the runtime starts its own threads (the reactor, the calibration's helper, the
+//! watchdog): through a [`Spawn`] function it is handed, so that a test can play an OS that
+//! refuses a thread.
 //!
 //! Invariant: no thread of the runtime is started any other way, and a refusal comes back as
 //! the OS's `io::Error`, never a panic: the caller turns it into a build error naming the

@@ -26,13 +26,15 @@ const ORDER: &[&str] = &[
     "vcore/seat",
     "trace/event",
     "trace/ring",
-    "trace/timeline",
-    "trace/chrome",
-    "trace/critical",
-    "trace/tree",
+    "trace/snapshot",
     "trace/tracy",
     "trace/recorder",
     "trace",
+    "analysis/timeline",
+    "analysis/chrome",
+    "analysis/critical",
+    "analysis/tree",
+    "analysis",
     // primitives
     "parker",
     "config",
@@ -54,6 +56,7 @@ const ORDER: &[&str] = &[
     "runtime",
     "context",
     "sleep",
+    "watchdog",
     "builder",
     "observe",
 ];
@@ -63,17 +66,13 @@ const MACROS: [(&str, &str); 2] = [("warn", "report"), ("error", "report")];
 
 /// The folders whose files are units of their own (`vcore/table.rs` is `vcore/table`; the
 /// folder's `mod.rs` is the folder's unit), with those files.
-const PARTED: [(&str, &[&str]); 2] = [
+const PARTED: [(&str, &[&str]); 3] = [
     (
         "vcore",
         &["step", "rank", "table", "escape", "kick", "seat", "claim"],
     ),
-    (
-        "trace",
-        &[
-            "event", "ring", "timeline", "chrome", "critical", "tree", "recorder", "tracy",
-        ],
-    ),
+    ("trace", &["event", "ring", "snapshot", "recorder", "tracy"]),
+    ("analysis", &["timeline", "chrome", "critical", "tree"]),
 ];
 
 /// The parts of folder `dir`, if it is parted.

@@ -39,4 +39,8 @@ mod vcore_table;
 #[cfg(not(loom))]
 mod vcore_table_random;
 #[cfg(not(loom))]
+mod wait_bracket;
+#[cfg(not(loom))]
 mod wake_slice;
+#[cfg(not(loom))]
+mod watchdog;

@@ -36,7 +36,7 @@ pub enum Kind {
     Blocked,
     /// The wait in progress ends at `a` (a `sys::now()` value) at the latest.
     Deadline,
-    /// A wait begins: `x` a [`WaitOn`] (low byte) and, for a wait that begins by registering
+    /// A wait begins: `x` a [`WaitFor`] (low byte) and, for a wait that begins by registering
     /// with an object, the object's label above it; `a` the object's address (0: none), `b`
     /// the trace id of the thread holding it (0: none). A thread that begins a wait on
     /// anything but a core gives its core up.
@@ -125,24 +125,27 @@ pub const REVOKED: u64 = 1;
 /// The bits of `Kind::Affinity`'s `x` that hold the mask.
 pub(crate) const MASK_BITS: u32 = 16;
 
-/// What a wait is for (block_on's `WaitFor`, as the trace keeps it).
+/// What a wait is for: what `block_on` opens its bracket by (`block_on.rs`: a wait on
+/// objects gives its core back, a core wait holds none, a sleep's wait is inside its sleep's
+/// bracket), and what a [`Kind::WaitBegin`] keeps in its `x`'s low byte (the discriminant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WaitOn {
-    /// A deadline.
+pub enum WaitFor {
+    /// A deadline: a sleep's wait for its reactor timer.
     Sleep = 0,
-    /// One or more sync objects.
+    /// One or more sync objects: event, queue, mutex, condition variable, semaphore,
+    /// wait_any.
     Object = 1,
-    /// A virtual core.
+    /// A virtual core (the acquire itself: it holds no core to give back).
     Vcore = 2,
 }
 
-impl WaitOn {
+impl WaitFor {
     /// The kind `x` holds.
-    pub fn from_x(x: u64) -> WaitOn {
+    pub fn from_x(x: u64) -> WaitFor {
         match x {
-            0 => WaitOn::Sleep,
-            2 => WaitOn::Vcore,
-            _ => WaitOn::Object,
+            0 => WaitFor::Sleep,
+            2 => WaitFor::Vcore,
+            _ => WaitFor::Object,
         }
     }
 }

@@ -1,41 +1,35 @@
 //! The trace: one stream of events from every wait, sleep and virtual-core step, kept per
-//! thread, and what is made of it: a Chrome trace-event file, the flight recorder's dumps,
-//! the wait tree and each frame's critical path (docs/design.md section 17).
+//! thread, and read back as a [`Snapshot`] (docs/design.md section 17). What is made of it
+//! (a Chrome trace-event file, the wait tree, each frame's critical path) is `analysis/`.
 //!
 //! Invariant: an event site is one call here, and with no session recording it costs one
 //! relaxed load ([`on`]); recording costs no lock, no allocation and no system call per
 //! event (see [`recorder`]'s ground rules). Events describe; nothing in the runtime reads
-//! them to decide anything.
+//! them to decide anything: an event site returns nothing, and the trace is read only to be
+//! shown (a file, a dump, the wait tree, critical paths). When to dump is decided outside it
+//! (`observe.rs`): on an escape, by the watchdog (a guest wait past HOS_FLIGHT_WAIT_MS:
+//! `watchdog.rs`), on a shutdown that times out, at a host's request.
 //!
 //! | file | what |
 //! | --- | --- |
 //! | [`event`] | one event: four words; the labels of waits |
 //! | [`ring`] | a thread's ring of its latest events, read by others without a lock |
-//! | [`timeline`] | events folded into each thread's states, and the edges between threads |
-//! | [`chrome`] | the trace-event JSON writer |
-//! | [`critical`] | each frame's critical path |
-//! | [`tree`] | the wait tree and its printing |
+//! | [`snapshot`] | a reading: each thread's events and who it is |
 //! | [`recorder`] | the tracks, the flags, the collector, one session a runtime |
 //! | `tracy` | with the `tracy` feature: the same events, live, to Tracy |
 
-pub(crate) mod chrome;
-pub(crate) mod critical;
 pub(crate) mod event;
 pub(crate) mod recorder;
 pub(crate) mod ring;
-pub(crate) mod timeline;
+pub(crate) mod snapshot;
 #[cfg(feature = "tracy")]
 mod tracy;
-pub(crate) mod tree;
 
-pub use critical::Breakdown;
-pub use event::{Event, Failed, Kind, SpinEnd, WaitOn, ESCAPED, NOT_LENT, NO_CORE, REVOKED};
+pub use event::{Event, Failed, Kind, SpinEnd, WaitFor, ESCAPED, NOT_LENT, NO_CORE, REVOKED};
 pub use recorder::Session;
-pub use timeline::{Guest, Meta, Snapshot, ThreadTrace};
-pub use tree::{Node, State, WaitTree};
+pub use snapshot::{Guest, Meta, Snapshot, ThreadTrace};
 
 use recorder::{record, ACTIVE};
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 /// Whether any session records: every event site's one load.
@@ -116,15 +110,12 @@ pub fn wait_failed(why: Failed) {
 }
 
 /// A wait begins in `block_on` (its first poll was pending): recorded unless a registration
-/// began it. Returns when the wait passes its session's wait bound (HOS_FLIGHT_WAIT_MS), if
-/// it has one.
+/// began it.
 #[inline]
-pub fn wait_begin(on_: WaitOn) -> Option<u64> {
-    if !on() {
-        return None;
+pub fn wait_begin(on_: WaitFor) {
+    if on() {
+        recorder::wait_begin(on_);
     }
-    let bound = recorder::wait_begin(on_);
-    (bound > 0).then(|| crate::sys::now().saturating_add(bound))
 }
 
 /// A spin of a wait ended without the wake, and a park follows (`Skipped` or `Missed`; a
@@ -282,49 +273,5 @@ pub fn lent(runtime: u64, guest: u64, lent: Option<u8>) {
 pub fn frame(n: u64) {
     if on() {
         record(Kind::Frame, 0, n, 0);
-    }
-}
-
-/// Whether the wait is past `at` (from [`wait_begin`]); if so, dumps the flight recorder
-/// once for it.
-pub fn overdue_past(at: u64) -> bool {
-    if crate::sys::now() < at {
-        return false;
-    }
-    if let Some(s) = recorder::session() {
-        let reason = format!(
-            "{} waited past HOS_FLIGHT_WAIT_MS",
-            std::thread::current().name().unwrap_or("a guest thread")
-        );
-        dump(&s, &reason, Vec::new());
-    }
-    true
-}
-
-/// The sooner of two optional deadlines.
-#[inline]
-pub fn sooner(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// Writes `session`'s flight recorder (or its trace so far) to its next dump file, with
-/// `reason` and `notes` in the file; returns the path, or `None` past the session's dumps
-/// or on a write error (logged).
-pub fn dump(session: &Session, reason: &str, notes: Vec<(&str, String)>) -> Option<PathBuf> {
-    let path = session.dump_path()?;
-    let mut all = vec![("reason", reason.to_string())];
-    all.extend(notes);
-    match chrome::write_file(&path, &session.snapshot(), &all) {
-        Ok(()) => {
-            crate::warn!(path = %path.display(), reason, "hos flight recorder dumped");
-            Some(path)
-        }
-        Err(e) => {
-            crate::warn!(path = %path.display(), error = %e, "hos flight recorder: dump failed");
-            None
-        }
     }
 }

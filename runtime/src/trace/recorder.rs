@@ -26,9 +26,9 @@
 //!
 //! Std's atomics and locks, not the loom shim's: the trace is bookkeeping outside the models.
 
-use super::event::{Event, Kind, WaitOn};
+use super::event::{Event, Kind, WaitFor};
 use super::ring::{Ring, Words, RING};
-use super::timeline::{Guest, Meta, Snapshot, ThreadTrace};
+use super::snapshot::{Guest, Meta, Snapshot, ThreadTrace};
 use crate::sync::lock;
 use crate::sys::{self, TickScale};
 use std::cell::{Cell, OnceCell};
@@ -60,8 +60,6 @@ pub(crate) struct Track {
     drained: AtomicU64,
     /// The session of the runtime this thread is a guest of.
     session: Mutex<Weak<Session>>,
-    /// The session's wait bound, in ns (0: none), cached for `block_on`.
-    wait_bound: AtomicU64,
     exited: AtomicBool,
 }
 
@@ -78,7 +76,6 @@ impl Track {
             }),
             drained: AtomicU64::new(0),
             session: Mutex::new(Weak::new()),
-            wait_bound: AtomicU64::new(0),
             exited: AtomicBool::new(false),
         }
     }
@@ -316,7 +313,7 @@ pub(crate) fn registered_before_wait(addr: u64, label: u64, holder: u64) {
     let _ = LOCAL.try_with(|l| {
         l.record(
             Kind::WaitBegin,
-            WaitOn::Object as u64 | label << 8,
+            WaitFor::Object as u64 | label << 8,
             addr,
             holder,
         );
@@ -333,7 +330,7 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
         Phase::FirstPoll => {
             l.record(
                 Kind::WaitBegin,
-                WaitOn::Object as u64 | label << 8,
+                WaitFor::Object as u64 | label << 8,
                 addr,
                 holder,
             );
@@ -345,18 +342,14 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
 }
 
 /// The calling thread's blocking wait found its first poll pending: records its begin
-/// unless a registration did; returns the thread's wait bound in ns (0: none).
+/// unless a registration did.
 #[inline]
-pub(crate) fn wait_begin(on: WaitOn) -> u64 {
-    LOCAL
-        .try_with(|l| {
-            if l.phase.replace(Phase::Begun) != Phase::Begun {
-                l.record(Kind::WaitBegin, on as u64, 0, 0);
-            }
-            // Relaxed: written by this same thread.
-            l.track().wait_bound.load(Ordering::Relaxed)
-        })
-        .unwrap_or(0)
+pub(crate) fn wait_begin(on: WaitFor) {
+    let _ = LOCAL.try_with(|l| {
+        if l.phase.replace(Phase::Begun) != Phase::Begun {
+            l.record(Kind::WaitBegin, on as u64, 0, 0);
+        }
+    });
 }
 
 /// The calling thread's blocking wait ended (`x`: how the phase before its last poll ended);
@@ -406,8 +399,6 @@ pub(crate) struct Settings {
     pub(crate) collect: bool,
     /// Where dumps go.
     pub(crate) dir: PathBuf,
-    /// Dump when a guest wait lasts this long (0: never).
-    pub(crate) wait_bound_ns: u64,
 }
 
 /// The most dumps one session writes (an escape storm must not fill a disk).
@@ -486,9 +477,6 @@ impl Session {
                 guest: Some(guest),
             };
             *lock(&t.session) = Arc::downgrade(self);
-            // Relaxed: read by this same thread.
-            t.wait_bound
-                .store(self.settings.wait_bound_ns, Ordering::Relaxed);
         });
     }
 
@@ -561,9 +549,4 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.end();
     }
-}
-
-/// The calling guest thread's session, if it still runs.
-pub(crate) fn session() -> Option<Arc<Session>> {
-    with_track(|t| lock(&t.session).upgrade()).flatten()
 }

@@ -7,7 +7,7 @@
 //! thread's first event; the virtual cores busy and the guest threads ready are plots; a
 //! frame mark is Tracy's frame mark; a kick is a message.
 
-use super::event::{Kind, WaitOn, NO_CORE};
+use super::event::{Kind, WaitFor, NO_CORE};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicI64, Ordering};
 use tracy_client::{plot_name, span_location, Client, Span};
@@ -50,7 +50,7 @@ pub(crate) fn forward(kind: Kind, x: u64, name: impl FnOnce() -> String) {
             l.named = true;
         }
         match kind {
-            Kind::WaitBegin if x & 0xFF != WaitOn::Vcore as u64 => {
+            Kind::WaitBegin if x & 0xFF != WaitFor::Vcore as u64 => {
                 leave_core(&mut l, &client);
                 let s = client.clone().span(span_location!("wait"), 0);
                 l.zones.push((Zone::Wait, s));

@@ -10,10 +10,11 @@
 //! and the host's frame marks as global instants. Times are microseconds from the first
 //! event, with three decimals (nanoseconds exact).
 
-use super::event::{
-    label_name, Event, Failed, Kind, WaitOn, ESCAPED, MASK_BITS, NOT_LENT, REVOKED,
+use super::timeline::{Flow, Span, Timelines, What};
+use crate::trace::event::{
+    label_name, Event, Failed, Kind, WaitFor, ESCAPED, MASK_BITS, NOT_LENT, REVOKED,
 };
-use super::timeline::{Flow, Snapshot, Span, Timelines, What};
+use crate::trace::{Snapshot, ThreadTrace};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -37,7 +38,7 @@ pub(crate) fn string(s: &str) -> String {
 }
 
 /// A track's name: the guest name with its priority and core mask.
-pub(crate) fn track_name(t: &super::timeline::ThreadTrace) -> String {
+pub(crate) fn track_name(t: &ThreadTrace) -> String {
     match t.meta.guest {
         Some(g) => format!(
             "{} (priority {}, mask {:#x})",
@@ -190,7 +191,7 @@ impl Writer {
             What::Core { slot } => ("core", format!("vcore {slot}"), String::new()),
             What::CoreWait => ("core_wait", "waiting for a vcore".into(), String::new()),
             What::Wait {
-                on: WaitOn::Vcore, ..
+                on: WaitFor::Vcore, ..
             } => return None,
             What::Wait {
                 on,
@@ -199,7 +200,7 @@ impl Writer {
                 failed,
             } => {
                 let name = match (on, objects.as_slice()) {
-                    (WaitOn::Sleep, _) => "timer wait".to_string(),
+                    (WaitFor::Sleep, _) => "timer wait".to_string(),
                     (_, [o]) => format!("wait {}", label_name(o.label)),
                     (_, []) => "wait".to_string(),
                     (_, many) => format!("wait_any ({} objects)", many.len()),
@@ -390,7 +391,7 @@ pub(crate) fn human(ns: u64) -> String {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::trace::timeline::{Guest, Meta, ThreadTrace};
+    use crate::trace::{Guest, Meta};
 
     fn ev(t: u64, kind: Kind, x: u64, a: u64, b: u64) -> Event {
         Event { t, kind, x, a, b }

@@ -11,8 +11,9 @@
 //! wait; anything else (a host thread's own code, the runtime between two spans) is host
 //! time.
 
-use super::event::{Kind, ESCAPED};
-use super::timeline::{Snapshot, Span, Timelines, What};
+use super::timeline::{Span, Timelines, What};
+use crate::trace::event::{Kind, ESCAPED};
+use crate::trace::Snapshot;
 use std::collections::HashMap;
 
 /// Where one frame's time went on its critical path, in nanoseconds.

@@ -8,60 +8,10 @@
 //! closed at the snapshot's end and marked open. The writer, the critical path and the wait
 //! tree all read spans made here, so they agree on every state.
 
-use super::event::{Event, Failed, Kind, SpinEnd, WaitOn, NO_CORE};
 use crate::stats::SleepPath;
+use crate::trace::event::{Event, Failed, Kind, SpinEnd, WaitFor, NO_CORE};
+use crate::trace::{Snapshot, ThreadTrace};
 use std::collections::HashMap;
-
-/// Who a thread is, for its track's name and the wait tree.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Meta {
-    /// The thread's name now.
-    pub name: String,
-    /// The runtime it is a guest thread of (0: a host thread).
-    pub runtime: u64,
-    /// Its guest id, priority, core mask and ideal core, if a guest thread.
-    pub guest: Option<Guest>,
-}
-
-/// A guest thread's identity on its track.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Guest {
-    /// The runtime's id of the thread.
-    pub id: u64,
-    /// Horizon priority.
-    pub priority: u8,
-    /// Allowed virtual cores.
-    pub mask: u64,
-    /// Preferred virtual core.
-    pub ideal: i32,
-}
-
-/// What a session's threads recorded.
-#[derive(Clone, Debug, Default)]
-pub struct Snapshot {
-    /// The id of the session's runtime (what its guest threads' tracks and the changes made
-    /// to them name).
-    pub runtime: u64,
-    /// When the session started (`sys::now()` ns).
-    pub start: u64,
-    /// When the snapshot was taken.
-    pub end: u64,
-    /// Events the collector dropped (its limit), oldest first.
-    pub dropped: u64,
-    /// Every thread's events.
-    pub threads: Vec<ThreadTrace>,
-}
-
-/// One thread's events.
-#[derive(Clone, Debug, Default)]
-pub struct ThreadTrace {
-    /// Its trace id.
-    pub tid: u64,
-    /// Who it is now.
-    pub meta: Meta,
-    /// Its events, oldest first.
-    pub events: Vec<Event>,
-}
 
 /// An object a wait registered with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +37,7 @@ pub(crate) enum What {
     /// A wait in `block_on`.
     Wait {
         /// What for.
-        on: WaitOn,
+        on: WaitFor,
         /// The objects it registered with.
         objects: Vec<Object>,
         /// Its deadline, if any.
@@ -139,7 +89,7 @@ pub(crate) struct Span {
 struct OpenWait {
     begin: u64,
     depth: u8,
-    on: WaitOn,
+    on: WaitFor,
     objects: Vec<Object>,
     deadline: Option<u64>,
     failed: Option<Failed>,
@@ -200,8 +150,8 @@ pub(crate) fn fold(events: &[Event], end: u64) -> Vec<Span> {
                 None => deadline = Some(e.a),
             },
             Kind::WaitBegin => {
-                let on = WaitOn::from_x(e.x & 0xFF);
-                if on != WaitOn::Vcore {
+                let on = WaitFor::from_x(e.x & 0xFF);
+                if on != WaitFor::Vcore {
                     end_core(&mut core, e.t, &mut out);
                 }
                 let objects = (e.a != 0).then_some(Object {
@@ -363,7 +313,7 @@ pub(crate) fn mark_moves(spans: &mut [Span], moves: &[(u64, u64, u64)]) {
         if !matches!(
             s.what,
             What::Wait {
-                on: WaitOn::Object,
+                on: WaitFor::Object,
                 ..
             }
         ) {
@@ -465,7 +415,7 @@ impl Timelines {
 fn wakeable(w: &What) -> bool {
     match w {
         What::CoreWait => true,
-        What::Wait { on, .. } => *on != WaitOn::Vcore,
+        What::Wait { on, .. } => *on != WaitFor::Vcore,
         _ => false,
     }
 }
@@ -497,7 +447,7 @@ mod tests {
 
     #[test]
     fn a_registration_begins_a_wait_and_its_end_says_a_caught_spin() {
-        let object = WaitOn::Object as u64 | 7 << 8;
+        let object = WaitFor::Object as u64 | 7 << 8;
         let events = [
             ev(10, Kind::Core, 0, 0, 0),
             // A registration outside a wait (an async wait) is no wait's.
@@ -524,7 +474,7 @@ mod tests {
         let What::Wait { on, objects, .. } = &spans[1].what else {
             panic!("{spans:?}");
         };
-        assert_eq!(*on, WaitOn::Object);
+        assert_eq!(*on, WaitFor::Object);
         let first = Object {
             addr: 0xBEEF,
             label: 7,
@@ -541,7 +491,7 @@ mod tests {
             ev(10, Kind::Core, 2, 0, 0),
             ev(20, Kind::SleepBegin, 1, 1_000, 0),
             ev(21, Kind::Deadline, 0, 1_020, 0),
-            ev(22, Kind::WaitBegin, WaitOn::Sleep as u64, 0, 0),
+            ev(22, Kind::WaitBegin, WaitFor::Sleep as u64, 0, 0),
             ev(1_025, Kind::WaitEnd, 0, 0, 0),
             ev(1_026, Kind::SleepEnd, 0, 5, 0),
             ev(1_030, Kind::Core, 2, 0, 0),
@@ -566,7 +516,7 @@ mod tests {
 
     #[test]
     fn a_wait_takes_the_last_move_between_its_begin_and_its_end() {
-        let lock = WaitOn::Object as u64 | 7 << 8;
+        let lock = WaitFor::Object as u64 | 7 << 8;
         let events = [
             ev(10, Kind::WaitBegin, lock, 0xA0, 1),
             ev(50, Kind::WaitEnd, 0, 0, 0),
