@@ -16,7 +16,7 @@
 
 use crate::burst::burst;
 use crate::group::Group;
-use crate::sync::lock;
+use hos::internal::{lock, wait};
 use hos::os::Semaphore;
 use hos::CpuTime;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,7 +130,7 @@ impl Pool {
         s.unfinished = n;
         self.work.notify_all();
         while s.unfinished > 0 && !s.stop {
-            s = self.done.wait(s).unwrap_or_else(|e| e.into_inner());
+            s = wait(&self.done, s, None);
         }
     }
 
@@ -145,7 +145,7 @@ impl Pool {
                 s.queued -= 1;
                 return true;
             }
-            s = self.work.wait(s).unwrap_or_else(|e| e.into_inner());
+            s = wait(&self.work, s, None);
         }
     }
 

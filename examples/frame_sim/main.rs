@@ -51,7 +51,6 @@ mod reference;
 mod report;
 mod scenes;
 mod svg;
-mod sync;
 mod verdict;
 
 use args::{Mode, Options, Parsed};

@@ -6,8 +6,8 @@
 //! work; each thread records into its own histogram and merges it into the run's when it
 //! ends, so recording takes no lock and costs two clock reads a post.
 
-use crate::sync::lock;
 use hdrhistogram::Histogram;
+use hos::internal::{lock, nanos};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -99,7 +99,7 @@ impl Recorder<'_> {
     pub fn started(&mut self, post: Post) {
         let [first, end] = self.pickups.frames;
         if (first..end).contains(&post.frame) {
-            let ns = post.at.elapsed().as_nanos().clamp(1, u64::MAX as u128) as u64;
+            let ns = nanos(post.at.elapsed()).max(1);
             self.local.saturating_record(ns);
         }
     }

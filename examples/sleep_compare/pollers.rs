@@ -8,6 +8,7 @@
 
 use crate::sleepers::{self, now, process_cpu_ns, sleep_once, Sleeper};
 use hdrhistogram::Histogram;
+use hos::internal::nanos;
 use hos::os::MessageQueue;
 use hos::svc::{self, ArbitrationType, SignalType};
 use hos::{ResultCode, ShortSleep};
@@ -228,7 +229,7 @@ pub fn run(arm: &Arm, source: Source, pollers: usize, run: Duration, every: Dura
     };
     let reactor_ns = |rt: &Option<hos::Runtime>| {
         rt.as_ref()
-            .map_or(0, |rt| rt.stats().reactor_cpu.total().as_nanos() as u64)
+            .map_or(0, |rt| nanos(rt.stats().reactor_cpu.total()))
     };
     let (t0, p0, r0) = (now(), process_cpu_ns(), reactor_ns(&rt));
     std::thread::sleep(run);

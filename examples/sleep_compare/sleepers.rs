@@ -3,6 +3,7 @@
 //! Shared by `examples/sleep_compare` and `benches/sleep.rs`; it uses only hos's public API.
 
 use hdrhistogram::Histogram;
+use hos::internal::nanos;
 use hos::ShortSleep;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -61,17 +62,17 @@ pub const ALL_TARGETS: [Duration; 3] = [
 /// Monotonic nanoseconds since the first call.
 pub fn now() -> u64 {
     static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
-    ORIGIN.elapsed().as_nanos() as u64
+    nanos(ORIGIN.elapsed())
 }
 
 /// This thread's CPU time, in ns (one system call).
 fn thread_cpu_ns() -> u64 {
-    hos::thread::cpu_time().total().as_nanos() as u64
+    nanos(hos::thread::cpu_time().total())
 }
 
 /// The process's CPU time, in ns.
 pub fn process_cpu_ns() -> u64 {
-    hos::machine::process_cpu_time().total().as_nanos() as u64
+    nanos(hos::machine::process_cpu_time().total())
 }
 
 /// What one cell measured.
@@ -143,7 +144,7 @@ pub fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runt
         Sleeper::Tokio => tokio
             .expect("tokio runtime")
             .block_on(async { tokio::time::sleep(d).await }),
-        Sleeper::YieldLoop => yield_until(now() + d.as_nanos() as u64),
+        Sleeper::YieldLoop => yield_until(now() + nanos(d)),
     }
 }
 
@@ -159,7 +160,7 @@ pub fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
         let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
         let c0 = thread_cpu_ns();
         for _ in 0..n {
-            let deadline = now() + d.as_nanos() as u64;
+            let deadline = now() + nanos(d);
             sleep_once(who, d, tokio.as_ref());
             let late = now().saturating_sub(deadline);
             h.saturating_record(late.max(1));

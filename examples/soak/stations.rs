@@ -6,6 +6,7 @@
 //! end before its timeout ("early"). Tokens are `u64` ids below [`PILL`]; a pill tells one
 //! home receiver to stop.
 
+use hos::internal::lock;
 use hos::os::{
     wait_any, ClearMode, ConditionVariable, Event, MessageQueue, Mutex, Semaphore, Waitable,
 };
@@ -72,7 +73,7 @@ pub struct Tally {
 impl Tally {
     pub fn fault(&self, what: String) {
         self.broken.fetch_add(1, Ordering::Relaxed);
-        let mut f = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        let mut f = lock(&self.faults);
         if f.len() < 16 {
             f.push(what);
         }
@@ -104,7 +105,7 @@ fn exclusive<'a, T>(
         Ok(g) => g,
         Err(_) => {
             tally.fault(format!("two holders of the {what}'s lock"));
-            m.lock().unwrap_or_else(|e| e.into_inner())
+            lock(m)
         }
     }
 }
@@ -211,18 +212,14 @@ impl Station {
                 Ok(())
             }
             Station::Counted { sem, bag } => {
-                bag.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push_back(token);
+                lock(bag).push_back(token);
                 if let Err(code) = sem.release(1) {
                     tally.fault(format!("a semaphore release failed: {code}"));
                 }
                 Ok(())
             }
             Station::Bell { ev, bag } => {
-                bag.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push_back(token);
+                lock(bag).push_back(token);
                 ev.signal();
                 Ok(())
             }
@@ -293,7 +290,7 @@ impl Station {
                 };
                 match got {
                     Ok(()) => {
-                        let t = bag.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                        let t = lock(bag).pop_front();
                         if t.is_none() {
                             tally.fault("a semaphore count without its token".into());
                         }
@@ -307,7 +304,7 @@ impl Station {
             }
             Station::Bell { ev, bag } => loop {
                 {
-                    let mut b = bag.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut b = lock(bag);
                     if let Some(t) = b.pop_front() {
                         if !b.is_empty() {
                             ev.signal(); // tokens left: the next receiver's turn
@@ -324,7 +321,7 @@ impl Station {
                 };
                 if let Err(code) = waited {
                     tally.missed(limit, start, code);
-                    let t = bag.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let t = lock(bag).pop_front();
                     return t;
                 }
             },
@@ -346,9 +343,7 @@ impl Station {
         match self {
             Station::Queue(q) => q.len(),
             Station::Mailbox { len, .. } => len.load(Ordering::Relaxed),
-            Station::Counted { bag: b, .. } | Station::Bell { bag: b, .. } => {
-                b.lock().unwrap_or_else(|e| e.into_inner()).len()
-            }
+            Station::Counted { bag: b, .. } | Station::Bell { bag: b, .. } => lock(b).len(),
         }
     }
 
@@ -356,17 +351,9 @@ impl Station {
     pub fn drain(&self, tally: &Tally) -> Vec<u64> {
         match self {
             Station::Queue(q) => std::iter::from_fn(|| q.try_receive()).collect(),
-            Station::Mailbox { list, .. } => list
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-                .collect(),
+            Station::Mailbox { list, .. } => lock(list).drain(..).collect(),
             Station::Counted { sem, bag } => {
-                let left: Vec<u64> = bag
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .drain(..)
-                    .collect();
+                let left: Vec<u64> = lock(bag).drain(..).collect();
                 if sem.count() as usize != left.len() {
                     tally.fault(format!(
                         "a semaphore counts {} with {} tokens in its bag",
@@ -376,11 +363,7 @@ impl Station {
                 }
                 left
             }
-            Station::Bell { bag, .. } => bag
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-                .collect(),
+            Station::Bell { bag, .. } => lock(bag).drain(..).collect(),
         }
     }
 }

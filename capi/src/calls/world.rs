@@ -8,14 +8,10 @@
 
 use crate::result::{self, hos_result};
 use crate::runtime::hos_runtime;
+use hos_rs::internal::lock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// A lock that outlives a panic of its holder (the fuzzer reports panics, it does not stop).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use std::sync::{Arc, Mutex};
 
 /// One thread's calls: those done with their codes, and the one in progress.
 #[derive(Debug, Default)]
