@@ -29,7 +29,6 @@
 //! }
 //! ```
 
-#![warn(missing_docs, unreachable_pub)]
 // Denied, not forbidden: svc/arbiter/lent.rs lends a blocked waiter's mutex word to the
 // arbiter (the module says why safe Rust cannot, and what keeps it sound).
 #![deny(unsafe_code)]

@@ -296,7 +296,7 @@ fn the_final_snapshot_survives_the_shutdown() {
         n.sort();
         n
     };
-    let mut want: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+    let mut want: Vec<String> = NAMES.iter().map(ToString::to_string).collect();
     want.sort();
     let last = &report.stats;
     assert_eq!(names(last), want, "the threads as the shutdown began");

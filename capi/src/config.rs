@@ -190,5 +190,5 @@ pub unsafe extern "C" fn hos_config_free(cfg: *mut hos_config) {
             // SAFETY: made by Box::into_raw in hos_config_new; freed once (caller's promise).
             drop(unsafe { Box::from_raw(cfg) });
         }
-    })
+    });
 }

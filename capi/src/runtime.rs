@@ -164,7 +164,7 @@ pub unsafe extern "C" fn hos_runtime_free(rt: *mut hos_runtime) {
         if !rt.shut_down.load(Ordering::Relaxed) {
             rt.shutdown(Some(Duration::ZERO));
         }
-    })
+    });
 }
 
 /// Sleeps the calling thread `ns` nanoseconds as a host sleep (frame limiter, audio): always

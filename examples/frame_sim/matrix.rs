@@ -66,7 +66,7 @@ const STANDARD: [Standard; 4] = [
 ///
 /// # Errors
 /// A run failed or an output could not be written.
-pub fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
+pub(crate) fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
     let have = hos::machine::logical_processors().unwrap_or(usize::MAX);
     let mut counts = list.to_vec();
     counts.sort_unstable_by(|a, b| b.cmp(a));
@@ -112,7 +112,7 @@ pub fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
             "skipped (the process may use {have} processors): {}",
             skipped
                 .iter()
-                .map(|n| n.to_string())
+                .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -7,7 +7,7 @@
 
 /// Figures by row, round after round.
 #[derive(Default)]
-pub struct Spread {
+pub(crate) struct Spread {
     rows: Vec<Row>,
 }
 
@@ -20,7 +20,7 @@ struct Row {
 
 impl Spread {
     /// Records one round's `figures` (named by `columns`) of `row`.
-    pub fn add(&mut self, row: &str, columns: &[&'static str], figures: Vec<f64>) {
+    pub(crate) fn add(&mut self, row: &str, columns: &[&'static str], figures: Vec<f64>) {
         match self.rows.iter_mut().find(|r| r.name == row) {
             Some(r) => r.rounds.push(figures),
             None => self.rows.push(Row {
@@ -32,7 +32,7 @@ impl Spread {
     }
 
     /// Prints each row's figures as min / median / max over its rounds.
-    pub fn print(&self, title: &str) {
+    pub(crate) fn print(&self, title: &str) {
         let Some(first) = self.rows.first() else {
             return;
         };
@@ -61,7 +61,7 @@ impl Spread {
 }
 
 /// The least, the median (the lower middle of an even count) and the greatest of `v`.
-pub fn min_median_max(mut v: Vec<f64>) -> (f64, f64, f64) {
+pub(crate) fn min_median_max(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(f64::total_cmp);
     let Some((&lo, &hi)) = v.first().zip(v.last()) else {
         return (f64::NAN, f64::NAN, f64::NAN);

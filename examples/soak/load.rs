@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 /// The size of one run.
 #[derive(Clone, Debug)]
-pub struct Params {
+pub(crate) struct Params {
     /// Guest threads.
     pub workers: usize,
     /// Stations (one kind each, in turn); each has `workers / stations` home receivers or one more.
@@ -56,7 +56,7 @@ pub struct Params {
 
 impl Params {
     /// The bounded run CI makes: about a second on 2 cores.
-    pub fn ci(seed: u64) -> Params {
+    pub(crate) fn ci(seed: u64) -> Params {
         Params {
             workers: 96,
             stations: 16,
@@ -74,7 +74,7 @@ impl Params {
 
 /// What a run did.
 #[derive(Clone, Debug, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     pub handoffs: u64,
     pub elapsed: Duration,
     /// Waits that timed out (none of them early).
@@ -277,7 +277,7 @@ impl Shared {
             let patience = Duration::from_micros(1 + rng.below(500));
             let got = tokio::select! {
                 r = q.receive_async() => r.ok(),
-                _ = tokio::time::sleep(patience) => {
+                () = tokio::time::sleep(patience) => {
                     self.cancels.fetch_add(1, Ordering::Relaxed);
                     None
                 }
@@ -388,7 +388,7 @@ fn watchdog(
 }
 
 /// Runs the soak once; `Err` says what broke (with the seeds to replay it).
-pub fn run(p: &Params) -> Result<Figures, String> {
+pub(crate) fn run(p: &Params) -> Result<Figures, String> {
     let seeds = format!(
         "workload seed {}, chaos {:?}",
         p.seed,

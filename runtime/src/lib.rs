@@ -49,7 +49,6 @@
 //!
 //! docs/design.md tells the flow of one wait and the rules each policy keeps.
 
-#![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
 mod block_on;

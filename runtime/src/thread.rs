@@ -283,12 +283,12 @@ impl ThreadRecord {
 
     /// The thread's CPU time since it started (zero before it started).
     pub fn cpu(&self) -> CpuTime {
-        self.clock.get().map(|c| c.read()).unwrap_or_default()
+        self.clock.get().map(ThreadClock::read).unwrap_or_default()
     }
 
     /// The OS thread id, once started.
     pub fn os_id(&self) -> Option<u64> {
-        self.clock.get().map(|c| c.tid())
+        self.clock.get().map(ThreadClock::tid)
     }
 
     /// Counts one guest sleep.

@@ -34,7 +34,7 @@ const SPARE: usize = 64;
 
 /// What kind of thread runs the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A host thread (it may attach itself).
     Host,
     /// A guest thread spawned through `hos_thread_spawn`.

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 /// One thread's calls: those done with their codes, and the one in progress.
 #[derive(Debug, Default)]
-pub struct Trace {
+pub(crate) struct Trace {
     /// "name(args) -> Code", in order.
     pub done: Vec<String>,
     /// The call being made: its name and the arguments drawn so far.
@@ -24,7 +24,7 @@ pub struct Trace {
 
 /// The state the threads of one case share.
 #[derive(Debug)]
-pub struct World {
+pub(crate) struct World {
     /// The case's runtime; NULL while there is none.
     pub rt: AtomicPtr<hos_runtime>,
     /// Handles made and not closed.
@@ -145,7 +145,7 @@ impl World {
     }
 
     /// The traces of every thread, for a report.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = String::new();
         for (who, t) in lock(&self.traces).iter() {
             let t = lock(t);
