@@ -9,11 +9,11 @@
 //! [`JoinHandle`](crate::thread::JoinHandle): whoever takes it out joins it, or drops it to
 //! detach the thread.
 
-use crate::sync::lock;
+use crate::sync::{lock, wait};
 use crate::ResultCode;
 use hos_runtime::internal::{sys, Activity, Runtime as Inner, ThreadRecord};
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -180,14 +180,12 @@ impl Guests {
         let others = |l: &List| l.live.iter().any(|r| Some(r.id()) != me);
         let mut list = self.list();
         while others(&list) {
-            list = match deadline.map(|d| d.checked_duration_since(Instant::now())) {
-                None => self.left.wait(list).unwrap_or_else(PoisonError::into_inner),
-                Some(Some(left)) if !left.is_zero() => {
-                    let waited = self.left.wait_timeout(list, left);
-                    waited.unwrap_or_else(PoisonError::into_inner).0
-                }
+            let left = match deadline.map(|d| d.checked_duration_since(Instant::now())) {
+                None => None,
+                Some(Some(left)) if !left.is_zero() => Some(left),
                 Some(_) => break,
             };
+            list = wait(&self.left, list, left);
         }
         let now = sys::now();
         let stragglers = list

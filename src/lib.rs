@@ -29,7 +29,6 @@
 //! }
 //! ```
 
-#![warn(missing_docs, unreachable_pub)]
 // Denied, not forbidden: svc/arbiter/lent.rs lends a blocked waiter's mutex word to the
 // arbiter (the module says why safe Rust cannot, and what keeps it sound).
 #![deny(unsafe_code)]
@@ -49,6 +48,13 @@ pub use guests::{Doing, GuestState};
 /// hos's warnings and errors, routed as the runtime routes its own: for the C API, not hosts.
 #[doc(hidden)]
 pub use hos_runtime::{error, internal::report, warn};
+/// hos's C API's and its examples' share of the runtime's helpers, not for hosts: the one
+/// poison-free way to take a std lock or wait on a std condition variable (hos-runtime's sync
+/// module says why poison tells nothing), and the one `Duration` to nanoseconds conversion.
+#[doc(hidden)]
+pub mod internal {
+    pub use hos_runtime::internal::{lock, nanos, read, wait, write};
+}
 pub use hos_runtime::{
     Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node, PrecisePath,
     ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,

@@ -6,7 +6,7 @@
 //! sees them. `Arc` stays std's (wakers are made from std's `Arc`, as in hos-runtime). Every
 //! lock is taken through hos-runtime's one poison-free `lock` (its sync module says why).
 
-pub(crate) use hos_runtime::internal::lock;
+pub(crate) use hos_runtime::internal::{lock, wait};
 #[cfg(loom)]
 pub(crate) use loom::sync::{atomic, Mutex};
 #[cfg(loom)]

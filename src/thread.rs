@@ -253,7 +253,7 @@ fn check_affinity(
         (IDEAL_CORE_DONT_CARE, Some(c)) if in_mask(c) => c,
         (IDEAL_CORE_DONT_CARE, Some(_)) => first,
         (IDEAL_CORE_KEEP, Some(c)) => c,
-        (c, _) if (0..cores as i64).contains(&(c as i64)) => c,
+        (c, _) if (0..cores as i64).contains(&i64::from(c)) => c,
         _ => return Err(ResultCode::INVALID_CORE_ID),
     };
     if in_mask(ideal) {

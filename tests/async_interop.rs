@@ -107,7 +107,7 @@ fn tokio_tasks_and_guest_threads_hand_off_both_ways() {
             ticker.await.unwrap();
             let dropped = tokio::select! {
                 r = ev2.wait_async() => Some(r),
-                _ = tokio::time::sleep(Duration::from_millis(1)) => None,
+                () = tokio::time::sleep(Duration::from_millis(1)) => None,
             };
             (timed, dropped)
         }

@@ -44,7 +44,7 @@ fn errors_are_std_errors() {
     let msg = lock_error(e).to_string();
     assert!(msg.contains("InvalidState"), "{msg}");
     let e = m.try_lock().unwrap_err();
-    let cause = e.source().map(|s| s.to_string());
+    let cause = e.source().map(ToString::to_string);
     assert_eq!(
         cause.as_deref(),
         Some("InvalidState(0xFA01)"),

@@ -40,7 +40,7 @@ fn auto_event_lets_one_waiter_through_manual_lets_all() {
     }
     assert!(passed.load(Ordering::Relaxed) <= 1);
     assert_eq!(
-        passed.load(Ordering::Relaxed) + ev.try_wait() as usize,
+        passed.load(Ordering::Relaxed) + usize::from(ev.try_wait()),
         1,
         "one signal, one pass"
     );
@@ -333,7 +333,7 @@ fn timer_events_one_shot_periodic_and_stop() {
         .thread()
         .spawn(move || (0..5).map(|_| p2.wait()).collect::<Vec<_>>())
         .unwrap();
-    assert!(waiter.join().unwrap().iter().all(|r| r.is_ok()));
+    assert!(waiter.join().unwrap().iter().all(Result::is_ok));
     p.stop();
     p.clear();
     assert_eq!(

@@ -35,7 +35,7 @@ fn on<T: Send + 'static>(
 }
 
 fn serial(rt: &Runtime, name: &str, role: Role) -> bool {
-    on(rt, name, role, |t| t.is_serial())
+    on(rt, name, role, hos::thread::Thread::is_serial)
 }
 
 #[test]

@@ -322,7 +322,7 @@ fn stratosphere_manual_clear_light_event_lets_every_waiter_through() {
         let ev = Arc::new(InternalLightEvent::new(false));
         let e2 = ev.clone();
         let waiters = spawn(WAITERS, "ManualWaiter", move |_| {
-            e2.wait_with_manual_clear()
+            e2.wait_with_manual_clear();
         });
         ev.signal_with_manual_clear();
         join_within(waiters, LIMIT);

@@ -7,6 +7,7 @@
 //! Host threads wait on the process's default runtime (the newest one running), so these
 //! tests take turns (`serial`): one test's runtime must not become another's default.
 
+use hos::internal::lock;
 use hos::os::{ClearMode, ConditionVariable, Event, MessageQueue, Mutex, Semaphore, TimerEvent};
 use hos::{Calibration, Doing, ResultCode, Runtime};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,7 +22,7 @@ const PROMPT: Duration = Duration::from_secs(10);
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&TURN)
 }
 
 fn runtime() -> Runtime {
@@ -295,7 +296,7 @@ fn the_final_snapshot_survives_the_shutdown() {
         n.sort();
         n
     };
-    let mut want: Vec<String> = NAMES.iter().map(|n| n.to_string()).collect();
+    let mut want: Vec<String> = NAMES.iter().map(ToString::to_string).collect();
     want.sort();
     let last = &report.stats;
     assert_eq!(names(last), want, "the threads as the shutdown began");

@@ -58,7 +58,7 @@ fn a_cancel_is_sticky_until_a_wait_would_block() {
             let consumed = svc::wait_synchronization(&[r], 50_000);
             svc::close_handle(w).unwrap();
             svc::close_handle(r).unwrap();
-            [poll, ready, arbiter.map(|_| 0), cancelled, consumed]
+            [poll, ready, arbiter.map(|()| 0), cancelled, consumed]
         })
         .unwrap();
     let [poll, ready, arbiter, cancelled, consumed] = t.join().unwrap();

@@ -65,7 +65,7 @@ fn wait_if_equal_64_compares_all_64_bits() {
         (0i64, 0i64),
         (1 << 32, 0),
         (-1, -1),
-        (-1, u32::MAX as i64),
+        (-1, i64::from(u32::MAX)),
         (i64::MIN, i64::MIN),
     ] {
         let word = AtomicU64::new(old as u64);

@@ -265,7 +265,7 @@ fn a_kernel_event_and_a_guest_word_signal_flow_to_the_wakes_they_caused() {
         waits_on(t, id, "event::", None)
     });
     let signaller = |name: &str, f: Box<dyn FnOnce() + Send>| {
-        rt.thread().name(name).spawn(f).unwrap().join().unwrap()
+        rt.thread().name(name).spawn(f).unwrap().join().unwrap();
     };
     signaller(
         "KEventSignaller",

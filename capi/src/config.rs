@@ -12,6 +12,7 @@
 
 use crate::boundary::{self, entry, Error, Out, Result};
 use crate::result::{hos_result, HOS_RESULT_INVALID_VALUE, HOS_RESULT_UNKNOWN_KEY};
+use hos_rs::internal::lock;
 use hos_rs::{Runtime, RuntimeBuilder};
 use std::collections::BTreeMap;
 use std::ffi::c_char;
@@ -45,12 +46,12 @@ fn switch_names() -> &'static [&'static str] {
         let seen = asked.clone();
         let _ = Runtime::builder()
             .env_from(move |name| {
-                let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+                let mut seen = lock(&seen);
                 seen.push(name.to_string());
                 None
             })
             .resolve();
-        let asked = asked.lock().unwrap_or_else(|e| e.into_inner());
+        let asked = lock(&asked);
         // Leaked once per process: a dozen short names.
         asked
             .iter()
@@ -189,5 +190,5 @@ pub unsafe extern "C" fn hos_config_free(cfg: *mut hos_config) {
             // SAFETY: made by Box::into_raw in hos_config_new; freed once (caller's promise).
             drop(unsafe { Box::from_raw(cfg) });
         }
-    })
+    });
 }

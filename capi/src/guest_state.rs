@@ -10,7 +10,7 @@
 use crate::boundary::{self, entry, Out, Versioned};
 use crate::result::hos_result;
 use crate::runtime::hos_runtime;
-use crate::stats::ns;
+use hos_rs::internal::nanos;
 use hos_rs::{Doing, GuestState};
 use std::mem::size_of;
 
@@ -50,7 +50,7 @@ unsafe impl Versioned for hos_guest_state {
 pub(crate) fn guest_state(s: &GuestState) -> hos_guest_state {
     let (doing, on, waited_ns) = match s.doing {
         Doing::GuestCode => (HOS_DOING_GUEST_CODE, "", 0),
-        Doing::Waiting { on, waited } => (HOS_DOING_WAITING, on, ns(waited)),
+        Doing::Waiting { on, waited } => (HOS_DOING_WAITING, on, nanos(waited)),
         Doing::Leaving => (HOS_DOING_LEAVING, "", 0),
     };
     hos_guest_state {

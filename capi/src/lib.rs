@@ -49,7 +49,7 @@
 
 // The C names (`hos_result`, `hos_config`) are the ABI.
 #![allow(non_camel_case_types)]
-#![warn(missing_docs, unsafe_op_in_unsafe_fn)]
+#![warn(unsafe_op_in_unsafe_fn)]
 
 // In the order of the header.
 pub mod version;

@@ -12,6 +12,7 @@
 
 use crate::boundary::{entry, Error};
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE};
+use hos_rs::internal::{lock, read, write};
 use hos_rs::report;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void, CString};
@@ -73,7 +74,7 @@ static HELD: Mutex<VecDeque<Message>> = Mutex::new(VecDeque::new());
 const HELD_MAX: usize = 64;
 
 fn sink() -> Option<Sink> {
-    *SINK.read().unwrap_or_else(|e| e.into_inner())
+    *read(&SINK)
 }
 
 /// A formatted event, owned.
@@ -147,7 +148,7 @@ impl Subscriber for Forward {
     fn event(&self, event: &Event<'_>) {
         let message = Message::of(event);
         if std::thread::current().name() == Some(REACTOR) {
-            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            let mut held = lock(&HELD);
             if held.len() == HELD_MAX {
                 held.pop_front();
             }
@@ -155,7 +156,7 @@ impl Subscriber for Forward {
             return;
         }
         let Some(sink) = sink() else { return };
-        let held = std::mem::take(&mut *HELD.lock().unwrap_or_else(|e| e.into_inner()));
+        let held = std::mem::take(&mut *lock(&HELD));
         for m in held.iter().chain(std::iter::once(&message)) {
             m.deliver(sink);
         }
@@ -195,7 +196,7 @@ pub unsafe extern "C" fn hos_set_log_sink(sink: hos_log_sink, user: *mut c_void)
                 ));
             }
         }
-        *SINK.write().unwrap_or_else(|e| e.into_inner()) = new;
+        *write(&SINK) = new;
         // Callsites re-ask `register_callsite`: always with a sink, never without.
         tracing::callsite::rebuild_interest_cache();
         Ok(())

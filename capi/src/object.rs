@@ -11,6 +11,7 @@
 
 use crate::boundary::{Error, Out, Result};
 use crate::result::HOS_RESULT_INVALID_HANDLE;
+use hos_rs::internal::lock;
 use hos_rs::os::{
     Barrier, ConditionVariable, Event, MessageQueue, Mutex, ReaderWriterLock, Semaphore,
     TimerEvent, Waitable,
@@ -114,10 +115,7 @@ static THREADS: std::sync::Mutex<BTreeMap<hos_handle, HandleShare>> =
 /// Keeps the handle `share` names open until the host closes it; gives the handle.
 pub(crate) fn keep_thread(share: HandleShare) -> hos_handle {
     let h = share.handle().0;
-    let old = THREADS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(h, share);
+    let old = lock(&THREADS).insert(h, share);
     debug_assert!(old.is_none(), "handle {h:#x} kept twice");
     h
 }
@@ -127,7 +125,7 @@ pub(crate) fn keep_thread(share: HandleShare) -> hos_handle {
 pub(crate) fn close(h: hos_handle) -> Result<()> {
     svc::close_handle(Handle(h))?;
     // Closed first: the share's drop would close it otherwise, and this call fail.
-    let share = THREADS.lock().unwrap_or_else(|e| e.into_inner()).remove(&h);
+    let share = lock(&THREADS).remove(&h);
     // Dropped outside the lock: the last share tells hos's arbiter.
     if share.is_some() {
         drop(share);

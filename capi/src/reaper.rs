@@ -10,6 +10,7 @@
 //! Joins happen outside the lock; each joins a thread that has returned (only its exit is
 //! left to wait for).
 
+use hos_rs::internal::lock;
 use hos_rs::thread::JoinHandle;
 use std::sync::Mutex;
 
@@ -21,7 +22,7 @@ pub(crate) type RuntimeTag = usize;
 static SPAWNED: Mutex<Vec<(RuntimeTag, JoinHandle<()>)>> = Mutex::new(Vec::new());
 
 fn take(pick: impl Fn(RuntimeTag, &JoinHandle<()>) -> bool) -> Vec<JoinHandle<()>> {
-    let mut spawned = SPAWNED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut spawned = lock(&SPAWNED);
     let (taken, kept) = std::mem::take(&mut *spawned)
         .into_iter()
         .partition(|(rt, j)| pick(*rt, j));
@@ -39,10 +40,7 @@ fn join_all(ended: Vec<JoinHandle<()>>) {
 /// Keeps a new guest thread of the runtime `rt`, reaping those that have ended meanwhile.
 pub(crate) fn keep(rt: RuntimeTag, thread: JoinHandle<()>) {
     reap_ended();
-    SPAWNED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push((rt, thread));
+    lock(&SPAWNED).push((rt, thread));
 }
 
 /// Joins every kept thread that has ended (the one `hos_thread_join` saw end among them).

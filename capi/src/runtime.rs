@@ -11,6 +11,7 @@ use crate::config::hos_config;
 use crate::reaper::{self, RuntimeTag};
 use crate::result::HOS_RESULT_TIMED_OUT;
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE, HOS_RESULT_INVALID_VALUE};
+use hos_rs::internal::lock;
 use hos_rs::{BuildError, Runtime, ShutdownReport};
 use std::ffi::c_char;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,16 +43,13 @@ impl hos_runtime {
         let report = self.rt.shutdown_timeout(timeout.unwrap_or(Duration::MAX));
         // Every OS thread was joined or detached by the runtime's shutdown.
         reaper::forget(self.tag());
-        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = Some(report.clone());
+        *lock(&self.report) = Some(report.clone());
         report
     }
 
     /// The report of its last shutdown.
     pub(crate) fn report(&self) -> Option<ShutdownReport> {
-        self.report
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        lock(&self.report).clone()
     }
 }
 
@@ -166,7 +164,7 @@ pub unsafe extern "C" fn hos_runtime_free(rt: *mut hos_runtime) {
         if !rt.shut_down.load(Ordering::Relaxed) {
             rt.shutdown(Some(Duration::ZERO));
         }
-    })
+    });
 }
 
 /// Sleeps the calling thread `ns` nanoseconds as a host sleep (frame limiter, audio): always

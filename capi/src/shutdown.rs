@@ -10,7 +10,7 @@ use crate::boundary::{self, entry, Error, Out, Versioned};
 use crate::guest_state::{guest_state, hos_guest_state};
 use crate::result::{hos_result, HOS_RESULT_INVALID_STATE};
 use crate::runtime::{hos_runtime, text_call};
-use crate::stats::ns;
+use hos_rs::internal::nanos;
 use hos_rs::ShutdownReport;
 use std::ffi::c_char;
 use std::mem::size_of;
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn hos_runtime_shutdown_report(
             joined: u32::try_from(report.joined).unwrap_or(u32::MAX),
             stragglers: u32::try_from(report.stragglers.len()).unwrap_or(u32::MAX),
             reserved: 0,
-            elapsed_ns: ns(report.elapsed),
+            elapsed_ns: nanos(report.elapsed),
         };
         // SAFETY: forwarded from the caller.
         unsafe { boundary::write_sized(out, &r, "out") }

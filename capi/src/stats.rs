@@ -7,9 +7,9 @@
 use crate::boundary::{self, entry, Out, Versioned};
 use crate::result::hos_result;
 use crate::runtime::hos_runtime;
+use hos_rs::internal::nanos;
 use hos_rs::{CpuTime, PrecisePath, SleepPath};
 use std::mem::size_of;
-use std::time::Duration;
 
 /// The sleeps one path served and how late they ended.
 #[repr(C)]
@@ -147,23 +147,18 @@ unsafe impl Versioned for hos_thread_stats {
     const FIRST_SIZE: usize = size_of::<hos_thread_stats>();
 }
 
-/// `d` in nanoseconds, saturating.
-pub(crate) fn ns(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
 fn sleep_stats(s: &hos_rs::Stats, path: SleepPath) -> hos_sleep_stats {
     let l = s.path(path);
     hos_sleep_stats {
         count: l.count,
         late_sum_ns: l.sum_ns,
-        late_p50_ns: ns(l.quantile_upper(0.5)),
-        late_p99_ns: ns(l.quantile_upper(0.99)),
+        late_p50_ns: nanos(l.quantile_upper(0.5)),
+        late_p99_ns: nanos(l.quantile_upper(0.99)),
     }
 }
 
 fn cpu(c: CpuTime) -> (u64, u64) {
-    (ns(c.user), ns(c.kernel))
+    (nanos(c.user), nanos(c.kernel))
 }
 
 fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
@@ -220,7 +215,7 @@ fn thread_stats(t: &hos_rs::ThreadStats) -> hos_thread_stats {
         cpu_kernel_ns,
         voluntary_switches: t.cpu.voluntary_switches,
         sleeps: t.sleeps,
-        vcore_wait_ns: ns(t.vcore_wait),
+        vcore_wait_ns: nanos(t.vcore_wait),
         name: boundary::c_field(&t.name),
     }
 }

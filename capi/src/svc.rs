@@ -28,7 +28,7 @@ pub const HOS_INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
 /// without one, nothing once it shut down); a yield is the OS's.
 #[no_mangle]
 pub extern "C" fn hos_svc_sleep_thread(ns: i64) {
-    boundary::entry_or((), || svc::sleep_thread(ns))
+    boundary::entry_or((), || svc::sleep_thread(ns));
 }
 
 /// Where a kicked guest thread gives its virtual core up, if a better thread waits for it or

@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// The help text (`--help`).
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 frame_sim: a game-shaped load on hos, arm against arm
 
 USAGE: cargo run --release --example frame_sim -- [FLAGS]
@@ -121,7 +121,7 @@ codes: 0 done, 1 a run failed, 2 a bad flag.
 
 /// What the invocation does.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// One cell of the scene.
     Cell,
     /// The standard cells at each processor count of the list.
@@ -134,7 +134,7 @@ pub enum Mode {
 
 /// Everything the command line decides.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// What to do.
     pub mode: Mode,
     /// The preset the load started from.
@@ -168,7 +168,7 @@ pub struct Options {
 
 /// What `parse` returns besides options.
 #[derive(Debug)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// Run with these.
     Run(Box<Options>),
     /// Print the help and exit 0.
@@ -177,7 +177,7 @@ pub enum Parsed {
 
 /// A bad command line: says which flag, which value, and what is accepted.
 #[derive(Debug, PartialEq, Eq)]
-pub struct ArgError(pub String);
+pub(crate) struct ArgError(pub String);
 
 impl fmt::Display for ArgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -254,7 +254,7 @@ fn mode(flag: &str, value: &str) -> Result<Mode, ArgError> {
 /// # Errors
 /// An unknown flag, a flag without its value, a value outside its range, two modes, or a
 /// combination that could not run as asked.
-pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError> {
+pub(crate) fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError> {
     let mut chosen = None;
     // (flag, value) in order; applied onto the scene's preset afterwards.
     let mut sets: Vec<(String, String)> = Vec::new();
@@ -274,9 +274,8 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, ArgError
                 format!("unexpected argument {flag:?}: every value follows its flag")
             }));
         }
-        let value = match inline.or_else(|| it.next()) {
-            Some(v) => v,
-            None => return Err(ArgError(format!("{flag} needs a value"))),
+        let Some(value) = inline.or_else(|| it.next()) else {
+            return Err(ArgError(format!("{flag} needs a value")));
         };
         if flag == "--scene" {
             chosen = Some(scene(&flag, &value, &Scene::ALL)?);
@@ -362,7 +361,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
             "--repoll-us" => l.repoll_us = Some(n(1, 10 * BURST, "a time in us, or none")?),
             "--render-threads" if v.trim() == "machine" => l.host.render_threads = None,
             "--render-threads" => {
-                l.host.render_threads = Some(n(1, 256, "a count of threads, or machine")? as usize)
+                l.host.render_threads = Some(n(1, 256, "a count of threads, or machine")? as usize);
             }
             "--render-us" => l.host.render_us = n(0, BURST, "a burst in us")?,
             "--gpu-us" => l.host.gpu_us = n(0, BURST, "a burst in us")?,
@@ -474,7 +473,7 @@ fn check(o: &Options, chosen: Option<Scene>, fps_given: bool) -> Result<(), ArgE
 
 /// The flags that make `load` from any scene's preset (every load field but the cap): what
 /// a fit prints and hands to the check it runs.
-pub fn load_flags(l: &Load) -> Vec<String> {
+pub(crate) fn load_flags(l: &Load) -> Vec<String> {
     let h = &l.host;
     let mut f: Vec<(&str, String)> = vec![
         ("--executors", l.executors.to_string()),
@@ -547,7 +546,7 @@ mod tests {
     use crate::host::HostLoad;
 
     fn run(args: &[&str]) -> Result<Options, ArgError> {
-        match parse(args.iter().map(|s| s.to_string()))? {
+        match parse(args.iter().map(ToString::to_string))? {
             Parsed::Run(o) => Ok(*o),
             Parsed::Help => panic!("help for {args:?}"),
         }

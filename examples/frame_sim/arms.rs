@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// One runtime configuration under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Arm {
+pub(crate) enum Arm {
     /// The reference host's old design: every short sleep yields, every thread spins 20 us
     /// before a wait, no poller cap; no wake claims, no kick's grace and no wake slice (the
     /// reference host has none of them).
@@ -45,7 +45,7 @@ pub enum Arm {
 
 impl Arm {
     /// Every arm.
-    pub const ALL: [Arm; 8] = [
+    pub(crate) const ALL: [Arm; 8] = [
         Arm::Seeds,
         Arm::Auto,
         Arm::Reactor,
@@ -57,14 +57,14 @@ impl Arm {
     ];
 
     /// The arms run by default, in order.
-    pub const DEFAULT: [Arm; 3] = [Arm::Seeds, Arm::Auto, Arm::Reactor];
+    pub(crate) const DEFAULT: [Arm; 3] = [Arm::Seeds, Arm::Auto, Arm::Reactor];
 
     /// The arms `--matrix` runs by default, in order: the default ones, and `strict` beside
     /// the reactor, so that every cell measures what the kick's grace buys (`grace.rs`).
     pub const MATRIX: [Arm; 4] = [Arm::Seeds, Arm::Auto, Arm::Reactor, Arm::Strict];
 
     /// Its name on the command line and in every output.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Arm::Seeds => "seeds",
             Arm::Auto => "auto",
@@ -78,7 +78,7 @@ impl Arm {
     }
 
     /// The arm named `s`.
-    pub fn parse(s: &str) -> Option<Arm> {
+    pub(crate) fn parse(s: &str) -> Option<Arm> {
         Arm::ALL.into_iter().find(|a| a.name() == s)
     }
 
@@ -96,7 +96,7 @@ impl Arm {
 
     /// The runtime configuration of the arm, with `calibration` pinned if given. Built in
     /// code, the environment is not read: an arm is the same config on every machine.
-    pub fn config(self, calibration: Option<Calibration>) -> Config {
+    pub(crate) fn config(self, calibration: Option<Calibration>) -> Config {
         let config = match self {
             Arm::Seeds => Config {
                 short_sleep: ShortSleep::Yield,
@@ -146,7 +146,7 @@ impl Arm {
 
 /// What one run measured, raw: the figures are computed from it (`figures.rs`).
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     /// The arm.
     pub arm: Arm,
     /// The pair (round), from 1.
@@ -176,7 +176,7 @@ pub struct Run {
 ///
 /// # Errors
 /// The default runtime would not build.
-pub fn calibrate() -> Result<Calibration, String> {
+pub(crate) fn calibrate() -> Result<Calibration, String> {
     let rt = hos::Runtime::builder()
         .build()
         .map_err(|e| format!("building the calibration runtime: {e}"))?;
@@ -192,7 +192,7 @@ fn stall_limit(load: &Load) -> Duration {
 
 /// How one run is made: the load, its frames, the calibration to pin, where traces go.
 #[derive(Clone, Copy, Debug)]
-pub struct RunSpec<'a> {
+pub(crate) struct RunSpec<'a> {
     /// The load.
     pub load: Load,
     /// Warm-up frames (>= 1).
@@ -210,7 +210,12 @@ pub struct RunSpec<'a> {
 /// # Errors
 /// The runtime would not build, a thread would not spawn or panicked, or no frame was
 /// presented for the stall limit (a hang: the message says after which frame).
-pub fn run(arm: Arm, pair: usize, spec: &RunSpec, progress: &mut Progress) -> Result<Run, String> {
+pub(crate) fn run(
+    arm: Arm,
+    pair: usize,
+    spec: &RunSpec,
+    progress: &mut Progress,
+) -> Result<Run, String> {
     let trace = crate::critical::trace_file(spec.trace, arm, pair);
     let rt = crate::critical::traced(
         hos::Runtime::builder().config(arm.config(spec.calibration)),

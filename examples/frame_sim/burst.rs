@@ -33,7 +33,7 @@ thread_local! {
 /// Spends `us` microseconds of this thread's CPU time on work, calling
 /// `hos::svc::checkpoint` between chunks. Preemption does not lengthen the work: the clock
 /// is the thread's own, so the burst is the same CPU on a loaded machine, only later.
-pub fn burst(us: u64) {
+pub(crate) fn burst(us: u64) {
     if us == 0 {
         return;
     }

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 /// How a cell is made.
 #[derive(Clone, Debug)]
-pub struct CellSpec {
+pub(crate) struct CellSpec {
     /// The load.
     pub load: Load,
     /// Arms in run order (not empty).
@@ -34,7 +34,7 @@ pub struct CellSpec {
 }
 
 /// A cell, run.
-pub struct Cell {
+pub(crate) struct Cell {
     /// How it was made.
     pub spec: CellSpec,
     /// Logical processors the process could use while it ran.
@@ -49,7 +49,7 @@ pub struct Cell {
 
 impl Cell {
     /// The measured frame times of `arm`, one slice a pair.
-    pub fn frames_of(&self, arm: Arm) -> Vec<&[f64]> {
+    pub(crate) fn frames_of(&self, arm: Arm) -> Vec<&[f64]> {
         self.runs
             .iter()
             .filter(|r| r.arm == arm)
@@ -62,7 +62,7 @@ impl Cell {
 ///
 /// # Errors
 /// A run failed (the message names the arm and pair).
-pub fn run(spec: CellSpec, label: &str) -> Result<Cell, String> {
+pub(crate) fn run(spec: CellSpec, label: &str) -> Result<Cell, String> {
     debug_assert!(!spec.arms.is_empty() && spec.pairs >= 1 && spec.warmup >= 1);
     let processors = hos::machine::logical_processors();
     let calibration = if spec.calibrate_once {

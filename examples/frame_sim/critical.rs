@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 
 /// The trace file of `arm`'s run in `pair`, if that run is traced (the first pair, with a
 /// trace folder).
-pub fn trace_file(dir: Option<&Path>, arm: Arm, pair: usize) -> Option<PathBuf> {
+pub(crate) fn trace_file(dir: Option<&Path>, arm: Arm, pair: usize) -> Option<PathBuf> {
     let dir = dir.filter(|_| pair == 1)?;
     Some(dir.join(format!("{}.json", arm.name())))
 }
 
 /// `b`, tracing to `file` if given.
-pub fn traced(b: RuntimeBuilder, file: &Option<PathBuf>) -> RuntimeBuilder {
+pub(crate) fn traced(b: RuntimeBuilder, file: &Option<PathBuf>) -> RuntimeBuilder {
     match file {
         Some(f) => b.trace(f),
         None => b,
@@ -27,14 +27,14 @@ pub fn traced(b: RuntimeBuilder, file: &Option<PathBuf>) -> RuntimeBuilder {
 }
 
 /// The mean path of the measured frames (marks `warmup` to `warmup + frames`).
-pub fn window(frames: &[Breakdown], warmup: usize, n: usize) -> Breakdown {
+pub(crate) fn window(frames: &[Breakdown], warmup: usize, n: usize) -> Breakdown {
     let from = (warmup - 1).min(frames.len());
     let to = (from + n).min(frames.len());
     Breakdown::mean(&frames[from..to])
 }
 
 /// The traced runs' paths, one column an arm, in ms a frame.
-pub fn table(runs: &[Run]) -> String {
+pub(crate) fn table(runs: &[Run]) -> String {
     let traced: Vec<(&Run, Breakdown)> =
         runs.iter().filter_map(|r| Some((r, r.critical?))).collect();
     let mut t = String::new();
@@ -68,7 +68,7 @@ pub fn table(runs: &[Run]) -> String {
 
 /// The traced runs' paths as a JSON object: by arm, each part in ms a frame (`null` when
 /// no run was traced).
-pub fn json(runs: &[Run]) -> String {
+pub(crate) fn json(runs: &[Run]) -> String {
     let arms: Vec<String> = runs
         .iter()
         .filter_map(|r| {

@@ -12,7 +12,7 @@ use hos::CpuTime;
 
 /// One group's figures over the window, summed over its threads, per second of wall time.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct GroupFigures {
+pub(crate) struct GroupFigures {
     /// Threads counted.
     pub threads: usize,
     /// User + kernel CPU seconds a second.
@@ -28,11 +28,11 @@ pub struct GroupFigures {
 }
 
 /// Groups in a run's figures.
-pub const GROUPS: usize = Group::ALL.len();
+pub(crate) const GROUPS: usize = Group::ALL.len();
 
 /// The figures of one run.
 #[derive(Clone, Debug, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// Measured frames.
     pub frames: usize,
     /// The window, seconds of wall time.
@@ -85,10 +85,10 @@ pub struct Figures {
 }
 
 /// Frame-time thresholds of `Figures::over`, ms.
-pub const OVER_MS: [f64; 3] = [50.0, 100.0, 250.0];
+pub(crate) const OVER_MS: [f64; 3] = [50.0, 100.0, 250.0];
 
 /// The nearest-rank quantile `q` of sorted values.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -97,7 +97,7 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// The median (the mean of the middle two for an even count); NaN for none.
-pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
+pub(crate) fn median(values: impl IntoIterator<Item = f64>) -> f64 {
     let mut v: Vec<f64> = values.into_iter().filter(|x| !x.is_nan()).collect();
     if v.is_empty() {
         return f64::NAN;
@@ -113,7 +113,7 @@ pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
 
 impl Figures {
     /// The figures of `run`, a run of `load`.
-    pub fn of(run: &Run, load: &Load) -> Figures {
+    pub(crate) fn of(run: &Run, load: &Load) -> Figures {
         let mut sorted = run.frame_ms.clone();
         sorted.sort_by(f64::total_cmp);
         let frames = sorted.len();
@@ -183,7 +183,7 @@ impl Figures {
 }
 
 /// One row of the report: a key for scripts, a label for people, a reader.
-pub struct Metric {
+pub(crate) struct Metric {
     /// JSON key (snake case).
     pub key: String,
     /// Table label.
@@ -212,7 +212,7 @@ fn metric(
 }
 
 /// Every row, in report order.
-pub fn metrics() -> Vec<Metric> {
+pub(crate) fn metrics() -> Vec<Metric> {
     let mut m = vec![
         metric("fps", "fps", 2, |f| f.fps),
         metric("cpu_ms_per_frame", "CPU ms/frame", 2, |f| f.cpu_ms_frame),
@@ -331,13 +331,14 @@ pub fn metrics() -> Vec<Metric> {
 }
 
 /// The rows whose per-pair ratios to the bases are reported (the verdict's figures).
-pub const RATIO_KEYS: [&str; 4] = ["fps", "p99_ms", "cpu_ms_per_frame", "own_cost_ms_per_frame"];
+pub(crate) const RATIO_KEYS: [&str; 4] =
+    ["fps", "p99_ms", "cpu_ms_per_frame", "own_cost_ms_per_frame"];
 
 /// Ratios of [`RATIO_KEYS`], in that order.
-pub type Ratios = [f64; RATIO_KEYS.len()];
+pub(crate) type Ratios = [f64; RATIO_KEYS.len()];
 
 /// One arm over its pairs.
-pub struct ArmSummary {
+pub(crate) struct ArmSummary {
     /// The arm.
     pub arm: Arm,
     /// Its runs' figures, by pair.
@@ -349,7 +350,7 @@ pub struct ArmSummary {
 }
 
 /// Every arm over its pairs, against its bases.
-pub struct Summary {
+pub(crate) struct Summary {
     /// What ratios are taken against: `seeds` (the old design) and `auto` (the reference
     /// host today), those of them that ran, in that order; the first arm if neither did.
     pub bases: Vec<Arm>,
@@ -361,7 +362,7 @@ pub struct Summary {
 
 impl Summary {
     /// Summarizes runs of `arms`, each holding its runs' figures by pair.
-    pub fn new(arms: Vec<(Arm, Vec<Figures>)>) -> Summary {
+    pub(crate) fn new(arms: Vec<(Arm, Vec<Figures>)>) -> Summary {
         let metrics = metrics();
         let mut bases: Vec<Arm> = [Arm::Seeds, Arm::Auto]
             .into_iter()
@@ -395,7 +396,7 @@ impl Summary {
     }
 
     /// The median over pairs of `arm`'s [`RATIO_KEYS`] ratios to `base`.
-    pub fn ratios(&self, arm: Arm, base: Arm) -> Ratios {
+    pub(crate) fn ratios(&self, arm: Arm, base: Arm) -> Ratios {
         RATIO_KEYS.map(|k| self.ratio(arm, base, k))
     }
 
@@ -403,7 +404,7 @@ impl Summary {
     ///
     /// # Panics
     /// No metric has that key (a typo in frame_sim's own code).
-    pub fn metric(&self, key: &str) -> (usize, &Metric) {
+    pub(crate) fn metric(&self, key: &str) -> (usize, &Metric) {
         self.metrics
             .iter()
             .enumerate()
@@ -412,25 +413,25 @@ impl Summary {
     }
 
     /// The arm's summary, if it ran.
-    pub fn arm(&self, arm: Arm) -> Option<&ArmSummary> {
+    pub(crate) fn arm(&self, arm: Arm) -> Option<&ArmSummary> {
         self.arms.iter().find(|a| a.arm == arm)
     }
 
     /// The median over pairs of `arm`'s metric `key`; NaN if the arm did not run.
-    pub fn median(&self, arm: Arm, key: &str) -> f64 {
+    pub(crate) fn median(&self, arm: Arm, key: &str) -> f64 {
         let (i, _) = self.metric(key);
         self.arm(arm).map_or(f64::NAN, |a| a.median[i])
     }
 
     /// The median over pairs of `arm`'s metric `key` divided by `base`'s in the same pair;
     /// NaN if either did not run.
-    pub fn ratio(&self, arm: Arm, base: Arm, key: &str) -> f64 {
+    pub(crate) fn ratio(&self, arm: Arm, base: Arm, key: &str) -> f64 {
         self.pair_ratios(arm, base, key)
             .map_or(f64::NAN, |r| median(r.iter().copied()))
     }
 
     /// `arm`'s metric `key` divided by `base`'s, pair by pair (only finite ratios).
-    pub fn pair_ratios(&self, arm: Arm, base: Arm, key: &str) -> Option<Vec<f64>> {
+    pub(crate) fn pair_ratios(&self, arm: Arm, base: Arm, key: &str) -> Option<Vec<f64>> {
         let (_, m) = self.metric(key);
         let (a, b) = (self.arm(arm)?, self.arm(base)?);
         Some(

@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 
 /// A parameter of the fit: its name, its probe step, and its trust region, each as a
 /// function of the centre's value.
-pub struct Param {
+pub(crate) struct Param {
     /// Its name in the output.
     pub name: &'static str,
     /// The probe's step from the centre's value `c`.
@@ -50,7 +50,7 @@ pub struct Param {
 /// The parameters, in [`Params`] order. The multipliers step by a quarter (a half for the
 /// host share) and stay within 0.6x to 1.6x (0.5x to 2x); the linger steps by half its
 /// value (at least 1 ms) and ranges from 0 to three steps past the centre's.
-pub const PARAMS: [Param; 4] = [
+pub(crate) const PARAMS: [Param; 4] = [
     Param {
         name: "s",
         step: |_| 0.25,
@@ -75,11 +75,11 @@ pub const PARAMS: [Param; 4] = [
 
 /// Values of the [`PARAMS`]: `s`, `m`, `h`, the linger in us.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Params(pub [f64; 4]);
+pub(crate) struct Params(pub [f64; 4]);
 
 impl Params {
     /// The centre load moved by these parameters.
-    pub fn load(&self, centre: &Load) -> Load {
+    pub(crate) fn load(&self, centre: &Load) -> Load {
         let [s, m, h, linger] = self.0;
         let l = centre.scaled(s);
         let host = |us: u64| (us as f64 * h).round() as u64;
@@ -107,7 +107,7 @@ impl Params {
 /// pair, so that a slow stretch of the machine divides out), p99 ms of seeds and auto; each
 /// is the median over the pairs, and its noise half the range of the pairs.
 #[derive(Clone, Copy, Debug)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// The quantities.
     pub q: [f64; 7],
     /// Their noise.
@@ -116,7 +116,7 @@ pub struct Probe {
 
 impl Probe {
     /// The probe of a cell that ran seeds and auto.
-    pub fn of(cell: &Cell) -> Probe {
+    pub(crate) fn of(cell: &Cell) -> Probe {
         let s = &cell.summary;
         let runs = |arm| s.arm(arm).map_or(&[][..], |a| a.runs.as_slice());
         let pairs: Vec<[f64; 7]> = runs(Arm::Seeds)
@@ -156,7 +156,7 @@ impl Probe {
 
 /// One row's local linear model: `q(p) = q0 + grad . (p - centre)`.
 #[derive(Clone, Debug)]
-pub struct RowModel {
+pub(crate) struct RowModel {
     row: Row,
     centre: Params,
     q0: [f64; 7],
@@ -193,7 +193,7 @@ impl RowModel {
     /// The row's figures the model predicts at `p`, kept physical: CPU and frame times
     /// positive, no frame shorter than the cap's period (seeds' frame is auto's stretched by
     /// the change in fps, both clamped there), no p99 shorter than its arm's mean frame.
-    pub fn predict(&self, p: &Params) -> Measured {
+    pub(crate) fn predict(&self, p: &Params) -> Measured {
         let q: Vec<f64> = (0..7)
             .map(|i| {
                 self.q0[i]
@@ -203,7 +203,7 @@ impl RowModel {
             })
             .collect();
         let floor = if self.row.cap > 0 {
-            1e3 / self.row.cap as f64
+            1e3 / f64::from(self.row.cap)
         } else {
             0.1
         };
@@ -234,7 +234,7 @@ fn score(models: &[RowModel], p: &Params) -> (f64, f64) {
 
 /// The grid search: 9 points a parameter over its trust region, then three times again
 /// over a quarter of the last span around the best point (kept inside the region).
-pub fn solve(models: &[RowModel], centre: Params) -> Params {
+pub(crate) fn solve(models: &[RowModel], centre: Params) -> Params {
     let region: Vec<[f64; 2]> = (0..4).map(|k| (PARAMS[k].region)(centre.0[k])).collect();
     let mut span: Vec<[f64; 2]> = region.clone();
     let mut best = (centre, score(models, &centre));
@@ -300,7 +300,7 @@ fn preset_code(scene: Scene, l: &Load) -> String {
 /// # Errors
 /// The centre has no linger, a row needs more processors than the process has, or a run
 /// failed.
-pub fn run(o: &Options, scene: Scene, out: &std::path::Path) -> Result<(), String> {
+pub(crate) fn run(o: &Options, scene: Scene, out: &std::path::Path) -> Result<(), String> {
     let centre_load = if o.scene == scene {
         o.load
     } else {

@@ -6,7 +6,7 @@
 
 /// Whose CPU and sleeps a row counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Group {
+pub(crate) enum Group {
     /// `MainThread`.
     Main,
     /// `Presentation Thread`.
@@ -27,7 +27,7 @@ pub enum Group {
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 8] = [
+    pub(crate) const ALL: [Group; 8] = [
         Group::Main,
         Group::Presentation,
         Group::Executors,
@@ -39,7 +39,7 @@ impl Group {
     ];
 
     /// A short name for tables and keys.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Group::Main => "main",
             Group::Presentation => "presentation",
@@ -54,7 +54,7 @@ impl Group {
 
     /// Whether its threads are guest threads (they sleep as guests and appear in the
     /// runtime's per-thread stats).
-    pub fn is_guest(self) -> bool {
+    pub(crate) fn is_guest(self) -> bool {
         matches!(
             self,
             Group::Main | Group::Presentation | Group::Executors | Group::Workers
@@ -62,7 +62,7 @@ impl Group {
     }
 
     /// The group of a guest thread by its name.
-    pub fn of_guest(name: &str) -> Option<Group> {
+    pub(crate) fn of_guest(name: &str) -> Option<Group> {
         [
             ("MainThread", Group::Main),
             ("Presentation", Group::Presentation),

@@ -16,7 +16,7 @@
 
 use crate::burst::burst;
 use crate::group::Group;
-use crate::sync::lock;
+use hos::internal::{lock, wait};
 use hos::os::Semaphore;
 use hos::CpuTime;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 /// What the host's threads do. Every burst is CPU time in microseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HostLoad {
+pub(crate) struct HostLoad {
     /// Renderer worker threads; `None`: the machine's online processors, counted as a
     /// renderer sizes its pool (all of the machine's processors, whatever the affinity mask).
     pub render_threads: Option<usize>,
@@ -43,7 +43,7 @@ pub struct HostLoad {
 
 impl HostLoad {
     /// No host threads (the `field`, `forest` and `heavy` scenes).
-    pub const NONE: HostLoad = HostLoad {
+    pub(crate) const NONE: HostLoad = HostLoad {
         render_threads: None,
         render_us: 0,
         gpu_us: 0,
@@ -53,12 +53,12 @@ impl HostLoad {
 
     /// Whether frames go through a renderer stage (a GPU-submit thread, and a pool if
     /// `render_us` is not 0).
-    pub fn renders(&self) -> bool {
+    pub(crate) fn renders(&self) -> bool {
         self.render_us > 0 || self.gpu_us > 0
     }
 
     /// The renderer pool's threads.
-    pub fn pool_threads(&self) -> usize {
+    pub(crate) fn pool_threads(&self) -> usize {
         if self.render_us == 0 {
             0
         } else {
@@ -69,7 +69,7 @@ impl HostLoad {
     }
 
     /// One line for the report's header.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if !self.renders() && self.audio_us == 0 {
             return "no host threads".into();
         }
@@ -91,14 +91,14 @@ impl HostLoad {
 
 /// The machine's online processors, whatever this process's affinity mask (what
 /// `std::thread::hardware_concurrency` and a renderer's pool sizing count); 1 if unknown.
-pub fn machine_processors() -> usize {
+pub(crate) fn machine_processors() -> usize {
     // SAFETY: sysconf takes a constant and touches no memory.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     n.max(1) as usize
 }
 
 /// The Presentation Thread's end of the renderer: the frame slot and the frame channel.
-pub struct RenderLink {
+pub(crate) struct RenderLink {
     /// One frame in the renderer at a time: taken by the Presentation Thread, given back by
     /// the GPU-submit thread.
     pub slot: Arc<Semaphore>,
@@ -130,7 +130,7 @@ impl Pool {
         s.unfinished = n;
         self.work.notify_all();
         while s.unfinished > 0 && !s.stop {
-            s = self.done.wait(s).unwrap_or_else(|e| e.into_inner());
+            s = wait(&self.done, s, None);
         }
     }
 
@@ -145,7 +145,7 @@ impl Pool {
                 s.queued -= 1;
                 return true;
             }
-            s = self.work.wait(s).unwrap_or_else(|e| e.into_inner());
+            s = wait(&self.work, s, None);
         }
     }
 
@@ -166,7 +166,7 @@ impl Pool {
 }
 
 /// The host threads of one run.
-pub struct Host {
+pub(crate) struct Host {
     stop: Arc<AtomicBool>,
     pool: Arc<Pool>,
     /// Each thread's group and its CPU time as of its last burst.
@@ -177,13 +177,13 @@ pub struct Host {
 impl Host {
     /// The host threads' CPU so far, by group (each thread's as of the end of its last burst:
     /// a waiting thread's is current).
-    pub fn cpu(&self) -> Vec<(Group, CpuTime)> {
+    pub(crate) fn cpu(&self) -> Vec<(Group, CpuTime)> {
         self.cpu.iter().map(|(g, c)| (*g, *lock(c))).collect()
     }
 
     /// Asks every host thread to end (the caller then shuts the runtime down, which ends
     /// the Presentation Thread and with it the frames, and joins with [`Host::join`]).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         // Relaxed: a flag polled in the audio loop and the GPU thread's receive loop; the
         // pool's own flag is under its lock.
         self.stop.store(true, Ordering::Relaxed);
@@ -191,7 +191,7 @@ impl Host {
     }
 
     /// Joins every host thread; the names of those that panicked.
-    pub fn join(self) -> Vec<String> {
+    pub(crate) fn join(self) -> Vec<String> {
         self.threads
             .into_iter()
             .filter_map(|(name, t)| t.join().is_err().then_some(name))
@@ -205,7 +205,10 @@ impl Host {
 /// # Errors
 /// A thread would not spawn (its name and the OS's error); the threads already spawned are
 /// stopped and joined.
-pub fn spawn(rt: &hos::Runtime, load: HostLoad) -> Result<(Host, Option<RenderLink>), String> {
+pub(crate) fn spawn(
+    rt: &hos::Runtime,
+    load: HostLoad,
+) -> Result<(Host, Option<RenderLink>), String> {
     let pool_threads = load.pool_threads();
     let mut groups = vec![Group::Renderer; pool_threads];
     if load.renders() {

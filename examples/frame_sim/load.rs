@@ -32,13 +32,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Priority of the game thread, the executors and the presentation thread (0x2C).
-pub const PRIORITY_FRAME: i32 = 0x2C;
+pub(crate) const PRIORITY_FRAME: i32 = 0x2C;
 /// Priority of the job workers: one step below the frame's chain.
-pub const PRIORITY_WORKER: i32 = 0x2D;
+pub(crate) const PRIORITY_WORKER: i32 = 0x2D;
 
 /// What one frame is made of. Every burst is CPU time in microseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Load {
+pub(crate) struct Load {
     /// BaseProcExecutor threads (1..=6), executor `i` pinned to virtual core `i`.
     pub executors: usize,
     /// ModuleSystemWorker threads.
@@ -70,7 +70,7 @@ pub struct Load {
 impl Load {
     /// CPU time of one frame's bursts (the audio renderer's, which runs on its own period,
     /// not counted).
-    pub fn cpu_per_frame(&self) -> Duration {
+    pub(crate) fn cpu_per_frame(&self) -> Duration {
         Duration::from_micros(
             self.main_us
                 + self.executors as u64 * self.exec_us
@@ -85,7 +85,7 @@ impl Load {
     /// ms: a frame's bursts ([`Load::cpu_per_frame`]) and the audio renderer's bursts of the
     /// window shared among its frames. What the process spent beyond them is the arm's own
     /// cost.
-    pub fn bursts_ms(&self, window: Duration, frames: u64) -> f64 {
+    pub(crate) fn bursts_ms(&self, window: Duration, frames: u64) -> f64 {
         let periods = window.as_secs_f64() * 1e6 / self.host.audio_period_us.max(1) as f64;
         let audio_us = self.host.audio_us as f64 * periods / frames.max(1) as f64;
         self.cpu_per_frame().as_secs_f64() * 1e3 + audio_us / 1e3
@@ -93,7 +93,7 @@ impl Load {
 
     /// Every burst multiplied by `s` (rounded to the microsecond): the same shape, heavier
     /// or lighter.
-    pub fn scaled(&self, s: f64) -> Load {
+    pub(crate) fn scaled(&self, s: f64) -> Load {
         let f = |us: u64| (us as f64 * s).round() as u64;
         Load {
             main_us: f(self.main_us),
@@ -111,7 +111,7 @@ impl Load {
     }
 
     /// One line for the report's header.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "main {} us, {} executors x {} us, {} jobs x {} us on {} workers (poll {} us{}), \
              present {} us, cap {}; {}",
@@ -140,7 +140,7 @@ impl Load {
 
 /// A mark the presentation thread sends the controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// The last warm-up frame was presented: the window opens.
     WindowStart,
     /// The last measured frame was presented: the window closes.
@@ -186,7 +186,7 @@ impl Shared {
 }
 
 /// The threads of one run, spawned.
-pub struct Running {
+pub(crate) struct Running {
     shared: Arc<Shared>,
     threads: Vec<(String, JoinHandle<()>)>,
     presenter: Option<JoinHandle<Vec<Instant>>>,
@@ -198,7 +198,7 @@ pub struct Running {
 /// Pickup latency quantiles of a run, microseconds: p50 and p99 (NaN where nothing was
 /// picked up).
 #[derive(Clone, Copy, Debug)]
-pub struct PickupFigures {
+pub(crate) struct PickupFigures {
     /// Jobs, post to a worker's start.
     pub job: [f64; 2],
     /// Executor messages, post to the executor's start.
@@ -206,7 +206,7 @@ pub struct PickupFigures {
 }
 
 /// What a stopped run leaves.
-pub struct Ended {
+pub(crate) struct Ended {
     /// The present times the presentation thread kept (the first `warmup + frames`).
     pub times: Vec<Instant>,
     /// Pickup latencies of the measured frames.
@@ -215,19 +215,19 @@ pub struct Ended {
 
 impl Running {
     /// Frames presented so far.
-    pub fn presented(&self) -> u64 {
+    pub(crate) fn presented(&self) -> u64 {
         // Relaxed: a progress figure.
         self.shared.presented.load(Ordering::Relaxed)
     }
 
     /// The host threads' CPU so far, by group.
-    pub fn host_cpu(&self) -> Vec<(Group, CpuTime)> {
+    pub(crate) fn host_cpu(&self) -> Vec<(Group, CpuTime)> {
         self.host.cpu()
     }
 
     /// Stops the load and shuts the runtime down; returns what the run leaves, or why it
     /// has nothing.
-    pub fn stop(mut self, rt: &hos::Runtime) -> Result<Ended, String> {
+    pub(crate) fn stop(mut self, rt: &hos::Runtime) -> Result<Ended, String> {
         // Relaxed: the shutdown below ends every wait; the flag only ends the pollers' loop.
         self.shared.stop.store(true, Ordering::Relaxed);
         self.host.stop();
@@ -267,7 +267,7 @@ impl Running {
 ///
 /// # Errors
 /// The spawn's result code, with the thread's name.
-pub fn spawn(
+pub(crate) fn spawn(
     rt: &hos::Runtime,
     load: Load,
     warmup: usize,

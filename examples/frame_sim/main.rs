@@ -60,7 +60,6 @@ mod scenes;
 #[path = "../sleep_compare/spread.rs"]
 mod spread;
 mod svg;
-mod sync;
 mod verdict;
 
 use args::{Mode, Options, Parsed};

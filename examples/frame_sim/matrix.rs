@@ -73,7 +73,7 @@ const STANDARD: [Standard; 4] = [
 ///
 /// # Errors
 /// A run failed or an output could not be written.
-pub fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
+pub(crate) fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String> {
     let have = hos::machine::logical_processors().unwrap_or(usize::MAX);
     let mut counts = list.to_vec();
     counts.sort_unstable_by(|a, b| b.cmp(a));

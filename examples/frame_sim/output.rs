@@ -55,7 +55,7 @@ fn utc_stamp(secs: u64) -> String {
 ///
 /// # Errors
 /// The directory could not be made (the message names it).
-pub fn resolve(out: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn resolve(out: Option<&Path>) -> Result<PathBuf, String> {
     let dir = match out {
         Some(dir) => dir.to_path_buf(),
         None => {

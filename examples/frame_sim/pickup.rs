@@ -6,14 +6,14 @@
 //! work; each thread records into its own histogram and merges it into the run's when it
 //! ends, so recording takes no lock and costs two clock reads a post.
 
-use crate::sync::lock;
 use hdrhistogram::Histogram;
+use hos::internal::{lock, nanos};
 use std::sync::Mutex;
 use std::time::Instant;
 
 /// What the main thread sends: the frame and when it was posted.
 #[derive(Clone, Copy, Debug)]
-pub struct Post {
+pub(crate) struct Post {
     /// The main thread's frame number, from 0.
     pub frame: u64,
     /// When `send` was called.
@@ -22,7 +22,7 @@ pub struct Post {
 
 impl Post {
     /// A post of `frame`, now.
-    pub fn now(frame: u64) -> Post {
+    pub(crate) fn now(frame: u64) -> Post {
         Post {
             frame,
             at: Instant::now(),
@@ -32,7 +32,7 @@ impl Post {
 
 /// Which work a latency is of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A job from the shared queue, started by a worker.
     Job,
     /// A message to an executor, started by that executor.
@@ -45,7 +45,7 @@ fn histogram() -> Histogram<u64> {
 }
 
 /// The run's latencies, merged from every thread that recorded some.
-pub struct Pickups {
+pub(crate) struct Pickups {
     /// The frames whose posts count: `[first, end)`.
     frames: [u64; 2],
     jobs: Mutex<Histogram<u64>>,
@@ -54,7 +54,7 @@ pub struct Pickups {
 
 impl Pickups {
     /// Counts posts of main-thread frames `first..end`.
-    pub fn new(first: u64, end: u64) -> Pickups {
+    pub(crate) fn new(first: u64, end: u64) -> Pickups {
         Pickups {
             frames: [first, end],
             jobs: Mutex::new(histogram()),
@@ -63,7 +63,7 @@ impl Pickups {
     }
 
     /// A recorder for one thread's pickups of `kind`; it merges into `self` when dropped.
-    pub fn recorder(&self, kind: Kind) -> Recorder<'_> {
+    pub(crate) fn recorder(&self, kind: Kind) -> Recorder<'_> {
         Recorder {
             pickups: self,
             kind,
@@ -72,7 +72,7 @@ impl Pickups {
     }
 
     /// The quantiles `qs` of `kind`'s latencies, in microseconds (NaN where none was recorded).
-    pub fn quantiles_us(&self, kind: Kind, qs: [f64; 2]) -> [f64; 2] {
+    pub(crate) fn quantiles_us(&self, kind: Kind, qs: [f64; 2]) -> [f64; 2] {
         let h = lock(match kind {
             Kind::Job => &self.jobs,
             Kind::Exec => &self.exec,
@@ -88,7 +88,7 @@ impl Pickups {
 }
 
 /// One thread's pickups of one kind.
-pub struct Recorder<'a> {
+pub(crate) struct Recorder<'a> {
     pickups: &'a Pickups,
     kind: Kind,
     local: Histogram<u64>,
@@ -96,10 +96,10 @@ pub struct Recorder<'a> {
 
 impl Recorder<'_> {
     /// This thread starts the work of `post` now.
-    pub fn started(&mut self, post: Post) {
+    pub(crate) fn started(&mut self, post: Post) {
         let [first, end] = self.pickups.frames;
         if (first..end).contains(&post.frame) {
-            let ns = post.at.elapsed().as_nanos().clamp(1, u64::MAX as u128) as u64;
+            let ns = nanos(post.at.elapsed()).max(1);
             self.local.saturating_record(ns);
         }
     }
@@ -125,7 +125,9 @@ mod tests {
     #[test]
     fn only_measured_frames_count_and_threads_merge() {
         let p = Pickups::new(2, 4);
-        let old = Instant::now() - Duration::from_millis(5);
+        let old = Instant::now()
+            .checked_sub(Duration::from_millis(5))
+            .unwrap();
         for frame in 1..=4 {
             // One recorder a thread, as the workers do; each merges when dropped.
             p.recorder(Kind::Job).started(Post { frame, at: old });

@@ -59,7 +59,7 @@ const TITLE_H: f64 = 40.0;
 /// The whole SVG of a cell: a title, one time panel an arm, the CDF and the tail, then the
 /// CPU a frame by group and the pickup latencies. The frame cap's period is drawn as a
 /// reference where there is one.
-pub fn svg(ctx: &Context) -> String {
+pub(crate) fn svg(ctx: &Context) -> String {
     let cell = ctx.cell;
     let series: Vec<Series> = cell
         .spec
@@ -72,7 +72,7 @@ pub fn svg(ctx: &Context) -> String {
         .collect();
     let series = series.as_slice();
     let fps = cell.spec.load.fps;
-    let cap_ms = (fps > 0).then(|| 1e3 / fps as f64);
+    let cap_ms = (fps > 0).then(|| 1e3 / f64::from(fps));
     let title = format!(
         "frame_sim, scene {}: {} frames x {} pair{}, {} logical processors",
         ctx.scene,
@@ -269,7 +269,7 @@ pub fn svg(ctx: &Context) -> String {
 /// the cap's period, and above 1.1x both the 99.9th percentile and the cap's period; from 0
 /// when the frames spread over more than two thirds of it. The frames fill the panels instead
 /// of lying flat at their foot; the few beyond the top are drawn there and counted.
-pub fn frame_range(sorted: &[f64], cap_ms: Option<f64>) -> (f64, f64) {
+pub(crate) fn frame_range(sorted: &[f64], cap_ms: Option<f64>) -> (f64, f64) {
     let (lo, hi) = (quantile(sorted, 0.001), quantile(sorted, 0.999));
     if !(lo.is_finite() && hi.is_finite()) {
         return (0.0, nice_up(cap_ms.map_or(1.0, |c| c * 1.5)));
@@ -457,7 +457,7 @@ mod tests {
         // Capped at 60: frames at the cap's 16.67 ms, a jitter of 0.3 ms, two slow ones (under
         // 0.1 %: drawn at the top and counted).
         let mut frames: Vec<f64> = (0..3000)
-            .map(|i| 16.67 + 0.3 * ((i * 7 % 13) as f64 / 6.0 - 1.0))
+            .map(|i| 16.67 + 0.3 * (f64::from(i * 7 % 13) / 6.0 - 1.0))
             .collect();
         frames.extend([21.0, 40.0]);
         frames.sort_by(f64::total_cmp);
@@ -468,7 +468,9 @@ mod tests {
         assert!(y0 > 0.0 && y0 <= cap && cap * 1.1 <= y1, "{y0}..{y1}");
         assert!(quantile(&frames, 0.999) <= y1, "{y0}..{y1}");
         // Uncapped frames spread from 2 to 30 ms start at 0.
-        let spread: Vec<f64> = (0..1000).map(|i| 2.0 + 28.0 * i as f64 / 999.0).collect();
+        let spread: Vec<f64> = (0..1000)
+            .map(|i| 2.0 + 28.0 * f64::from(i) / 999.0)
+            .collect();
         let (y0, y1) = frame_range(&spread, None);
         assert_eq!(y0, 0.0);
         assert!(y1 >= 30.0 * 1.1, "{y1}");

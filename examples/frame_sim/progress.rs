@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 /// Draws progress on stderr.
-pub struct Progress {
+pub(crate) struct Progress {
     tty: bool,
     start: Instant,
     last: Option<Instant>,
@@ -24,7 +24,7 @@ pub struct Progress {
 impl Progress {
     /// A bar for a cell of `runs` runs of `warmup + frames` frames each; `cell` names it
     /// (empty: no name).
-    pub fn new(cell: &str, runs: usize, warmup: usize, frames: usize) -> Progress {
+    pub(crate) fn new(cell: &str, runs: usize, warmup: usize, frames: usize) -> Progress {
         Progress {
             tty: std::io::stderr().is_terminal(),
             start: Instant::now(),
@@ -43,14 +43,14 @@ impl Progress {
     }
 
     /// A run starts.
-    pub fn run(&mut self, arm: &str, pair: usize, pairs: usize) {
+    pub(crate) fn run(&mut self, arm: &str, pair: usize, pairs: usize) {
         self.label = format!("{}{arm:<7} pair {pair}/{pairs}", self.cell);
         self.last = None;
         self.frame(0);
     }
 
     /// `n` frames of the current run are presented.
-    pub fn frame(&mut self, n: usize) {
+    pub(crate) fn frame(&mut self, n: usize) {
         if !self.tty {
             return;
         }
@@ -95,7 +95,7 @@ impl Progress {
     }
 
     /// The current run is done; `summary` is a few words about it (its fps).
-    pub fn run_done(&mut self, summary: &str) {
+    pub(crate) fn run_done(&mut self, summary: &str) {
         self.done += 1;
         self.clear();
         eprintln!(
@@ -109,7 +109,7 @@ impl Progress {
     }
 
     /// Erases the bar (before the table, or an error message).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         if self.tty {
             let mut e = std::io::stderr().lock();
             let _ = write!(e, "\r\x1b[2K");

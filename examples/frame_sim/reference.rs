@@ -17,7 +17,7 @@ use std::path::Path;
 /// One published row: `seeds -> auto` in the real game (yielding 20 us pollers -> the timer
 /// rule at 4 and 6 processors; the old design -> the poller cap and spin by role at 8 and 16).
 #[derive(Clone, Copy, Debug)]
-pub struct Row {
+pub(crate) struct Row {
     /// The scene that stands for the place in the game.
     pub scene: Scene,
     /// Logical processors (an affinity mask on a 16-thread CPU).
@@ -37,7 +37,7 @@ pub struct Row {
 }
 
 /// The published rows (4 pairs a cell at a 60 fps cap; 6 alternating pairs uncapped).
-pub const ROWS: [Row; 6] = [
+pub(crate) const ROWS: [Row; 6] = [
     Row {
         scene: Scene::Hyrule,
         procs: 4,
@@ -95,16 +95,16 @@ pub const ROWS: [Row; 6] = [
 ];
 
 /// The tolerances of a verdict.
-pub const CHANGE_FACTOR: f64 = 1.5;
+pub(crate) const CHANGE_FACTOR: f64 = 1.5;
 /// Absolute fps and CPU a frame: within this factor of the game's.
-pub const ABSOLUTE_FACTOR: f64 = 2.0;
+pub(crate) const ABSOLUTE_FACTOR: f64 = 2.0;
 /// A change in fps counts as reproduced when within this many percentage points of the
 /// game's, whatever the ratio: the game's own changes at 6 processors (+0.4 %, 0) are below
 /// what 3 or 4 pairs can resolve, where a factor of 1.5 would ask for 0.2 points.
-pub const FPS_POINTS: f64 = 0.5;
+pub(crate) const FPS_POINTS: f64 = 0.5;
 
 /// The rows of `scene`, most processors first (the mask narrows row by row).
-pub fn rows(scene: Scene) -> Vec<Row> {
+pub(crate) fn rows(scene: Scene) -> Vec<Row> {
     let mut r: Vec<Row> = ROWS.iter().copied().filter(|r| r.scene == scene).collect();
     r.sort_by_key(|r| std::cmp::Reverse(r.procs));
     r
@@ -112,17 +112,17 @@ pub fn rows(scene: Scene) -> Vec<Row> {
 
 impl Row {
     /// Its change in fps, seeds -> auto (a fraction), as published.
-    pub fn d_fps(&self) -> f64 {
+    pub(crate) fn d_fps(&self) -> f64 {
         self.change[0]
     }
 
     /// Its change in CPU a frame, as published.
-    pub fn d_cpu(&self) -> f64 {
+    pub(crate) fn d_cpu(&self) -> f64 {
         self.change[1]
     }
 
     /// A short name: `4 procs, hyrule, 60 fps`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!(
             "{} procs, {}, {}",
             self.procs,
@@ -136,7 +136,7 @@ impl Row {
     }
 
     /// The scene's `load` at this row's cap.
-    pub fn load(&self, load: Load) -> Load {
+    pub(crate) fn load(&self, load: Load) -> Load {
         Load {
             fps: self.cap,
             ..load
@@ -146,7 +146,7 @@ impl Row {
 
 /// What frame_sim measured for a row: medians over pairs, changes pair by pair.
 #[derive(Clone, Copy, Debug)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// fps, seeds then auto.
     pub fps: [f64; 2],
     /// CPU ms a frame, seeds then auto.
@@ -164,7 +164,7 @@ pub struct Measured {
 
 impl Measured {
     /// The figures of a cell that ran seeds and auto.
-    pub fn of(cell: &Cell) -> Measured {
+    pub(crate) fn of(cell: &Cell) -> Measured {
         let s = &cell.summary;
         let both = |key: &str| [s.median(Arm::Seeds, key), s.median(Arm::Auto, key)];
         let reactor = s.arm(Arm::Reactor).map(|_| {
@@ -194,7 +194,7 @@ impl Measured {
 /// - `absolute`: fps and CPU a frame of both arms within a factor [`ABSOLUTE_FACTOR`];
 /// - `p99`: where the game published p99, frame_sim's moves the same way (`true`: it does).
 #[derive(Clone, Copy, Debug)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// See the type.
     pub fps: f64,
     /// See the type.
@@ -216,7 +216,7 @@ fn factor_error(ours: f64, game: f64, factor: f64) -> f64 {
 
 impl Verdict {
     /// The verdict on `m` for `row` (figures of the model or of a cell).
-    pub fn of(row: &Row, m: &Measured) -> Verdict {
+    pub(crate) fn of(row: &Row, m: &Measured) -> Verdict {
         let points = (m.d_fps - row.d_fps()).abs() * 100.0 / FPS_POINTS;
         let fps = if row.d_fps() == 0.0 {
             points
@@ -240,7 +240,7 @@ impl Verdict {
     }
 
     /// The worst criterion (<= 1: the row is reproduced; a wrong p99 direction counts 10).
-    pub fn worst(&self) -> f64 {
+    pub(crate) fn worst(&self) -> f64 {
         let p99 = if self.p99 == Some(false) { 10.0 } else { 0.0 };
         self.fps.max(self.cpu).max(self.absolute).max(p99)
     }
@@ -273,7 +273,7 @@ fn ok(e: f64) -> &'static str {
 
 /// The comparison table: each row of the game beside frame_sim's figures, the ratio of the
 /// changes, and the verdict; `procs` notes a rehearsal at another processor count.
-pub fn table(results: &[(Row, Measured)], procs: Option<usize>) -> String {
+pub(crate) fn table(results: &[(Row, Measured)], procs: Option<usize>) -> String {
     let mut t = String::new();
     if let Some(n) = procs {
         let _ = writeln!(
@@ -363,7 +363,7 @@ pub fn table(results: &[(Row, Measured)], procs: Option<usize>) -> String {
 ///
 /// # Errors
 /// The process may use fewer than `procs` processors (the message says how to rehearse).
-pub fn restrict(procs: usize, fixed: Option<usize>) -> Result<(), String> {
+pub(crate) fn restrict(procs: usize, fixed: Option<usize>) -> Result<(), String> {
     if fixed.is_some() {
         return Ok(());
     }
@@ -378,7 +378,7 @@ pub fn restrict(procs: usize, fixed: Option<usize>) -> Result<(), String> {
 
 /// How the cells of a row are run: arms, pairs and frames.
 #[derive(Clone, Debug)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// Arms in run order (must include seeds and auto).
     pub arms: Vec<Arm>,
     /// Pairs a cell.
@@ -394,7 +394,7 @@ pub struct Shape {
 ///
 /// # Errors
 /// A run failed, or an output could not be written.
-pub fn run_row(
+pub(crate) fn run_row(
     row: &Row,
     load: Load,
     shape: &Shape,
@@ -436,7 +436,7 @@ pub fn run_row(
 ///
 /// # Errors
 /// A row needs more processors than the process has, or a run failed.
-pub fn run(o: &crate::args::Options, scenes: &[Scene], out: &Path) -> Result<(), String> {
+pub(crate) fn run(o: &crate::args::Options, scenes: &[Scene], out: &Path) -> Result<(), String> {
     let shape = Shape {
         arms: o.arms.clone().unwrap_or_else(|| Arm::DEFAULT.to_vec()),
         pairs: o.pairs.unwrap_or(3),

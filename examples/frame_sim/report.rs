@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// What the header says about a cell and where it ran.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The scene's name (and variant, e.g. `field, uncapped`).
     pub scene: &'a str,
     /// The cell.
@@ -27,7 +27,7 @@ pub struct Context<'a> {
 
 /// What the table's rows and lines mean: printed once under a cell's table, and in `--help`.
 /// The verdict's tolerances are [`JUDGED`]'s.
-pub fn legend() -> String {
+pub(crate) fn legend() -> String {
     let judged: Vec<String> = JUDGED
         .iter()
         .filter_map(|&(name, tolerance, more_is_better)| {
@@ -70,7 +70,7 @@ legend: a column an arm; each figure the median over pairs of the runs' figures.
 }
 
 /// The running kernel's release, for the record.
-pub fn kernel() -> String {
+pub(crate) fn kernel() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
@@ -109,7 +109,7 @@ fn shown(ctx: &Context, group: Option<Group>) -> bool {
 }
 
 /// The table: a header, the medians over pairs, the ratios to the baseline.
-pub fn table(ctx: &Context) -> String {
+pub(crate) fn table(ctx: &Context) -> String {
     let (c, s) = (&ctx.cell.spec, &ctx.cell.summary);
     let mut t = String::new();
     let procs = ctx
@@ -184,7 +184,7 @@ pub fn table(ctx: &Context) -> String {
 
 /// Writes `frames.csv`: `arm,pair,frame,ms`, every measured frame of every run, in run
 /// order (frames and pairs from 1).
-pub fn csv(path: &Path, runs: &[Run]) -> io::Result<()> {
+pub(crate) fn csv(path: &Path, runs: &[Run]) -> io::Result<()> {
     let mut w = io::BufWriter::new(std::fs::File::create(path)?);
     writeln!(w, "arm,pair,frame,ms")?;
     for r in runs {
@@ -221,7 +221,7 @@ pub fn object<'a>(fields: impl IntoIterator<Item = (&'a str, String)>, indent: u
 
 /// The JSON of the table, for scripts: the run's settings, then by arm the medians, the
 /// ratios to the baseline and every pair's figures, under the table's keys.
-pub fn json(ctx: &Context) -> String {
+pub(crate) fn json(ctx: &Context) -> String {
     let (c, s) = (&ctx.cell.spec, &ctx.cell.summary);
     let l = &c.load;
     let opt = |v: Option<usize>| v.map_or("null".into(), |n| n.to_string());
@@ -328,7 +328,11 @@ pub fn json(ctx: &Context) -> String {
 ///
 /// # Errors
 /// A file or directory could not be written (the message names it).
-pub fn save(ctx: &Context, dir: &Path, json_path: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn save(
+    ctx: &Context,
+    dir: &Path,
+    json_path: Option<&Path>,
+) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let csv_path = dir.join("frames.csv");
     csv(&csv_path, &ctx.cell.runs).map_err(|e| format!("writing {}: {e}", csv_path.display()))?;
@@ -346,7 +350,7 @@ pub fn save(ctx: &Context, dir: &Path, json_path: Option<&Path>) -> Result<Vec<P
 ///
 /// # Errors
 /// The folder or the file could not be written (the message names it).
-pub fn write(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), String> {
     if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))?;
     }

@@ -10,7 +10,7 @@ use crate::load::Load;
 
 /// A named preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scene {
+pub(crate) enum Scene {
     /// Busy: jobs every frame; the default.
     Field,
     /// Quiet: no jobs; the workers only poll.
@@ -31,7 +31,7 @@ pub enum Scene {
 
 impl Scene {
     /// Every scene, in help order.
-    pub const ALL: [Scene; 6] = [
+    pub(crate) const ALL: [Scene; 6] = [
         Scene::Field,
         Scene::Forest,
         Scene::Heavy,
@@ -41,7 +41,7 @@ impl Scene {
     ];
 
     /// Its flag value.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Scene::Field => "field",
             Scene::Forest => "forest",
@@ -53,7 +53,7 @@ impl Scene {
     }
 
     /// The scene named `s`.
-    pub fn parse(s: &str) -> Option<Scene> {
+    pub(crate) fn parse(s: &str) -> Option<Scene> {
         Scene::ALL.into_iter().find(|c| c.name() == s)
     }
 
@@ -104,7 +104,7 @@ impl Scene {
     /// (`repoll_us`) rather than once for 1.6-3 ms after the jobs, when the executors' stage
     /// keeps 4 processors busy and yield loops take nothing (a CPU change of -2.4 % at 4
     /// processors where the game's is -8.5 %). Checked twice on the device: both rows met.
-    pub fn load(self) -> Load {
+    pub(crate) fn load(self) -> Load {
         let field = Load {
             executors: 6,
             workers: 5,

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 /// A rectangle of the canvas that maps data to pixels.
 #[derive(Clone, Copy, Debug)]
-pub struct Panel {
+pub(crate) struct Panel {
     /// Left edge, px.
     pub x: f64,
     /// Top edge, px.
@@ -34,12 +34,12 @@ pub struct Panel {
 
 impl Panel {
     /// The pixel column of `v`.
-    pub fn px(&self, v: f64) -> f64 {
+    pub(crate) fn px(&self, v: f64) -> f64 {
         self.x + (v - self.x0) / (self.x1 - self.x0) * self.w
     }
 
     /// The pixel row of `v`, clamped into the panel.
-    pub fn py(&self, v: f64) -> f64 {
+    pub(crate) fn py(&self, v: f64) -> f64 {
         let (v, a, b) = if self.log_y {
             (v.log10(), self.y0.log10(), self.y1.log10())
         } else {
@@ -50,7 +50,7 @@ impl Panel {
     }
 
     /// The frame, grid, ticks and axis titles.
-    pub fn axes(&self, out: &mut String, title: &str, xlabel: &str, ylabel: &str) {
+    pub(crate) fn axes(&self, out: &mut String, title: &str, xlabel: &str, ylabel: &str) {
         let _ = writeln!(
             out,
             r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#888"/>"##,
@@ -105,7 +105,7 @@ impl Panel {
     }
 
     /// A horizontal or vertical dashed reference line at `v` (a frame-time value).
-    pub fn reference(&self, out: &mut String, v: f64, vertical: bool, text: &str) {
+    pub(crate) fn reference(&self, out: &mut String, v: f64, vertical: bool, text: &str) {
         let (x1, y1, x2, y2) = if vertical {
             let x = self.px(v);
             (x, self.y, x, self.y + self.h)
@@ -124,7 +124,7 @@ impl Panel {
 }
 
 /// Ticks at 1, 2 or 5 times a power of ten, about six over `[a, b]`.
-pub fn ticks(a: f64, b: f64) -> Vec<f64> {
+pub(crate) fn ticks(a: f64, b: f64) -> Vec<f64> {
     let raw = (b - a) / 6.0;
     if !(raw > 0.0 && raw.is_finite()) {
         return vec![a];
@@ -145,13 +145,13 @@ pub fn ticks(a: f64, b: f64) -> Vec<f64> {
 }
 
 /// Powers of ten within `[a, b]`.
-pub fn log_ticks(a: f64, b: f64) -> Vec<f64> {
+pub(crate) fn log_ticks(a: f64, b: f64) -> Vec<f64> {
     let (lo, hi) = (a.log10().ceil() as i32, (b.log10() + 1e-9).floor() as i32);
     (lo..=hi).map(|e| 10f64.powi(e)).collect()
 }
 
 /// A number as a tick label: short, no trailing zeros.
-pub fn label(v: f64) -> String {
+pub(crate) fn label(v: f64) -> String {
     if v != 0.0 && v.abs() < 0.01 {
         format!("{v:.0e}")
     } else if v.fract().abs() < 1e-9 {
@@ -163,14 +163,14 @@ pub fn label(v: f64) -> String {
 }
 
 /// Text made safe for SVG.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
 
 /// The smallest 1, 2 or 5 times a power of ten at or above `v`.
-pub fn nice_up(v: f64) -> f64 {
+pub(crate) fn nice_up(v: f64) -> f64 {
     let p = 10f64.powf(v.log10().floor());
     [1.0, 2.0, 2.5, 5.0, 10.0]
         .into_iter()
@@ -181,7 +181,7 @@ pub fn nice_up(v: f64) -> f64 {
 
 /// Points of a polyline; with many more points than pixels, each pixel column keeps its
 /// first, lowest and highest value, so a single slow frame still shows.
-pub fn polyline(points: &[(f64, f64)], p: &Panel, columns: usize) -> String {
+pub(crate) fn polyline(points: &[(f64, f64)], p: &Panel, columns: usize) -> String {
     let mut s = String::new();
     let mut push = |x: f64, y: f64| {
         let _ = write!(s, "{:.1},{:.1} ", p.px(x), p.py(y));
@@ -208,7 +208,13 @@ pub fn polyline(points: &[(f64, f64)], p: &Panel, columns: usize) -> String {
 }
 
 /// A filled rectangle between data corners `(xa, ya)` and `(xb, yb)` of `p`.
-pub fn bar(out: &mut String, p: &Panel, [xa, ya, xb, yb]: [f64; 4], fill: &str, stroke: &str) {
+pub(crate) fn bar(
+    out: &mut String,
+    p: &Panel,
+    [xa, ya, xb, yb]: [f64; 4],
+    fill: &str,
+    stroke: &str,
+) {
     let (l, r) = (p.px(xa).min(p.px(xb)), p.px(xa).max(p.px(xb)));
     let (t, b) = (p.py(ya).min(p.py(yb)), p.py(ya).max(p.py(yb)));
     let _ = writeln!(
@@ -220,7 +226,7 @@ pub fn bar(out: &mut String, p: &Panel, [xa, ya, xb, yb]: [f64; 4], fill: &str, 
 }
 
 /// `text` at pixel `(x, y)`, anchored `anchor` (start, middle, end).
-pub fn text(out: &mut String, x: f64, y: f64, anchor: &str, text: &str) {
+pub(crate) fn text(out: &mut String, x: f64, y: f64, anchor: &str, text: &str) {
     let _ = writeln!(
         out,
         r##"<text x="{x:.1}" y="{y:.1}" text-anchor="{anchor}">{}</text>"##,

@@ -13,12 +13,12 @@ use crate::figures::{Ratios, Summary, RATIO_KEYS};
 use std::fmt;
 
 /// The arm the verdict speaks for: hos's defaults.
-pub const DEFAULT: Arm = Arm::Reactor;
+pub(crate) const DEFAULT: Arm = Arm::Reactor;
 
 /// Per [`RATIO_KEYS`]: the figure's name, how far its ratio may move before it counts (none:
 /// shown, not judged), and whether more is better. Own cost is not judged: it is a small
 /// difference of two large figures, so its ratio swings wide; CPU a frame carries it.
-pub const JUDGED: [(&str, Option<f64>, bool); RATIO_KEYS.len()] = [
+pub(crate) const JUDGED: [(&str, Option<f64>, bool); RATIO_KEYS.len()] = [
     ("fps", Some(0.01), true),
     ("p99", Some(0.05), false),
     ("CPU", Some(0.02), false),
@@ -27,7 +27,7 @@ pub const JUDGED: [(&str, Option<f64>, bool); RATIO_KEYS.len()] = [
 
 /// How the default came out.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Better on a judged figure beyond its tolerance, worse on none.
     Wins,
     /// Within the tolerances on every judged figure.
@@ -38,7 +38,7 @@ pub enum Outcome {
 
 /// The default arm against the strongest other arm of a cell.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// The strongest other arm.
     pub against: Arm,
     /// The default's ratios to it, in [`RATIO_KEYS`] order.
@@ -49,7 +49,7 @@ pub struct Verdict {
 
 impl Verdict {
     /// The verdict of a cell; `None` if the default arm or no other arm ran.
-    pub fn of(s: &Summary) -> Option<Verdict> {
+    pub(crate) fn of(s: &Summary) -> Option<Verdict> {
         s.arm(DEFAULT)?;
         let key = |arm: Arm| (s.median(arm, "fps"), -s.median(arm, "cpu_ms_per_frame"));
         let others = s.arms.iter().map(|a| a.arm).filter(|&a| a != DEFAULT);
@@ -86,7 +86,7 @@ impl Verdict {
     }
 
     /// The verdict line of a cell, also where there is none (it says why).
-    pub fn line(s: &Summary) -> String {
+    pub(crate) fn line(s: &Summary) -> String {
         match Verdict::of(s) {
             Some(v) => v.to_string(),
             None if s.arm(DEFAULT).is_none() => format!(

@@ -14,7 +14,7 @@ use std::time::Duration;
 const LONG: Duration = Duration::from_secs(3600);
 
 /// The kinds of wait one cycle's threads block in.
-pub const KINDS: usize = 11;
+pub(crate) const KINDS: usize = 11;
 
 /// What every blocked thread of a cycle shares.
 struct Objects {
@@ -62,7 +62,7 @@ fn wait(o: &Objects, k: usize) -> Result<(), ResultCode> {
 /// A runtime (its calibration measured when `measure`, else pinned) with `guests` guest
 /// threads and `hosts` host threads blocked in every kind of wait in turn. Make it and stop it
 /// on one thread: that thread holds the mutex the lock waits wait for.
-pub struct Cycle {
+pub(crate) struct Cycle {
     pub rt: Runtime,
     guests: Vec<hos::thread::JoinHandle<Result<(), ResultCode>>>,
     hosts: Vec<std::thread::JoinHandle<Result<(), ResultCode>>>,
@@ -70,7 +70,7 @@ pub struct Cycle {
 }
 
 impl Cycle {
-    pub fn start(guests: usize, hosts: usize, measure: bool) -> Cycle {
+    pub(crate) fn start(guests: usize, hosts: usize, measure: bool) -> Cycle {
         let mut builder = Runtime::builder();
         if !measure {
             builder = builder.calibration(Calibration::default());
@@ -115,7 +115,7 @@ impl Cycle {
     }
 
     /// Shuts the runtime down and checks that every wait ended Cancelled; the report.
-    pub fn stop(self) -> ShutdownReport {
+    pub(crate) fn stop(self) -> ShutdownReport {
         let report = self.rt.shutdown_timeout(Duration::from_secs(60));
         assert!(report.is_clean(), "{report}");
         for (i, g) in self.guests.into_iter().enumerate() {

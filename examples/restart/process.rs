@@ -2,18 +2,18 @@
 
 /// A reading; every figure is `None` where /proc cannot say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Held {
+pub(crate) struct Held {
     pub threads: Option<usize>,
     pub fds: Option<usize>,
     pub rss_kb: Option<u64>,
 }
 
 fn entries(dir: &str) -> Option<usize> {
-    std::fs::read_dir(dir).ok().map(|d| d.count())
+    std::fs::read_dir(dir).ok().map(Iterator::count)
 }
 
 /// The process now.
-pub fn now() -> Held {
+pub(crate) fn now() -> Held {
     let rss_kb = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -30,7 +30,7 @@ pub fn now() -> Held {
 
 /// The process once its thread and descriptor counts are back to `base` (threads that were
 /// joined can stay listed for a moment after the join returns), or after two seconds.
-pub fn settled(base: Held) -> Held {
+pub(crate) fn settled(base: Held) -> Held {
     let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
         let h = now();

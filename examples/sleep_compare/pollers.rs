@@ -8,6 +8,7 @@
 
 use crate::sleepers::{self, now, process_cpu_ns, sleep_once, Sleeper};
 use hdrhistogram::Histogram;
+use hos::internal::nanos;
 use hos::os::MessageQueue;
 use hos::svc::{self, ArbitrationType, SignalType};
 use hos::{ResultCode, ShortSleep};
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 /// Where the workers find their jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// An hos message queue, polled with `try_receive`.
     Queue,
     /// A guest word polled with a zero-timeout WaitForAddress (WaitIfEqual 0); the producer
@@ -29,7 +30,7 @@ pub enum Source {
 
 /// hos switches of one arm (ignored by the other sleepers).
 #[derive(Clone, Copy, Debug)]
-pub struct Tune {
+pub(crate) struct Tune {
     /// HOS_IDLE_POLL.
     pub idle: bool,
     /// HOS_IDLE_POLL_STRETCH_US (`None`: the default).
@@ -42,7 +43,7 @@ pub struct Tune {
 
 impl Tune {
     /// hos's defaults.
-    pub const DEFAULT: Tune = Tune {
+    pub(crate) const DEFAULT: Tune = Tune {
         idle: true,
         stretch_us: None,
         coalesce: false,
@@ -52,7 +53,7 @@ impl Tune {
 
 /// One contender of the poller runs.
 #[derive(Clone, Debug)]
-pub struct Arm {
+pub(crate) struct Arm {
     /// The row's name.
     pub label: String,
     /// Who sleeps.
@@ -63,7 +64,7 @@ pub struct Arm {
 
 impl Arm {
     /// `who` with hos's defaults, named as it is.
-    pub fn plain(who: Sleeper) -> Arm {
+    pub(crate) fn plain(who: Sleeper) -> Arm {
         Arm {
             label: who.name().to_string(),
             who,
@@ -72,7 +73,7 @@ impl Arm {
     }
 
     /// hos in reactor mode with `tune`, named `label`.
-    pub fn reactor(label: String, tune: Tune) -> Arm {
+    pub(crate) fn reactor(label: String, tune: Tune) -> Arm {
         Arm {
             label,
             who: Sleeper::Hos(ShortSleep::Reactor),
@@ -98,7 +99,7 @@ impl Arm {
 }
 
 /// What a poller run measured.
-pub struct Pollers {
+pub(crate) struct Pollers {
     /// Process CPU seconds a wall second.
     pub cpu_per_s: f64,
     /// Polls a second, per poller.
@@ -180,7 +181,13 @@ fn spawn(
 }
 
 /// `pollers` workers of `arm` polling `source` for `run`, a job posted every `every`.
-pub fn run(arm: &Arm, source: Source, pollers: usize, run: Duration, every: Duration) -> Pollers {
+pub(crate) fn run(
+    arm: &Arm,
+    source: Source,
+    pollers: usize,
+    run: Duration,
+    every: Duration,
+) -> Pollers {
     let rt = arm.runtime();
     let who = arm.who;
     let work = Arc::new(Work {
@@ -228,7 +235,7 @@ pub fn run(arm: &Arm, source: Source, pollers: usize, run: Duration, every: Dura
     };
     let reactor_ns = |rt: &Option<hos::Runtime>| {
         rt.as_ref()
-            .map_or(0, |rt| rt.stats().reactor_cpu.total().as_nanos() as u64)
+            .map_or(0, |rt| nanos(rt.stats().reactor_cpu.total()))
     };
     let (t0, p0, r0) = (now(), process_cpu_ns(), reactor_ns(&rt));
     std::thread::sleep(run);

@@ -3,6 +3,7 @@
 //! Shared by `examples/sleep_compare` and `benches/sleep.rs`; it uses only hos's public API.
 
 use hdrhistogram::Histogram;
+use hos::internal::nanos;
 use hos::ShortSleep;
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Instant;
 
 /// One contender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sleeper {
+pub(crate) enum Sleeper {
     /// hos, a non-serial guest thread, in this short-sleep mode.
     Hos(ShortSleep),
     /// `std::thread::sleep`.
@@ -25,7 +26,7 @@ pub enum Sleeper {
 
 impl Sleeper {
     /// Every contender, in table order.
-    pub const ALL: [Sleeper; 8] = [
+    pub(crate) const ALL: [Sleeper; 8] = [
         Sleeper::Hos(ShortSleep::Reactor),
         Sleeper::Hos(ShortSleep::Timer),
         Sleeper::Hos(ShortSleep::Yield),
@@ -37,7 +38,7 @@ impl Sleeper {
     ];
 
     /// A short name for tables.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Sleeper::Hos(ShortSleep::Reactor) => "hos reactor",
             Sleeper::Hos(ShortSleep::Timer) => "hos timer",
@@ -52,30 +53,30 @@ impl Sleeper {
 }
 
 /// The sleep lengths compared.
-pub const ALL_TARGETS: [Duration; 3] = [
+pub(crate) const ALL_TARGETS: [Duration; 3] = [
     Duration::from_micros(20),
     Duration::from_micros(100),
     Duration::from_millis(1),
 ];
 
 /// Monotonic nanoseconds since the first call.
-pub fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
-    ORIGIN.elapsed().as_nanos() as u64
+    nanos(ORIGIN.elapsed())
 }
 
 /// This thread's CPU time, in ns (one system call).
 fn thread_cpu_ns() -> u64 {
-    hos::thread::cpu_time().total().as_nanos() as u64
+    nanos(hos::thread::cpu_time().total())
 }
 
 /// The process's CPU time, in ns.
-pub fn process_cpu_ns() -> u64 {
-    hos::machine::process_cpu_time().total().as_nanos() as u64
+pub(crate) fn process_cpu_ns() -> u64 {
+    nanos(hos::machine::process_cpu_time().total())
 }
 
 /// What one cell measured.
-pub struct Cell {
+pub(crate) struct Cell {
     /// Overshoot of each sleep past its deadline, ns.
     pub overshoot: Histogram<u64>,
     /// The sleeper's own CPU a sleep, ns.
@@ -91,12 +92,12 @@ fn yield_until(deadline: u64) {
 }
 
 /// A runtime for `mode` (pinned to the processors it has; calibrated at build).
-pub fn runtime(mode: ShortSleep) -> hos::Runtime {
+pub(crate) fn runtime(mode: ShortSleep) -> hos::Runtime {
     builder(mode).build().expect("default switches build")
 }
 
 /// The builder of [`runtime`], for runs that set more switches.
-pub fn builder(mode: ShortSleep) -> hos::RuntimeBuilder {
+pub(crate) fn builder(mode: ShortSleep) -> hos::RuntimeBuilder {
     hos::Runtime::builder().short_sleep(mode)
 }
 
@@ -125,7 +126,7 @@ fn on_thread<T: Send + 'static>(
 }
 
 /// A current-thread tokio runtime where `who` needs one.
-pub fn tokio_for(who: Sleeper) -> Option<tokio::runtime::Runtime> {
+pub(crate) fn tokio_for(who: Sleeper) -> Option<tokio::runtime::Runtime> {
     (who == Sleeper::Tokio).then(|| {
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -135,7 +136,7 @@ pub fn tokio_for(who: Sleeper) -> Option<tokio::runtime::Runtime> {
 }
 
 /// One sleep of `d` by `who` (on the current thread).
-pub fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runtime>) {
+pub(crate) fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runtime>) {
     match who {
         Sleeper::Hos(_) => hos::svc::sleep_thread(d.as_nanos() as i64),
         Sleeper::Std => std::thread::sleep(d),
@@ -143,12 +144,12 @@ pub fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtime::Runt
         Sleeper::Tokio => tokio
             .expect("tokio runtime")
             .block_on(async { tokio::time::sleep(d).await }),
-        Sleeper::YieldLoop => yield_until(now() + d.as_nanos() as u64),
+        Sleeper::YieldLoop => yield_until(now() + nanos(d)),
     }
 }
 
 /// `n` sleeps of `d` by `who`, measured.
-pub fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
+pub(crate) fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
     let rt = match who {
         Sleeper::Hos(mode) => Some(runtime(mode)),
         _ => None,
@@ -159,7 +160,7 @@ pub fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
         let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
         let c0 = thread_cpu_ns();
         for _ in 0..n {
-            let deadline = now() + d.as_nanos() as u64;
+            let deadline = now() + nanos(d);
             sleep_once(who, d, tokio.as_ref());
             let late = now().saturating_sub(deadline);
             h.saturating_record(late.max(1));

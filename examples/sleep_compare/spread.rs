@@ -10,7 +10,7 @@
 
 /// Figures by row, round after round.
 #[derive(Default)]
-pub struct Spread {
+pub(crate) struct Spread {
     rows: Vec<Row>,
 }
 
@@ -23,7 +23,7 @@ struct Row {
 
 impl Spread {
     /// Records one round's `figures` (named by `columns`) of `row`.
-    pub fn add(&mut self, row: &str, columns: &[&'static str], figures: Vec<f64>) {
+    pub(crate) fn add(&mut self, row: &str, columns: &[&'static str], figures: Vec<f64>) {
         match self.rows.iter_mut().find(|r| r.name == row) {
             Some(r) => r.rounds.push(figures),
             None => self.rows.push(Row {
@@ -36,7 +36,7 @@ impl Spread {
 
     /// Each row's figures as min / median / max over its rounds, a table under `title`;
     /// empty if no row was added. Columns are as wide as their widest entry.
-    pub fn text(&self, title: &str) -> String {
+    pub(crate) fn text(&self, title: &str) -> String {
         let Some(first) = self.rows.first() else {
             return String::new();
         };
@@ -86,7 +86,7 @@ impl Spread {
 
 /// The least, the median (the lower middle of an even count) and the greatest of `v`, NaNs
 /// left out (a figure a round could not measure); all NaN for none.
-pub fn min_median_max(mut v: Vec<f64>) -> (f64, f64, f64) {
+pub(crate) fn min_median_max(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.retain(|x| !x.is_nan());
     v.sort_by(f64::total_cmp);
     let Some((&lo, &hi)) = v.first().zip(v.last()) else {

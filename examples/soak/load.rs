@@ -20,6 +20,7 @@
 //! `tests/chaos.rs` (bounded).
 
 use crate::stations::{Limit, Rng, Station, Tally, PILL};
+use hos::internal::lock;
 use hos::os::MessageQueue;
 use hos::{Calibration, Doing, Runtime};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 
 /// The size of one run.
 #[derive(Clone, Debug)]
-pub struct Params {
+pub(crate) struct Params {
     /// Guest threads.
     pub workers: usize,
     /// Stations (one kind each, in turn); each has `workers / stations` home receivers or one more.
@@ -55,7 +56,7 @@ pub struct Params {
 
 impl Params {
     /// The bounded run CI makes: about a second on 2 cores.
-    pub fn ci(seed: u64) -> Params {
+    pub(crate) fn ci(seed: u64) -> Params {
         Params {
             workers: 96,
             stations: 16,
@@ -73,7 +74,7 @@ impl Params {
 
 /// What a run did.
 #[derive(Clone, Debug, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     pub handoffs: u64,
     pub elapsed: Duration,
     /// Waits that timed out (none of them early).
@@ -171,10 +172,7 @@ impl Shared {
 
     fn collect(&self, token: u64) {
         self.put_down(token);
-        self.collected
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(token);
+        lock(&self.collected).push(token);
     }
 
     /// Passes `token` (held by `who`) to a random station; keeps it once the run stops.
@@ -279,7 +277,7 @@ impl Shared {
             let patience = Duration::from_micros(1 + rng.below(500));
             let got = tokio::select! {
                 r = q.receive_async() => r.ok(),
-                _ = tokio::time::sleep(patience) => {
+                () = tokio::time::sleep(patience) => {
                     self.cancels.fetch_add(1, Ordering::Relaxed);
                     None
                 }
@@ -382,7 +380,7 @@ fn watchdog(
         }
         let Some(why) = why else { continue };
         let why = format!("{why}; {}", stalled(&rt));
-        *verdict.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+        *lock(&verdict) = Some(why);
         sh.abort.store(true, Ordering::Relaxed);
         let _ = rt.shutdown_timeout(Duration::from_secs(5));
         return;
@@ -390,7 +388,7 @@ fn watchdog(
 }
 
 /// Runs the soak once; `Err` says what broke (with the seeds to replay it).
-pub fn run(p: &Params) -> Result<Figures, String> {
+pub(crate) fn run(p: &Params) -> Result<Figures, String> {
     let seeds = format!(
         "workload seed {}, chaos {:?}",
         p.seed,
@@ -496,7 +494,7 @@ fn run_inner(p: &Params) -> Result<Figures, String> {
     let elapsed = start.elapsed();
     done.store(true, Ordering::Release);
     let _ = dog.join();
-    if let Some(why) = verdict.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    if let Some(why) = lock(&verdict).take() {
         return Err(why);
     }
     if panicked > 0 {
@@ -526,11 +524,7 @@ fn check(p: &Params, sh: &Shared, vcores_held: usize) -> Result<(), String> {
     let tally = &sh.tally;
     let mut seen = vec![0u32; p.tokens];
     let leftovers: Vec<u64> = sh.stations.iter().flat_map(|s| s.drain(tally)).collect();
-    let collected = sh
-        .collected
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let collected = lock(&sh.collected).clone();
     for t in collected.iter().chain(leftovers.iter()) {
         match seen.get_mut(*t as usize) {
             Some(n) => *n += 1,
@@ -570,7 +564,7 @@ fn check(p: &Params, sh: &Shared, vcores_held: usize) -> Result<(), String> {
         ));
     }
     if tally.broken.load(Ordering::Relaxed) > 0 {
-        let f = tally.faults.lock().unwrap_or_else(|e| e.into_inner());
+        let f = lock(&tally.faults);
         faults.push(format!("broken: {}", f.join("; ")));
     }
     if faults.is_empty() {

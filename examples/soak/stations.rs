@@ -6,6 +6,7 @@
 //! end before its timeout ("early"). Tokens are `u64` ids below [`PILL`]; a pill tells one
 //! home receiver to stop.
 
+use hos::internal::lock;
 use hos::os::{
     wait_any, ClearMode, ConditionVariable, Event, MessageQueue, Mutex, Semaphore, Waitable,
 };
@@ -15,18 +16,18 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// What ends a home receiver.
-pub const PILL: u64 = u64::MAX;
+pub(crate) const PILL: u64 = u64::MAX;
 
 /// xorshift64*: the soak's one generator, seeded per thread.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64, stream: u64) -> Self {
+    pub(crate) fn new(seed: u64, stream: u64) -> Self {
         Rng((seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let x = &mut self.0;
         *x ^= *x >> 12;
         *x ^= *x << 25;
@@ -34,12 +35,12 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
 
     /// A wait's limit: none (half the time), a poll, or 1 us to 2 ms.
-    pub fn limit(&mut self) -> Limit {
+    pub(crate) fn limit(&mut self) -> Limit {
         match self.below(8) {
             0..=3 => Limit::Never,
             4 => Limit::Poll,
@@ -50,7 +51,7 @@ impl Rng {
 
 /// How long one wait may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
+pub(crate) enum Limit {
     Never,
     Poll,
     After(Duration),
@@ -58,7 +59,7 @@ pub enum Limit {
 
 /// Counters every station and thread adds to.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Waits that ended TimedOut (or found nothing to poll).
     pub timeouts: AtomicU64,
     /// Timed waits that ended before their timeout: must stay 0.
@@ -70,9 +71,9 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn fault(&self, what: String) {
+    pub(crate) fn fault(&self, what: String) {
         self.broken.fetch_add(1, Ordering::Relaxed);
-        let mut f = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        let mut f = lock(&self.faults);
         if f.len() < 16 {
             f.push(what);
         }
@@ -104,7 +105,7 @@ fn exclusive<'a, T>(
         Ok(g) => g,
         Err(_) => {
             tally.fault(format!("two holders of the {what}'s lock"));
-            m.lock().unwrap_or_else(|e| e.into_inner())
+            lock(m)
         }
     }
 }
@@ -114,7 +115,7 @@ fn bag() -> std::sync::Mutex<VecDeque<u64>> {
 }
 
 /// One station.
-pub enum Station {
+pub(crate) enum Station {
     /// A bounded queue: timed sends (a full queue makes its sender wait), receives of every form.
     Queue(MessageQueue<u64>),
     /// A mutex and a condition variable over a list (`len` mirrors it for the watchdog,
@@ -138,11 +139,11 @@ pub enum Station {
 }
 
 /// The station kinds, in the order `Station::new` deals them.
-pub const KINDS: u64 = 4;
+pub(crate) const KINDS: u64 = 4;
 
 impl Station {
     /// Station number `i`: its kind by `i % 4`. A queue holds `capacity` tokens.
-    pub fn new(i: usize, capacity: usize) -> Station {
+    pub(crate) fn new(i: usize, capacity: usize) -> Station {
         match i as u64 % KINDS {
             0 => Station::Queue(MessageQueue::new(capacity)),
             1 => Station::Mailbox {
@@ -163,7 +164,7 @@ impl Station {
     }
 
     /// The queue, if it is one (async host tasks use those).
-    pub fn queue(&self) -> Option<&MessageQueue<u64>> {
+    pub(crate) fn queue(&self) -> Option<&MessageQueue<u64>> {
         match self {
             Station::Queue(q) => Some(q),
             _ => None,
@@ -171,7 +172,13 @@ impl Station {
     }
 
     /// Puts `token` in. Only a queue can refuse (full within `limit`): the token comes back.
-    pub fn send(&self, token: u64, limit: Limit, rng: &mut Rng, tally: &Tally) -> Result<(), u64> {
+    pub(crate) fn send(
+        &self,
+        token: u64,
+        limit: Limit,
+        rng: &mut Rng,
+        tally: &Tally,
+    ) -> Result<(), u64> {
         match self {
             Station::Queue(q) => {
                 let start = Instant::now();
@@ -195,7 +202,7 @@ impl Station {
                 len,
             } => {
                 // Only a shutdown (a failed soak) fails the lock: the token comes back.
-                let Ok(g) = mutex.lock().or_else(|e| e.recover()) else {
+                let Ok(g) = mutex.lock().or_else(hos::os::LockError::recover) else {
                     return Err(token);
                 };
                 let mut l = exclusive(list, tally, "mailbox");
@@ -211,18 +218,14 @@ impl Station {
                 Ok(())
             }
             Station::Counted { sem, bag } => {
-                bag.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push_back(token);
+                lock(bag).push_back(token);
                 if let Err(code) = sem.release(1) {
                     tally.fault(format!("a semaphore release failed: {code}"));
                 }
                 Ok(())
             }
             Station::Bell { ev, bag } => {
-                bag.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push_back(token);
+                lock(bag).push_back(token);
                 ev.signal();
                 Ok(())
             }
@@ -230,7 +233,7 @@ impl Station {
     }
 
     /// Takes a token, waiting within `limit`; `None` when the limit passed first.
-    pub fn receive(&self, limit: Limit, rng: &mut Rng, tally: &Tally) -> Option<u64> {
+    pub(crate) fn receive(&self, limit: Limit, rng: &mut Rng, tally: &Tally) -> Option<u64> {
         let start = Instant::now();
         match self {
             Station::Queue(q) => {
@@ -266,7 +269,7 @@ impl Station {
                     len.store(l.len(), Ordering::Relaxed);
                     t
                 };
-                let Ok(mut g) = mutex.lock().or_else(|e| e.recover()) else {
+                let Ok(mut g) = mutex.lock().or_else(hos::os::LockError::recover) else {
                     return None;
                 };
                 loop {
@@ -293,7 +296,7 @@ impl Station {
                 };
                 match got {
                     Ok(()) => {
-                        let t = bag.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                        let t = lock(bag).pop_front();
                         if t.is_none() {
                             tally.fault("a semaphore count without its token".into());
                         }
@@ -307,7 +310,7 @@ impl Station {
             }
             Station::Bell { ev, bag } => loop {
                 {
-                    let mut b = bag.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut b = lock(bag);
                     if let Some(t) = b.pop_front() {
                         if !b.is_empty() {
                             ev.signal(); // tokens left: the next receiver's turn
@@ -324,7 +327,7 @@ impl Station {
                 };
                 if let Err(code) = waited {
                     tally.missed(limit, start, code);
-                    let t = bag.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                    let t = lock(bag).pop_front();
                     return t;
                 }
             },
@@ -332,7 +335,7 @@ impl Station {
     }
 
     /// Its kind, in words.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Station::Queue(_) => "message queue",
             Station::Mailbox { .. } => "mutex and condition variable",
@@ -342,31 +345,21 @@ impl Station {
     }
 
     /// Tokens in it now (a snapshot).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Station::Queue(q) => q.len(),
             Station::Mailbox { len, .. } => len.load(Ordering::Relaxed),
-            Station::Counted { bag: b, .. } | Station::Bell { bag: b, .. } => {
-                b.lock().unwrap_or_else(|e| e.into_inner()).len()
-            }
+            Station::Counted { bag: b, .. } | Station::Bell { bag: b, .. } => lock(b).len(),
         }
     }
 
     /// Every token left in it once no thread uses it any more, and whether its count agrees.
-    pub fn drain(&self, tally: &Tally) -> Vec<u64> {
+    pub(crate) fn drain(&self, tally: &Tally) -> Vec<u64> {
         match self {
             Station::Queue(q) => std::iter::from_fn(|| q.try_receive()).collect(),
-            Station::Mailbox { list, .. } => list
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-                .collect(),
+            Station::Mailbox { list, .. } => lock(list).drain(..).collect(),
             Station::Counted { sem, bag } => {
-                let left: Vec<u64> = bag
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .drain(..)
-                    .collect();
+                let left: Vec<u64> = lock(bag).drain(..).collect();
                 if sem.count() as usize != left.len() {
                     tally.fault(format!(
                         "a semaphore counts {} with {} tokens in its bag",
@@ -376,11 +369,7 @@ impl Station {
                 }
                 left
             }
-            Station::Bell { bag, .. } => bag
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-                .collect(),
+            Station::Bell { bag, .. } => lock(bag).drain(..).collect(),
         }
     }
 }

@@ -125,15 +125,15 @@ impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
     }
 
     fn unclaim_core(&self) {
-        (**self).unclaim_core()
+        (**self).unclaim_core();
     }
 
     fn acquire_core(&self) {
-        (**self).acquire_core()
+        (**self).acquire_core();
     }
 
     fn mark(&self, on: Option<&'static str>) {
-        (**self).mark(on)
+        (**self).mark(on);
     }
 }
 

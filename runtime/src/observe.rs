@@ -62,7 +62,7 @@ impl Runtime {
             match self.write_trace(&path) {
                 Ok(()) => tracing::info!(path = %path.display(), "hos trace written"),
                 Err(e) => {
-                    crate::warn!(path = %path.display(), error = %e, "hos trace not written")
+                    crate::warn!(path = %path.display(), error = %e, "hos trace not written");
                 }
             }
         }

@@ -21,9 +21,9 @@
 //! the bit after that write, and so after the bit was set: it stops there. The asker's wait
 //! checks and sleeps under this lock, and a notify takes it, so no notify falls between.
 
-use crate::sync::lock;
+use crate::sync::{lock, wait};
 use crate::vcore::Seat;
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex};
 
 /// What a paused thread's activity says it waits on.
 pub const PAUSED: &str = "pause";
@@ -92,16 +92,7 @@ impl Pause {
                     _ => return false,
                 },
             };
-            asked = match left {
-                None => self
-                    .changed
-                    .wait(asked)
-                    .unwrap_or_else(PoisonError::into_inner),
-                Some(d) => {
-                    let waited = self.changed.wait_timeout(asked, d);
-                    waited.unwrap_or_else(PoisonError::into_inner).0
-                }
-            };
+            asked = wait(&self.changed, asked, left);
         }
     }
 }

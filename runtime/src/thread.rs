@@ -242,10 +242,7 @@ impl ThreadRecord {
     /// asks). Returns the slice asked and whether the OS took it, when an ask was made.
     pub(crate) fn ask_wake_slice(&self, want: impl FnOnce(u8, bool) -> u64) -> Option<(u64, bool)> {
         let tid = self.os_id()?;
-        let mut asked = self
-            .wake_slice
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut asked = lock(&self.wake_slice);
         // Read under the lock: a priority set before another thread's ask is seen by it.
         let ns = want(self.priority(), self.is_serial());
         let unchanged = *asked == ns || (*asked == NOT_ASKED && ns == 0);
@@ -286,12 +283,12 @@ impl ThreadRecord {
 
     /// The thread's CPU time since it started (zero before it started).
     pub fn cpu(&self) -> CpuTime {
-        self.clock.get().map(|c| c.read()).unwrap_or_default()
+        self.clock.get().map(ThreadClock::read).unwrap_or_default()
     }
 
     /// The OS thread id, once started.
     pub fn os_id(&self) -> Option<u64> {
-        self.clock.get().map(|c| c.tid())
+        self.clock.get().map(ThreadClock::tid)
     }
 
     /// Counts one guest sleep.

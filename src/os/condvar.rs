@@ -64,7 +64,7 @@ impl ConditionVariable {
     /// Wakes every waiter.
     pub fn broadcast(&self) {
         crate::svc::entry();
-        self.obj.with(|list, batch| list.notify_all(batch));
+        self.obj.with(super::waiters::Waiters::notify_all);
     }
 
     /// Releases `guard`'s mutex, waits for a signal, takes the mutex back.

@@ -326,7 +326,9 @@ pub struct Receive<T, R> {
 
 impl<T, R> fmt::Debug for Receive<T, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receive").field("pops", &self.pops).finish()
+        f.debug_struct("Receive")
+            .field("pops", &self.pops)
+            .finish_non_exhaustive()
     }
 }
 

@@ -32,7 +32,7 @@ pub const INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn current_thread_handle() -> Handle {
-    crate::thread::with_current(|t| t.handle()).unwrap_or(Handle::INVALID)
+    crate::thread::with_current(crate::thread::Thread::handle).unwrap_or(Handle::INVALID)
 }
 
 /// svcGetThreadId (0x25): the id of the thread `h` names (the pseudo-handle included).
@@ -49,7 +49,7 @@ pub fn get_thread_id(h: Handle) -> Result<u64, ResultCode> {
 /// 0 on any other thread.
 pub fn get_current_processor_number() -> i32 {
     entry();
-    crate::thread::with_current(|t| t.current_core()).unwrap_or(0)
+    crate::thread::with_current(crate::thread::Thread::current_core).unwrap_or(0)
 }
 
 /// svcGetInfo (0x29). hos answers [`INFO_TYPE_THREAD_TICK_COUNT`]: the CPU time of the

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 /// One runtime for the whole test binary, never shut down (other tests' waits use it), with
 /// a pinned calibration so that no test measures the machine.
-pub fn rt() -> &'static Runtime {
+pub(crate) fn rt() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         Runtime::builder()

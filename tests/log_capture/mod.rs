@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 /// What the subscriber wrote so far.
 #[derive(Clone, Default)]
-pub struct Log(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Log(Arc<Mutex<Vec<u8>>>);
 
 impl Write for Log {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -20,7 +20,7 @@ impl Write for Log {
 
 impl Log {
     /// Installs the process's subscriber, writing plain text here.
-    pub fn install() -> Log {
+    pub(crate) fn install() -> Log {
         let log = Log::default();
         let writer = log.clone();
         tracing_subscriber::fmt()
@@ -31,7 +31,7 @@ impl Log {
     }
 
     /// The lines written so far that contain `needle`.
-    pub fn lines_with(&self, needle: &str) -> Vec<String> {
+    pub(crate) fn lines_with(&self, needle: &str) -> Vec<String> {
         let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
         text.lines()
             .filter(|l| l.contains(needle))

@@ -10,15 +10,15 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
 /// `Mutex` (a u32 tag word, 0 when free).
 #[derive(Debug, Default)]
-pub struct Mutex(pub AtomicU32);
+pub(crate) struct Mutex(pub AtomicU32);
 
 impl Mutex {
-    pub const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         Mutex(AtomicU32::new(0))
     }
 
     /// `mutexLock`.
-    pub fn lock(&self) {
+    pub(crate) fn lock(&self) {
         let me = me();
         let mut v = self.0.load(Acquire);
         loop {
@@ -53,7 +53,7 @@ impl Mutex {
     }
 
     /// `mutexTryLock`: never a svc, never the waiters bit.
-    pub fn try_lock(&self) -> bool {
+    pub(crate) fn try_lock(&self) -> bool {
         loop {
             let v = self.0.load(Acquire);
             if v != 0 {
@@ -70,7 +70,7 @@ impl Mutex {
     }
 
     /// `mutexUnlock`.
-    pub fn unlock(&self) {
+    pub(crate) fn unlock(&self) {
         let me = me();
         let mut v = self.0.load(Relaxed);
         loop {
@@ -90,23 +90,23 @@ impl Mutex {
     }
 
     /// `mutexIsLockedByCurrentThread`.
-    pub fn is_locked_by_current_thread(&self) -> bool {
+    pub(crate) fn is_locked_by_current_thread(&self) -> bool {
         self.0.load(Relaxed) & !WAITERS == me()
     }
 }
 
 /// `CondVar` (a u32 the kernel keeps; never read here).
 #[derive(Debug, Default)]
-pub struct CondVar(pub AtomicU32);
+pub(crate) struct CondVar(pub AtomicU32);
 
 impl CondVar {
-    pub const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         CondVar(AtomicU32::new(0))
     }
 
     /// `condvarWaitTimeout`: `u64::MAX` waits without limit. On TimedOut the mutex is taken
     /// again here (the kernel does not); other errors are returned without it.
-    pub fn wait_timeout(&self, m: &Mutex, timeout_ns: u64) -> Result<(), ResultCode> {
+    pub(crate) fn wait_timeout(&self, m: &Mutex, timeout_ns: u64) -> Result<(), ResultCode> {
         let rc = svc::wait_process_wide_key_atomic(&m.0, &self.0, me(), timeout_ns as i64);
         if rc == Err(ResultCode::TIMED_OUT) {
             m.lock();
@@ -115,29 +115,29 @@ impl CondVar {
     }
 
     /// `condvarWait`.
-    pub fn wait(&self, m: &Mutex) -> Result<(), ResultCode> {
+    pub(crate) fn wait(&self, m: &Mutex) -> Result<(), ResultCode> {
         self.wait_timeout(m, u64::MAX)
     }
 
     /// `condvarWake`: `n` waiters, -1 all.
-    pub fn wake(&self, n: i32) {
+    pub(crate) fn wake(&self, n: i32) {
         svc::signal_process_wide_key(&self.0, n);
     }
 
     /// `condvarWakeOne`.
-    pub fn wake_one(&self) {
+    pub(crate) fn wake_one(&self) {
         self.wake(1);
     }
 
     /// `condvarWakeAll`.
-    pub fn wake_all(&self) {
+    pub(crate) fn wake_all(&self) {
         self.wake(-1);
     }
 }
 
 /// `RwLock`: writers preferred; a writer keeps the mutex for its whole write section.
 #[derive(Debug, Default)]
-pub struct RwLock {
+pub(crate) struct RwLock {
     mutex: Mutex,
     condvar_reader_wait: CondVar,
     condvar_writer_wait: CondVar,
@@ -158,12 +158,12 @@ fn set(f: &AtomicU32, v: u32) {
 }
 
 impl RwLock {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         RwLock::default()
     }
 
     /// `rwlockReadLock`.
-    pub fn read_lock(&self) {
+    pub(crate) fn read_lock(&self) {
         if get(&self.write_owner_tag) == me() {
             set(&self.read_lock_count, get(&self.read_lock_count) + 1);
         } else {
@@ -179,7 +179,7 @@ impl RwLock {
     }
 
     /// `rwlockTryReadLock`.
-    pub fn try_read_lock(&self) -> bool {
+    pub(crate) fn try_read_lock(&self) -> bool {
         if get(&self.write_owner_tag) == me() {
             set(&self.read_lock_count, get(&self.read_lock_count) + 1);
             return true;
@@ -196,7 +196,7 @@ impl RwLock {
     }
 
     /// `rwlockReadUnlock`.
-    pub fn read_unlock(&self) {
+    pub(crate) fn read_unlock(&self) {
         if get(&self.write_owner_tag) == me() {
             set(&self.read_lock_count, get(&self.read_lock_count) - 1);
             if get(&self.read_lock_count) == 0 && get(&self.write_lock_count) == 0 {
@@ -213,7 +213,7 @@ impl RwLock {
     }
 
     /// `rwlockWriteLock`: returns holding the mutex.
-    pub fn write_lock(&self) {
+    pub(crate) fn write_lock(&self) {
         if get(&self.write_owner_tag) == me() {
             set(&self.write_lock_count, get(&self.write_lock_count) + 1);
             return;
@@ -229,7 +229,7 @@ impl RwLock {
     }
 
     /// `rwlockTryWriteLock`.
-    pub fn try_write_lock(&self) -> bool {
+    pub(crate) fn try_write_lock(&self) -> bool {
         if get(&self.write_owner_tag) == me() {
             set(&self.write_lock_count, get(&self.write_lock_count) + 1);
             return true;
@@ -247,7 +247,7 @@ impl RwLock {
     }
 
     /// `rwlockWriteUnlock`.
-    pub fn write_unlock(&self) {
+    pub(crate) fn write_unlock(&self) {
         set(&self.write_lock_count, get(&self.write_lock_count) - 1);
         if get(&self.read_lock_count) == 0 && get(&self.write_lock_count) == 0 {
             self.hand_on();
@@ -269,7 +269,7 @@ impl RwLock {
 
 /// `Barrier`: one wait a generation, no loop (the kernel's condvar never wakes spuriously).
 #[derive(Debug, Default)]
-pub struct Barrier {
+pub(crate) struct Barrier {
     count: AtomicU64,
     total: u64,
     mutex: Mutex,
@@ -278,7 +278,7 @@ pub struct Barrier {
 
 impl Barrier {
     /// `barrierInit(b, n)`.
-    pub fn new(n: u64) -> Self {
+    pub(crate) fn new(n: u64) -> Self {
         Barrier {
             total: n - 1,
             ..Barrier::default()
@@ -286,7 +286,7 @@ impl Barrier {
     }
 
     /// `barrierWait`.
-    pub fn wait(&self) {
+    pub(crate) fn wait(&self) {
         self.mutex.lock();
         let count = self.count.load(Relaxed);
         self.count.store(count + 1, Relaxed);
@@ -302,7 +302,7 @@ impl Barrier {
 
 /// `Semaphore`.
 #[derive(Debug, Default)]
-pub struct Semaphore {
+pub(crate) struct Semaphore {
     condvar: CondVar,
     mutex: Mutex,
     count: AtomicU64,
@@ -310,7 +310,7 @@ pub struct Semaphore {
 
 impl Semaphore {
     /// `semaphoreInit`.
-    pub fn new(count: u64) -> Self {
+    pub(crate) fn new(count: u64) -> Self {
         Semaphore {
             count: AtomicU64::new(count),
             ..Semaphore::default()
@@ -318,7 +318,7 @@ impl Semaphore {
     }
 
     /// `semaphoreSignal`.
-    pub fn signal(&self) {
+    pub(crate) fn signal(&self) {
         self.mutex.lock();
         self.count.store(self.count.load(Relaxed) + 1, Relaxed);
         self.condvar.wake_one();
@@ -326,7 +326,7 @@ impl Semaphore {
     }
 
     /// `semaphoreWait`.
-    pub fn wait(&self) {
+    pub(crate) fn wait(&self) {
         self.mutex.lock();
         while self.count.load(Relaxed) == 0 {
             let _ = self.condvar.wait(&self.mutex);
@@ -336,7 +336,7 @@ impl Semaphore {
     }
 
     /// `semaphoreTryWait`.
-    pub fn try_wait(&self) -> bool {
+    pub(crate) fn try_wait(&self) -> bool {
         self.mutex.lock();
         let c = self.count.load(Relaxed);
         let ok = c > 0;

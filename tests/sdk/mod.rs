@@ -13,14 +13,14 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
-pub mod libnx;
-pub mod stratosphere;
-pub mod workload;
+pub(crate) mod libnx;
+pub(crate) mod stratosphere;
+pub(crate) mod workload;
 
 use std::cell::Cell;
 
 /// The calling guest thread's handle, as the SDK reads it from its thread-local storage.
-pub fn me() -> u32 {
+pub(crate) fn me() -> u32 {
     thread_local! {
         static ME: Cell<u32> = const { Cell::new(0) };
     }
@@ -33,11 +33,11 @@ pub fn me() -> u32 {
 }
 
 /// Guest priorities the stresses mix: a game's high, usual and low threads.
-pub const PRIORITIES: [i32; 4] = [28, 44, 50, 59];
+pub(crate) const PRIORITIES: [i32; 4] = [28, 44, 50, 59];
 
 /// Joins every thread, failing (naming the count left) if they have not all ended within
 /// `limit`: a lost wakeup shows as a hang, which this turns into a failure.
-pub fn join_within<T>(
+pub(crate) fn join_within<T>(
     handles: Vec<hos::thread::JoinHandle<T>>,
     limit: std::time::Duration,
 ) -> Vec<T> {

@@ -12,55 +12,55 @@ use std::time::Instant;
 /// `InternalCriticalSection`: since 2020 stratosphère's Horizon build calls libnx's
 /// `mutexLock`, `mutexTryLock` and `mutexUnlock` on its tag word.
 #[derive(Debug, Default)]
-pub struct InternalCriticalSection(pub libnx::Mutex);
+pub(crate) struct InternalCriticalSection(pub libnx::Mutex);
 
 impl InternalCriticalSection {
-    pub fn enter(&self) {
+    pub(crate) fn enter(&self) {
         self.0.lock();
     }
 
-    pub fn try_enter(&self) -> bool {
+    pub(crate) fn try_enter(&self) -> bool {
         self.0.try_lock()
     }
 
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         self.0.unlock();
     }
 
-    pub fn is_locked_by_current_thread(&self) -> bool {
+    pub(crate) fn is_locked_by_current_thread(&self) -> bool {
         self.0.is_locked_by_current_thread()
     }
 }
 
 /// `ConditionVariableStatus`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Success,
     TimedOut,
 }
 
 /// `InternalConditionVariable` (its `value` word, 0 at start).
 #[derive(Debug, Default)]
-pub struct InternalConditionVariable(pub AtomicU32);
+pub(crate) struct InternalConditionVariable(pub AtomicU32);
 
 impl InternalConditionVariable {
-    pub fn signal(&self) {
+    pub(crate) fn signal(&self) {
         svc::signal_process_wide_key(&self.0, 1);
     }
 
-    pub fn broadcast(&self) {
+    pub(crate) fn broadcast(&self) {
         svc::signal_process_wide_key(&self.0, -1);
     }
 
     /// `Wait`: aborts on any error.
-    pub fn wait(&self, cs: &InternalCriticalSection) {
+    pub(crate) fn wait(&self, cs: &InternalCriticalSection) {
         let r = svc::wait_process_wide_key_atomic(&cs.0 .0, &self.0, me(), -1);
         assert_eq!(r, Ok(()), "R_ABORT_UNLESS");
     }
 
     /// `TimedWait` until `deadline`: no time left is TimedOut without a svc (the lock kept);
     /// a timed-out svc takes the lock again here.
-    pub fn timed_wait(&self, cs: &InternalCriticalSection, deadline: Instant) -> Status {
+    pub(crate) fn timed_wait(&self, cs: &InternalCriticalSection, deadline: Instant) -> Status {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Status::TimedOut;
@@ -83,7 +83,7 @@ const SIGNALED: i32 = 2;
 
 /// `InternalLightEventImpl`: `m_state`, a `std::atomic<s32>` the kernel arbitrates on.
 #[derive(Debug, Default)]
-pub struct InternalLightEvent(pub AtomicU32);
+pub(crate) struct InternalLightEvent(pub AtomicU32);
 
 fn cas(state: &AtomicU32, expected: i32, desired: i32) -> bool {
     // std::atomic::compare_exchange_strong: seq_cst.
@@ -119,7 +119,7 @@ fn left_ns(deadline: Instant) -> i64 {
 }
 
 impl InternalLightEvent {
-    pub fn new(signaled: bool) -> Self {
+    pub(crate) fn new(signaled: bool) -> Self {
         let s = if signaled {
             SIGNALED
         } else {
@@ -132,7 +132,7 @@ impl InternalLightEvent {
         self.0.load(order) as i32
     }
 
-    pub fn signal_with_auto_clear(&self) {
+    pub(crate) fn signal_with_auto_clear(&self) {
         loop {
             fence(SeqCst);
             match self.state(Relaxed) {
@@ -153,7 +153,7 @@ impl InternalLightEvent {
         }
     }
 
-    pub fn signal_with_manual_clear(&self) {
+    pub(crate) fn signal_with_manual_clear(&self) {
         loop {
             fence(SeqCst);
             match self.state(Relaxed) {
@@ -173,13 +173,13 @@ impl InternalLightEvent {
         }
     }
 
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         fence(Acquire);
         cas(&self.0, SIGNALED, NOT_SIGNALED_AND_NO_WAITER);
         fence(Release);
     }
 
-    pub fn wait_with_auto_clear(&self) {
+    pub(crate) fn wait_with_auto_clear(&self) {
         loop {
             let state = self.state(Acquire);
             match state {
@@ -202,7 +202,7 @@ impl InternalLightEvent {
         fence(SeqCst);
     }
 
-    pub fn wait_with_manual_clear(&self) {
+    pub(crate) fn wait_with_manual_clear(&self) {
         loop {
             let state = self.state(Acquire);
             match state {
@@ -220,19 +220,19 @@ impl InternalLightEvent {
         fence(SeqCst);
     }
 
-    pub fn try_wait_with_auto_clear(&self) -> bool {
+    pub(crate) fn try_wait_with_auto_clear(&self) -> bool {
         let got = cas(&self.0, SIGNALED, NOT_SIGNALED_AND_NO_WAITER);
         fence(SeqCst);
         got
     }
 
-    pub fn try_wait_with_manual_clear(&self) -> bool {
+    pub(crate) fn try_wait_with_manual_clear(&self) -> bool {
         let got = self.state(Acquire) == SIGNALED;
         fence(SeqCst);
         got
     }
 
-    pub fn timed_wait_with_auto_clear(&self, deadline: Instant) -> bool {
+    pub(crate) fn timed_wait_with_auto_clear(&self, deadline: Instant) -> bool {
         let got = loop {
             let state = self.state(Acquire);
             match state {
@@ -258,7 +258,7 @@ impl InternalLightEvent {
         got
     }
 
-    pub fn timed_wait_with_manual_clear(&self, deadline: Instant) -> bool {
+    pub(crate) fn timed_wait_with_manual_clear(&self, deadline: Instant) -> bool {
         let got = loop {
             let state = self.state(Acquire);
             match state {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// A fresh folder under the target directory for one test's files.
-pub fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hos-trace-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -16,7 +16,7 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// One record of a trace file.
 #[derive(Clone, Debug)]
-pub struct Item {
+pub(crate) struct Item {
     pub tid: u64,
     pub ph: String,
     pub name: String,
@@ -36,7 +36,7 @@ fn ns(v: &Value) -> u64 {
 /// phase and a pid, slices have a begin and a duration and nest on their track, every flow
 /// has one source and one target, counters carry a number. Returns the records and the
 /// track names.
-pub fn load(path: &Path) -> (Vec<Item>, HashMap<u64, String>, Value) {
+pub(crate) fn load(path: &Path) -> (Vec<Item>, HashMap<u64, String>, Value) {
     let text = std::fs::read_to_string(path).unwrap();
     let v: Value = serde_json::from_str(&text).expect("the trace is JSON");
     let events = v["traceEvents"].as_array().expect("traceEvents");
@@ -114,7 +114,7 @@ pub fn load(path: &Path) -> (Vec<Item>, HashMap<u64, String>, Value) {
 }
 
 /// The records of the track named `name` (its name starts with it), by time.
-pub fn track(items: &[Item], names: &HashMap<u64, String>, name: &str) -> (u64, Vec<Item>) {
+pub(crate) fn track(items: &[Item], names: &HashMap<u64, String>, name: &str) -> (u64, Vec<Item>) {
     let tid = *names
         .iter()
         .find(|(_, n)| n.starts_with(name))
@@ -128,7 +128,7 @@ pub fn track(items: &[Item], names: &HashMap<u64, String>, name: &str) -> (u64, 
 }
 
 /// The records' phases and names, in order.
-pub fn names_of(items: &[Item]) -> Vec<String> {
+pub(crate) fn names_of(items: &[Item]) -> Vec<String> {
     items
         .iter()
         .map(|i| format!("{} {}", i.ph, i.name))

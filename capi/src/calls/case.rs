@@ -10,12 +10,13 @@
 use super::ctx::{Ctx, Kind};
 use super::draw::Draw;
 use super::table::{sink_findings, Call, CALLS};
-use super::world::{lock, message, World};
+use super::world::{message, World};
 use crate::config::*;
 use crate::result::*;
 use crate::runtime::hos_runtime_shutdown;
 use crate::runtime::{hos_runtime, hos_runtime_cores, hos_runtime_free, hos_runtime_new};
 use crate::thread::{hos_thread_params, hos_thread_spawn};
+use hos_rs::internal::lock;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};

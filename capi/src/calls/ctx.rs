@@ -10,13 +10,14 @@
 
 use super::draw::Draw;
 use super::table::Call;
-use super::world::{lock, Trace, World};
+use super::world::{Trace, World};
 use crate::config::hos_config;
 use crate::object::HOS_CURRENT_THREAD;
 use crate::result::hos_result;
 use crate::runtime::hos_runtime;
 use crate::stats::{hos_stats, hos_thread_stats};
 use crate::thread::hos_thread_params;
+use hos_rs::internal::lock;
 use std::ffi::c_char;
 use std::fmt::Debug;
 use std::mem::{align_of, size_of};
@@ -33,7 +34,7 @@ const SPARE: usize = 64;
 
 /// What kind of thread runs the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A host thread (it may attach itself).
     Host,
     /// A guest thread spawned through `hos_thread_spawn`.

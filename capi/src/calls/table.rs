@@ -10,7 +10,6 @@
 //! unless a required pointer was bad.
 
 use super::ctx::{Ctx, Kind};
-use super::world::lock;
 use crate::activity::*;
 use crate::arbiter::*;
 use crate::attach::*;
@@ -32,6 +31,7 @@ use crate::thread::{hos_thread_join, hos_thread_spawn};
 use crate::tick::*;
 use crate::timer_event::*;
 use crate::trace::hos_frame_mark;
+use hos_rs::internal::lock;
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

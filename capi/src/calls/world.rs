@@ -8,18 +8,14 @@
 
 use crate::result::{self, hos_result};
 use crate::runtime::hos_runtime;
+use hos_rs::internal::lock;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// A lock that outlives a panic of its holder (the fuzzer reports panics, it does not stop).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use std::sync::{Arc, Mutex};
 
 /// One thread's calls: those done with their codes, and the one in progress.
 #[derive(Debug, Default)]
-pub struct Trace {
+pub(crate) struct Trace {
     /// "name(args) -> Code", in order.
     pub done: Vec<String>,
     /// The call being made: its name and the arguments drawn so far.
@@ -28,7 +24,7 @@ pub struct Trace {
 
 /// The state the threads of one case share.
 #[derive(Debug)]
-pub struct World {
+pub(crate) struct World {
     /// The case's runtime; NULL while there is none.
     pub rt: AtomicPtr<hos_runtime>,
     /// Handles made and not closed.
@@ -149,7 +145,7 @@ impl World {
     }
 
     /// The traces of every thread, for a report.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = String::new();
         for (who, t) in lock(&self.traces).iter() {
             let t = lock(t);

@@ -5,6 +5,7 @@ use crate::runtime::{hos_runtime, hos_runtime_free, hos_runtime_shutdown};
 use crate::stats::hos_stats;
 use crate::svc::hos_svc_set_thread_priority;
 use crate::thread::{hos_thread_join, hos_thread_params, hos_thread_spawn};
+use hos_rs::internal::lock;
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -44,7 +45,7 @@ unsafe extern "C" fn sink(user: *mut c_void, record: *const hos_log_record) {
             );
         }
     }
-    let mut records = seen.records.lock().unwrap_or_else(|e| e.into_inner());
+    let mut records = lock(&seen.records);
     records.push((record.level, message, thread));
 }
 
@@ -88,10 +89,7 @@ fn spawn(
 }
 
 fn messages(seen: &Seen) -> Vec<(u32, String, Option<String>)> {
-    seen.records
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone()
+    lock(&seen.records).clone()
 }
 
 #[test]

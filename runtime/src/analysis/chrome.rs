@@ -57,7 +57,8 @@ pub(crate) fn write_file(
 ) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
     write(&mut f, snap, notes)?;
-    f.into_inner().map_err(|e| e.into_error())?;
+    f.into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?;
     Ok(())
 }
 

@@ -358,7 +358,7 @@ impl ThreadClock {
             })
             .unwrap_or(0);
         CpuTime {
-            user: total - kernel,
+            user: total.saturating_sub(kernel),
             kernel,
             voluntary_switches,
         }

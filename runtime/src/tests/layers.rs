@@ -148,7 +148,7 @@ fn sources(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
             if rel != "tests" {
                 sources(&path, root, out);
             }
-        } else if rel.ends_with(".rs") && rel != "lib.rs" {
+        } else if path.extension().is_some_and(|e| e == "rs") && rel != "lib.rs" {
             out.push((rel, std::fs::read_to_string(&path).expect("a source file")));
         }
     }

@@ -83,7 +83,7 @@ fn dropped_timers_are_removed() {
             rt.reactor()
                 .timer(sys::now() + 100_000, DeadlineClass::Relaxed),
             Wait::sleep(),
-        )
+        );
     };
     drain();
     wait_until(|| rt.reactor().pending() == 1000);

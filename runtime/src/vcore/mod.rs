@@ -371,7 +371,7 @@ impl Vcores {
     /// Holders keep their cores until they release them.
     pub fn shutdown(&self) {
         if let Some(inner) = &self.inner {
-            inner.run(|table, fx| table.shutdown(fx));
+            inner.run(Table::shutdown);
         }
     }
 }

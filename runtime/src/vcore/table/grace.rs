@@ -122,7 +122,7 @@ impl Table {
     ) {
         for (s, claim) in claims.iter().enumerate() {
             let Some((_, k)) = *claim else { continue };
-            let Some(at) = self.slots[s].as_ref().and_then(|h| h.kicked_at()) else {
+            let Some(at) = self.slots[s].as_ref().and_then(super::Hold::kicked_at) else {
                 continue;
             };
             let end = at.saturating_add(self.grace_ns);

@@ -33,7 +33,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 let here = match &self.waiters[k].place {
                     Place::Address(a) => (Tree::Address, *a),
                     Place::CondVar { key, .. } => (Tree::CondVar, *key),
-                    p => panic!("waiter {k} in queue {tree:?} is {p:?}"),
+                    p @ Place::Lock { .. } => panic!("waiter {k} in queue {tree:?} is {p:?}"),
                 };
                 assert_eq!(here, (*tree, *addr), "waiter {k} in the wrong queue");
             }
