@@ -136,34 +136,34 @@ pub(crate) enum Mode {
 #[derive(Clone, Debug)]
 pub(crate) struct Options {
     /// What to do.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The preset the load started from.
-    pub scene: Scene,
+    pub(crate) scene: Scene,
     /// The load, preset then flags.
-    pub load: Load,
+    pub(crate) load: Load,
     /// Whether a flag changed the load (other than `--fps`).
-    pub load_flags: bool,
+    pub(crate) load_flags: bool,
     /// Arms in run order, if given (never empty, no arm twice).
-    pub arms: Option<Vec<Arm>>,
+    pub(crate) arms: Option<Vec<Arm>>,
     /// Rounds of the arms (>= 1), if given.
-    pub pairs: Option<usize>,
+    pub(crate) pairs: Option<usize>,
     /// Measured frames a run (>= 1), if given.
-    pub frames: Option<usize>,
+    pub(crate) frames: Option<usize>,
     /// Warm-up frames a run (>= 1: the first measured frame's time is taken from the last
     /// warm-up present), if given.
-    pub warmup: Option<usize>,
+    pub(crate) warmup: Option<usize>,
     /// `--procs`, if given.
-    pub procs: Option<usize>,
+    pub(crate) procs: Option<usize>,
     /// `--calibrate once` (true, the default) or `each`.
-    pub calibrate_once: bool,
+    pub(crate) calibrate_once: bool,
     /// `--out`, if given: the output directory itself (else one of its own a run, `output.rs`).
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// `--json`, if given.
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// `--trace`, if given: where the first pair's traces go.
-    pub trace: Option<PathBuf>,
+    pub(crate) trace: Option<PathBuf>,
     /// `--repeat`: how many times the cells run (>= 1; 1 unless given).
-    pub repeat: usize,
+    pub(crate) repeat: usize,
 }
 
 /// What `parse` returns besides options.

@@ -61,7 +61,7 @@ impl Arm {
 
     /// The arms `--matrix` runs by default, in order: the default ones, and `strict` beside
     /// the reactor, so that every cell measures what the kick's grace buys (`grace.rs`).
-    pub const MATRIX: [Arm; 4] = [Arm::Seeds, Arm::Auto, Arm::Reactor, Arm::Strict];
+    pub(crate) const MATRIX: [Arm; 4] = [Arm::Seeds, Arm::Auto, Arm::Reactor, Arm::Strict];
 
     /// Its name on the command line and in every output.
     pub(crate) fn name(self) -> &'static str {
@@ -84,13 +84,13 @@ impl Arm {
 
     /// Whether the arm is the default one with one rule changed (an ablation), rather than a
     /// design of its own (the default, `seeds`, `auto`).
-    pub fn is_variant(self) -> bool {
+    pub(crate) fn is_variant(self) -> bool {
         !matches!(self, Arm::Seeds | Arm::Auto | Arm::Reactor)
     }
 
     /// The kick's grace of the arm, us; 0 is the strict bound (never more guest threads run
     /// guest code than there are virtual cores, escapes aside).
-    pub fn grace_us(self) -> u64 {
+    pub(crate) fn grace_us(self) -> u64 {
         self.config(None).vcore_grace_us
     }
 
@@ -148,28 +148,28 @@ impl Arm {
 #[derive(Debug)]
 pub(crate) struct Run {
     /// The arm.
-    pub arm: Arm,
+    pub(crate) arm: Arm,
     /// The pair (round), from 1.
-    pub pair: usize,
+    pub(crate) pair: usize,
     /// Frame times of the measured frames, ms: each present minus the one before it (the
     /// first from the last warm-up present).
-    pub frame_ms: Vec<f64>,
+    pub(crate) frame_ms: Vec<f64>,
     /// Snapshot at the window's start.
-    pub before: hos::Stats,
+    pub(crate) before: hos::Stats,
     /// Snapshot at the window's end.
-    pub after: hos::Stats,
+    pub(crate) after: hos::Stats,
     /// The host threads' CPU at the window's start, by group.
-    pub host_before: Vec<(Group, CpuTime)>,
+    pub(crate) host_before: Vec<(Group, CpuTime)>,
     /// The same at the window's end.
-    pub host_after: Vec<(Group, CpuTime)>,
+    pub(crate) host_after: Vec<(Group, CpuTime)>,
     /// Pickup latencies of the measured frames.
-    pub pickup: PickupFigures,
+    pub(crate) pickup: PickupFigures,
     /// Wall time between the two snapshots.
-    pub window: Duration,
+    pub(crate) window: Duration,
     /// Frames presented between the two snapshots.
-    pub window_frames: u64,
+    pub(crate) window_frames: u64,
     /// The measured frames' mean critical path, when the run was traced.
-    pub critical: Option<hos::Breakdown>,
+    pub(crate) critical: Option<hos::Breakdown>,
 }
 
 /// Measures the machine once, as a runtime does at build (a runtime built and shut down).
@@ -194,15 +194,15 @@ fn stall_limit(load: &Load) -> Duration {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunSpec<'a> {
     /// The load.
-    pub load: Load,
+    pub(crate) load: Load,
     /// Warm-up frames (>= 1).
-    pub warmup: usize,
+    pub(crate) warmup: usize,
     /// Measured frames (>= 1).
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// The calibration pinned in the run, if any.
-    pub calibration: Option<Calibration>,
+    pub(crate) calibration: Option<Calibration>,
     /// The folder of the first pair's traces (`--trace`), if any.
-    pub trace: Option<&'a std::path::Path>,
+    pub(crate) trace: Option<&'a std::path::Path>,
 }
 
 /// Runs `arm` once.

@@ -18,33 +18,33 @@ use std::path::PathBuf;
 #[derive(Clone, Debug)]
 pub(crate) struct CellSpec {
     /// The load.
-    pub load: Load,
+    pub(crate) load: Load,
     /// Arms in run order (not empty).
-    pub arms: Vec<Arm>,
+    pub(crate) arms: Vec<Arm>,
     /// Rounds of the arms (>= 1).
-    pub pairs: usize,
+    pub(crate) pairs: usize,
     /// Warm-up frames a run (>= 1).
-    pub warmup: usize,
+    pub(crate) warmup: usize,
     /// Measured frames a run (>= 1).
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// One calibration pinned in every run (true) or each runtime's own.
-    pub calibrate_once: bool,
+    pub(crate) calibrate_once: bool,
     /// Where the first pair's traces go (`--trace`), if anywhere.
-    pub trace: Option<PathBuf>,
+    pub(crate) trace: Option<PathBuf>,
 }
 
 /// A cell, run.
 pub(crate) struct Cell {
     /// How it was made.
-    pub spec: CellSpec,
+    pub(crate) spec: CellSpec,
     /// Logical processors the process could use while it ran.
-    pub processors: Option<usize>,
+    pub(crate) processors: Option<usize>,
     /// The calibration pinned in every run, if `calibrate_once`.
-    pub calibration: Option<Calibration>,
+    pub(crate) calibration: Option<Calibration>,
     /// Every run, in run order.
-    pub runs: Vec<Run>,
+    pub(crate) runs: Vec<Run>,
     /// Their figures, by arm.
-    pub summary: Summary,
+    pub(crate) summary: Summary,
 }
 
 impl Cell {

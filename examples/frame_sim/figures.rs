@@ -14,17 +14,17 @@ use hos::CpuTime;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct GroupFigures {
     /// Threads counted.
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// User + kernel CPU seconds a second.
-    pub cpu_s: f64,
+    pub(crate) cpu_s: f64,
     /// Kernel CPU seconds a second.
-    pub kernel_s: f64,
+    pub(crate) kernel_s: f64,
     /// Guest sleeps a second.
-    pub sleeps_s: f64,
+    pub(crate) sleeps_s: f64,
     /// Voluntary context switches a second.
-    pub switches_s: f64,
+    pub(crate) switches_s: f64,
     /// User + kernel CPU, ms a frame (over the frames presented in the window).
-    pub ms_frame: f64,
+    pub(crate) ms_frame: f64,
 }
 
 /// Groups in a run's figures.
@@ -34,54 +34,54 @@ pub(crate) const GROUPS: usize = Group::ALL.len();
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Figures {
     /// Measured frames.
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// The window, seconds of wall time.
-    pub window_s: f64,
+    pub(crate) window_s: f64,
     /// Frames a second over the measured frames.
-    pub fps: f64,
+    pub(crate) fps: f64,
     /// Process user + kernel CPU over the window, ms a frame.
-    pub cpu_ms_frame: f64,
+    pub(crate) cpu_ms_frame: f64,
     /// The arm's own cost: `cpu_ms_frame` less the load's bursts a frame
     /// ([`Load::bursts_ms`]): what the runtime, its sleeps and polls, and the OS spent.
-    pub own_ms_frame: f64,
+    pub(crate) own_ms_frame: f64,
     /// Frame time quantiles and the worst, ms.
-    pub p50: f64,
+    pub(crate) p50: f64,
     /// See `p50`.
-    pub p95: f64,
+    pub(crate) p95: f64,
     /// See `p50`.
-    pub p99: f64,
+    pub(crate) p99: f64,
     /// See `p50`.
-    pub worst: f64,
+    pub(crate) worst: f64,
     /// Frames over 50, 100 and 250 ms.
-    pub over: [u64; 3],
+    pub(crate) over: [u64; 3],
     /// Virtual-core acquisitions that waited, a frame.
-    pub vcore_waits: f64,
+    pub(crate) vcore_waits: f64,
     /// Kicks a frame: by priority, slice and first.
-    pub kicks: [f64; 3],
+    pub(crate) kicks: [f64; 3],
     /// Escapes a frame.
-    pub escapes: f64,
+    pub(crate) escapes: f64,
     /// Escapes in the window.
-    pub escapes_total: u64,
+    pub(crate) escapes_total: u64,
     /// The arm's kick's grace, us: 0 is the strict bound (never more guest threads run guest
     /// code than there are virtual cores, escapes aside); above 0 each revoke relaxes it.
-    pub grace_us: f64,
+    pub(crate) grace_us: f64,
     /// Cores taken after a kick's grace, a frame: the relaxations of the bound.
-    pub revokes: f64,
+    pub(crate) revokes: f64,
     /// Wake slices (HOS_WAKE_SLICE_US) the OS took and ignored, the whole run (they are asked
     /// when the threads start, before the window).
-    pub wake_slices: [u64; 2],
+    pub(crate) wake_slices: [u64; 2],
     /// By group, in [`Group::ALL`] order.
-    pub groups: [GroupFigures; GROUPS],
+    pub(crate) groups: [GroupFigures; GROUPS],
     /// Job pickup latency p50 and p99, us.
-    pub job_pickup: [f64; 2],
+    pub(crate) job_pickup: [f64; 2],
     /// Executor message pickup latency p50 and p99, us.
-    pub exec_pickup: [f64; 2],
+    pub(crate) exec_pickup: [f64; 2],
     /// The runtime's calibration at the window's end: its OS timer's lateness, us.
-    pub timer_late_us: f64,
+    pub(crate) timer_late_us: f64,
     /// The same: the latency of waking a parked thread, us.
-    pub wake_us: f64,
+    pub(crate) wake_us: f64,
     /// The same: the precise path it chose.
-    pub precise: hos::PrecisePath,
+    pub(crate) precise: hos::PrecisePath,
 }
 
 /// Frame-time thresholds of `Figures::over`, ms.
@@ -185,15 +185,15 @@ impl Figures {
 /// One row of the report: a key for scripts, a label for people, a reader.
 pub(crate) struct Metric {
     /// JSON key (snake case).
-    pub key: String,
+    pub(crate) key: String,
     /// Table label.
-    pub label: String,
+    pub(crate) label: String,
     /// Decimals in the table.
-    pub digits: usize,
+    pub(crate) digits: usize,
     /// The thread group it is a figure of, if any.
-    pub group: Option<Group>,
+    pub(crate) group: Option<Group>,
     /// Reads the figure of a run.
-    pub get: Box<dyn Fn(&Figures) -> f64>,
+    pub(crate) get: Box<dyn Fn(&Figures) -> f64>,
 }
 
 fn metric(
@@ -340,24 +340,24 @@ pub(crate) type Ratios = [f64; RATIO_KEYS.len()];
 /// One arm over its pairs.
 pub(crate) struct ArmSummary {
     /// The arm.
-    pub arm: Arm,
+    pub(crate) arm: Arm,
     /// Its runs' figures, by pair.
-    pub runs: Vec<Figures>,
+    pub(crate) runs: Vec<Figures>,
     /// The median over pairs of each metric, in `metrics()` order.
-    pub median: Vec<f64>,
+    pub(crate) median: Vec<f64>,
     /// By base, in [`Summary::bases`] order: the median over pairs of the ratio to it.
-    pub ratios: Vec<Ratios>,
+    pub(crate) ratios: Vec<Ratios>,
 }
 
 /// Every arm over its pairs, against its bases.
 pub(crate) struct Summary {
     /// What ratios are taken against: `seeds` (the old design) and `auto` (the reference
     /// host today), those of them that ran, in that order; the first arm if neither did.
-    pub bases: Vec<Arm>,
+    pub(crate) bases: Vec<Arm>,
     /// The rows.
-    pub metrics: Vec<Metric>,
+    pub(crate) metrics: Vec<Metric>,
     /// By arm, in run order.
-    pub arms: Vec<ArmSummary>,
+    pub(crate) arms: Vec<ArmSummary>,
 }
 
 impl Summary {

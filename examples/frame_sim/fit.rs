@@ -40,11 +40,11 @@ use std::fmt::Write as _;
 /// function of the centre's value.
 pub(crate) struct Param {
     /// Its name in the output.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The probe's step from the centre's value `c`.
-    pub step: fn(c: f64) -> f64,
+    pub(crate) step: fn(c: f64) -> f64,
     /// The trust region around the centre's value `c`: `[lo, hi]`.
-    pub region: fn(c: f64) -> [f64; 2],
+    pub(crate) region: fn(c: f64) -> [f64; 2],
 }
 
 /// The parameters, in [`Params`] order. The multipliers step by a quarter (a half for the
@@ -109,9 +109,9 @@ impl Params {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Probe {
     /// The quantities.
-    pub q: [f64; 7],
+    pub(crate) q: [f64; 7],
     /// Their noise.
-    pub noise: [f64; 7],
+    pub(crate) noise: [f64; 7],
 }
 
 impl Probe {

@@ -19,15 +19,15 @@ use crate::verdict::DEFAULT;
 use std::fmt;
 
 /// The arm the default is set against: the grace off.
-pub const STRICT: Arm = Arm::Strict;
+pub(crate) const STRICT: Arm = Arm::Strict;
 
 /// The least gain beyond the spread, on fps or p99, that keeps the grace on in a cell.
-pub const KEEP: f64 = 0.01;
+pub(crate) const KEEP: f64 = 0.01;
 
 /// The figures of a round, in order: the key in the JSON and the column in the text. The
 /// first three are the default's over strict's in the same pair (median of pairs); the last
 /// two each arm's revokes a frame (median of pairs), the relaxations of the bound.
-pub const FIGURES: [(&str, &str); 5] = [
+pub(crate) const FIGURES: [(&str, &str); 5] = [
     ("fps_vs_strict", "fps d/s"),
     ("p99_vs_strict", "p99 d/s"),
     ("own_cost_vs_strict", "own d/s"),
@@ -37,16 +37,16 @@ pub const FIGURES: [(&str, &str); 5] = [
 
 /// The default against strict in one round of a cell.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GraceRound {
+pub(crate) struct GraceRound {
     /// In [`FIGURES`] order.
-    pub figures: [f64; FIGURES.len()],
+    pub(crate) figures: [f64; FIGURES.len()],
     /// The fps and the p99 ratios, pair by pair: the spread of a lone round.
-    pub pairs: [Vec<f64>; 2],
+    pub(crate) pairs: [Vec<f64>; 2],
 }
 
 impl GraceRound {
     /// The round of a cell's summary; `None` unless both the default and strict ran.
-    pub fn of(s: &Summary) -> Option<GraceRound> {
+    pub(crate) fn of(s: &Summary) -> Option<GraceRound> {
         s.arm(DEFAULT)?;
         s.arm(STRICT)?;
         let ratio = |key| s.ratio(DEFAULT, STRICT, key);
@@ -68,18 +68,18 @@ impl GraceRound {
 /// What the grace buys on one figure: the gain (more fps, less p99), and the spread it is
 /// read against, both fractions.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Gain {
+pub(crate) struct Gain {
     /// The gain: the fps ratio less 1, or 1 less the p99 ratio.
-    pub gain: f64,
+    pub(crate) gain: f64,
     /// The range of the ratios between rounds (between pairs with one round); NaN with
     /// one ratio.
-    pub spread: f64,
+    pub(crate) spread: f64,
 }
 
 impl Gain {
     /// Whether the gain is at least [`KEEP`] beyond the spread (a rounding's worth of slack,
     /// so that what prints as 1.0 % counts).
-    pub fn earns(self) -> bool {
+    pub(crate) fn earns(self) -> bool {
         self.gain - self.spread >= KEEP - 1e-9
     }
 
@@ -101,20 +101,20 @@ impl Gain {
 
 /// The grace's verdict in one cell over its rounds.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GraceVerdict {
+pub(crate) struct GraceVerdict {
     /// Rounds it was read from.
-    pub rounds: usize,
+    pub(crate) rounds: usize,
     /// On fps.
-    pub fps: Gain,
+    pub(crate) fps: Gain,
     /// On p99.
-    pub p99: Gain,
+    pub(crate) p99: Gain,
     /// In [`FIGURES`] order: a lone round's figures, else the median over rounds of each.
-    pub figures: [f64; FIGURES.len()],
+    pub(crate) figures: [f64; FIGURES.len()],
 }
 
 impl GraceVerdict {
     /// The verdict of a cell's rounds; `None` for none.
-    pub fn of(rounds: &[GraceRound]) -> Option<GraceVerdict> {
+    pub(crate) fn of(rounds: &[GraceRound]) -> Option<GraceVerdict> {
         let figures = match rounds {
             [] => return None,
             [one] => one.figures,
@@ -140,7 +140,7 @@ impl GraceVerdict {
     }
 
     /// Whether the grace stays on in this cell: it earns its place on fps or on p99.
-    pub fn keep(&self) -> bool {
+    pub(crate) fn keep(&self) -> bool {
         self.fps.earns() || self.p99.earns()
     }
 }

@@ -15,7 +15,7 @@ use crate::verdict::DEFAULT;
 /// in the same pair; `own/bursts` is the default's own cost over the load's bursts, both a
 /// frame; `revokes/f` the default's revokes a frame (relaxations of the virtual cores'
 /// bound); `>100ms` its frames over 100 ms, every pair.
-pub const FIGURES: [(&str, &str); 7] = [
+pub(crate) const FIGURES: [(&str, &str); 7] = [
     ("cpu_vs_auto", "CPU r/a"),
     ("own_cost_vs_auto", "own r/a"),
     ("own_cost_vs_bursts", "own/bursts"),
@@ -26,15 +26,15 @@ pub const FIGURES: [(&str, &str); 7] = [
 ];
 
 /// The figures of one cell, in [`FIGURES`] order.
-pub type Headline = [f64; FIGURES.len()];
+pub(crate) type Headline = [f64; FIGURES.len()];
 
 /// The columns of [`FIGURES`].
-pub fn columns() -> [&'static str; FIGURES.len()] {
+pub(crate) fn columns() -> [&'static str; FIGURES.len()] {
     FIGURES.map(|(_, column)| column)
 }
 
 /// The headline of `cell`.
-pub fn of(cell: &Cell) -> Headline {
+pub(crate) fn of(cell: &Cell) -> Headline {
     let s = &cell.summary;
     let (own, cpu) = ("own_cost_ms_per_frame", "cpu_ms_per_frame");
     let bursts = cell.spec.load.cpu_per_frame().as_secs_f64() * 1e3;
@@ -66,7 +66,7 @@ fn p99_vs_best(cell: &Cell) -> f64 {
 }
 
 /// The default's runs: frames over 100 ms and escapes, summed; none if it did not run.
-pub fn totals(cell: &Cell) -> (Option<u64>, Option<u64>) {
+pub(crate) fn totals(cell: &Cell) -> (Option<u64>, Option<u64>) {
     cell.summary.arm(DEFAULT).map_or((None, None), |a| {
         let (over, escapes) = a
             .runs
@@ -77,12 +77,12 @@ pub fn totals(cell: &Cell) -> (Option<u64>, Option<u64>) {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cell::CellSpec;
     use crate::figures::{Figures, Summary};
 
-    pub fn cell(arms: Vec<(Arm, Vec<Figures>)>) -> Cell {
+    pub(crate) fn cell(arms: Vec<(Arm, Vec<Figures>)>) -> Cell {
         Cell {
             spec: CellSpec {
                 load: crate::scenes::Scene::Field.load(),

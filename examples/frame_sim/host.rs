@@ -30,15 +30,15 @@ use std::time::{Duration, Instant};
 pub(crate) struct HostLoad {
     /// Renderer worker threads; `None`: the machine's online processors, counted as a
     /// renderer sizes its pool (all of the machine's processors, whatever the affinity mask).
-    pub render_threads: Option<usize>,
+    pub(crate) render_threads: Option<usize>,
     /// The renderer pool's CPU a frame, split evenly over its threads (0: no pool).
-    pub render_us: u64,
+    pub(crate) render_us: u64,
     /// The GPU-submit thread's burst a frame.
-    pub gpu_us: u64,
+    pub(crate) gpu_us: u64,
     /// The audio renderer's burst a period (0: no audio renderer).
-    pub audio_us: u64,
+    pub(crate) audio_us: u64,
     /// The audio renderer's period.
-    pub audio_period_us: u64,
+    pub(crate) audio_period_us: u64,
 }
 
 impl HostLoad {
@@ -101,9 +101,9 @@ pub(crate) fn machine_processors() -> usize {
 pub(crate) struct RenderLink {
     /// One frame in the renderer at a time: taken by the Presentation Thread, given back by
     /// the GPU-submit thread.
-    pub slot: Arc<Semaphore>,
+    pub(crate) slot: Arc<Semaphore>,
     /// Frames to the GPU-submit thread; dropped when the Presentation Thread ends.
-    pub frames: mpsc::Sender<u64>,
+    pub(crate) frames: mpsc::Sender<u64>,
 }
 
 /// The pool's shared state: tasks of the current frame not yet taken and not yet done.

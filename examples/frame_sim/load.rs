@@ -40,31 +40,31 @@ pub(crate) const PRIORITY_WORKER: i32 = 0x2D;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Load {
     /// BaseProcExecutor threads (1..=6), executor `i` pinned to virtual core `i`.
-    pub executors: usize,
+    pub(crate) executors: usize,
     /// ModuleSystemWorker threads.
-    pub workers: usize,
+    pub(crate) workers: usize,
     /// The game thread's burst.
-    pub main_us: u64,
+    pub(crate) main_us: u64,
     /// Each executor's burst.
-    pub exec_us: u64,
+    pub(crate) exec_us: u64,
     /// The presentation thread's burst (the submit).
-    pub present_us: u64,
+    pub(crate) present_us: u64,
     /// Jobs posted each frame.
-    pub jobs: usize,
+    pub(crate) jobs: usize,
     /// Each job's burst.
-    pub job_us: u64,
+    pub(crate) job_us: u64,
     /// A worker's sleep between two empty polls.
-    pub poll_us: u64,
+    pub(crate) poll_us: u64,
     /// How long a worker polls an empty queue before it blocks until the next job; `None`:
     /// it polls for ever (the `field` and `forest` workers).
-    pub linger_us: Option<u64>,
+    pub(crate) linger_us: Option<u64>,
     /// With a linger: how long a blocked worker waits for a job before it polls for its
     /// linger again (a job system's wait with a timeout); `None`: until the next job.
-    pub repoll_us: Option<u64>,
+    pub(crate) repoll_us: Option<u64>,
     /// Frame cap (0: none).
-    pub fps: u32,
+    pub(crate) fps: u32,
     /// The host's own threads.
-    pub host: HostLoad,
+    pub(crate) host: HostLoad,
 }
 
 impl Load {
@@ -192,7 +192,7 @@ pub(crate) struct Running {
     presenter: Option<JoinHandle<Vec<Instant>>>,
     host: Host,
     /// Window marks from the presentation thread.
-    pub marks: mpsc::Receiver<Mark>,
+    pub(crate) marks: mpsc::Receiver<Mark>,
 }
 
 /// Pickup latency quantiles of a run, microseconds: p50 and p99 (NaN where nothing was
@@ -200,17 +200,17 @@ pub(crate) struct Running {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PickupFigures {
     /// Jobs, post to a worker's start.
-    pub job: [f64; 2],
+    pub(crate) job: [f64; 2],
     /// Executor messages, post to the executor's start.
-    pub exec: [f64; 2],
+    pub(crate) exec: [f64; 2],
 }
 
 /// What a stopped run leaves.
 pub(crate) struct Ended {
     /// The present times the presentation thread kept (the first `warmup + frames`).
-    pub times: Vec<Instant>,
+    pub(crate) times: Vec<Instant>,
     /// Pickup latencies of the measured frames.
-    pub pickup: PickupFigures,
+    pub(crate) pickup: PickupFigures,
 }
 
 impl Running {

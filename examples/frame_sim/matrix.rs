@@ -102,7 +102,7 @@ pub(crate) fn run(o: &Options, list: &[usize], out: &Path) -> Result<(), String>
                 "skipped (the process may use {have} processors): {}",
                 skipped
                     .iter()
-                    .map(|n| n.to_string())
+                    .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join(", ")
             );

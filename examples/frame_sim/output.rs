@@ -80,7 +80,7 @@ pub(crate) fn resolve(out: Option<&Path>) -> Result<PathBuf, String> {
 
 /// Where repeat `repeat` of `repeats` writes under `dir`: `dir` itself for a lone run (the
 /// paths of a run without `--repeat`), else `dir/repeat<R>`.
-pub fn repeat_dir(dir: &Path, repeat: usize, repeats: usize) -> PathBuf {
+pub(crate) fn repeat_dir(dir: &Path, repeat: usize, repeats: usize) -> PathBuf {
     if repeats > 1 {
         dir.join(format!("repeat{repeat}"))
     } else {

@@ -15,9 +15,9 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Post {
     /// The main thread's frame number, from 0.
-    pub frame: u64,
+    pub(crate) frame: u64,
     /// When `send` was called.
-    pub at: Instant,
+    pub(crate) at: Instant,
 }
 
 impl Post {

@@ -19,21 +19,21 @@ use std::path::Path;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Row {
     /// The scene that stands for the place in the game.
-    pub scene: Scene,
+    pub(crate) scene: Scene,
     /// Logical processors (an affinity mask on a 16-thread CPU).
-    pub procs: usize,
+    pub(crate) procs: usize,
     /// The frame cap (0: none; the game's uncapped rows ran at a 240 fps cap it never met).
-    pub cap: u32,
+    pub(crate) cap: u32,
     /// fps, seeds then auto.
-    pub fps: [f64; 2],
+    pub(crate) fps: [f64; 2],
     /// CPU ms a frame, seeds then auto.
-    pub cpu: [f64; 2],
+    pub(crate) cpu: [f64; 2],
     /// p99 frame ms, seeds then auto, where published.
-    pub p99: Option<[f64; 2]>,
+    pub(crate) p99: Option<[f64; 2]>,
     /// The published changes seeds -> auto, in fps and in CPU a frame, as fractions. They are
     /// the reference host's own (from its unrounded figures), so they differ a little from
     /// the ratios of the rounded figures above (Kokiri at 4: -8.5 % against 50.1 -> 45.6).
-    pub change: [f64; 2],
+    pub(crate) change: [f64; 2],
 }
 
 /// The published rows (4 pairs a cell at a 60 fps cap; 6 alternating pairs uncapped).
@@ -148,18 +148,18 @@ impl Row {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Measured {
     /// fps, seeds then auto.
-    pub fps: [f64; 2],
+    pub(crate) fps: [f64; 2],
     /// CPU ms a frame, seeds then auto.
-    pub cpu: [f64; 2],
+    pub(crate) cpu: [f64; 2],
     /// p99 frame ms, seeds then auto.
-    pub p99: [f64; 2],
+    pub(crate) p99: [f64; 2],
     /// Change in fps, seeds -> auto: the median of the pairs' ratios, minus 1.
-    pub d_fps: f64,
+    pub(crate) d_fps: f64,
     /// Change in CPU a frame, the same way.
-    pub d_cpu: f64,
+    pub(crate) d_cpu: f64,
     /// The reactor arm (hos's default), if it ran: fps, CPU ms a frame, p99 ms, and its CPU
     /// a frame over auto's (pair by pair).
-    pub reactor: Option<[f64; 4]>,
+    pub(crate) reactor: Option<[f64; 4]>,
 }
 
 impl Measured {
@@ -196,13 +196,13 @@ impl Measured {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Verdict {
     /// See the type.
-    pub fps: f64,
+    pub(crate) fps: f64,
     /// See the type.
-    pub cpu: f64,
+    pub(crate) cpu: f64,
     /// See the type.
-    pub absolute: f64,
+    pub(crate) absolute: f64,
     /// See the type.
-    pub p99: Option<bool>,
+    pub(crate) p99: Option<bool>,
 }
 
 /// How far `ours` is from `game` as a factor, scaled so that `factor` is 1.0; a change of
@@ -380,13 +380,13 @@ pub(crate) fn restrict(procs: usize, fixed: Option<usize>) -> Result<(), String>
 #[derive(Clone, Debug)]
 pub(crate) struct Shape {
     /// Arms in run order (must include seeds and auto).
-    pub arms: Vec<Arm>,
+    pub(crate) arms: Vec<Arm>,
     /// Pairs a cell.
-    pub pairs: usize,
+    pub(crate) pairs: usize,
     /// Warm-up frames a run.
-    pub warmup: usize,
+    pub(crate) warmup: usize,
     /// Measured frames a run.
-    pub frames: usize,
+    pub(crate) frames: usize,
 }
 
 /// Runs `row` with `load` (at the row's cap), saves the cell under `dir`, and returns the

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 
 /// Every cell's figures, repeat after repeat.
 #[derive(Default)]
-pub struct Repeats {
+pub(crate) struct Repeats {
     cells: Vec<CellRepeats>,
 }
 
@@ -46,7 +46,7 @@ impl CellRepeats {
 
 impl Repeats {
     /// Records one repeat of the cell named `label`.
-    pub fn add(&mut self, label: &str, cell: &Cell) {
+    pub(crate) fn add(&mut self, label: &str, cell: &Cell) {
         let i = match self.cells.iter().position(|c| c.label == label) {
             Some(i) => i,
             None => {
@@ -77,7 +77,7 @@ impl Repeats {
 
     /// What holds over the repeats: the spread of the headline figures, each cell's verdict
     /// over its repeats, the spread of the grace's figures and its verdict, where strict ran.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let (mut figures, mut grace) = (Spread::default(), Spread::default());
         for c in &self.cells {
             for h in &c.headline {
@@ -125,7 +125,7 @@ impl Repeats {
 
     /// The JSON of the repeats, for scripts: by cell, every repeat's figures, their min /
     /// median / max, the verdict over the repeats, and the grace's figures and verdict.
-    pub fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         let spread = |keys: &[(&str, &str)], rows: &[&[f64]], indent: usize| {
             object(
                 keys.iter().enumerate().map(|(i, (key, _))| {
@@ -168,7 +168,7 @@ impl Repeats {
                         )
                     })
                     .collect();
-                let rows: Vec<&[f64]> = c.headline.iter().map(|h| h.as_slice()).collect();
+                let rows: Vec<&[f64]> = c.headline.iter().map(<[f64; 7]>::as_slice).collect();
                 let steady = Steady::of(&c.verdicts);
                 let grace = c.grace_verdict().map_or("null".into(), |v| {
                     let rows: Vec<&[f64]> =

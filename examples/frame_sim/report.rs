@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 /// What the header says about a cell and where it ran.
 pub(crate) struct Context<'a> {
     /// The scene's name (and variant, e.g. `field, uncapped`).
-    pub scene: &'a str,
+    pub(crate) scene: &'a str,
     /// The cell.
-    pub cell: &'a Cell,
+    pub(crate) cell: &'a Cell,
     /// The kernel, for the record.
-    pub kernel: &'a str,
+    pub(crate) kernel: &'a str,
 }
 
 /// What the table's rows and lines mean: printed once under a cell's table, and in `--help`.
@@ -196,12 +196,12 @@ pub(crate) fn csv(path: &Path, runs: &[Run]) -> io::Result<()> {
 }
 
 /// A JSON string literal, escaped by serde_json.
-pub fn string(s: &str) -> String {
+pub(crate) fn string(s: &str) -> String {
     serde_json::Value::from(s).to_string()
 }
 
 /// A JSON number; `null` for NaN and infinities, which JSON has no word for.
-pub fn number(v: f64) -> String {
+pub(crate) fn number(v: f64) -> String {
     if v.is_finite() {
         format!("{v}")
     } else {
@@ -210,7 +210,10 @@ pub fn number(v: f64) -> String {
 }
 
 /// A JSON object of `(key, already-encoded value)` pairs.
-pub fn object<'a>(fields: impl IntoIterator<Item = (&'a str, String)>, indent: usize) -> String {
+pub(crate) fn object<'a>(
+    fields: impl IntoIterator<Item = (&'a str, String)>,
+    indent: usize,
+) -> String {
     let pad = " ".repeat(indent + 2);
     let body: Vec<String> = fields
         .into_iter()

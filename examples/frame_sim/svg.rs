@@ -11,25 +11,25 @@ use std::fmt::Write as _;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Panel {
     /// Left edge, px.
-    pub x: f64,
+    pub(crate) x: f64,
     /// Top edge, px.
-    pub y: f64,
+    pub(crate) y: f64,
     /// Width, px.
-    pub w: f64,
+    pub(crate) w: f64,
     /// Height, px.
-    pub h: f64,
+    pub(crate) h: f64,
     /// The data range across.
-    pub x0: f64,
+    pub(crate) x0: f64,
     /// See `x0`.
-    pub x1: f64,
+    pub(crate) x1: f64,
     /// The data range up.
-    pub y0: f64,
+    pub(crate) y0: f64,
     /// See `y0`.
-    pub y1: f64,
+    pub(crate) y1: f64,
     /// Whether the y axis is logarithmic (then `y0 > 0`).
-    pub log_y: bool,
+    pub(crate) log_y: bool,
     /// Whether x is a list of categories (no ticks across: the caller labels them).
-    pub categorical: bool,
+    pub(crate) categorical: bool,
 }
 
 impl Panel {

@@ -40,11 +40,11 @@ pub(crate) enum Outcome {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Verdict {
     /// The strongest other arm.
-    pub against: Arm,
+    pub(crate) against: Arm,
     /// The default's ratios to it, in [`RATIO_KEYS`] order.
-    pub ratios: Ratios,
+    pub(crate) ratios: Ratios,
     /// How the default came out.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
 }
 
 impl Verdict {
@@ -112,12 +112,12 @@ impl Outcome {
 /// A cell's verdict over repeats: whether one holds in every repeat, and the line that says
 /// which (or how the repeats split).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Steady {
+pub(crate) struct Steady {
     /// Every repeat had a verdict, and all of them the same outcome (wins, even or loses).
-    pub holds: bool,
+    pub(crate) holds: bool,
     /// The line: the outcome and the arms it was against, with how many repeats each; or
     /// how the repeats split.
-    pub line: String,
+    pub(crate) line: String,
 }
 
 /// `(name, count)` of each distinct name, in order of first sighting.
@@ -143,7 +143,7 @@ impl Steady {
     /// The verdict that holds in every one of `repeats` (each repeat's verdict of the cell),
     /// if one does: the same outcome in each. A loss lists the figures it was on, with how
     /// many repeats each.
-    pub fn of(repeats: &[Option<Verdict>]) -> Steady {
+    pub(crate) fn of(repeats: &[Option<Verdict>]) -> Steady {
         let n = repeats.len();
         let missing = repeats.iter().filter(|v| v.is_none()).count();
         let verdicts: Vec<&Verdict> = repeats.iter().flatten().collect();
@@ -281,7 +281,12 @@ mod tests {
                     .map(|&a| {
                         (
                             a,
-                            vec![run(60.0 + a.is_variant() as u8 as f64, 17.0, 9.0, 1.0)],
+                            vec![run(
+                                60.0 + f64::from(u8::from(a.is_variant())),
+                                17.0,
+                                9.0,
+                                1.0,
+                            )],
                         )
                     })
                     .collect(),

@@ -32,13 +32,13 @@ pub(crate) enum Source {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tune {
     /// HOS_IDLE_POLL.
-    pub idle: bool,
+    pub(crate) idle: bool,
     /// HOS_IDLE_POLL_STRETCH_US (`None`: the default).
-    pub stretch_us: Option<u64>,
+    pub(crate) stretch_us: Option<u64>,
     /// HOS_IDLE_POLL_COALESCE.
-    pub coalesce: bool,
+    pub(crate) coalesce: bool,
     /// HOS_IDLE_POLL_BLIND.
-    pub blind: u32,
+    pub(crate) blind: u32,
 }
 
 impl Tune {
@@ -55,11 +55,11 @@ impl Tune {
 #[derive(Clone, Debug)]
 pub(crate) struct Arm {
     /// The row's name.
-    pub label: String,
+    pub(crate) label: String,
     /// Who sleeps.
-    pub who: Sleeper,
+    pub(crate) who: Sleeper,
     /// hos's switches, for hos sleepers.
-    pub tune: Tune,
+    pub(crate) tune: Tune,
 }
 
 impl Arm {
@@ -101,17 +101,17 @@ impl Arm {
 /// What a poller run measured.
 pub(crate) struct Pollers {
     /// Process CPU seconds a wall second.
-    pub cpu_per_s: f64,
+    pub(crate) cpu_per_s: f64,
     /// Polls a second, per poller.
-    pub polls_per_s: f64,
+    pub(crate) polls_per_s: f64,
     /// The reactor thread's CPU seconds a wall second (hos only).
-    pub reactor_cpu_per_s: f64,
+    pub(crate) reactor_cpu_per_s: f64,
     /// Pickup latency of every job taken, ns.
-    pub pickup: Histogram<u64>,
+    pub(crate) pickup: Histogram<u64>,
     /// Jobs posted and jobs taken.
-    pub jobs: (u64, u64),
+    pub(crate) jobs: (u64, u64),
     /// Sleeps by path and the idle-poll counters, as hos counted them (hos only).
-    pub paths: String,
+    pub(crate) paths: String,
 }
 
 /// The jobs the producer posts: a post time, `now()`, in ns.

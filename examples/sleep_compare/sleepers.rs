@@ -78,11 +78,11 @@ pub(crate) fn process_cpu_ns() -> u64 {
 /// What one cell measured.
 pub(crate) struct Cell {
     /// Overshoot of each sleep past its deadline, ns.
-    pub overshoot: Histogram<u64>,
+    pub(crate) overshoot: Histogram<u64>,
     /// The sleeper's own CPU a sleep, ns.
-    pub sleeper_cpu_ns: f64,
+    pub(crate) sleeper_cpu_ns: f64,
     /// The whole process's CPU a sleep (reactor included), ns.
-    pub process_cpu_ns: f64,
+    pub(crate) process_cpu_ns: f64,
 }
 
 fn yield_until(deadline: u64) {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// A mutex as the counting workload uses it.
-pub trait Lock: Default + Send + Sync + 'static {
+pub(crate) trait Lock: Default + Send + Sync + 'static {
     /// Runs `f` holding the lock.
     fn hold(&self, f: impl FnOnce());
 }
@@ -32,21 +32,21 @@ impl Lock for Mutex<()> {
 
 /// A counter behind a mutex: a load then a store, so two holders at once lose an increment.
 #[derive(Default)]
-pub struct Counter<L> {
+pub(crate) struct Counter<L> {
     lock: L,
     value: AtomicU64,
 }
 
 impl<L: Lock> Counter<L> {
     /// `rounds` lock, increment, unlock (one thread's part).
-    pub fn count(&self, rounds: u64) {
+    pub(crate) fn count(&self, rounds: u64) {
         for _ in 0..rounds {
             self.hold_and(|| {});
         }
     }
 
     /// One lock, increment, `also`, unlock.
-    pub fn hold_and(&self, also: impl FnOnce()) {
+    pub(crate) fn hold_and(&self, also: impl FnOnce()) {
         self.lock.hold(|| {
             // Relaxed: the lock orders the holders.
             self.value.store(self.value.load(Relaxed) + 1, Relaxed);
@@ -55,13 +55,13 @@ impl<L: Lock> Counter<L> {
     }
 
     /// The increments made.
-    pub fn value(&self) -> u64 {
+    pub(crate) fn value(&self) -> u64 {
         self.value.load(Relaxed)
     }
 }
 
 /// A bounded FIFO of items, as the producer/consumer workload uses it.
-pub trait Queue: Send + Sync + 'static {
+pub(crate) trait Queue: Send + Sync + 'static {
     /// A queue that holds at most `cap` items.
     fn with_capacity(cap: usize) -> Self;
     /// Puts `v` at the back, waiting while the queue is full.
@@ -75,7 +75,7 @@ pub trait Queue: Send + Sync + 'static {
 /// [`Queue`] on libnx's mutex and two condition variables (`not_empty`, `not_full`). The items
 /// sit in a std mutex only because Rust has no unsynchronized shared deque: the libnx mutex is
 /// held around every use, so it is never contended.
-pub struct LibnxQueue {
+pub(crate) struct LibnxQueue {
     m: libnx::Mutex,
     not_empty: libnx::CondVar,
     not_full: libnx::CondVar,
@@ -127,7 +127,7 @@ impl Queue for LibnxQueue {
 }
 
 /// [`Queue`] on std's mutex and two condition variables: the same algorithm.
-pub struct StdQueue {
+pub(crate) struct StdQueue {
     items: Mutex<VecDeque<u64>>,
     not_empty: Condvar,
     not_full: Condvar,
