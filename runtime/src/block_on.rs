@@ -61,8 +61,8 @@ impl<'a> Wait<'a> {
     }
 
     /// A sleep's wait for its reactor timer, which never spins before it parks. It is inside
-    /// its sleep's [`Away`] (`sleep.rs`), so it neither marks the thread nor gives a core back:
-    /// the sleep did.
+    /// its sleep's wait bracket (`Away`, opened in `sleep.rs`), so it neither marks the thread
+    /// nor gives a core back: the sleep did.
     ///
     /// # Caveats
     /// A guest thread that waits with it outside a sleep keeps its core while it waits.
@@ -188,9 +188,9 @@ impl<P: WaitPolicy> Away<P> {
 ///
 /// # Blocking
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
-/// one again before returning (a wait for a core holds none; a sleep's gave it back before:
-/// [`Away`]). Past `deadline()` every park returns at once, so a poll at that time should
-/// move it or make `fut` ready, or the thread polls it in a loop.
+/// one again before returning (a wait for a core holds none; a sleep's gave it back before,
+/// in its wait bracket). Past `deadline()` every park returns at once, so a poll at that time
+/// should move it or make `fut` ready, or the thread polls it in a loop.
 pub fn block_on_with<F: Future, P: WaitPolicy>(
     parker: &Parker,
     waker: &Waker,
