@@ -8,7 +8,9 @@
 //! thread timing or hash-map order, so two runs given the same calls decide the same. These
 //! are the leaves; they are not wired into `block_on` yet.
 
+pub mod clock;
 pub mod decisions;
+pub mod post;
 pub mod rng;
 pub mod selector;
 pub mod witness;

@@ -15,6 +15,8 @@ const ORDER: &[&str] = &[
     "det/witness",
     "det/decisions",
     "det/selector",
+    "det/clock",
+    "det/post",
     "det",
     "sys",
     "spawn",
