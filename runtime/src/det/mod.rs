@@ -11,6 +11,20 @@
 pub mod clock;
 pub mod decisions;
 pub mod post;
+pub mod record;
 pub mod rng;
 pub mod selector;
 pub mod witness;
+
+use record::{RecordError, Recording};
+use selector::{Selector, Spec};
+
+/// The selector `spec` names, each turn `quantum` checkpoints; `replay:PATH` reads the
+/// recording there and replays it with the recording's own quantum (the caller checks the
+/// recording's header against its configuration with [`record::Header::check`]).
+pub fn selector(spec: &Spec, quantum: u32) -> Result<Box<dyn Selector + Send>, RecordError> {
+    match spec {
+        Spec::Replay(path) => Recording::open(path)?.selector(),
+        seeded => seeded.seeded(quantum).ok_or(RecordError::NoSchedule),
+    }
+}

@@ -17,6 +17,7 @@ const ORDER: &[&str] = &[
     "det/selector",
     "det/clock",
     "det/post",
+    "det/record",
     "det",
     "sys",
     "spawn",
