@@ -1,6 +1,7 @@
 //! hos-runtime: the reactor of hos. It knows threads, priorities, deadlines and cores; it
 //! knows no svc number and no Horizon result code (those live in the `hos` crate, which is
-//! what hosts use: this crate's public items are the ones `hos` re-exports).
+//! what hosts use: this crate's public items are the ones `hos` re-exports, and `det`, the
+//! deterministic mode's parts, not yet wired into a runtime).
 //!
 //! # Layers
 //!

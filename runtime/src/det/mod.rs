@@ -1,7 +1,7 @@
-//! The deterministic mode's parts: one token lets one logical core's thread run at a time, a
-//! [`selector`] picks who runs next at each decision point, a virtual clock stands in for wall
-//! time, host events enter only at decisions, and a run records to and replays from a
-//! `.hosrec` file with divergence detection (docs/determinism.md).
+//! The deterministic mode's parts: one token lets one logical core's thread run at a time,
+//! a [selector](mod@selector) picks who runs next at each decision point, a virtual clock
+//! stands in for wall time, host events enter only at decisions, and a run records to and
+//! replays from a `.hosrec` file with divergence detection (docs/determinism.md).
 //!
 //! Invariant: every part here is a pure function of its construction and the calls it is
 //! given (seeds, decisions, virtual times, posted inputs), never of wall time, addresses,
