@@ -61,15 +61,6 @@ pub fn point() {
     }
 }
 
-/// splitmix64: one step of a small, well-mixed generator.
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[cold]
 fn disturb() {
     let r = RNG.with(|c| {
@@ -79,7 +70,7 @@ fn disturb() {
             let ordinal = THREADS.fetch_add(1, Ordering::Relaxed);
             state = SEED.load(Ordering::Relaxed) ^ ordinal.wrapping_mul(0xA24B_AED4_963E_E407);
         }
-        let r = splitmix(&mut state);
+        let r = crate::det::rng::splitmix64(&mut state);
         c.set((now, state));
         r
     });
@@ -99,13 +90,13 @@ fn disturb() {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::*;
-
     #[test]
     fn a_seed_draws_the_same_sequence() {
         let draw = |seed: u64| {
             let mut x = seed;
-            (0..4).map(|_| splitmix(&mut x)).collect::<Vec<_>>()
+            (0..4)
+                .map(|_| crate::det::rng::splitmix64(&mut x))
+                .collect::<Vec<_>>()
         };
         assert_eq!(draw(7), draw(7));
         assert_ne!(draw(7), draw(8));

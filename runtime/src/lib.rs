@@ -1,6 +1,7 @@
 //! hos-runtime: the reactor of hos. It knows threads, priorities, deadlines and cores; it
 //! knows no svc number and no Horizon result code (those live in the `hos` crate, which is
-//! what hosts use: this crate's public items are the ones `hos` re-exports).
+//! what hosts use: this crate's public items are the ones `hos` re-exports, and `det`, the
+//! deterministic mode's parts, not yet wired into a runtime).
 //!
 //! # Layers
 //!
@@ -21,6 +22,7 @@
 //! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
 //! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
+//! | `det::{rng, witness, decisions, selector, clock, post, record}` | leaf | the deterministic mode's parts (seeded streams, witnesses, selectors, virtual clock, posted events, `.hosrec`), not yet wired |
 //! | `chaos` | leaf | seeded yields and delays at every decision point (off: one load) |
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
 //! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
@@ -60,6 +62,7 @@ mod calibration;
 mod chaos;
 mod config;
 mod context;
+pub mod det;
 mod machine;
 mod observe;
 mod parker;

@@ -11,6 +11,14 @@ const ORDER: &[&str] = &[
     "sync",
     "report",
     "time",
+    "det/rng",
+    "det/witness",
+    "det/decisions",
+    "det/selector",
+    "det/clock",
+    "det/post",
+    "det/record",
+    "det",
     "sys",
     "spawn",
     "chaos",
@@ -66,7 +74,19 @@ const MACROS: [(&str, &str); 2] = [("warn", "report"), ("error", "report")];
 
 /// The folders whose files are units of their own (`vcore/table.rs` is `vcore/table`; the
 /// folder's `mod.rs` is the folder's unit), with those files.
-const PARTED: [(&str, &[&str]); 3] = [
+const PARTED: [(&str, &[&str]); 4] = [
+    (
+        "det",
+        &[
+            "rng",
+            "witness",
+            "decisions",
+            "selector",
+            "clock",
+            "post",
+            "record",
+        ],
+    ),
     (
         "vcore",
         &["step", "rank", "table", "escape", "kick", "seat", "claim"],

@@ -7,6 +7,10 @@ mod build_errors;
 #[cfg(not(loom))]
 mod common;
 #[cfg(not(loom))]
+mod det_record;
+#[cfg(not(loom))]
+mod det_selector;
+#[cfg(not(loom))]
 mod idle_poll;
 #[cfg(not(loom))]
 mod layers;
