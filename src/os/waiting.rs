@@ -14,8 +14,9 @@
 //! runtime shuts down (Cancelled, nothing consumed).
 
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::{lock, Mutex};
-use crate::ResultCode;
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
     block_on, current, deadline_after, poll_found, sys, with_guest, DeadlineClass, Runtime,
@@ -389,7 +390,7 @@ impl<'a, O: Op> Waiting<'a, O> {
     /// timeout it is one attempt, exactly a `try_*`: it neither blocks nor gives the core
     /// back, and one that finds nothing makes the thread's next short sleep an idle poll.
     pub fn block(mut self) -> O::Output {
-        crate::svc::entry();
+        entry();
         if self.limits.is_attempt() {
             return self.obj.attempt(&mut self.op);
         }

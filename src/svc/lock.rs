@@ -13,13 +13,13 @@
 //! its priority until it unlocks.
 
 use super::arbiter::{caller_id, resolve, waiting_caller, Arbiter};
-use super::{entry, Handle};
+#[cfg(doc)] // what the docs below link to
+use super::arbitration::WAITERS;
+use super::handle::Handle;
+use crate::entry::entry;
 use crate::os::{Limits, Timeout};
+use crate::result::ResultCode;
 use crate::sync::atomic::AtomicU32;
-use crate::ResultCode;
-
-/// The bit of a mutex word that says waiters may be in the kernel (HandleWaitMask).
-pub const WAITERS: u32 = 0x4000_0000;
 
 /// svcArbitrateLock (0x1A): waits for the mutex word `addr`, which guest code found held by
 /// `owner` and marked with [`WAITERS`], until an unlock hands it over with this thread's
