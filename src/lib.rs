@@ -35,7 +35,8 @@
 //! any other import (the checker is the one hos-runtime's and hos-capi's tests use too).
 //! Leaves are the vocabulary every other part shares: `sync`, `result` ([`ResultCode`]),
 //! `entry` (what every svc and nn::os call does first), `machine`, and in `svc/` the
-//! [`svc::Handle`] (`handle.rs`) and the arbitration types (`arbitration.rs`). Above them the
+//! [`svc::Handle`] (`handle.rs`), the arbitration types (`arbitration.rs`) and the one reading
+//! of a timeout in nanoseconds ([`svc::timeout_from_ns`], `timeout.rs`). Above them the
 //! one wait of every object (`os/{waiters, waiting, wait_any}`) and the arbiter's pure table
 //! (`svc/arbiter/table` and its helpers), then the nn::os objects ([`os`]), then the runtime
 //! ([`Runtime`] in `runtime.rs`, its guest registry, builder and shutdown), then guest threads

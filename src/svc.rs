@@ -20,6 +20,7 @@
 //! | `cancel.rs` | CancelSynchronization |
 //! | `info.rs` | the current thread's handle, GetThreadId, GetCurrentProcessorNumber, GetInfo |
 //! | `tick.rs` | GetSystemTick, and the one nanoseconds-to-ticks conversion |
+//! | `timeout.rs` | the one conversion of a svc's timeout in nanoseconds |
 //! | `exit.rs` | ExitThread |
 //! | `activity.rs` | SetThreadActivity: pause and resume one guest thread, or all of them |
 
@@ -35,6 +36,7 @@ pub(crate) mod handles;
 mod info;
 mod lock;
 mod tick;
+pub(crate) mod timeout;
 
 pub use crate::entry::checkpoint;
 pub use activity::{set_thread_activity, ThreadActivity};
@@ -55,6 +57,7 @@ pub use lock::{
     arbitrate_lock, arbitrate_unlock, signal_process_wide_key, wait_process_wide_key_atomic,
 };
 pub use tick::{get_system_tick, TICKS_PER_SECOND};
+pub use timeout::timeout_from_ns;
 
 use crate::entry::entry;
 use crate::os::{wait_any, wait_any_async, MAX_WAIT_OBJECTS};
@@ -182,7 +185,7 @@ pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize
         .iter()
         .map(|o| o.as_waitable().ok_or(ResultCode::INVALID_HANDLE))
         .collect::<Result<Vec<_>, _>>()?;
-    let timeout = u64::try_from(timeout_ns).ok().map(Duration::from_nanos);
+    let timeout = timeout_from_ns(timeout_ns);
     let thread = crate::thread::current();
     let Some(thread) = thread.filter(|_| timeout_ns != 0) else {
         return wait_any(&waitables, timeout);

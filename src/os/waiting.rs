@@ -16,6 +16,7 @@
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use crate::entry::entry;
 use crate::result::ResultCode;
+use crate::svc::timeout::timeout_from_ns;
 use crate::sync::{lock, Mutex};
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
@@ -185,13 +186,10 @@ pub(crate) enum Timeout {
 }
 
 impl Timeout {
-    /// A svc's timeout in nanoseconds: negative waits without limit, 0 polls.
+    /// A svc's timeout in nanoseconds ([`timeout_from_ns`]: negative waits without limit, 0
+    /// polls).
     pub(crate) fn from_ns(ns: i64) -> Self {
-        match u64::try_from(ns) {
-            Err(_) => Timeout::Never,
-            Ok(0) => Timeout::Poll,
-            Ok(ns) => Timeout::After(Duration::from_nanos(ns)),
-        }
+        Timeout::from(timeout_from_ns(ns))
     }
 }
 

@@ -18,6 +18,7 @@ const ORDER: &[&str] = &[
     "machine",
     "svc/handle",
     "svc/arbitration",
+    "svc/timeout",
     // the one wait of every object
     "os/waiters",
     "os/waiting",
