@@ -1,5 +1,6 @@
 //! The handle table: 32-bit names for waitable objects and guest threads, as svc-level code
-//! passes them around (one table per process, as on Horizon).
+//! passes them around (one table per process, as on Horizon), and the calls that make, look
+//! up and close them (svcCloseHandle; `create_handle` is hos's own).
 //!
 //! Invariant: a handle is `(linear id << 15) | index`, both 15 bits, as on Horizon: never 0
 //! and bits 30 and 31 always clear, so a handle fits a mutex word beside its waiters bit. A
