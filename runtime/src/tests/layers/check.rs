@@ -27,7 +27,7 @@ pub(crate) struct Layers {
 }
 
 /// A file's module path: `svc/arbiter/mod.rs` is `svc/arbiter`, `os/mutex.rs` is `os/mutex`.
-pub(crate) fn module_of(rel: &str) -> &str {
+fn module_of(rel: &str) -> &str {
     let m = rel.trim_end_matches(".rs");
     m.strip_suffix("/mod").unwrap_or(m)
 }
