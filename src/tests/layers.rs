@@ -70,6 +70,7 @@ const JOINED: &[&str] = &[
 /// The crate's layers, for the checker all crates share.
 const LAYERS: check::Layers = check::Layers {
     order: ORDER,
+    whole: &[],
     joined: JOINED,
     tests: &["tests", "svc/arbiter/tests", "svc/arbiter/loom"],
     macros: &[],

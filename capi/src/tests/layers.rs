@@ -58,6 +58,7 @@ const ORDER: &[&str] = &[
 /// a call is a `fn(&mut Ctx)`, and a context plays the table.
 const LAYERS: check::Layers = check::Layers {
     order: ORDER,
+    whole: &[],
     joined: &["calls/case", "calls/ctx", "calls/table"],
     tests: &["tests"],
     macros: &[],

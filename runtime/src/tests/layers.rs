@@ -59,13 +59,15 @@ const ORDER: &[&str] = &[
     "observe",
 ];
 
-/// The files that are part of their parent's unit: the OS layer's sides of its contract, and
-/// the kicks' grace (`impl Table` of the virtual cores' table, which reads its constants).
-const JOINED: &[&str] = &["sys/linux", "sys/fallback", "vcore/table/grace"];
+/// The files that are part of their parent's unit: the kicks' grace (`impl Table` of the
+/// virtual cores' table, which reads its constants).
+const JOINED: &[&str] = &["vcore/table/grace"];
 
 /// The crate's layers, for the checker all crates share.
 const LAYERS: check::Layers = check::Layers {
     order: ORDER,
+    // The OS layer: one contract (`sys/mod.rs`), a file or folder for each OS.
+    whole: &["sys"],
     joined: JOINED,
     tests: &["tests"],
     macros: &[("warn", "report"), ("error", "report")],

@@ -6,7 +6,8 @@
 //! path a line of it names (`crate::a::b`, `super::x`, a child's `x::`) lands in a unit placed
 //! before its own; the only exceptions are the knots the crate names, each of which must be
 //! used. A file is its own unit (its module path: `svc/handles`, `vcore/table`), unless it is
-//! joined to its parent (an `impl` split off into a file, one OS's side of a contract).
+//! joined to its parent (an `impl` split off into a file) or in a folder that is one unit
+//! (the OS layer: one contract, a file for each OS).
 
 use std::path::Path;
 
@@ -14,7 +15,9 @@ use std::path::Path;
 pub(crate) struct Layers {
     /// Every unit, leaves first, each after everything it may import.
     pub(crate) order: &'static [&'static str],
-    /// The files that are part of their parent's unit (`sys/linux` is `sys`).
+    /// The folders whose every file is the folder's one unit (`sys/linux` is `sys`).
+    pub(crate) whole: &'static [&'static str],
+    /// The files that are part of their parent's unit (`vcore/table/grace` is `vcore/table`).
     pub(crate) joined: &'static [&'static str],
     /// The files and folders of tests, outside the layers.
     pub(crate) tests: &'static [&'static str],
@@ -79,6 +82,13 @@ fn paths(line: &str) -> Vec<(u8, Vec<&str>)> {
 impl Layers {
     /// The unit module `m` belongs to, if it is one of the crate's files.
     fn unit(&self, m: &str) -> Option<String> {
+        if let Some(w) = self
+            .whole
+            .iter()
+            .find(|w| m == **w || m.starts_with(&format!("{w}/")))
+        {
+            return Some(w.to_string());
+        }
         if self.joined.contains(&m) {
             return Some(parent(m).to_string());
         }
