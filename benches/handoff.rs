@@ -390,7 +390,7 @@ fn claim_cost(_: &mut Criterion) {
 }
 
 /// The event hand-off to a parked guest waiter against the std park/unpark pair (the first
-/// arm), alternated round by round (see [`alternated`]): the issue-10 target's ratio with the
+/// arm), alternated round by round (see [`alternated`]): the parked hand-off target's ratio with the
 /// machine's drift between criterion's arms taken out; `no_vcores` and `no_slice` split out
 /// what the virtual cores' release and re-acquire and the wake slice add to it.
 fn parked_cost(_: &mut Criterion) {

@@ -15,10 +15,11 @@
 //! The hand-offs time only the stretch from the release (or store) to the waiter running; the
 //! waiter is given 200 us to park first, longer than the vcore wait's 20 us spin.
 //!
-//! Figures, with the machine and the command: BENCHMARKS.md, "Virtual cores". Reading them: a
-//! thread that spun before its futex wait wakes later than one that went straight to sleep,
-//! whatever wakes it, so the vcore hand-off is compared with the futex hand-off after the same
-//! spin; the semaphore's own share (lock, table, wake) is the difference.
+//! Figures, with the machine and the command: BENCHMARKS.md, "Fast paths" and "Hand-offs".
+//! Reading them: a thread that spun before its futex wait wakes later than one that went
+//! straight to sleep, whatever wakes it, so the vcore hand-off is compared with the futex
+//! hand-off after the same spin; the semaphore's own share (lock, table, wake) is the
+//! difference.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use hos_runtime::internal::{sys, Counters, Spin, ThreadRecord, ThreadSpec, Vcores, YieldKind};

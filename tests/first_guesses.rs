@@ -1,7 +1,7 @@
 //! What a host engineer used to std and parking_lot writes first, compiled and run: errors
 //! that are `std::error::Error`s, object handles that clone, timed waits that say whether they
 //! timed out or were cancelled, and the builder's methods on `hos::RuntimeBuilder`.
-//! (Issue 27, point 5: six such first guesses did not compile.)
+//! (A review as a host engineer found six such first guesses that did not compile.)
 
 use hos::os::{
     ClearMode, ConditionVariable, Event, LockError, MessageQueue, Mutex, Semaphore, SendError,

@@ -13,6 +13,7 @@ use sdk::libnx::{Barrier, CondVar, Mutex, RwLock, Semaphore};
 use sdk::stratosphere::{
     InternalConditionVariable, InternalCriticalSection, InternalLightEvent, Status,
 };
+use sdk::workload::{Counter, LibnxQueue, Queue};
 use sdk::{join_within, PRIORITIES};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Arc;
@@ -81,53 +82,53 @@ fn libnx_mutex_excludes_across_priorities() {
     assert_eq!(m.0.load(Relaxed), 0, "free, and no waiters bit left behind");
 }
 
-/// A bounded queue of one mutex and two condition variables, libnx style.
-struct Queue {
-    m: Mutex,
-    not_empty: CondVar,
-    not_full: CondVar,
-    items: std::sync::Mutex<std::collections::VecDeque<u64>>,
-    cap: usize,
-}
-
-impl Queue {
-    fn len(&self) -> usize {
-        self.items.lock().unwrap().len()
+/// The lock convoy, bounded and not timed: 8 guest threads of one priority count under one
+/// libnx mutex, on a runtime of their own whose counters see only them, in a few runs. When
+/// a holder is preempted with the mutex, the others find it held; if they queue in the kernel,
+/// every unlock hands the mutex to a parked waiter and the unlocker queues behind it, so that
+/// nearly every operation parks a thread until the run ends (it did in about half the runs
+/// when ArbitrateLock queued its caller at once). ArbitrateLock yields before it queues, so the
+/// preempted holder runs and unlocks and no queue forms: parks stay a small part of the
+/// operations in every run.
+#[test]
+fn libnx_mutex_forms_no_convoy() {
+    const RUNS: usize = 4;
+    const THREADS: u64 = 8;
+    const ROUNDS: u64 = 50_000;
+    let own = hos::Runtime::builder()
+        .calibration(hos::Calibration::default())
+        .build()
+        .expect("runtime");
+    for run in 0..RUNS {
+        let parked = own.stats().parks;
+        let counter = Arc::new(Counter::<Mutex>::default());
+        let workers = (0..THREADS)
+            .map(|i| {
+                let c = counter.clone();
+                own.thread()
+                    .name(format!("ConvoyWorker{i}"))
+                    .priority(44)
+                    .spawn(move || c.count(ROUNDS))
+                    .expect("spawn")
+            })
+            .collect();
+        join_within(workers, LIMIT);
+        let ops = THREADS * ROUNDS;
+        assert_eq!(counter.value(), ops, "no increment lost");
+        let parks = own.stats().parks - parked;
+        assert!(
+            parks < ops / 20,
+            "run {run}: {parks} parks for {ops} lock operations: a convoy"
+        );
     }
-
-    fn send(&self, v: u64) {
-        self.m.lock();
-        while self.len() == self.cap {
-            assert_eq!(self.not_full.wait(&self.m), Ok(()));
-        }
-        self.items.lock().unwrap().push_back(v);
-        self.not_empty.wake_one();
-        self.m.unlock();
-    }
-
-    fn receive(&self) -> u64 {
-        self.m.lock();
-        while self.len() == 0 {
-            assert_eq!(self.not_empty.wait(&self.m), Ok(()));
-        }
-        let v = self.items.lock().unwrap().pop_front().expect("not empty");
-        self.not_full.wake_one();
-        self.m.unlock();
-        v
-    }
+    own.shutdown();
 }
 
 #[test]
 fn libnx_condvar_loses_no_wakeup_between_producers_and_consumers() {
     const PAIRS: usize = 4;
     const ITEMS: u64 = 2_000;
-    let q = Arc::new(Queue {
-        m: Mutex::new(),
-        not_empty: CondVar::new(),
-        not_full: CondVar::new(),
-        items: Default::default(),
-        cap: 2,
-    });
+    let q = Arc::new(LibnxQueue::with_capacity(2));
     let q2 = q.clone();
     let sums = join_within(
         spawn(2 * PAIRS, "QueueWorker", move |i| {

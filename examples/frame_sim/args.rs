@@ -38,8 +38,10 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
   stretch0 the reactor with idle polls relaxed at their deadline (HOS_IDLE_POLL_STRETCH_US=0)
   noclaim  the reactor without wake claims: a woken thread asks for its core once it runs
            (HOS_VCORE_CLAIM=0)
-  nograce  the reactor without a kick's grace: a kicked holder keeps its core until its
-           checkpoint, however long the OS keeps it from running (HOS_VCORE_GRACE_US=0)
+  strict   the reactor without a kick's grace, so the strict bound holds (never more guest
+           threads run guest code than virtual cores, escapes aside): a kicked holder keeps
+           its core until its checkpoint, however long the OS keeps it from running
+           (HOS_VCORE_GRACE_US=0)
   noslice  the reactor without the wake slice: every guest thread keeps the OS default
            slice (HOS_WAKE_SLICE_US=0)
 
@@ -47,7 +49,9 @@ MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.
                         2,4,6,8,16; counts above this machine's are skipped): field capped
                         with --calibrate once and each, field uncapped, and heavy at 4;
-                        one summary table. Defaults there: 3 pairs of 180 frames (+30)
+                        one summary table, with a line a cell on what the kick's grace
+                        buys. Defaults there: arms seeds,auto,reactor,strict, 3 pairs of
+                        180 frames (+30)
   --check-reference S   hyrule, hyrule240, kokiri or all: the reference host's published
                         rows (hyrule240: the uncapped ones), each at its processors and
                         cap, beside frame_sim's figures and their ratio (3 pairs of 240
@@ -90,6 +94,11 @@ FLAGS:
                         that calibration in every run (the arms differ by their config
                         alone); each: every runtime measures at build, as a host does
                                                                        [default: once]
+  --repeat N            run the matrix, or the one cell, N times, 1..=100, each on fresh
+                        runtimes; then per cell the min / median / max over the repeats of
+                        the summary's figures, the verdict where it holds in every repeat,
+                        and what the grace buys against the spread between repeats (--json:
+                        every repeat's figures and the spread)                [default: 1]
   --out DIR             write every file into DIR itself  [default: a new directory a run,
                         <target>/frame_sim/<UTC time>-<pid>/, <target> the cargo target
                         directory this binary was built in (else CARGO_TARGET_DIR, else
@@ -103,8 +112,10 @@ FLAGS:
 Bursts are 0..=1000000 us; the scene sets every one not given. Output: a progress bar on
 stderr; on stdout the output directory, then the table, its verdict line and the legend
 (below); in the directory frames.csv (every measured frame), frame_sim.svg (the plot) and,
-with --matrix, --check-reference or --fit, every cell's table.txt and cell.json. Exit codes:
-0 done, 1 a run failed, 2 a bad flag.
+with --matrix, --check-reference or --fit, every cell's table.txt and cell.json; with
+--matrix, summary.txt and summary.json; with --repeat N, a folder repeat1..N for each
+repeat's files, and repeats.txt and the JSON of the repeats (--matrix: summary.json). Exit
+codes: 0 done, 1 a run failed, 2 a bad flag.
 
 ";
 
@@ -151,6 +162,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     /// `--trace`, if given: where the first pair's traces go.
     pub trace: Option<PathBuf>,
+    /// `--repeat`: how many times the cells run (>= 1; 1 unless given).
+    pub repeat: usize,
 }
 
 /// What `parse` returns besides options.
@@ -304,6 +317,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
         out: None,
         json: None,
         trace: None,
+        repeat: 1,
     };
     const BURST: u64 = 1_000_000;
     for (flag, v) in sets {
@@ -322,6 +336,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                 | "--out"
                 | "--json"
                 | "--trace"
+                | "--repeat"
                 | "--matrix"
                 | "--check-reference"
                 | "--fit"
@@ -331,6 +346,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
             "--pairs" => o.pairs = Some(n(1, 100, "a count of pairs")? as usize),
             "--frames" => o.frames = Some(n(1, 1_000_000, "a count of frames")? as usize),
             "--warmup" => o.warmup = Some(n(1, 100_000, "a count of frames")? as usize),
+            "--repeat" => o.repeat = n(1, 100, "a count of repeats")? as usize,
             "--fps" => l.fps = n(0, 1000, "a frame cap in fps (0: none)")? as u32,
             "--main-us" => l.main_us = n(0, BURST, "a burst in us")?,
             "--exec-us" => l.exec_us = n(0, BURST, "a burst in us")?,
@@ -401,6 +417,19 @@ fn check(o: &Options, chosen: Option<Scene>, fps_given: bool) -> Result<(), ArgE
             "--trace with --matrix, --check-reference or --fit: it traces one cell's first pair"
                 .into(),
         ));
+    }
+    if o.repeat > 1 && o.trace.is_some() {
+        return Err(ArgError(format!(
+            "--trace with --repeat {}: it traces one cell's first pair",
+            o.repeat
+        )));
+    }
+    if o.repeat > 1 && matches!(o.mode, Mode::CheckReference(_) | Mode::Fit(_)) {
+        return Err(ArgError(format!(
+            "--repeat {} with --check-reference or --fit: they run their own pairs; repeat \
+             the command instead",
+            o.repeat
+        )));
     }
     let scenes = match &o.mode {
         Mode::Cell => return Ok(()),
@@ -506,6 +535,7 @@ const KNOWN: &[&str] = &[
     "--out",
     "--json",
     "--trace",
+    "--repeat",
     "--matrix",
     "--check-reference",
     "--fit",
@@ -595,6 +625,9 @@ mod tests {
             (&["--pairs"], "--pairs", "needs a value"),
             (&["--fit", "field"], "--fit", "\"field\""),
             (&["--matrix", "2,0"], "--matrix", "\"0\""),
+            (&["--repeat", "0"], "--repeat", "\"0\""),
+            (&["--repeat", "101"], "--repeat", "\"101\""),
+            (&["--repeat", "x"], "--repeat", "\"x\""),
             (&["--repoll-us", "0"], "--repoll-us", "\"0\""),
             (
                 &["--render-threads", "many"],
@@ -608,6 +641,65 @@ mod tests {
     }
 
     #[test]
+    fn repeats_go_with_the_matrix_and_with_every_flag_of_one_cell() {
+        let o = run(&["--matrix", "2,4,8", "--repeat", "3"]).unwrap();
+        assert_eq!((o.mode, o.repeat), (Mode::Matrix(vec![2, 4, 8]), 3));
+        assert_eq!(run(&["--matrix", "2"]).unwrap().repeat, 1, "the default");
+        let o = run(&[
+            "--repeat=5",
+            "--procs",
+            "1",
+            "--fps",
+            "0",
+            "--main-us",
+            "8000",
+            "--exec-us",
+            "5000",
+            "--present-us",
+            "2000",
+            "--job-us",
+            "800",
+            "--workers",
+            "3",
+            "--poll-us",
+            "50",
+            "--arms",
+            "reactor,strict",
+        ])
+        .unwrap();
+        assert_eq!((o.mode, o.repeat, o.procs), (Mode::Cell, 5, Some(1)));
+        let l = o.load;
+        assert_eq!(
+            (l.fps, l.main_us, l.exec_us, l.present_us, l.job_us),
+            (0, 8000, 5000, 2000, 800)
+        );
+        assert_eq!((l.workers, l.poll_us), (3, 50));
+        assert!(o.load_flags, "--repeat is no load flag, the bursts are");
+        let o = run(&["--scene", "forest", "--repeat", "2", "--fps", "30"]).unwrap();
+        assert_eq!((o.scene, o.repeat, o.load.fps), (Scene::Forest, 2, 30));
+        assert!(!run(&["--repeat", "4"]).unwrap().load_flags);
+        let o = run(&["--repeat", "1", "--trace", "t"]).unwrap();
+        assert_eq!(o.repeat, 1, "one repeat traces as a lone run does");
+    }
+
+    #[test]
+    fn strict_is_the_reactor_without_the_grace() {
+        let o = run(&["--arms", "reactor,strict"]).unwrap();
+        assert_eq!(o.arms, Some(vec![Arm::Reactor, Arm::Strict]));
+        assert_eq!((Arm::Strict.grace_us(), Arm::Auto.grace_us()), (0, 0));
+        assert!(Arm::Reactor.grace_us() > 0, "the default keeps a grace");
+        assert_eq!(
+            Arm::Strict.config(None),
+            hos::Config {
+                vcore_grace_us: 0,
+                ..Arm::Reactor.config(None)
+            },
+            "strict differs from the default by the grace alone"
+        );
+        assert!(Arm::MATRIX.starts_with(&Arm::DEFAULT) && Arm::MATRIX.contains(&Arm::Strict));
+    }
+
+    #[test]
     fn modes_that_could_not_run_as_asked() {
         for args in [
             &["--matrix", "2", "--fit", "hyrule"][..],
@@ -618,6 +710,10 @@ mod tests {
             &["--matrix", "2", "--scene", "field"],
             &["--matrix", "2", "--trace", "t"],
             &["--fit", "kokiri", "--trace", "t"],
+            &["--repeat", "2", "--trace", "t"],
+            &["--repeat", "2", "--fit", "kokiri"],
+            &["--check-reference", "all", "--repeat", "3"],
+            &["--matrix", "2", "--repeat", "2", "--scene", "forest"],
         ] {
             assert!(run(args).is_err(), "{args:?}");
         }

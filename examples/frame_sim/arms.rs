@@ -33,9 +33,11 @@ pub enum Arm {
     /// The reactor without wake claims (HOS_VCORE_CLAIM=0): a woken guest thread asks for its
     /// virtual core once it runs.
     NoClaim,
-    /// The reactor without a kick's grace (HOS_VCORE_GRACE_US=0): a kicked holder keeps its
-    /// virtual core until it reaches its checkpoint, however long the OS keeps it from running.
-    NoGrace,
+    /// The reactor without a kick's grace (HOS_VCORE_GRACE_US=0), so the strict bound holds:
+    /// never more guest threads run guest code than there are virtual cores (escapes aside); a
+    /// kicked holder keeps its virtual core until it reaches its checkpoint, however long the
+    /// OS keeps it from running.
+    Strict,
     /// The reactor without the wake slice (HOS_WAKE_SLICE_US=0): every guest thread keeps the
     /// OS default slice.
     NoSlice,
@@ -50,12 +52,16 @@ impl Arm {
         Arm::Precise,
         Arm::Stretch0,
         Arm::NoClaim,
-        Arm::NoGrace,
+        Arm::Strict,
         Arm::NoSlice,
     ];
 
     /// The arms run by default, in order.
     pub const DEFAULT: [Arm; 3] = [Arm::Seeds, Arm::Auto, Arm::Reactor];
+
+    /// The arms `--matrix` runs by default, in order: the default ones, and `strict` beside
+    /// the reactor, so that every cell measures what the kick's grace buys (`grace.rs`).
+    pub const MATRIX: [Arm; 4] = [Arm::Seeds, Arm::Auto, Arm::Reactor, Arm::Strict];
 
     /// Its name on the command line and in every output.
     pub fn name(self) -> &'static str {
@@ -66,7 +72,7 @@ impl Arm {
             Arm::Precise => "precise",
             Arm::Stretch0 => "stretch0",
             Arm::NoClaim => "noclaim",
-            Arm::NoGrace => "nograce",
+            Arm::Strict => "strict",
             Arm::NoSlice => "noslice",
         }
     }
@@ -74,6 +80,18 @@ impl Arm {
     /// The arm named `s`.
     pub fn parse(s: &str) -> Option<Arm> {
         Arm::ALL.into_iter().find(|a| a.name() == s)
+    }
+
+    /// Whether the arm is the default one with one rule changed (an ablation), rather than a
+    /// design of its own (the default, `seeds`, `auto`).
+    pub fn is_variant(self) -> bool {
+        !matches!(self, Arm::Seeds | Arm::Auto | Arm::Reactor)
+    }
+
+    /// The kick's grace of the arm, us; 0 is the strict bound (never more guest threads run
+    /// guest code than there are virtual cores, escapes aside).
+    pub fn grace_us(self) -> u64 {
+        self.config(None).vcore_grace_us
     }
 
     /// The runtime configuration of the arm, with `calibration` pinned if given. Built in
@@ -110,7 +128,7 @@ impl Arm {
                 vcore_claim: false,
                 ..Config::default()
             },
-            Arm::NoGrace => Config {
+            Arm::Strict => Config {
                 vcore_grace_us: 0,
                 ..Config::default()
             },

@@ -62,7 +62,10 @@ pub struct Figures {
     pub escapes: f64,
     /// Escapes in the window.
     pub escapes_total: u64,
-    /// Cores taken after a kick's grace, a frame.
+    /// The arm's kick's grace, us: 0 is the strict bound (never more guest threads run guest
+    /// code than there are virtual cores, escapes aside); above 0 each revoke relaxes it.
+    pub grace_us: f64,
+    /// Cores taken after a kick's grace, a frame: the relaxations of the bound.
     pub revokes: f64,
     /// Wake slices (HOS_WAKE_SLICE_US) the OS took and ignored, the whole run (they are asked
     /// when the threads start, before the window).
@@ -166,6 +169,7 @@ impl Figures {
             ],
             escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
             escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
+            grace_us: run.arm.grace_us() as f64,
             revokes: per_frame(a.vcore_revokes, b.vcore_revokes),
             wake_slices: [a.wake_slices, a.wake_slices_ignored],
             groups,
@@ -249,6 +253,9 @@ pub fn metrics() -> Vec<Metric> {
         }),
         metric("vcore_escapes", "vcore escapes", 0, |f| {
             f.escapes_total as f64
+        }),
+        metric("vcore_grace_us", "vcore grace us (0: strict)", 0, |f| {
+            f.grace_us
         }),
         metric("vcore_revokes_per_frame", "vcore revokes/frame", 3, |f| {
             f.revokes

@@ -1,8 +1,8 @@
 //! frame_sim: the main job. A game-shaped load on hos, run under each arm (a runtime
 //! configuration), the arms alternating, the figures of docs/design.md section 11 side by side;
-//! the standard cells in one command (`--matrix`); the reference host's published A/B
-//! reproduced (`--check-reference`) and fitted (`--fit`). docs/frame_sim.md describes the
-//! model, the scenes and the fitting procedure.
+//! the standard cells in one command (`--matrix`), either of them repeated (`--repeat`); the
+//! reference host's published A/B reproduced (`--check-reference`) and fitted (`--fit`).
+//! docs/frame_sim.md describes the model, the scenes and the fitting procedure.
 //!
 //! Invariant: arms are compared only on runs made the same way in the same cell (`cell.rs`),
 //! and everything a cell prints comes from the same figures (table, CSV, JSON, plot).
@@ -28,7 +28,11 @@
 //! | `reference` | the reference host's rows, `--check-reference` |
 //! | `fit` | `--fit`: probes, a local model, the fitted preset, its check |
 //! | `critical` | `--trace`: the first pair's trace files and each arm's critical path |
-//! | `verdict` | a cell's verdict: the default arm against the strongest other |
+//! | `verdict` | a cell's verdict: the default arm against the strongest other, and over repeats |
+//! | `headline` | the default's figures the matrix summary prints and the repeats spread |
+//! | `grace` | the kick's grace on evidence: the default against `strict` |
+//! | `repeats` | `--repeat`: what holds over the repeats of the cells |
+//! | `spread` | min / median / max over repeats (sleep_compare's, shared) |
 //! | `output` | where a run's files go |
 //! | `sync` | the poison-free lock |
 
@@ -39,7 +43,9 @@ mod cell;
 mod critical;
 mod figures;
 mod fit;
+mod grace;
 mod group;
+mod headline;
 mod host;
 mod load;
 mod matrix;
@@ -48,8 +54,11 @@ mod pickup;
 mod plot;
 mod progress;
 mod reference;
+mod repeats;
 mod report;
 mod scenes;
+#[path = "../sleep_compare/spread.rs"]
+mod spread;
 mod svg;
 mod sync;
 mod verdict;
@@ -57,6 +66,8 @@ mod verdict;
 use args::{Mode, Options, Parsed};
 use arms::Arm;
 use cell::CellSpec;
+use grace::{GraceRound, GraceVerdict};
+use repeats::Repeats;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -96,39 +107,73 @@ fn main() -> ExitCode {
     }
 }
 
-/// One cell of the scene: the table and its legend on stdout, the frames, plot and JSON in
-/// `out`.
+/// One cell of the scene, `o.repeat` times: each repeat's table (and, where the default and
+/// strict ran, what the grace buys), the legend, and over several repeats what holds over
+/// them; each repeat's frames, plot and JSON in `out` (a folder a repeat, over several).
 fn one_cell(o: &Options, out: &Path) -> Result<(), String> {
     if let Some(dir) = &o.trace {
         std::fs::create_dir_all(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))?;
     }
-    let cell = cell::run(
-        CellSpec {
-            load: o.load,
-            arms: o.arms.clone().unwrap_or_else(|| Arm::DEFAULT.to_vec()),
-            pairs: o.pairs.unwrap_or(3),
-            warmup: o.warmup.unwrap_or(60),
-            frames: o.frames.unwrap_or(300),
-            calibrate_once: o.calibrate_once,
-            trace: o.trace.clone(),
-        },
-        "",
-    )?;
     let kernel = report::kernel();
-    let ctx = report::Context {
-        scene: o.scene.name(),
-        cell: &cell,
-        kernel: &kernel,
-    };
-    print!("{}", report::table(&ctx));
-    println!("\n{}", report::legend());
-    if let Some(dir) = &o.trace {
-        print!("{}", critical::table(&cell.runs));
-        println!("traces: {} (one file an arm of pair 1)\n", dir.display());
+    let mut repeats = Repeats::default();
+    for repeat in 1..=o.repeat {
+        let cell = cell::run(
+            CellSpec {
+                load: o.load,
+                arms: o.arms.clone().unwrap_or_else(|| Arm::DEFAULT.to_vec()),
+                pairs: o.pairs.unwrap_or(3),
+                warmup: o.warmup.unwrap_or(60),
+                frames: o.frames.unwrap_or(300),
+                calibrate_once: o.calibrate_once,
+                trace: o.trace.clone(),
+            },
+            &if o.repeat > 1 {
+                format!("r{repeat}/{}", o.repeat)
+            } else {
+                String::new()
+            },
+        )?;
+        let ctx = report::Context {
+            scene: o.scene.name(),
+            cell: &cell,
+            kernel: &kernel,
+        };
+        if o.repeat > 1 {
+            println!("\n== repeat {repeat} of {}", o.repeat);
+        }
+        print!("{}", report::table(&ctx));
+        if let Some(v) = GraceRound::of(&cell.summary).and_then(|r| GraceVerdict::of(&[r])) {
+            println!("grace, the default over {}: {v}", grace::STRICT.name());
+        }
+        if let Some(dir) = &o.trace {
+            print!("\n{}", critical::table(&cell.runs));
+            println!("traces: {} (one file an arm of pair 1)", dir.display());
+        }
+        let at = output::repeat_dir(out, repeat, o.repeat);
+        // A lone run's JSON goes to --json; over repeats each repeat's to its folder and the
+        // repeats' to --json.
+        let json = match (&o.json, o.repeat) {
+            (Some(j), 1) => Some(j.clone()),
+            (_, 1) => None,
+            _ => Some(at.join("cell.json")),
+        };
+        let written = report::save(&ctx, &at, json.as_deref())?;
+        for (what, path) in ["frames:", "plot:  ", "json:  "].iter().zip(&written) {
+            println!("{what} {}", path.display());
+        }
+        repeats.add(o.scene.name(), &cell);
     }
-    let written = report::save(&ctx, out, o.json.as_deref())?;
-    for (what, path) in ["frames:", "plot:  ", "json:  "].iter().zip(&written) {
-        println!("{what} {}", path.display());
+    println!("\n{}", report::legend());
+    if o.repeat > 1 {
+        let text = repeats.text();
+        print!("{text}");
+        report::write(&out.join("repeats.txt"), &text)?;
+        let json = repeats.json();
+        report::write(&out.join("repeats.json"), &json)?;
+        if let Some(j) = &o.json {
+            report::write(j, &json)?;
+        }
+        println!("repeats: {}", out.join("repeats.json").display());
     }
     Ok(())
 }

@@ -78,6 +78,16 @@ pub fn resolve(out: Option<&Path>) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
+/// Where repeat `repeat` of `repeats` writes under `dir`: `dir` itself for a lone run (the
+/// paths of a run without `--repeat`), else `dir/repeat<R>`.
+pub fn repeat_dir(dir: &Path, repeat: usize, repeats: usize) -> PathBuf {
+    if repeats > 1 {
+        dir.join(format!("repeat{repeat}"))
+    } else {
+        dir.to_path_buf()
+    }
+}
+
 /// Points `latest` beside `dir` at it (a relative link); where links cannot be made, or
 /// another run replaces it meanwhile, the printed path is the record.
 fn link_latest(dir: &Path) {
@@ -101,6 +111,14 @@ mod tests {
         assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
         assert_eq!(utc_stamp(1_798_806_896), "20270101T123456Z");
         assert_eq!(utc_stamp(1_709_251_199), "20240229T235959Z");
+    }
+
+    #[test]
+    fn repeats_write_beside_each_other_and_a_lone_run_where_it_did() {
+        let d = Path::new("out");
+        assert_eq!(repeat_dir(d, 1, 1), d);
+        assert_eq!(repeat_dir(d, 1, 3), d.join("repeat1"));
+        assert_eq!(repeat_dir(d, 3, 3), d.join("repeat3"));
     }
 
     #[test]

@@ -50,13 +50,17 @@ legend: a column an arm; each figure the median over pairs of the runs' figures.
   frames > N ms         measured frames longer than N ms
   vcore ...             virtual-core waits, kicks (by priority, slice, first), escapes and
                         revokes a frame; wake slices the OS took or ignored, the whole run
+  vcore grace us        the arm's kick's grace: 0 holds the strict bound (never more guest
+                        threads run guest code than virtual cores, escapes aside); above 0
+                        each revoke relaxes it for one holder until its next checkpoint
   ... pickup p50/p99 us post to start of a job, of an executor's message
   <group> ...           a thread group's CPU (s a second, ms a frame), kernel CPU, guest
                         sleeps and voluntary switches a second
   calib.                the calibration in force at the window's end
   ratio / seeds, / auto the arm's figure over that arm's in the same pair, median over pairs
-  verdict               the default arm ({}) against the other arm of most fps; it loses
-                        on {};
+  verdict               the default arm ({}) against the other arm of most fps (a
+                        variant of the default, as strict, only if no other design
+                        ran); it loses on {};
                         wins when better beyond one of them and worse on none; else even
                         (own cost is shown, not judged)
 ",
@@ -192,7 +196,7 @@ pub fn csv(path: &Path, runs: &[Run]) -> io::Result<()> {
 }
 
 /// A JSON string.
-fn string(s: &str) -> String {
+pub fn string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -211,7 +215,7 @@ fn string(s: &str) -> String {
 }
 
 /// A JSON number; `null` for NaN and infinities, which JSON has no word for.
-fn number(v: f64) -> String {
+pub fn number(v: f64) -> String {
     if v.is_finite() {
         format!("{v}")
     } else {
@@ -220,7 +224,7 @@ fn number(v: f64) -> String {
 }
 
 /// A JSON object of `(key, already-encoded value)` pairs.
-fn object<'a>(fields: impl IntoIterator<Item = (&'a str, String)>, indent: usize) -> String {
+pub fn object<'a>(fields: impl IntoIterator<Item = (&'a str, String)>, indent: usize) -> String {
     let pad = " ".repeat(indent + 2);
     let body: Vec<String> = fields
         .into_iter()
@@ -346,20 +350,20 @@ pub fn save(ctx: &Context, dir: &Path, json_path: Option<&Path>) -> Result<Vec<P
     write(&svg_path, &plot::svg(ctx))?;
     let mut written = vec![csv_path, svg_path];
     if let Some(j) = json_path {
-        if let Some(d) = j.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))?;
-        }
         write(j, &json(ctx))?;
         written.push(j.to_path_buf());
     }
     Ok(written)
 }
 
-/// Writes `text` to `path`.
+/// Writes `text` to `path`, making its folder first.
 ///
 /// # Errors
-/// The file could not be written (the message names it).
+/// The folder or the file could not be written (the message names it).
 pub fn write(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).map_err(|e| format!("creating {}: {e}", d.display()))?;
+    }
     std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 

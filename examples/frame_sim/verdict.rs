@@ -2,8 +2,11 @@
 //!
 //! Invariant: the verdict is read from the cell's summary alone, from the ratios the table
 //! prints (pair by pair, then the median); the strongest other arm is the one of most fps
-//! (median of pairs), ties going to less CPU a frame; a figure counts for or against the
-//! default only beyond its tolerance ([`JUDGED`]), so a difference within it is even.
+//! (median of pairs), ties going to less CPU a frame, among the other designs (`seeds`,
+//! `auto`) where one ran, else among the variants of the default (an ablation such as
+//! `strict` speaks for one rule, judged on its own line: `grace.rs`); a figure counts for or
+//! against the default only beyond its tolerance ([`JUDGED`]), so a difference within it is
+//! even.
 
 use crate::arms::Arm;
 use crate::figures::{Ratios, Summary, RATIO_KEYS};
@@ -49,11 +52,10 @@ impl Verdict {
     pub fn of(s: &Summary) -> Option<Verdict> {
         s.arm(DEFAULT)?;
         let key = |arm: Arm| (s.median(arm, "fps"), -s.median(arm, "cpu_ms_per_frame"));
-        let against = s
-            .arms
-            .iter()
-            .map(|a| a.arm)
-            .filter(|&a| a != DEFAULT)
+        let others = s.arms.iter().map(|a| a.arm).filter(|&a| a != DEFAULT);
+        let designs_ran = others.clone().any(|a| !a.is_variant());
+        let against = others
+            .filter(|a| !(designs_ran && a.is_variant()))
             .max_by(|&a, &b| {
                 let (ka, kb) = (key(a), key(b));
                 ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
@@ -93,6 +95,95 @@ impl Verdict {
             ),
             None => "verdict: none (no other arm ran)".into(),
         }
+    }
+}
+
+impl Outcome {
+    /// The outcome's word, its figures left out: what must hold in every repeat.
+    fn word(&self) -> &'static str {
+        match self {
+            Outcome::Wins => "wins",
+            Outcome::Even => "is even",
+            Outcome::Loses(_) => "loses",
+        }
+    }
+}
+
+/// A cell's verdict over repeats: whether one holds in every repeat, and the line that says
+/// which (or how the repeats split).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Steady {
+    /// Every repeat had a verdict, and all of them the same outcome (wins, even or loses).
+    pub holds: bool,
+    /// The line: the outcome and the arms it was against, with how many repeats each; or
+    /// how the repeats split.
+    pub line: String,
+}
+
+/// `(name, count)` of each distinct name, in order of first sighting.
+fn tally<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<(&'a str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for n in names {
+        match out.iter_mut().find(|(m, _)| *m == n) {
+            Some((_, c)) => *c += 1,
+            None => out.push((n, 1)),
+        }
+    }
+    out
+}
+
+fn counted(t: &[(&str, usize)]) -> String {
+    t.iter()
+        .map(|(n, c)| format!("{n} {c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Steady {
+    /// The verdict that holds in every one of `repeats` (each repeat's verdict of the cell),
+    /// if one does: the same outcome in each. A loss lists the figures it was on, with how
+    /// many repeats each.
+    pub fn of(repeats: &[Option<Verdict>]) -> Steady {
+        let n = repeats.len();
+        let missing = repeats.iter().filter(|v| v.is_none()).count();
+        let verdicts: Vec<&Verdict> = repeats.iter().flatten().collect();
+        let words = tally(verdicts.iter().map(|v| v.outcome.word()));
+        let line = match (missing, words.as_slice()) {
+            (_, []) => format!("none (no verdict in {n} repeats)"),
+            (0, [(word, _)]) => {
+                let against = tally(verdicts.iter().map(|v| v.against.name()));
+                let to = if *word == "loses" { "to" } else { "against" };
+                let on = tally(verdicts.iter().flat_map(|v| match &v.outcome {
+                    Outcome::Loses(l) => l.iter().map(|(name, _)| *name).collect(),
+                    _ => Vec::new(),
+                }));
+                let on = if on.is_empty() {
+                    String::new()
+                } else {
+                    format!(", on {}", counted(&on))
+                };
+                return Steady {
+                    holds: true,
+                    line: format!(
+                        "default ({}) {word} in every repeat ({n}): {to} {}{on}",
+                        DEFAULT.name(),
+                        counted(&against)
+                    ),
+                };
+            }
+            _ => {
+                let none = if missing > 0 {
+                    format!(", none {missing}")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "none holds in every repeat: {}{none} (of {n})",
+                    counted(&words)
+                )
+            }
+        };
+        Steady { holds: false, line }
     }
 }
 
@@ -184,9 +275,65 @@ mod tests {
         ]);
         let v = Verdict::of(&s).unwrap();
         assert_eq!((v.against, v.outcome), (Arm::Auto, Outcome::Even));
+        let variant = |arms: &[Arm]| {
+            Summary::new(
+                arms.iter()
+                    .map(|&a| {
+                        (
+                            a,
+                            vec![run(60.0 + a.is_variant() as u8 as f64, 17.0, 9.0, 1.0)],
+                        )
+                    })
+                    .collect(),
+            )
+        };
+        let v = Verdict::of(&variant(&[Arm::Auto, Arm::Reactor, Arm::Strict])).unwrap();
+        assert_eq!(
+            v.against,
+            Arm::Auto,
+            "a variant of more fps is not the other design"
+        );
+        let v = Verdict::of(&variant(&[Arm::Reactor, Arm::Strict])).unwrap();
+        assert_eq!(v.against, Arm::Strict, "only variants ran");
         let alone = Summary::new(vec![(Arm::Reactor, vec![run(60.0, 17.0, 1.0, 1.0)])]);
         assert_eq!(Verdict::line(&alone), "verdict: none (no other arm ran)");
         let none = Summary::new(vec![(Arm::Auto, vec![run(60.0, 17.0, 1.0, 1.0)])]);
         assert!(Verdict::line(&none).contains("reactor, did not run"));
+    }
+
+    #[test]
+    fn a_verdict_holds_over_repeats_only_if_every_repeat_has_it() {
+        let wins = Verdict::of(&cell(run(60.0, 16.9, 10.0, 1.0)));
+        let even = Verdict::of(&cell(run(60.3, 17.5, 15.1, 9.0)));
+        let loses = Verdict::of(&cell(run(58.74, 18.7, 14.0, 4.0)));
+        let s = Steady::of(&[wins.clone(), wins.clone(), wins.clone()]);
+        assert!(s.holds);
+        assert_eq!(
+            s.line,
+            "default (reactor) wins in every repeat (3): against auto 3"
+        );
+        let s = Steady::of(&[wins.clone(), even.clone(), wins.clone()]);
+        assert!(!s.holds);
+        assert_eq!(
+            s.line,
+            "none holds in every repeat: wins 2, is even 1 (of 3)"
+        );
+        let s = Steady::of(&[loses.clone(), loses.clone()]);
+        assert!(s.holds, "{s:?}");
+        assert_eq!(
+            s.line,
+            "default (reactor) loses in every repeat (2): to auto 2, on fps 2, p99 2"
+        );
+        let s = Steady::of(&[wins.clone(), None]);
+        assert!(!s.holds);
+        assert_eq!(s.line, "none holds in every repeat: wins 1, none 1 (of 2)");
+        assert_eq!(Steady::of(&[None]).line, "none (no verdict in 1 repeats)");
+        let s = Steady::of(&[even]);
+        assert!(
+            s.holds
+                && s.line
+                    .ends_with("is even in every repeat (1): against auto 1"),
+            "{s:?}"
+        );
     }
 }

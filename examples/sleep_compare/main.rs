@@ -62,8 +62,8 @@ fn main() {
         poller_runs(quick, &mut polls);
     }
     if repeat > 1 {
-        sleeps.print("Single sleepers");
-        polls.print("5 idle pollers");
+        print!("{}", sleeps.text("Single sleepers"));
+        print!("{}", polls.text("5 idle pollers"));
     }
 }
 

@@ -418,6 +418,15 @@ impl<R: From<Runtime>> Builder<R> {
         config.serial = parts(config.serial);
         config.vcore_first = parts(config.vcore_first);
         check(&config)?;
+        // The Windows simulation's switches are the OS layer's, read at its first use.
+        #[cfg(all(target_os = "linux", hos_winsim, not(hos_force_fallback), not(loom)))]
+        if let Some((switch, value, accepted)) = crate::sys::switch_error() {
+            return Err(ConfigError {
+                switch,
+                value,
+                accepted,
+            });
+        }
         Ok(Settled { config, warnings })
     }
 

@@ -39,7 +39,7 @@ pub(crate) const DEFAULT_SPIN_US: u64 = 20;
 pub(crate) const DEFAULT_IDLE_POLL_STRETCH_US: u64 = 1000;
 
 /// HOS_VCORE_GRACE_US's default, in microseconds: the best of 50, 100, 200 and 400 in the
-/// device's uncapped frames (BENCHMARKS.md, "The kick's grace"; docs/switches.md).
+/// device's uncapped frames (docs/journal.md, "The kick's grace"; docs/switches.md).
 pub(crate) const DEFAULT_VCORE_GRACE_US: u64 = 100;
 
 /// HOS_WAKE_SLICE_US's default, in microseconds (docs/switches.md has the measurement).
@@ -412,13 +412,17 @@ impl Switch {
 
 /// `HOS_*` names that are no switch but that hos's own tests and tools read, so never warned
 /// about: the header test's bless (capi/tests/header.rs), the chaos test's seeds
-/// (tests/chaos.rs), the soak's seed (tests/soak.rs), and the runtime's tests' child marker
-/// (runtime/src/tests/common.rs).
-pub(crate) const TOOLS: [&str; 4] = [
+/// (tests/chaos.rs), the soak's seed (tests/soak.rs), the runtime's tests' child marker
+/// (runtime/src/tests/common.rs), and the Windows simulation's switches (read by the OS layer
+/// of a `--cfg hos_winsim` build, sys/winsim.rs; docs/switches.md).
+pub(crate) const TOOLS: [&str; 7] = [
     "HOS_BLESS",
     "HOS_CHAOS_SEEDS",
     "HOS_SOAK_SEED",
     "HOS_TEST_ALONE",
+    "HOS_WINSIM_PROFILE",
+    "HOS_WINSIM_SEED",
+    "HOS_WINSIM_CPU",
 ];
 
 /// The warning for the environment variable `name`, if it looks like a switch of hos
@@ -681,6 +685,15 @@ mod tests {
             assert_eq!(told(quiet), None, "{quiet}");
         }
         assert_eq!((edits("", "ab"), edits("kitten", "sitting")), (2, 3));
+    }
+
+    #[cfg(all(target_os = "linux", hos_winsim, not(hos_force_fallback)))]
+    #[test]
+    fn the_windows_simulations_switches_are_known() {
+        use crate::sys::{CPU_SWITCH, PROFILE_SWITCH, SEED_SWITCH};
+        for name in [PROFILE_SWITCH, SEED_SWITCH, CPU_SWITCH] {
+            assert_eq!(unknown(name, "1"), None, "{name}");
+        }
     }
 
     #[test]

@@ -4,21 +4,20 @@
 //!
 //! # Layers
 //!
-//! Each layer uses only the layers below it, never one above; no file reaches up to the
-//! runtime it is part of. Leaves (`sync`, `time`, `sys`, `spawn`, `chaos`, `wheel`, `machine`,
-//! `stats`, `report`, and the virtual cores' pure table: `vcore::{table, rank, step, escape}`) depend on
-//! nothing of hos but each other. Primitives (`parker`; `config`: the typed config and its
-//! switch rules; `role`: a guest thread's role; `build_error`) sit on the leaves. Decisions
-//! (`policy`, `calibration`, `reactor`) are made from primitives. Waiting (`block_on`, which
-//! takes its spin, counters and core hooks as inputs; `pollers`, an object's sleeping
-//! pollers; `poll`, a thread's poll marks; `vcore`, the semaphore; `pause`, a thread's pause; `thread`, the record of a guest thread) uses the decisions.
-//! Composition (`runtime`, `builder`, `context`, `sleep`) puts one runtime together and is
-//! the only layer that knows it. Within a layer too, a file imports only files before it:
-//! `tests/layers.rs` holds the order and fails on any other import.
+//! Each module sits in a layer and uses only the layers below it, never one above; no file
+//! reaches up to the runtime it is part of. Leaves depend on nothing of hos but each other:
+//! data structures, the OS, units. Primitives sit on the leaves. Decisions (how the machine
+//! behaves, and what to do about it) are made from primitives. Waiting uses the decisions,
+//! handed in as arguments: `block_on` takes its spin, counters and core hooks from its
+//! caller, the idle pollers know an object only as a generation and a list of sleepers, the
+//! virtual cores know a thread only as an id, its traits and its seat. Composition puts one
+//! runtime together and is the only layer that knows it. Within a layer too, a file imports
+//! only files before it: `src/tests/layers.rs` holds the order and fails on any other import.
 //!
 //! | module | layer | what |
 //! | --- | --- | --- |
 //! | `sync` | leaf | the loom seam and the one poison-free lock |
+//! | `report` | leaf | where warnings and errors go: the `tracing` subscriber, else stderr |
 //! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
 //! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
@@ -26,26 +25,26 @@
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
 //! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
 //! | `stats` | leaf | counters, and the [`Stats`] snapshot a host reads |
-//! | `report` | leaf | where warnings and errors go: the `tracing` subscriber, else stderr |
+//! | `vcore::{step, rank, table, escape, kick, seat}` | leaf | the virtual cores' pure table |
+//! | `trace` | leaf | the event stream, its rings and recorder, and what is made of it |
 //! | `parker` | primitive | the per-thread futex parker |
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
 //! | `role` | primitive | [`Role`]: what a guest thread is, and what the policies make of it |
 //! | `build_error` | primitive | [`BuildError`]: why a runtime did not start |
-//! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
 //! | `reactor` | decision | the reactor thread that owns every deadline |
+//! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
 //! | `block_on` | waiting | the one loop every wait blocks in |
 //! | `pollers` | waiting | idle pollers: an object's (or a guest word's) sleeping pollers, their wait |
 //! | `poll` | waiting | idle pollers: each thread's poll marks, and what its next sleep follows |
-//! | `vcore` | waiting | the virtual-core semaphore |
+//! | `vcore` (`mod.rs`, `claim`) | waiting | the virtual-core semaphore, and the claims of woken threads |
 //! | `pause` | waiting | a guest thread's pause: asked, taken at its next pause point |
 //! | `thread` | waiting | the runtime's record of a guest thread |
 //! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
-//! | `builder` | composition | [`Builder`]: switches in code and from the environment |
 //! | `context` | composition | which runtime and guest thread the calling thread is |
 //! | `sleep` | composition | guest and host sleeps along their routes |
+//! | `builder` | composition | [`Builder`]: switches in code and from the environment |
 //! | `observe` | composition | the trace file, frame marks, dumps, the wait tree, critical paths |
-//! | `trace` | leaf | the event stream, its rings and recorder, and what is made of it |
 //!
 //! docs/design.md tells the flow of one wait and the rules each policy keeps.
 

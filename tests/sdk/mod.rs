@@ -7,11 +7,15 @@
 //! | --- | --- |
 //! | `libnx.rs` | libnx's Mutex, CondVar, RwLock, Barrier, Semaphore (`nx/source/kernel/*.c`) |
 //! | `stratosphere.rs` | stratosphère's InternalCriticalSection, InternalConditionVariable, InternalLightEvent (`libstratosphere/source/os/impl/*.os.horizon.*`) |
+//!
+//! `workload.rs` holds the contended workloads the tests check and `benches/sdk_lock.rs`
+//! times on these clients and on std's, as the peer.
 
 #![allow(dead_code)] // each test binary uses a part
 
 pub mod libnx;
 pub mod stratosphere;
+pub mod workload;
 
 use std::cell::Cell;
 

@@ -4,6 +4,9 @@
 //! `linux.rs` (the platform we run and measure) and in `fallback.rs` (std only, compiles on
 //! any platform). `--cfg hos_force_fallback` selects the fallback on Linux too, so CI tests it;
 //! `--cfg loom` selects it as well, so loom models see only loom-aware primitives.
+//! `--cfg hos_winsim` (Linux only) selects `winsim.rs`, which models Windows' timers, yield
+//! and CPU clock on top of the Linux primitives (docs/windows.md), so hos's policies can be
+//! run against Windows' timing here.
 //!
 //! # The contract
 //!
@@ -31,9 +34,22 @@
 //! [`TickScale`], the arithmetic of the event clock's map.
 
 #[cfg(all(target_os = "linux", not(hos_force_fallback), not(loom)))]
+// Under winsim the Linux layer is the simulation's real blocking: winsim re-exports part of
+// it and leaves the rest (its slices, its slack, its KIND), which Windows has no match for.
+#[cfg_attr(hos_winsim, allow(dead_code, unreachable_pub))]
 mod linux;
-#[cfg(all(target_os = "linux", not(hos_force_fallback), not(loom)))]
+#[cfg(all(
+    target_os = "linux",
+    not(hos_force_fallback),
+    not(loom),
+    not(hos_winsim)
+))]
 pub use linux::*;
+
+#[cfg(all(target_os = "linux", not(hos_force_fallback), not(loom), hos_winsim))]
+mod winsim;
+#[cfg(all(target_os = "linux", not(hos_force_fallback), not(loom), hos_winsim))]
+pub use winsim::*;
 
 #[cfg(any(not(target_os = "linux"), hos_force_fallback, loom))]
 mod fallback;

@@ -33,9 +33,14 @@ fn on_thread<T: Send + 'static>(f: impl FnOnce(u64) -> T + Send + 'static) -> T 
 }
 
 /// Whether this build on this OS gives threads custom slices: Linux 6.12 or later (read from
-/// the kernel's own release string, not through the OS layer under test), not the fallback.
+/// the kernel's own release string, not through the OS layer under test), not the fallback
+/// nor the Windows simulation (Windows has no slices).
 fn os_has_slices() -> bool {
-    if cfg!(any(not(target_os = "linux"), hos_force_fallback)) {
+    if cfg!(any(
+        not(target_os = "linux"),
+        hos_force_fallback,
+        hos_winsim
+    )) {
         return false;
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();

@@ -14,7 +14,7 @@
 //! has to run to ask for its core (and to kick a worse holder) waits for a processor first,
 //! and when the processors are busy with worse guest threads it waits until they block: a
 //! BaseProcExecutor woken by its message at 6 processors started 330-360 us late (p50) while
-//! job workers ran their jobs, against 20-30 us under `auto` (BENCHMARKS.md, issue 10). The
+//! job workers ran their jobs, against 20-30 us under `auto` (docs/journal.md, "Wake claims"). The
 //! claim moves the ask to the waker: the table grants a free core or queues the thread and
 //! kicks the holder it outranks, who gives its core up at its next checkpoint and blocks,
 //! which frees the processor the woken thread needs.

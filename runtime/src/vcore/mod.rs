@@ -56,7 +56,7 @@
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
 //! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
 //!
-//! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md, "Virtual cores"): an
+//! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md, "Fast paths"): an
 //! uncontended acquire and release take the lock once each and read one clock once, the
 //! event clock (the slot's stamp for the time slice: the TSC where the kernel keeps time on
 //! it, half a `now()`); they mirror flags, count and trace only what a step changed. That

@@ -106,7 +106,7 @@ pub enum YieldKind {
 /// - `stamp`, on the event clock (`sys::ticks()`, in its own unit): a grant's stamp, which
 ///   only spans are taken of (a time slice, the longest holder, how long a holder held). An
 ///   uncontended acquire reads only this one, at about half a `now()`'s cost where the TSC
-///   serves (BENCHMARKS.md, "Virtual cores").
+///   serves (BENCHMARKS.md, "Fast paths").
 ///
 /// A `u64` is both clocks stopped at that time (its ticks are nanoseconds): tests drive the
 /// table with one.

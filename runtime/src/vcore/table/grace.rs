@@ -19,7 +19,7 @@
 //!
 //! Why: a kicked holder gives its slot up only by running to its next checkpoint, and one the
 //! OS has preempted cannot; the better waiter then waited for the OS to run it again, about a
-//! millisecond (BENCHMARKS.md, "What holds the uncapped fps"), where the console preempts at
+//! millisecond (docs/journal.md, "What holds the uncapped fps"), where the console preempts at
 //! once. The grace bounds that wait, at the price of the moment of N+1 threads.
 
 use super::{State, Table};
