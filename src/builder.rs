@@ -5,7 +5,8 @@
 //! the parsing, precedence and checks stay there (`runtime/src/builder.rs`, `config.rs`). The
 //! test below fails when that builder gains a public method this one does not forward.
 
-use crate::{BuildError, Calibration, Config, ConfigError, Runtime, ShortSleep};
+use crate::runtime::Runtime;
+use hos_runtime::{BuildError, Calibration, Config, ConfigError, ShortSleep};
 use std::path::PathBuf;
 
 /// Builds a [`Runtime`]: every switch has a method; [`RuntimeBuilder::env`] reads the `HOS_*`
@@ -54,6 +55,13 @@ macro_rules! forward {
             )*
         }
     };
+}
+
+impl Runtime {
+    /// A builder with every switch at its default.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::new()
+    }
 }
 
 impl RuntimeBuilder {

@@ -9,8 +9,8 @@
 //! [`JoinHandle`](crate::thread::JoinHandle): whoever takes it out joins it, or drops it to
 //! detach the thread.
 
+use crate::result::ResultCode;
 use crate::sync::{lock, wait};
-use crate::ResultCode;
 use hos_runtime::internal::{sys, Activity, Runtime as Inner, ThreadRecord};
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

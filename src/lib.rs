@@ -28,19 +28,44 @@
 //!     Ok(())
 //! }
 //! ```
+//!
+//! # Layers
+//!
+//! Each file imports only files below it; `src/tests/layers.rs` holds the order and fails on
+//! any other import (the checker is the one hos-runtime's and hos-capi's tests use too).
+//! Leaves are the vocabulary every other part shares: `sync`, `result` ([`ResultCode`]),
+//! `entry` (what every svc and nn::os call does first), `machine`, and in `svc/` the
+//! [`svc::Handle`] (`handle.rs`), the arbitration types (`arbitration.rs`) and the one reading
+//! of a timeout in nanoseconds ([`svc::timeout_from_ns`], `timeout.rs`). Above them the
+//! one wait of every object (`os/{waiters, waiting, wait_any}`) and the arbiter's pure table
+//! (`svc/arbiter/table` and its helpers), then the nn::os objects ([`os`]), then the runtime
+//! ([`Runtime`] in `runtime.rs`, its guest registry, builder and shutdown), then guest threads
+//! and the svcs ([`thread`], [`svc`]). The facades, this file and `svc.rs`, re-export and hold
+//! no vocabulary: no file imports them.
+//!
+//! One knot, kept on purpose: guest threads and two parts of the svcs import each other. The
+//! handle table (`svc/handles.rs`) names guest threads, and a thread makes and closes its own
+//! handle there; the arbiter (`svc/arbiter/`) lends a lock waiter's priority to the owner's
+//! thread, and a thread tells it when its own priority changes or it ends. Breaking it would
+//! mean callbacks between the two for what is one relation; the test allows these two
+//! pairs and no other.
 
 // Denied, not forbidden: svc/arbiter/lent.rs lends a blocked waiter's mutex word to the
 // arbiter (the module says why safe Rust cannot, and what keeps it sound).
 #![deny(unsafe_code)]
 
 mod builder;
+mod entry;
 mod guests;
 pub mod machine;
 pub mod os;
 mod result;
+mod runtime;
 mod shutdown;
 pub mod svc;
 mod sync;
+#[cfg(all(test, not(loom)))]
+mod tests;
 pub mod thread;
 
 pub use builder::RuntimeBuilder;
@@ -65,161 +90,5 @@ pub use hos_runtime::{
 struct ReadmeExamples;
 
 pub use result::ResultCode;
+pub use runtime::Runtime;
 pub use shutdown::ShutdownReport;
-
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
-
-/// A running hos runtime: a cheap `Clone` handle.
-///
-/// Every running guest thread holds a handle too. When the last handle is dropped without
-/// [`Runtime::shutdown`], the reactor thread stops and is joined; call `shutdown` to end the
-/// waits of host threads and join the guest threads first.
-#[derive(Clone, Debug)]
-pub struct Runtime {
-    inner: hos_runtime::internal::Runtime,
-    /// Its guest threads: the live ones, and the OS threads not yet joined.
-    guests: Arc<guests::Guests>,
-}
-
-/// What the builder makes a `Runtime` from (an internal runtime handle).
-#[doc(hidden)]
-impl From<hos_runtime::internal::Runtime> for Runtime {
-    fn from(inner: hos_runtime::internal::Runtime) -> Self {
-        Runtime {
-            inner,
-            guests: Default::default(),
-        }
-    }
-}
-
-impl Runtime {
-    /// A builder with every switch at its default.
-    pub fn builder() -> RuntimeBuilder {
-        RuntimeBuilder::new()
-    }
-
-    /// A guest thread builder bound to this runtime.
-    pub fn thread(&self) -> thread::Builder {
-        thread::Builder::new(self.clone())
-    }
-
-    /// Sleeps the calling host thread, always precisely.
-    pub fn host_sleep(&self, d: Duration) {
-        hos_runtime::internal::host_sleep(&self.inner, d);
-    }
-
-    /// The configuration it was built with (the environment applied, every value checked).
-    pub fn config(&self) -> &Config {
-        self.inner.config()
-    }
-
-    /// Counters, calibration, and per-thread CPU; `Display` prints a summary that fits a
-    /// screen. After a shutdown, the threads and the reactor's CPU as it began (see [`Stats`]).
-    pub fn stats(&self) -> Stats {
-        self.inner.stats()
-    }
-
-    /// Writes the trace to `path` as Chrome trace-event JSON (drag it onto ui.perfetto.dev):
-    /// the full trace so far if the runtime collects one (HOS_TRACE, `.trace(path)`), else
-    /// the flight recorder's last events of each thread.
-    ///
-    /// # Errors
-    /// The file could not be written.
-    pub fn write_trace(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
-        self.inner.write_trace(path.as_ref())
-    }
-
-    /// Marks a host frame: call it at each present. The trace shows the marks, and each pair
-    /// of them is a frame for [`Runtime::critical_path`].
-    pub fn frame_mark(&self) {
-        self.inner.frame_mark();
-    }
-
-    /// Every guest thread now: what it does or waits on and since when, under the thread
-    /// that holds what it waits for; `Display` prints the tree and names any deadlock.
-    ///
-    /// ```
-    /// let rt = hos::Runtime::builder()
-    ///     .calibration(hos::Calibration::default())
-    ///     .flight(true) // the recorder: what each thread waits on
-    ///     .build()?;
-    /// // A 10 s sleep, which the shutdown below ends.
-    /// let t = rt.thread().name("Sleeper").spawn(|| hos::svc::sleep_thread(10_000_000_000))?;
-    /// let asleep = |tree: &hos::WaitTree| {
-    ///     let node = tree.node(t.thread().id());
-    ///     node.is_some_and(|n| matches!(n.state, hos::State::Sleeping { .. }))
-    /// };
-    /// let start = std::time::Instant::now();
-    /// let mut tree = rt.wait_tree();
-    /// while !asleep(&tree) && start.elapsed() < std::time::Duration::from_secs(10) {
-    ///     std::thread::sleep(std::time::Duration::from_millis(1));
-    ///     tree = rt.wait_tree();
-    /// }
-    /// assert!(tree.to_string().contains("Sleeper (priority 44, mask 0x3f) sleeps 10000000 us"));
-    /// rt.shutdown();
-    /// t.join().ok();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn wait_tree(&self) -> WaitTree {
-        self.inner.wait_tree()
-    }
-
-    /// Dumps the flight recorder now (with `reason` and the wait tree in the file) into
-    /// HOS_FLIGHT_DIR; returns the file's path, or `None` when the recorder is off, past the
-    /// runtime's 8 dumps, or on a write error.
-    pub fn dump_flight(&self, reason: &str) -> Option<PathBuf> {
-        self.inner.dump_flight(reason)
-    }
-
-    /// Each frame's critical path (between two frame marks): where the frame's time went,
-    /// walking back over the wake edges. Empty unless the runtime collects a full trace.
-    pub fn critical_path(&self) -> Vec<Breakdown> {
-        self.inner.critical_path()
-    }
-
-    /// The runtime-level handle behind this one.
-    pub(crate) fn inner(&self) -> &hos_runtime::internal::Runtime {
-        &self.inner
-    }
-
-    /// The registry of its guest threads.
-    pub(crate) fn guests(&self) -> &guests::Guests {
-        &self.guests
-    }
-
-    /// What every live guest thread is doing now (running guest code, or waiting on what and
-    /// for how long): what a watchdog names when a run stalls.
-    pub fn guest_states(&self) -> Vec<GuestState> {
-        self.guests.states()
-    }
-
-    /// Pauses every guest thread of the runtime but the calling one (svcSetThreadActivity on
-    /// each: `svc::set_thread_activity`), for a debugger's stop or a save state, and waits
-    /// until all have stopped, at most `timeout` (`None`: no limit). Returns how many are
-    /// paused (those paused already included). Once it returns `Ok`, no guest code runs until
-    /// [`Runtime::resume_guests`]. Threads spawned later are not paused.
-    ///
-    /// # Errors
-    /// TimedOut if some thread did not stop in time: it stays asked, stops at its next
-    /// checkpoint, and `resume_guests` releases it; Cancelled once the runtime shuts down
-    /// (which releases every paused thread).
-    ///
-    /// # Blocking
-    /// Until every thread has stopped; a guest caller holds no virtual core meanwhile.
-    pub fn pause_guests(&self, timeout: Option<Duration>) -> Result<usize, ResultCode> {
-        svc::pause_guests(self, timeout)
-    }
-
-    /// Resumes every paused guest thread of the runtime (by [`Runtime::pause_guests`] or
-    /// `svc::set_thread_activity`); returns how many it resumed.
-    pub fn resume_guests(&self) -> usize {
-        svc::resume_guests(self)
-    }
-
-    /// Whether it has shut down.
-    pub fn is_shut_down(&self) -> bool {
-        self.inner.is_shut_down()
-    }
-}

@@ -33,6 +33,6 @@ pub fn restrict_processors(n: usize) -> std::io::Result<()> {
 /// The CPU time of the whole process, user and kernel, and its voluntary context switches:
 /// one system call (`getrusage(RUSAGE_SELF)` on Linux; zero in the std fallback). A host's
 /// CPU a frame is the difference of two readings over the frames between them.
-pub fn process_cpu_time() -> crate::CpuTime {
+pub fn process_cpu_time() -> hos_runtime::CpuTime {
     hos_runtime::internal::sys::process_cpu()
 }

@@ -12,9 +12,10 @@
 //! the first shutdown began, just before anything was torn down.
 
 use crate::guests::GuestState;
+use crate::runtime::Runtime;
 use crate::sync::lock;
-use crate::{Runtime, Stats};
 use hos_runtime::internal::with_guest;
+use hos_runtime::Stats;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -121,9 +122,9 @@ impl Runtime {
     /// `deadline` (`None`: all of them); joins those that left, detaches the rest.
     fn stop(&self, deadline: Option<Instant>) -> ShutdownReport {
         let start = Instant::now();
-        self.inner.shutdown();
-        let me = with_guest(|rt, t| rt.same(&self.inner).then(|| t.id())).flatten();
-        let out = self.guests.wait_empty(me, deadline);
+        self.inner().shutdown();
+        let me = with_guest(|rt, t| rt.same(self.inner()).then(|| t.id())).flatten();
+        let out = self.guests().wait_empty(me, deadline);
         let mut joined = 0;
         for (id, slot) in out.joins {
             let Some(os) = lock(&*slot).take() else {
@@ -140,14 +141,14 @@ impl Runtime {
             elapsed: start.elapsed(),
             joined,
             stragglers: out.stragglers,
-            stats: self.inner.stats(),
+            stats: self.inner().stats(),
         };
         if !report.is_clean() {
             hos_runtime::warn!("{report}");
-            self.inner
+            self.inner()
                 .dump_flight(&format!("shutdown timed out: {report}"));
         }
-        self.inner.end_trace();
+        self.inner().end_trace();
         report
     }
 }

@@ -9,111 +9,64 @@
 //!
 //! | file | svcs |
 //! | --- | --- |
-//! | `svc.rs` | sleeps, priorities, cores, handles, WaitSynchronization |
-//! | `handles.rs` | the handle table |
+//! | `svc.rs` | sleeps, priorities, cores, WaitSynchronization |
+//! | `handle.rs` | [`Handle`], the name every file here passes around |
+//! | `handles.rs` | the handle table: CreateHandle (hos's own), CloseHandle, a handle's object |
 //! | `lock.rs` | ArbitrateLock/Unlock, WaitProcessWideKeyAtomic/SignalProcessWideKey |
 //! | `address.rs` | WaitForAddress/SignalToAddress |
+//! | `arbitration.rs` | what those take: [`ArbitrationType`], [`SignalType`], [`WAITERS`] |
 //! | `arbiter/` | the one table those six wait in, and how its waiters block |
 //! | `event.rs` | CreateEvent, SignalEvent, ClearEvent, ResetSignal |
 //! | `cancel.rs` | CancelSynchronization |
 //! | `info.rs` | the current thread's handle, GetThreadId, GetCurrentProcessorNumber, GetInfo |
 //! | `tick.rs` | GetSystemTick, and the one nanoseconds-to-ticks conversion |
+//! | `timeout.rs` | the one conversion of a svc's timeout in nanoseconds |
 //! | `exit.rs` | ExitThread |
 //! | `activity.rs` | SetThreadActivity: pause and resume one guest thread, or all of them |
 
 mod activity;
 mod address;
-mod arbiter;
-mod cancel;
+pub(crate) mod arbiter;
+mod arbitration;
+pub(crate) mod cancel;
 mod event;
-mod exit;
-mod handles;
+pub(crate) mod exit;
+pub(crate) mod handle;
+pub(crate) mod handles;
 mod info;
 mod lock;
 mod tick;
+pub(crate) mod timeout;
 
+pub use crate::entry::checkpoint;
 pub use activity::{set_thread_activity, ThreadActivity};
-pub use address::{
-    check_word_address, signal_to_address, wait_for_address, wait_for_address64, ArbitrationType,
-    SignalType,
-};
+pub use address::{check_word_address, signal_to_address, wait_for_address, wait_for_address64};
+pub use arbitration::{ArbitrationType, SignalType, WAITERS};
 pub use cancel::cancel_synchronization;
 pub use event::{clear_event, create_event, reset_signal, signal_event};
 pub use exit::{exit_thread, ThreadExit};
-pub use handles::{HandleObject, HostObject, MAX_HANDLES};
+pub use handle::Handle;
+pub use handles::{
+    close_handle, create_handle, handle_object, HandleObject, HostObject, MAX_HANDLES,
+};
 pub use info::{
     current_thread_handle, get_current_processor_number, get_info, get_thread_id,
     INFO_TYPE_THREAD_TICK_COUNT,
 };
 pub use lock::{
     arbitrate_lock, arbitrate_unlock, signal_process_wide_key, wait_process_wide_key_atomic,
-    WAITERS,
 };
 pub use tick::{get_system_tick, TICKS_PER_SECOND};
+pub use timeout::timeout_from_ns;
 
-pub(crate) use activity::{pause_guests, resume_guests};
-pub(crate) use arbiter::{priority_changed, thread_gone};
-pub(crate) use cancel::CancelState;
-pub(crate) use exit::{is_exit, run_body};
-
+use crate::entry::entry;
 use crate::os::{wait_any, wait_any_async, MAX_WAIT_OBJECTS};
-use crate::thread::Thread;
-use crate::ResultCode;
+use crate::result::ResultCode;
+use handles::thread_of;
 use hos_runtime::internal::{
     block_on, runtime, sleep_current, sys, with_guest, Counters, Wait, YieldKind,
 };
 use std::time::Duration;
-
-/// A Horizon handle: a process-wide name for a waitable object or a guest thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Handle(pub u32);
-
-impl Handle {
-    /// No handle (0): what names nothing.
-    pub const INVALID: Handle = Handle(0);
-    /// The pseudo-handle of the calling thread (CUR_THREAD_HANDLE).
-    pub const CURRENT_THREAD: Handle = Handle(0xFFFF_8000);
-}
-
-/// Names `object` with a new handle.
-///
-/// # Errors
-/// OutOfHandles once [`MAX_HANDLES`] are open.
-///
-/// ```
-/// use hos::os::{ClearMode, Event};
-/// use hos::svc::{self, Handle};
-/// use std::sync::Arc;
-/// let ev = Arc::new(Event::new(ClearMode::Auto));
-/// let h = svc::create_handle(ev.clone())?;
-/// ev.signal();
-/// assert_eq!(svc::wait_synchronization(&[h], 0), Ok(0));
-/// svc::close_handle(h)?;
-/// assert_eq!(svc::wait_synchronization(&[h], 0), Err(hos::ResultCode::INVALID_HANDLE));
-/// # Ok::<(), hos::ResultCode>(())
-/// ```
-pub fn create_handle(object: impl Into<HandleObject>) -> Result<Handle, ResultCode> {
-    entry();
-    handles::insert(object.into())
-}
-
-/// What `h` names (the calling guest thread for [`Handle::CURRENT_THREAD`]): for hosts that
-/// keep their own objects in the table ([`HostObject`]).
-///
-/// # Errors
-/// InvalidHandle for a handle that is not open.
-pub fn handle_object(h: Handle) -> Result<HandleObject, ResultCode> {
-    handles::get(h)
-}
-
-/// svcCloseHandle (0x16).
-///
-/// # Errors
-/// InvalidHandle for a handle that is not open.
-pub fn close_handle(h: Handle) -> Result<(), ResultCode> {
-    entry();
-    handles::close(h)
-}
 
 /// svcSleepThread (0x0B): sleeps `ns` nanoseconds. `0`, `-1` and `-2` are yields (to the same
 /// priority; with migration; to any thread), served on the virtual cores for a guest thread;
@@ -150,27 +103,6 @@ pub fn sleep_thread(ns: i64) {
     let handed = with_guest(|rt, t| rt.yield_core(t, kind));
     if handed != Some(true) {
         sys::yield_now();
-    }
-}
-
-/// A point where a kicked guest thread gives its virtual core up (svc entry, nn::os calls,
-/// polled loop headers). Nothing on other threads.
-pub fn checkpoint() {
-    hos_runtime::internal::checkpoint();
-}
-
-/// The entry of an svc or an nn::os call: counted as a call for the idle-poll rules (a loop
-/// head's checkpoint is none: docs/design.md section 4), then a checkpoint.
-#[inline]
-pub(crate) fn entry() {
-    hos_runtime::internal::svc_entered();
-    checkpoint();
-}
-
-fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
-    match handles::get(h)? {
-        HandleObject::Thread(t) => Ok(t),
-        _ => Err(ResultCode::INVALID_HANDLE),
     }
 }
 
@@ -253,7 +185,7 @@ pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize
         .iter()
         .map(|o| o.as_waitable().ok_or(ResultCode::INVALID_HANDLE))
         .collect::<Result<Vec<_>, _>>()?;
-    let timeout = u64::try_from(timeout_ns).ok().map(Duration::from_nanos);
+    let timeout = timeout_from_ns(timeout_ns);
     let thread = crate::thread::current();
     let Some(thread) = thread.filter(|_| timeout_ns != 0) else {
         return wait_any(&waitables, timeout);

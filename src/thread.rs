@@ -24,13 +24,18 @@ use crate::guests::JoinSlot;
 use crate::os::wait_any::{sealed, Waitable};
 use crate::os::waiters::WaitSlot;
 use crate::os::{ClearMode, Event};
-use crate::svc::{self, CancelState, Handle, HandleObject};
+use crate::result::ResultCode;
+use crate::runtime::Runtime;
+use crate::svc::arbiter::{priority_changed, thread_gone};
+use crate::svc::cancel::CancelState;
+use crate::svc::exit::{is_exit, run_body};
+use crate::svc::handle::Handle;
+use crate::svc::handles::{close_handle, create_handle, HandleObject};
 use crate::sync::lock;
-use crate::CpuTime;
-use crate::{ResultCode, Runtime};
 use hos_runtime::internal::{
     enter, sys, with_guest, EnterGuard, Occupant, ThreadRecord, ThreadSpec,
 };
+use hos_runtime::CpuTime;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, OnceLock};
@@ -73,8 +78,15 @@ pub struct Builder {
     stack_size: Option<usize>,
 }
 
+impl Runtime {
+    /// A guest thread builder bound to this runtime.
+    pub fn thread(&self) -> Builder {
+        Builder::new(self.clone())
+    }
+}
+
 impl Builder {
-    pub(crate) fn new(rt: Runtime) -> Self {
+    fn new(rt: Runtime) -> Self {
         let cores = rt.inner().config().cores;
         Builder {
             rt,
@@ -170,9 +182,9 @@ impl Builder {
             let _entered = t.enter_here(trace);
             let out = {
                 let _core = CoreGuard::take(&t);
-                svc::run_body(f)
+                run_body(f)
             };
-            if out.as_ref().is_err_and(|p| !svc::is_exit(&**p)) {
+            if out.as_ref().is_err_and(|p| !is_exit(&**p)) {
                 hos_runtime::warn!(name = %t.name(), "guest thread panicked");
             }
             crate::os::mutex::abandon_held();
@@ -214,7 +226,7 @@ impl Builder {
             handle: OnceLock::new(),
             cancel: CancelState::default(),
         }));
-        let handle = svc::create_handle(HandleObject::Thread(thread.clone()))?;
+        let handle = create_handle(HandleObject::Thread(thread.clone()))?;
         let _ = thread.0.handle.set(handle);
         Ok((thread, HandleShare(Arc::new(HandleOwner(handle))), trace))
     }
@@ -286,8 +298,8 @@ struct HandleOwner(Handle);
 impl Drop for HandleOwner {
     fn drop(&mut self) {
         // Closed already if the host closed it itself: the console's handle would be gone too.
-        let _ = svc::close_handle(self.0);
-        svc::thread_gone(self.0);
+        let _ = close_handle(self.0);
+        thread_gone(self.0);
     }
 }
 
@@ -441,7 +453,7 @@ impl Thread {
         // Through the virtual cores: a waiting or holding thread is re-ranked at once; and
         // through the arbiter: a wait it is in, and the lock owners it lends to, too.
         self.0.rt.inner().set_priority(&self.0.record, p);
-        svc::priority_changed(self);
+        priority_changed(self);
         Ok(())
     }
 
@@ -567,9 +579,9 @@ pub struct JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
-    /// Waits for the thread to end; `Err` carries its panic, or a [`svc::ThreadExit`] if it
-    /// ended by `svc::exit_thread` (everything it held was given back first, see the module's
-    /// invariant).
+    /// Waits for the thread to end; `Err` carries its panic, or a
+    /// [`svc::ThreadExit`](crate::svc::ThreadExit) if it ended by `svc::exit_thread`
+    /// (everything it held was given back first, see the module's invariant).
     ///
     /// # Blocking
     /// Blocks the calling OS thread until the guest thread ends (a plain OS join, not a

@@ -16,7 +16,6 @@ use std::mem::{align_of, size_of};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64};
-use std::time::Duration;
 
 /// A failed call: its code, and what the host may want to read about it.
 #[derive(Debug, PartialEq, Eq)]
@@ -404,7 +403,6 @@ fn check_word<T>(p: *mut T, what: &str) -> Result<()> {
     })
 }
 
-/// A wait's timeout in nanoseconds: negative waits without limit, 0 polls.
-pub fn timeout(ns: i64) -> Option<Duration> {
-    u64::try_from(ns).ok().map(Duration::from_nanos)
-}
+/// A wait's timeout in nanoseconds, read as every svc reads it (hos's one conversion):
+/// negative waits without limit, 0 polls.
+pub use hos_rs::svc::timeout_from_ns as timeout;

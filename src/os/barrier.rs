@@ -9,8 +9,9 @@
 
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout};
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::Arc;
-use crate::ResultCode;
 use std::time::Duration;
 
 /// The state behind the lock.
@@ -97,7 +98,7 @@ impl Barrier {
         match Timeout::from(Some(d)) {
             // One locked attempt: only an arrival that ends the round counts.
             Timeout::Poll => {
-                crate::svc::entry();
+                entry();
                 self.obj.with(|s, batch| {
                     if s.arrived + 1 != s.count {
                         return Err(ResultCode::TIMED_OUT);

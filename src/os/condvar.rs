@@ -12,8 +12,9 @@
 use super::mutex::{Lock, Mutex, MutexGuard};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::Arc;
-use crate::ResultCode;
 use hos_runtime::internal::{block_on, mark_wait, Wait};
 use std::future::Future;
 use std::pin::Pin;
@@ -57,13 +58,13 @@ impl ConditionVariable {
 
     /// Wakes the longest waiter.
     pub fn signal(&self) {
-        crate::svc::entry();
+        entry();
         self.obj.with(|list, batch| list.notify(1, batch));
     }
 
     /// Wakes every waiter.
     pub fn broadcast(&self) {
-        crate::svc::entry();
+        entry();
         self.obj.with(super::waiters::Waiters::notify_all);
     }
 
@@ -104,7 +105,7 @@ impl ConditionVariable {
         guard: MutexGuard<'g>,
         timeout: Timeout,
     ) -> (MutexGuard<'g>, Result<(), ResultCode>) {
-        crate::svc::entry();
+        entry();
         let fut = self.wait_async(guard).limit(timeout);
         block_on(fut, Wait::object(Notified::ON, &self.obj.gate))
     }

@@ -13,9 +13,10 @@
 use super::wait_any::{sealed, Waitable};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::atomic::{AtomicU8, Ordering};
 use crate::sync::Arc;
-use crate::ResultCode;
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
@@ -79,7 +80,7 @@ impl Event {
     /// Signals it: an auto-clear event lets one waiter through, a manual-clear one every
     /// waiter until it is cleared.
     pub fn signal(&self) {
-        crate::svc::entry();
+        entry();
         // Relaxed: the CAS below decides; a stale value only costs a retry.
         let mut w = self.flag.word.load(Ordering::Relaxed);
         while w & WAITERS == 0 {
@@ -110,14 +111,14 @@ impl Event {
 
     /// Clears it.
     pub fn clear(&self) {
-        crate::svc::entry();
+        entry();
         // Relaxed: a clear publishes nothing.
         self.flag.word.fetch_and(!SIGNALLED, Ordering::Relaxed);
     }
 
     /// Clears it; `true` if it was signalled (svcResetSignal).
     pub(crate) fn reset(&self) -> bool {
-        crate::svc::entry();
+        entry();
         // Acquire: a reset that finds the signal takes it, as a wait does.
         self.flag.word.fetch_and(!SIGNALLED, Ordering::Acquire) & SIGNALLED != 0
     }

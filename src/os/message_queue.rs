@@ -12,8 +12,8 @@
 use super::wait_any::{sealed, Waitable};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::result::ResultCode;
 use crate::sync::Arc;
-use crate::ResultCode;
 use std::collections::VecDeque;
 use std::fmt;
 use std::task::{Poll, Waker};

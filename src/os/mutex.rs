@@ -10,8 +10,9 @@
 
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::{thread_local, Arc};
-use crate::ResultCode;
 use std::cell::RefCell;
 use std::fmt;
 use std::time::Duration;
@@ -265,7 +266,7 @@ impl Mutex {
     /// # Errors
     /// InvalidState if the calling thread holds no such level.
     pub fn unlock(&self) -> Result<(), ResultCode> {
-        crate::svc::entry();
+        entry();
         let obj = self.unlist_held()?;
         release(&obj, false);
         Ok(())

@@ -12,8 +12,9 @@
 use super::mutex::thread_token;
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout};
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::Arc;
-use crate::ResultCode;
 use std::time::Duration;
 
 /// The most read levels at once, as nn::os (15 bits).
@@ -120,7 +121,7 @@ impl ReaderWriterLock {
     /// InvalidState if nobody reads, or another thread writes (the read levels are its own);
     /// nn::os asserts instead.
     pub fn release_read(&self) -> Result<(), ResultCode> {
-        crate::svc::entry();
+        entry();
         let me = thread_token();
         self.obj.with(|s, batch| {
             if s.readers == 0 || (s.owner != 0 && s.owner != me) {
@@ -174,7 +175,7 @@ impl ReaderWriterLock {
     /// # Errors
     /// InvalidState if the calling thread holds no write level (nn::os asserts).
     pub fn release_write(&self) -> Result<(), ResultCode> {
-        crate::svc::entry();
+        entry();
         let me = thread_token();
         self.obj.with(|s, batch| {
             if s.owner != me || s.writes == 0 {

@@ -10,8 +10,9 @@
 use super::wait_any::{sealed, Waitable};
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
 use super::waiting::{Object, Op, Timeout, Waiting};
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::Arc;
-use crate::ResultCode;
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
@@ -99,7 +100,7 @@ impl Semaphore {
     /// # Errors
     /// OutOfRange if the count would pass the maximum (nothing is released).
     pub fn release(&self, n: u32) -> Result<(), ResultCode> {
-        crate::svc::entry();
+        entry();
         self.obj.with(|s, batch| {
             let count = s
                 .count

@@ -19,9 +19,10 @@
 use super::event::{ClearMode, Event};
 use super::wait_any::{sealed, Waitable};
 use super::waiters::WaitSlot;
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Arc, Mutex};
-use crate::ResultCode;
 use hos_runtime::internal::{deadline_after, nanos, runtime, sys, DeadlineClass, Runtime, Timer};
 use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
@@ -119,7 +120,7 @@ impl TimerEvent {
     }
 
     fn start(&self, first: Duration, period: u64) -> Result<(), ResultCode> {
-        crate::svc::entry();
+        entry();
         let rt = runtime().ok_or(ResultCode::INVALID_STATE)?;
         if rt.is_shut_down() {
             return Err(ResultCode::CANCELLED);

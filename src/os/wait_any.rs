@@ -6,7 +6,8 @@
 
 use super::waiters::WaitSlot;
 use super::waiting::{Limits, Timeout};
-use crate::ResultCode;
+use crate::entry::entry;
+use crate::result::ResultCode;
 use hos_runtime::internal::{block_on, poll_found, Wait};
 use std::future::Future;
 use std::pin::Pin;
@@ -56,7 +57,7 @@ pub trait Waitable: Sync + sealed::Sealed {
 /// assert!(!b.try_wait(), "the wait took b's signal");
 /// ```
 pub fn wait_any(objects: &[&dyn Waitable], timeout: Option<Duration>) -> Result<usize, ResultCode> {
-    crate::svc::entry();
+    entry();
     let timeout = Timeout::from(timeout);
     if objects.len() > MAX_WAIT_OBJECTS {
         return Err(ResultCode::OUT_OF_RANGE);

@@ -14,8 +14,10 @@
 //! runtime shuts down (Cancelled, nothing consumed).
 
 use super::waiters::{WaitSlot, Waiters, WakeBatch};
+use crate::entry::entry;
+use crate::result::ResultCode;
+use crate::svc::timeout::timeout_from_ns;
 use crate::sync::{lock, Mutex};
-use crate::ResultCode;
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
     block_on, current, deadline_after, poll_found, sys, with_guest, DeadlineClass, Runtime,
@@ -184,13 +186,10 @@ pub(crate) enum Timeout {
 }
 
 impl Timeout {
-    /// A svc's timeout in nanoseconds: negative waits without limit, 0 polls.
+    /// A svc's timeout in nanoseconds ([`timeout_from_ns`]: negative waits without limit, 0
+    /// polls).
     pub(crate) fn from_ns(ns: i64) -> Self {
-        match u64::try_from(ns) {
-            Err(_) => Timeout::Never,
-            Ok(0) => Timeout::Poll,
-            Ok(ns) => Timeout::After(Duration::from_nanos(ns)),
-        }
+        Timeout::from(timeout_from_ns(ns))
     }
 }
 
@@ -389,7 +388,7 @@ impl<'a, O: Op> Waiting<'a, O> {
     /// timeout it is one attempt, exactly a `try_*`: it neither blocks nor gives the core
     /// back, and one that finds nothing makes the thread's next short sleep an idle poll.
     pub fn block(mut self) -> O::Output {
-        crate::svc::entry();
+        entry();
         if self.limits.is_attempt() {
             return self.obj.attempt(&mut self.op);
         }

@@ -9,8 +9,11 @@
 //! [`crate::Runtime::guest_states`]. A shutdown releases every paused thread (its waits then
 //! end Cancelled) and ends a pause's wait for the stop with Cancelled.
 
-use super::{entry, thread_of, Handle};
-use crate::{ResultCode, Runtime};
+use super::handle::Handle;
+use super::handles::thread_of;
+use crate::entry::entry;
+use crate::result::ResultCode;
+use crate::runtime::Runtime;
 use hos_runtime::internal::{deadline_after, with_guest, Activity, ThreadRecord};
 use std::sync::Arc;
 use std::time::Duration;
@@ -124,27 +127,45 @@ fn wait_stopped(
     }
 }
 
-/// [`crate::Runtime::pause_guests`].
-pub(crate) fn pause_guests(rt: &Runtime, timeout: Option<Duration>) -> Result<usize, ResultCode> {
-    entry();
-    if rt.is_shut_down() {
-        return Err(ResultCode::CANCELLED);
+impl Runtime {
+    /// Pauses every guest thread of the runtime but the calling one (svcSetThreadActivity on
+    /// each: `svc::set_thread_activity`), for a debugger's stop or a save state, and waits
+    /// until all have stopped, at most `timeout` (`None`: no limit). Returns how many are
+    /// paused (those paused already included). Once it returns `Ok`, no guest code runs until
+    /// [`Runtime::resume_guests`]. Threads spawned later are not paused.
+    ///
+    /// # Errors
+    /// TimedOut if some thread did not stop in time: it stays asked, stops at its next
+    /// checkpoint, and `resume_guests` releases it; Cancelled once the runtime shuts down
+    /// (which releases every paused thread).
+    ///
+    /// # Blocking
+    /// Until every thread has stopped; a guest caller holds no virtual core meanwhile.
+    pub fn pause_guests(&self, timeout: Option<Duration>) -> Result<usize, ResultCode> {
+        entry();
+        if self.is_shut_down() {
+            return Err(ResultCode::CANCELLED);
+        }
+        let me = with_guest(|_, t| t.id());
+        let paused: Vec<_> = self
+            .inner()
+            .threads()
+            .into_iter()
+            .filter(|r| Some(r.id()) != me && r.activity() != Activity::Ended)
+            .filter(|r| self.inner().ask_pause(r) || self.inner().is_pause_asked(r))
+            .collect();
+        wait_stopped(self, &paused, timeout.map(deadline_after))?;
+        Ok(paused.len())
     }
-    let me = with_guest(|_, t| t.id());
-    let paused: Vec<_> = rt
-        .inner()
-        .threads()
-        .into_iter()
-        .filter(|r| Some(r.id()) != me && r.activity() != Activity::Ended)
-        .filter(|r| rt.inner().ask_pause(r) || rt.inner().is_pause_asked(r))
-        .collect();
-    wait_stopped(rt, &paused, timeout.map(deadline_after))?;
-    Ok(paused.len())
-}
 
-/// [`crate::Runtime::resume_guests`].
-pub(crate) fn resume_guests(rt: &Runtime) -> usize {
-    entry();
-    let threads = rt.inner().threads();
-    threads.iter().filter(|r| rt.inner().lift_pause(r)).count()
+    /// Resumes every paused guest thread of the runtime (by [`Runtime::pause_guests`] or
+    /// `svc::set_thread_activity`); returns how many it resumed.
+    pub fn resume_guests(&self) -> usize {
+        entry();
+        let threads = self.inner().threads();
+        threads
+            .iter()
+            .filter(|r| self.inner().lift_pause(r))
+            .count()
+    }
 }

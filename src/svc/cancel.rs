@@ -9,9 +9,11 @@
 //! sticky flag, so a cancel is never lost. Only svcWaitSynchronization sees it: arbiter
 //! waits and sleeps neither end nor consume it, as on the console.
 
-use super::{entry, thread_of, Handle};
+use super::handle::Handle;
+use super::handles::thread_of;
+use crate::entry::entry;
+use crate::result::ResultCode;
 use crate::sync::{lock, Mutex};
-use crate::ResultCode;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};

@@ -5,10 +5,11 @@
 //! writable side signals and clears it, the readable side is waited on (a wait never
 //! consumes it), cleared, and reset. A signal wakes every waiter.
 
+use super::handle::Handle;
 use super::handles::{self, HandleObject};
-use super::{entry, Handle};
+use crate::entry::entry;
 use crate::os::{ClearMode, Event};
-use crate::ResultCode;
+use crate::result::ResultCode;
 use std::sync::Arc;
 
 /// svcCreateEvent (0x45): a new event, not signalled, as (writable handle, readable handle).

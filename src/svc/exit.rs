@@ -7,8 +7,8 @@
 //! thread (a host thread, an attached one: its frames are the host's) gets InvalidState and
 //! goes on.
 
-use super::entry;
-use crate::ResultCode;
+use crate::entry::entry;
+use crate::result::ResultCode;
 use std::any::Any;
 use std::cell::Cell;
 use std::convert::Infallible;

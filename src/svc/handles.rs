@@ -1,5 +1,6 @@
 //! The handle table: 32-bit names for waitable objects and guest threads, as svc-level code
-//! passes them around (one table per process, as on Horizon).
+//! passes them around (one table per process, as on Horizon), and the calls that make, look
+//! up and close them (svcCloseHandle; `create_handle` is hos's own).
 //!
 //! Invariant: a handle is `(linear id << 15) | index`, both 15 bits, as on Horizon: never 0
 //! and bits 30 and 31 always clear, so a handle fits a mutex word beside its waiters bit. A
@@ -8,11 +9,12 @@
 //! table is behind one std mutex (process bookkeeping, outside the loom models), held only to
 //! look up, insert or remove: a lookup clones the entry out, and no wait happens under it.
 
-use super::Handle;
+use super::handle::Handle;
+use crate::entry::entry;
 use crate::os::{Event, Waitable};
+use crate::result::ResultCode;
 use crate::sync::lock;
 use crate::thread::Thread;
-use crate::ResultCode;
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
@@ -185,4 +187,55 @@ pub(crate) fn close(h: Handle) -> Result<(), ResultCode> {
     // Dropped outside the lock: an object's drop may do anything.
     drop(object);
     Ok(())
+}
+
+/// Names `object` with a new handle.
+///
+/// # Errors
+/// OutOfHandles once [`MAX_HANDLES`] are open.
+///
+/// ```
+/// use hos::os::{ClearMode, Event};
+/// use hos::svc::{self, Handle};
+/// use std::sync::Arc;
+/// let ev = Arc::new(Event::new(ClearMode::Auto));
+/// let h = svc::create_handle(ev.clone())?;
+/// ev.signal();
+/// assert_eq!(svc::wait_synchronization(&[h], 0), Ok(0));
+/// svc::close_handle(h)?;
+/// assert_eq!(svc::wait_synchronization(&[h], 0), Err(hos::ResultCode::INVALID_HANDLE));
+/// # Ok::<(), hos::ResultCode>(())
+/// ```
+pub fn create_handle(object: impl Into<HandleObject>) -> Result<Handle, ResultCode> {
+    entry();
+    insert(object.into())
+}
+
+/// What `h` names (the calling guest thread for [`Handle::CURRENT_THREAD`]): for hosts that
+/// keep their own objects in the table ([`HostObject`]).
+///
+/// # Errors
+/// InvalidHandle for a handle that is not open.
+pub fn handle_object(h: Handle) -> Result<HandleObject, ResultCode> {
+    get(h)
+}
+
+/// svcCloseHandle (0x16).
+///
+/// # Errors
+/// InvalidHandle for a handle that is not open.
+pub fn close_handle(h: Handle) -> Result<(), ResultCode> {
+    entry();
+    close(h)
+}
+
+/// The guest thread `h` names (the calling one for [`Handle::CURRENT_THREAD`]).
+///
+/// # Errors
+/// InvalidHandle for a handle that is not open or names no thread.
+pub(crate) fn thread_of(h: Handle) -> Result<Thread, ResultCode> {
+    match get(h)? {
+        HandleObject::Thread(t) => Ok(t),
+        _ => Err(ResultCode::INVALID_HANDLE),
+    }
 }

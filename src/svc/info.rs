@@ -5,8 +5,10 @@
 //! Invariant: nothing here blocks or changes state; a bad handle or info type is answered
 //! with its result code.
 
-use super::{entry, thread_of, Handle};
-use crate::ResultCode;
+use super::handle::Handle;
+use super::handles::thread_of;
+use crate::entry::entry;
+use crate::result::ResultCode;
 
 /// svcGetInfo's ThreadTickCount info type (25; firmware 13.0.0 and later).
 pub const INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;

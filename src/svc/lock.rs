@@ -27,14 +27,13 @@
 //! same run 5-44 s).
 
 use super::arbiter::{caller_id, resolve, waiting_caller, Arbiter};
-use super::{entry, Handle};
+use super::arbitration::WAITERS;
+use super::handle::Handle;
+use crate::entry::entry;
 use crate::os::{Limits, Timeout};
+use crate::result::ResultCode;
 use crate::sync::atomic::{AtomicU32, Ordering};
-use crate::ResultCode;
 use hos_runtime::internal::sys;
-
-/// The bit of a mutex word that says waiters may be in the kernel (HandleWaitMask).
-pub const WAITERS: u32 = 0x4000_0000;
 
 /// How many times ArbitrateLock yields the processor, re-reading the word, before it queues
 /// its caller (module doc). Measured on 2 processors, 8 threads x 100k lock operations, 10

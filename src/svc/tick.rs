@@ -6,7 +6,7 @@
 //! from its own; on the std fallback, from the process's first clock read), the same for
 //! every thread and every runtime of the process.
 
-use super::entry;
+use crate::entry::entry;
 use hos_runtime::internal::sys;
 
 /// The console's tick rate (CNTFRQ_EL0): 19.2 MHz.

@@ -11,7 +11,7 @@
 //! [`HandleShare`] keeps it open. The OS thread stays the host's: nobody joins it.
 
 use super::{Builder, Entered, HandleShare, Thread};
-use crate::ResultCode;
+use crate::result::ResultCode;
 use std::marker::PhantomData;
 
 impl Builder {

@@ -3,6 +3,7 @@
 
 mod boundary;
 mod fuzz;
+mod layers;
 mod log_sink;
 
 use crate::config::{hos_config, hos_config_free, hos_config_new, hos_config_set};

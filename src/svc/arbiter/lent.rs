@@ -14,8 +14,8 @@
 #![allow(unsafe_code)]
 
 use super::{Arbiter, Caller, Limit};
+use crate::result::ResultCode;
 use crate::sync::atomic::AtomicU32;
-use crate::ResultCode;
 use std::ops::Deref;
 use std::ptr::NonNull;
 

@@ -6,10 +6,10 @@
 //! lock model runs libnx's mutex algorithm (as `tests/sdk/libnx.rs` ports it) against it.
 
 use super::{Arbiter, Caller, Limit, Party};
-use crate::svc::{ArbitrationType, SignalType, WAITERS};
+use crate::result::ResultCode;
+use crate::svc::arbitration::{ArbitrationType, SignalType, WAITERS};
 use crate::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use crate::sync::Mutex;
-use crate::ResultCode;
 use std::sync::Arc;
 use std::task::Waker;
 

@@ -12,8 +12,8 @@
 //! hand-off's waiter, where it would wait for the signaller's next registration (docs/svc.md,
 //! "One lock").
 
+use crate::result::ResultCode;
 use crate::sync::atomic::{AtomicU32, Ordering};
-use crate::ResultCode;
 
 /// No result yet.
 const EMPTY: u32 = 0;

@@ -35,12 +35,13 @@ mod word;
 pub(crate) use lent::GuestWord;
 pub(crate) use table::{Effects, Move, Party, Table, WaitKey};
 
+use super::handle::Handle;
 use super::handles::{self, HandleObject};
-use super::Handle;
+use crate::entry::entry;
 use crate::os::Limits;
+use crate::result::ResultCode;
 use crate::sync::{lock, Mutex};
 use crate::thread::Thread;
-use crate::ResultCode;
 use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
 use pollers::WordPollers;
 use std::future::Future;
@@ -65,7 +66,7 @@ pub(crate) const HOST_PRIORITY: u8 = 0;
 /// The start of every svc that may wait: an svc entry (a checkpoint), then Cancelled once the
 /// runtime has shut down, else the calling thread as the table sees it.
 pub(crate) fn waiting_caller() -> Result<Caller, ResultCode> {
-    crate::svc::entry();
+    entry();
     if crate::os::shutting_down() {
         return Err(ResultCode::CANCELLED);
     }

@@ -2,8 +2,8 @@
 //! the words, priority inheritance and its chains, and how waits end.
 
 use super::table::{Effects, Move, Party, Table, WaitKey};
-use crate::svc::{ArbitrationType, SignalType, WAITERS};
-use crate::ResultCode;
+use crate::result::ResultCode;
+use crate::svc::arbitration::{ArbitrationType, SignalType, WAITERS};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

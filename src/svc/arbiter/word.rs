@@ -87,7 +87,7 @@ pub(crate) fn modified_value(value: i32, count: i32, waiters: usize) -> i32 {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::svc::WAITERS;
+    use crate::svc::arbitration::WAITERS;
 
     #[test]
     fn update_lock_takes_a_free_word_and_marks_a_held_one() {
