@@ -239,7 +239,7 @@ impl Layers {
             }
             if path.is_dir() {
                 self.sources(&path, root, out);
-            } else if rel.ends_with(".rs") {
+            } else if path.extension().is_some_and(|e| e == "rs") {
                 out.push((rel, std::fs::read_to_string(&path).expect("a source file")));
             }
         }
