@@ -237,6 +237,12 @@ typedef struct {
   // 1 if serial threads' short precise sleeps go through the reactor (the boot calibration
   // found it cheaper than their own timer), 0 if they take their own timer.
   uint32_t precise_reactor;
+  // The bound the virtual cores keep: 0 none (virtual cores off), 1 strict (never more guest
+  // threads in guest code than cores), 2 relaxed after the kick's grace (how often:
+  // `vcore_revokes`).
+  uint32_t vcore_bound;
+  // The kick's grace in nanoseconds while `vcore_bound` is 2, else 0.
+  uint64_t vcore_grace_ns;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to

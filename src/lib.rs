@@ -81,8 +81,8 @@ pub mod internal {
     pub use hos_runtime::internal::{lock, nanos, read, wait, write};
 }
 pub use hos_runtime::{
-    Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node, PrecisePath,
-    ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
+    Bound, Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node,
+    PrecisePath, ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
 };
 /// The README's Rust examples, compiled (and the runnable ones run) as doctests.
 #[cfg(doctest)]

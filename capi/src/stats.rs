@@ -8,7 +8,7 @@ use crate::boundary::{self, entry, Out, Versioned};
 use crate::result::hos_result;
 use crate::runtime::hos_runtime;
 use hos_rs::internal::nanos;
-use hos_rs::{CpuTime, PrecisePath, SleepPath};
+use hos_rs::{Bound, CpuTime, PrecisePath, SleepPath};
 use std::mem::size_of;
 
 /// The sleeps one path served and how late they ended.
@@ -107,6 +107,12 @@ pub struct hos_stats {
     /// 1 if serial threads' short precise sleeps go through the reactor (the boot calibration
     /// found it cheaper than their own timer), 0 if they take their own timer.
     pub precise_reactor: u32,
+    /// The bound the virtual cores keep: 0 none (virtual cores off), 1 strict (never more guest
+    /// threads in guest code than cores), 2 relaxed after the kick's grace (how often:
+    /// `vcore_revokes`).
+    pub vcore_bound: u32,
+    /// The kick's grace in nanoseconds while `vcore_bound` is 2, else 0.
+    pub vcore_grace_ns: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -201,6 +207,15 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         wake_slices_ignored: s.wake_slices_ignored,
         timer_margin_ns: s.calibration.timer_margin_ns,
         precise_reactor: u32::from(s.calibration.precise == PrecisePath::Reactor),
+        vcore_bound: match s.vcore_bound {
+            Bound::Off => 0,
+            Bound::Strict => 1,
+            Bound::Relaxed { .. } => 2,
+        },
+        vcore_grace_ns: match s.vcore_bound {
+            Bound::Relaxed { grace } => nanos(grace),
+            Bound::Off | Bound::Strict => 0,
+        },
     }
 }
 

@@ -95,7 +95,7 @@ pub use builder::Builder;
 pub use config::{Config, ConfigError, ShortSleep};
 pub use machine::{Calibration, PrecisePath};
 pub use role::Role;
-pub use stats::{Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
+pub use stats::{Bound, Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
 
 /// What the `hos` crate, hos's benches and its examples' internals need of the runtime, and a

@@ -15,7 +15,7 @@ use crate::pollers::Ticks;
 use crate::reactor::Reactor;
 use crate::role::Role;
 use crate::spawn::{self, Spawn};
-use crate::stats::{Counters, LastSeen, Live, Stats, ThreadStats};
+use crate::stats::{Bound, Counters, LastSeen, Live, Stats, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
@@ -485,6 +485,7 @@ impl Runtime {
     pub fn stats(&self) -> Stats {
         let mut s = self.inner.counters.snapshot();
         s.calibration = self.calibration();
+        s.vcore_bound = bound(&self.inner.config);
         s.process_cpu = sys::process_cpu();
         s.vcores_held = self.inner.vcores.held();
         let live = self.inner.last.get().unwrap_or_else(|| self.live());
@@ -535,5 +536,16 @@ impl Runtime {
             // Every pause ends (its asker's wait too): a shut-down runtime pauses nothing.
             t.pause().lift(t.seat());
         }
+    }
+}
+
+/// The bound a config has the virtual cores keep.
+fn bound(config: &Config) -> Bound {
+    match (config.vcores, config.vcore_grace_us) {
+        (false, _) => Bound::Off,
+        (true, 0) => Bound::Strict,
+        (true, us) => Bound::Relaxed {
+            grace: Duration::from_micros(us),
+        },
     }
 }

@@ -326,6 +326,9 @@ pub struct Stats {
     /// Wake slices asked that the OS did not take (a kernel before Linux 6.12, another OS, a
     /// real-time thread): those threads kept the OS default.
     pub wake_slices_ignored: u64,
+    /// Which bound the virtual cores keep: strict, or relaxed after a kick's grace (how often
+    /// it was relaxed: `vcore_revokes`).
+    pub vcore_bound: Bound,
     /// The calibration in force when the snapshot was taken.
     pub calibration: crate::machine::Calibration,
     /// The process's CPU time.
@@ -334,6 +337,36 @@ pub struct Stats {
     pub reactor_cpu: crate::sys::CpuTime,
     /// Every live guest thread (after a shutdown: those live when it began).
     pub threads: Vec<ThreadStats>,
+}
+
+/// The bound the virtual cores keep on guest threads running guest code at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Bound {
+    /// No virtual cores (HOS_VCORES off): guest threads run as the OS schedules them.
+    #[default]
+    Off,
+    /// Never more than the cores (HOS_VCORE_GRACE_US 0): a kicked holder keeps its core to
+    /// its next checkpoint however long the OS keeps it from running.
+    Strict,
+    /// The cores, relaxed for a kicked holder that has not given its core up within `grace`:
+    /// the core goes to the waiter and the holder runs on beside the cores to its next
+    /// checkpoint (each a revoke).
+    Relaxed {
+        /// The kick's grace (HOS_VCORE_GRACE_US).
+        grace: Duration,
+    },
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Off => f.write_str("none (virtual cores off)"),
+            Bound::Strict => f.write_str("strict"),
+            Bound::Relaxed { grace } => {
+                write!(f, "relaxed after a {} us kick grace", grace.as_micros())
+            }
+        }
+    }
 }
 
 impl Stats {
@@ -389,7 +422,7 @@ impl Stats {
             "idle polls: {} (relaxed {}, promoted {}, coalesced {})\n\
              waits: parks {}, spins caught {}, missed {}, skipped {}\n\
              virtual cores: waits {} ({:.2} ms over the threads), kicks by priority {}, slice \
-             {}, first {}; escapes {}, revokes {}\n\
+             {}, first {}; escapes {}; bound {}, revokes {}\n\
              reactor: fired {}, woke {}, CPU {:.2} ms (kernel {:.2})\n\
              process CPU {:.2} ms (kernel {:.2}); wake slices taken {}, ignored {}\n",
             self.idle_polls,
@@ -406,6 +439,7 @@ impl Stats {
             self.vcore_kicks_slice,
             self.vcore_kicks_first,
             self.vcore_escapes,
+            self.vcore_bound,
             self.vcore_revokes,
             self.reactor_fired,
             self.reactor_wakeups,

@@ -391,8 +391,34 @@ static void shutdown_report(hos_runtime *rt, hos_handle spinner) {
     TRUE(r.stragglers == 0 && r.joined == 0);
 }
 
+/* The bound the virtual cores keep, as the stats say it: `grace` for HOS_VCORE_GRACE_US (NULL:
+ * the default), `vcores` for HOS_VCORES. */
+static void bound_is(const char *vcores, const char *grace, uint32_t bound, uint64_t grace_ns) {
+    hos_config *cfg;
+    OK(hos_config_new(&cfg));
+    OK(hos_config_set(cfg, "HOS_CORES", "2"));
+    OK(hos_config_set(cfg, "HOS_VCORES", vcores));
+    if (grace != NULL) {
+        OK(hos_config_set(cfg, "HOS_VCORE_GRACE_US", grace));
+    }
+    hos_runtime *rt;
+    OK(hos_runtime_new(cfg, &rt));
+    hos_config_free(cfg);
+    hos_stats s = {.size = sizeof s};
+    OK(hos_stats_get(rt, &s));
+    TRUE(s.vcore_bound == bound);
+    TRUE(s.vcore_grace_ns == grace_ns);
+    TRUE(s.vcore_revokes == 0);
+    OK(hos_runtime_shutdown(rt, 1000000000));
+    hos_runtime_free(rt);
+}
+
 int main(void) {
     TRUE(hos_abi_version() == HOS_ABI_VERSION); /* the library is the header's */
+    bound_is("1", NULL, 2, 100000); /* the default: relaxed after a 100 us grace */
+    bound_is("1", "0", 1, 0);       /* strict */
+    bound_is("1", "250", 2, 250000);
+    bound_is("0", "250", 0, 0); /* no virtual cores, no bound */
     char dir[] = "/tmp/hos-diagnostics-XXXXXX";
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");

@@ -405,3 +405,39 @@ fn a_claimed_core_taken_before_the_thread_took_it_is_asked_for_again() {
     assert_eq!(load(&r.stats.vcore_escapes), 0);
     assert_eq!(better.seat().slot(), None);
 }
+
+/// The stats say which bound the virtual cores keep: relaxed after the grace by default,
+/// strict with the grace off, none with the cores off.
+#[test]
+fn the_stats_name_the_bound() {
+    use crate::stats::Bound;
+    use std::time::Duration;
+    let bound = |b: crate::Builder| {
+        let rt = b
+            .calibration(crate::Calibration::default())
+            .build()
+            .expect("runtime");
+        let bound = rt.stats().vcore_bound;
+        rt.shutdown();
+        bound
+    };
+    let relaxed = Bound::Relaxed {
+        grace: Duration::from_micros(crate::config::DEFAULT_VCORE_GRACE_US),
+    };
+    assert_eq!(bound(crate::Builder::new()), relaxed);
+    assert_eq!(
+        bound(crate::Builder::new().vcore_grace_us(0)),
+        Bound::Strict
+    );
+    assert_eq!(
+        bound(crate::Builder::new().vcore_grace_us(250)),
+        Bound::Relaxed {
+            grace: Duration::from_micros(250)
+        }
+    );
+    assert_eq!(
+        bound(crate::Builder::new().vcores_enabled(false)),
+        Bound::Off
+    );
+    assert!(relaxed.to_string().contains("100 us"), "{relaxed}");
+}
