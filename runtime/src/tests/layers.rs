@@ -21,8 +21,11 @@ const ORDER: &[&str] = &[
     "vcore/rank",
     "vcore/table",
     "vcore/table/grace",
+    "vcore/table/lend",
     "vcore/escape",
+    "vcore/card",
     "vcore/kick",
+    "vcore/cells",
     "vcore/seat",
     "trace/event",
     "trace/ring",
@@ -48,6 +51,7 @@ const ORDER: &[&str] = &[
     "poll",
     "vcore",
     "vcore/claim",
+    "vcore/fast",
     "pause",
     "thread",
     // composition
@@ -66,7 +70,9 @@ const MACROS: [(&str, &str); 2] = [("warn", "report"), ("error", "report")];
 const PARTED: [(&str, &[&str]); 2] = [
     (
         "vcore",
-        &["step", "rank", "table", "escape", "kick", "seat", "claim"],
+        &[
+            "step", "rank", "table", "escape", "card", "kick", "cells", "seat", "claim", "fast",
+        ],
     ),
     (
         "trace",
