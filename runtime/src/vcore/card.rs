@@ -87,6 +87,7 @@ impl Card {
 
 /// `traits` in one word: the mask cut to its low [`MAX_CORES`] bits, which are all a table
 /// reads of it.
+#[inline]
 fn pack(t: Traits) -> u64 {
     let ideal = t.ideal.map_or(0, |i| i as u64 + 1);
     (t.mask & ((1 << MAX_CORES) - 1))

@@ -77,6 +77,7 @@ impl Line {
     }
 
     /// Its number: what a cell holds to name it.
+    #[inline]
     pub(crate) fn number(&self) -> usize {
         self.number
     }
@@ -114,11 +115,13 @@ impl KickWord {
     }
 
     /// The word, for readers: non-zero while the thread's checkpoint has something to do.
+    #[inline]
     pub(crate) fn get(&self) -> &'static AtomicU32 {
         &self.0.word
     }
 
     /// The word's line, with the owner's card.
+    #[inline]
     pub(crate) fn line(&self) -> &'static Line {
         self.0
     }

@@ -272,6 +272,7 @@ impl Vcores {
     /// core (a second acquire is a bug: a debug assertion, else ignored). A core granted at
     /// once right after a wait or a sleep is traced at the wait's or sleep's end, with no
     /// clock read of its own.
+    #[inline]
     pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
         if t.seat().holds() {
@@ -282,9 +283,7 @@ impl Vcores {
             trace::core_granted(slot as u64);
             return None;
         }
-        let now = Now::default();
-        let step = inner.acquire_for(t, &now);
-        inner.settle(t, step, &now, spin)
+        inner.acquire_locked(t, spin)
     }
 
     /// Gives `t`'s core back (it blocks or ends): the core goes to the best waiter allowed on
@@ -293,6 +292,7 @@ impl Vcores {
     ///
     /// The trace records no event for it: the caller's wait, sleep or exit, recorded just
     /// before or after, says that the thread gave its core up (docs/design.md section 17).
+    #[inline]
     pub fn release(&self, t: &impl Occupant) -> bool {
         let Some(inner) = &self.inner else {
             return false;
@@ -305,16 +305,7 @@ impl Vcores {
             }
             return false;
         }
-        if inner.give_fast(t, false) {
-            return true;
-        }
-        let held = inner.release_for(t, false);
-        debug_assert!(
-            held,
-            "thread {} released a core the table never gave",
-            t.id()
-        );
-        held
+        inner.give_fast(t, false) || inner.release_locked(t)
     }
 
     /// A checkpoint of `t` (svc entry, nn::os call, polled loop header): if a better waiter
@@ -327,15 +318,13 @@ impl Vcores {
     ///
     /// # Blocking
     /// Only when it gives its core up, as [`Vcores::acquire`].
+    #[inline]
     pub fn checkpoint(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
-        if !t.seat().is_asked() || !inner.must_check(t) {
+        if !t.seat().is_asked() {
             return None;
         }
-        let now = Now::default();
-        let id = t.id();
-        let step = inner.run_for(t, |table, fx| table.checkpoint(id, &now, fx));
-        inner.settle(t, step, &now, spin)
+        inner.checkpoint_asked(t, spin)
     }
 
     /// A yield of `t` on the virtual cores (sleep_thread 0, -1, -2; see [`YieldKind`]).
@@ -539,6 +528,38 @@ pub struct Yielded {
 }
 
 impl Inner {
+    /// [`Vcores::acquire`] under the lock: the fast path found no lent free slot.
+    #[inline(never)]
+    fn acquire_locked(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
+        let now = Now::default();
+        let step = self.acquire_for(t, &now);
+        self.settle(t, step, &now, spin)
+    }
+
+    /// [`Vcores::release`] under the lock: `t`'s slot is not lent to it.
+    #[inline(never)]
+    fn release_locked(&self, t: &impl Occupant) -> bool {
+        let held = self.release_for(t, false);
+        debug_assert!(
+            held,
+            "thread {} released a core the table never gave",
+            t.id()
+        );
+        held
+    }
+
+    /// [`Vcores::checkpoint`] once `t`'s kick word is set: off the inlined fast path.
+    #[inline(never)]
+    fn checkpoint_asked(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
+        if !self.must_check(t) {
+            return None;
+        }
+        let now = Now::default();
+        let id = t.id();
+        let step = self.run_for(t, |table, fx| table.checkpoint(id, &now, fx));
+        self.settle(t, step, &now, spin)
+    }
+
     /// Runs one table operation under the lock.
     fn run<R>(&self, op: impl FnOnce(&mut Table, &mut Effects) -> R) -> R {
         self.locked(|l, fx| op(&mut l.table, fx))

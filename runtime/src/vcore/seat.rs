@@ -58,6 +58,7 @@ impl Seat {
     /// The thread's kick word: non-zero while its checkpoint has something to do (a kick, a
     /// turn asked for, an escape to end, a core taken after a kick's grace). Its address is
     /// stable for the thread's life.
+    #[inline]
     pub fn kick_word(&self) -> &'static std::sync::atomic::AtomicU32 {
         self.kick.get()
     }
@@ -83,6 +84,7 @@ impl Seat {
 
     /// The slot the thread holds (or held until a waiter took it after a kick's grace; its
     /// next checkpoint, yield or release finds that out).
+    #[inline]
     pub fn slot(&self) -> Option<usize> {
         // Relaxed: only the owning thread touches the seat (type invariant).
         match self.at.load(Ordering::Relaxed) {
@@ -92,6 +94,7 @@ impl Seat {
     }
 
     /// Whether the thread runs past the slots by escape.
+    #[inline]
     pub fn is_escaped(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
         self.at.load(Ordering::Relaxed) == ESCAPED
@@ -99,29 +102,34 @@ impl Seat {
 
     /// Whether the thread holds a slot or runs by escape (or after its slot was taken): what a
     /// release gives back.
+    #[inline]
     pub fn holds(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
         self.at.load(Ordering::Relaxed) != NO_SLOT
     }
 
     /// The kick word's line: the cells' name for the thread (`cells.rs`).
+    #[inline]
     pub(super) fn line(&self) -> &'static Line {
         self.kick.line()
     }
 
     /// The thread's card: who it is, since when it holds its slot.
+    #[inline]
     pub(super) fn card(&self) -> &'static Card {
         &self.kick.line().card
     }
 
     /// Keeps the slot the thread took on the fast path: its stamp is not known until the
     /// table looks (`cells.rs`).
+    #[inline]
     pub(super) fn take(&self, slot: usize) {
         // Relaxed: only the owning thread touches `at` (type invariant).
         self.at.store(slot as u8, Ordering::Relaxed);
     }
 
     /// Keeps where a finished step left the thread.
+    #[inline]
     pub(super) fn settle(&self, step: Step) {
         // Relaxed: only the owning thread touches `at` (type invariant).
         match step {
@@ -163,6 +171,7 @@ impl Seat {
 
     /// Marks the thread away (a waker may claim for it) or home: by the thread after it gave
     /// its core back, or under the lock as a claim is taken or given back.
+    #[inline]
     pub(super) fn set_away(&self, away: bool) {
         // Release: a claimer that reads AWAY (Acquire) sees the slot given back before it.
         self.claim
