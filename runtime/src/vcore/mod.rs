@@ -142,7 +142,8 @@ struct Inner {
     table: Mutex<Locked>,
     /// # Invariant: `flags[s]` is `table.flag(s)` whenever the lock is free (ground rules).
     flags: [AtomicU8; MAX_CORES],
-    /// # Invariant: the table's free-slot mask whenever the lock is free (ground rules).
+    /// # Invariant: the table's free-slot mask whenever the lock is free (ground rules), as of
+    /// the last step: its readers, escaped threads, exist only while no slot is lent.
     free: AtomicU64,
     /// The slots' cells, for the fast path (`fast.rs`).
     cells: Cells,
@@ -256,6 +257,10 @@ impl Vcores {
                 counters,
             }
         });
+        if let Some(inner) = &inner {
+            // A step that changes nothing ends by lending every slot: the first take is fast.
+            inner.run(|_, _| ());
+        }
         Vcores { inner }
     }
 
@@ -382,6 +387,14 @@ impl Vcores {
             let table_held = l.table.cores() - l.table.free_mask().count_ones() as usize;
             table_held + inner.cells.held(l.lent)
         })
+    }
+
+    #[cfg(all(test, not(loom)))]
+    /// The slots lent to the fast path now, a bit each (`fast.rs`).
+    pub(crate) fn lent(&self) -> u64 {
+        self.inner
+            .as_ref()
+            .map_or(0, |inner| lock(&inner.table).lent)
     }
 
     /// Wakes every waiter (they return without a core); later acquires return at once.
