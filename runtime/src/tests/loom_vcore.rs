@@ -410,18 +410,19 @@ fn the_slots_lent_again_race_a_take() {
 #[test]
 fn a_fast_step_away_races_a_wakers_claim() {
     // The owner took its core on the fast path and steps away into an object wait without the
-    // lock; a waker claims a core for it while it comes back for one itself. Either the claim
-    // is made first (the owner takes it under the lock) or the owner came home first (no
-    // claim is made): one holder, and no claim outlives the wait.
+    // lock while a waker claims a core for it, then comes back for one itself. The claim finds
+    // it home (nothing claimed), or away with its core given back (the owner takes the claim
+    // under the lock), never away still holding its core; or it comes after the owner came
+    // home. One holder, and no claim outlives the wait.
     model(|| {
         let (vcores, t1, t2) = setup(10, 44);
         let holders = Arc::new(Holders::default());
         vcores.acquire(&*t1, SPIN);
-        assert!(vcores.step_away(&*t1));
         let waker = {
             let (vcores, t1) = (vcores.clone(), t1.clone());
             loom::thread::spawn(move || vcores.claim(&*t1))
         };
+        assert!(vcores.step_away(&*t1));
         let other = spawn_waiter(&vcores, &holders, t2);
         vcores.acquire(&*t1, SPIN);
         holders.enter(&t1);
