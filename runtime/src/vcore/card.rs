@@ -5,19 +5,15 @@
 //! # Invariant
 //!
 //! A card is written by its owner only while it holds no slot (at a fast take, before the
-//! compare-and-swap that publishes it), and by the semaphore only under its lock while the owner
-//! holds a slot the table does not know or is about to forget (`cells.rs`, "take back" and
-//! "lend"); the owner's own steps write its stamp after a step the table told it of. So no two
-//! writers meet, and a reader reads what the cell's ordering published. The card is made of
+//! compare-and-swap that publishes it), and by the semaphore only under its lock as it lends
+//! the owner's slot with it (`fast.rs`); the owner's own steps write its stamp after a step the
+//! table told it of, the same value the lend writes. So no two writers disagree, and a reader
+//! reads what the cell's ordering published. The card is made of
 //! std atomics, as the kick word: it outlives any loom model, and the cell that publishes it is
 //! a model's atomic.
 
 use super::step::{Traits, Who, MAX_CORES};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// `Card::since` while the owner's stamp is not known: it took its slot on the fast path,
-/// which reads no clock, and the table has not looked at it since.
-const UNKNOWN: u64 = u64::MAX;
 
 /// Bits of the packed traits: the mask's low [`MAX_CORES`] bits (all a table reads), then
 /// the priority, the first flag, and the ideal core plus one (0: none).
@@ -31,7 +27,7 @@ pub(crate) struct Card {
     id: AtomicU64,
     /// [`pack`]ed traits.
     traits: AtomicU64,
-    /// The stamp of its slot ([`super::step::Clock::stamp`]), or [`UNKNOWN`].
+    /// The stamp of its slot ([`super::step::Clock::stamp`]).
     since: AtomicU64,
 }
 
@@ -40,22 +36,16 @@ impl Card {
         Card {
             id: AtomicU64::new(0),
             traits: AtomicU64::new(0),
-            since: AtomicU64::new(UNKNOWN),
+            since: AtomicU64::new(0),
         }
     }
 
-    /// Writes `who`, stamp unknown: the owner, before it takes a slot on the fast path.
+    /// Writes `who` and the stamp `since`: the owner before it takes a slot on the fast path
+    /// (the cell's compare-and-swap that follows publishes them), or the semaphore as it lends
+    /// a held slot (the cell's store that follows does).
     #[inline]
-    pub(crate) fn publish(&self, who: Who) {
-        // Relaxed: the cell's compare-and-swap that follows (Release) publishes them.
-        self.id.store(who.id, Ordering::Relaxed);
-        self.traits.store(pack(who.traits), Ordering::Relaxed);
-        self.since.store(UNKNOWN, Ordering::Relaxed);
-    }
-
-    /// Writes `who` and its stamp: the semaphore, as it lends a held slot to the fast path.
-    pub(crate) fn lend(&self, who: Who, since: u64) {
-        // Relaxed: the cell's store that follows (Release) publishes them.
+    pub(crate) fn publish(&self, who: Who, since: u64) {
+        // Relaxed: the cell's Release write that follows publishes them (above).
         self.id.store(who.id, Ordering::Relaxed);
         self.traits.store(pack(who.traits), Ordering::Relaxed);
         self.since.store(since, Ordering::Relaxed);
@@ -70,15 +60,14 @@ impl Card {
         }
     }
 
-    /// The stamp of the owner's slot, if known.
-    pub(crate) fn since(&self) -> Option<u64> {
+    /// The stamp of the owner's slot.
+    #[inline]
+    pub(crate) fn since(&self) -> u64 {
         // Relaxed: as `who`; the owner reads its own stamp as a hint (its checkpoint).
-        let since = self.since.load(Ordering::Relaxed);
-        (since != UNKNOWN).then_some(since)
+        self.since.load(Ordering::Relaxed)
     }
 
-    /// Sets the stamp of the owner's slot (the owner after a step, or the semaphore as it
-    /// takes the slot back under its lock: module invariant).
+    /// Sets the stamp of the owner's slot (the owner after a step the table told it of).
     pub(crate) fn stamp(&self, since: u64) {
         // Relaxed: a hint for the owner's checkpoint; the table keeps the truth.
         self.since.store(since, Ordering::Relaxed);
@@ -143,11 +132,9 @@ mod tests {
             id: 7,
             traits: Traits::new(44, true, 0b101, 2),
         };
-        card.publish(who);
-        assert_eq!((card.who(), card.since()), (who, None));
-        card.lend(who, 5);
-        assert_eq!(card.since(), Some(5));
+        card.publish(who, 5);
+        assert_eq!((card.who(), card.since()), (who, 5));
         card.stamp(9);
-        assert_eq!(card.since(), Some(9));
+        assert_eq!(card.since(), 9);
     }
 }

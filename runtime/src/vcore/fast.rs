@@ -1,13 +1,13 @@
 //! The fast path: while nobody waits, an uncontended thread takes a free slot and gives it back
-//! by one compare-and-swap of the slot's cell each (`cells.rs`), without the lock, a clock read
-//! or a ranking; the table lends its slots for that while it is idle (`table/lend.rs`).
+//! by one compare-and-swap of the slot's cell each (`cells.rs`), without the lock or a ranking;
+//! the table lends its slots for that while it is idle (`table/lend.rs`).
 //!
 //! # Invariant
 //!
 //! `Locked::lent` is the set of lent slots: exactly the cells that are not LOCKED. Every
 //! operation under the lock ([`Inner::locked`]) first takes every lent slot back
-//! ([`Locked::take_back`]): the table learns each fast holder from its card, and stamps it if it
-//! has no stamp yet, and the holder's kick word becomes its slot's. Then the operation runs on
+//! ([`Locked::take_back`]): the table learns each fast holder from its card (who, and the stamp
+//! of its take), and the holder's kick word becomes its slot's. Then the operation runs on
 //! a table that sees every holder, and last, if the table is idle and no claim waits, every
 //! slot is lent again ([`Locked::lend`]), each holder with its card written. So every decision
 //! that ranks, kicks or queues sees every holder, and no slot is lent while anyone waits.
@@ -24,15 +24,14 @@
 //! the cells a claim looks at show that slot given back; a thread comes home by compare-and-swap
 //! before a fast take, so no claim is made for it after it.
 //!
-//! The price of no clock read: a slot taken on the fast path has no stamp until the table takes
-//! it back (a waiter came, a re-rank, a view): its time slice, its age among the holders a
-//! waiter may kick, and the time an escape's report says it held count from then. So a slice
-//! never ends early; it may end up to a slice later than if the take had been stamped.
+//! A take reads the event clock once (`sys::ticks()`, the TSC where it serves), as a take under
+//! the lock does: the slot's time slice, its age among the holders a waiter may kick, and the
+//! hold times of the wait tree and of an escape's report count from the take. A give reads none.
 
 use super::cells::Cells;
 use super::kick::Line;
-use super::{Inner, Locked, Now, Occupant, Step};
-use crate::vcore::step::Clock;
+use super::{Inner, Locked, Occupant, Step};
+use crate::sys;
 use crate::vcore::table::bits;
 
 impl Inner {
@@ -48,7 +47,7 @@ impl Inner {
         let who = t.who();
         let mask = who.traits.mask & self.all;
         let line = seat.line();
-        line.card.publish(who);
+        line.card.publish(who, sys::ticks());
         let ideal = who.traits.ideal.filter(|&i| mask & (1 << i) != 0);
         let slot = ideal
             .into_iter()
@@ -83,12 +82,9 @@ impl Locked {
         if self.lent == 0 {
             return;
         }
-        let now = Now::default();
         for s in bits(self.lent) {
             if let Some(line) = cells.close(s) {
-                let since = line.card.since().unwrap_or_else(|| now.stamp());
-                line.card.stamp(since);
-                self.table.take_back(s, line.card.who(), since);
+                self.table.take_back(s, line.card.who(), line.card.since());
                 self.words[s] = Some(line);
             }
         }
@@ -110,7 +106,7 @@ impl Locked {
                         continue;
                     };
                     let (who, since) = self.table.lend(s).expect("a held slot");
-                    line.card.lend(who, since);
+                    line.card.publish(who, since);
                     Some(line)
                 }
             };

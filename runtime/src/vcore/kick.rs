@@ -23,7 +23,7 @@
 //! reads it at every loop head of its guest code, and a write to another thread's word must
 //! not take that line away from it. Beside the word on that line lies its owner's [`Card`]
 //! (`card.rs`): written by the owner only where it writes its word's line anyway (a fast take
-//! of a slot), and by the virtual cores only when they lend or take back its slot.
+//! of a slot), and by the virtual cores only when they lend its slot.
 
 use super::card::Card;
 use crate::sync::lock;

@@ -64,9 +64,10 @@
 //! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
 //!
 //! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md, "Virtual cores"): while
-//! nobody waits, an acquire is a few relaxed loads (the thread's traits), three relaxed stores
-//! to its own card and one compare-and-swap of a cell, a release one compare-and-swap: no
-//! lock, no clock, no ranking (`fast.rs`). Otherwise each takes the lock once and reads the
+//! nobody waits, an acquire is a few relaxed loads (the thread's traits), an event-clock read
+//! (the slot's stamp), three relaxed stores to its own card and one compare-and-swap of a
+//! cell, a release one compare-and-swap: no lock, no ranking (`fast.rs`). Otherwise each takes
+//! the lock once and reads the
 //! event clock at most once (the slot's stamp for the time slice: the TSC where the kernel
 //! keeps time on it, half a `now()`); they mirror flags, count and trace only what a step
 //! changed. A checkpoint that nobody asks anything of is one load of the thread's kick word;
@@ -424,7 +425,7 @@ pub(crate) enum Place {
 
 impl Vcores {
     /// Where each of `threads` is, read at once under the lock (which takes the lent slots
-    /// back first: a slot taken on the fast path is stamped now if it had no stamp, `fast.rs`).
+    /// back first, `fast.rs`).
     pub(crate) fn view(&self, threads: &[Arc<impl Occupant>]) -> Vec<Place> {
         let Some(inner) = &self.inner else {
             return threads.iter().map(|_| Place::Nowhere).collect();
@@ -666,10 +667,8 @@ impl Inner {
         match Flag::from_u8(self.flags[s].load(Ordering::Relaxed)) {
             Flag::Idle | Flag::Waiter => false,
             // A stamp not known here yet (the flag was read before it): the lock says.
-            Flag::Turn => seat
-                .card()
-                .since()
-                .is_none_or(|since| sys::ticks().saturating_sub(since) >= self.slice_ticks),
+            // The card's stamp: the thread's own step wrote it, or a lend the same value.
+            Flag::Turn => sys::ticks().saturating_sub(seat.card().since()) >= self.slice_ticks,
             Flag::Kick => true,
         }
     }
