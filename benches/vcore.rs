@@ -5,7 +5,8 @@
 //!
 //! | bench | what |
 //! | --- | --- |
-//! | `uncontended/acquire+release` | take a free core and give it back: two lock round trips and an event-clock read (the slot's stamp) |
+//! | `uncontended/acquire+release` | take a free core and give it back while nobody waits: one compare-and-swap of the slot's cell each (the fast path) |
+//! | `uncontended/acquire+release, locked` | the same while a waiter for another core keeps the table busy: two lock round trips and an event-clock read (the slot's stamp), the path every step took before the fast path |
 //! | `uncontended/checkpoint` | a checkpoint nobody asks anything of: one load of the thread's kick word |
 //! | `uncontended/yield` | a yield with nobody to hand the core to: the same load |
 //! | `handoff/vcore` | release to a waiter parked in `acquire`, until the waiter runs |
@@ -36,19 +37,21 @@ const SPIN: Spin = Spin {
     full: true,
 };
 
-fn vcores(cores: usize) -> Arc<Vcores> {
+/// A semaphore of `cores`, and its counters.
+fn vcores(cores: usize) -> (Arc<Vcores>, Arc<Counters>) {
     let config = Config {
         cores,
         ..Config::default()
     };
-    Arc::new(Vcores::new(&config, Arc::new(Counters::default())))
+    let counters = Arc::new(Counters::default());
+    (Arc::new(Vcores::new(&config, counters.clone())), counters)
 }
 
-fn record(id: u64) -> Arc<ThreadRecord> {
+fn record(id: u64, core_mask: u64) -> Arc<ThreadRecord> {
     let spec = ThreadSpec {
         name: format!("Bench{id}"),
         priority: 44,
-        core_mask: 0b11_1111,
+        core_mask,
         ideal_core: 0,
         role: Role::Auto,
     };
@@ -57,14 +60,30 @@ fn record(id: u64) -> Arc<ThreadRecord> {
 
 fn uncontended(c: &mut Criterion) {
     let mut g = c.benchmark_group("uncontended");
-    let v = vcores(6);
-    let t = record(1);
-    g.bench_function("acquire+release", |b| {
-        b.iter(|| {
-            let _ = v.acquire(&*t, SPIN);
-            black_box(v.release(&*t));
-        });
-    });
+    let (v, counters) = vcores(6);
+    let t = record(1, 0b1_1111);
+    let pair = || {
+        let _ = v.acquire(&*t, SPIN);
+        black_box(v.release(&*t));
+    };
+    g.bench_function("acquire+release", |b| b.iter(pair));
+    // Core 5 held, and a waiter for it queued: the table is busy, so no slot is lent and the
+    // bench thread's pair on cores 0-4 takes the lock.
+    let (holder, waiter) = (record(2, 1 << 5), record(3, 1 << 5));
+    let _ = v.acquire(&*holder, SPIN);
+    let th = {
+        let v = v.clone();
+        std::thread::spawn(move || {
+            let _ = v.acquire(&*waiter, SPIN);
+            v.release(&*waiter);
+        })
+    };
+    while counters.vcore_waits.load(Ordering::SeqCst) == 0 {
+        std::thread::sleep(POLL_GAP);
+    }
+    g.bench_function("acquire+release, locked", |b| b.iter(pair));
+    v.release(&*holder);
+    th.join().expect("waiter");
     let _ = v.acquire(&*t, SPIN);
     g.bench_function("checkpoint", |b| {
         b.iter(|| v.checkpoint(black_box(&*t), SPIN));
@@ -117,8 +136,8 @@ fn handoff(c: &mut Criterion) {
 
     // The bench thread holds the one core; the waiter parks in `acquire`, runs when the core
     // is handed to it, gives it back at once, and parks (std) until the next round.
-    let v = vcores(1);
-    let (holder, waiter) = (record(1), record(2));
+    let (v, _) = vcores(1);
+    let (holder, waiter) = (record(1, 1), record(2, 1));
     let ran = Arc::new(AtomicU64::new(0));
     let next = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));

@@ -1,6 +1,7 @@
 //! What the C ABI costs next to the Rust API, in one run: an event ping-pong between a host
 //! thread and a guest thread through `libhos.so` (loaded with `dlopen`, called through its C
-//! symbols as a C host does), the same ping-pong through the `hos` crate, and `hos_checkpoint`
+//! symbols as a C host does), the same ping-pong through the `hos` crate, the ping-pong between
+//! two guest threads both ways, and `hos_checkpoint`
 //! on a guest thread that nobody kicks, through `libhos.so`, from C linked against `libhos.a`
 //! (`checkpoint.c`, a child process), and through the Rust API.
 //!
@@ -11,6 +12,8 @@
 //! | --- | --- |
 //! | `pingpong/abi` | host signals `ping`, guest waits for it and signals `pong`, host waits: one round trip, every call through the C ABI (handle lookups included) |
 //! | `pingpong/rust` | the same round trip with `hos::os::Event`s and a `hos` guest thread |
+//! | `guests/abi` | two guest threads: one signals `ping` and waits for `pong`, the other answers; one round trip, every call through the C ABI, each wait giving the virtual core back and taking it again |
+//! | `guests/rust` | the same two guest threads through the `hos` crate |
 //! | `checkpoint/abi` | `hos_checkpoint()` through `libhos.so` on a guest thread with no waiter for its core |
 //! | `checkpoint/abi-static` | the same from C linked against `libhos.a` (an attached thread) |
 //! | `checkpoint/kick-flag` | the inline test of generated code there: a load of the kick flag, no call |
@@ -131,6 +134,26 @@ unsafe extern "C" fn abi_guest(arg: *mut c_void) {
     }
 }
 
+/// What the driving guest thread of `guests/abi` is told: the events, and its jobs.
+struct Driver {
+    pp: &'static PingPong,
+    jobs: mpsc::Receiver<Job>,
+}
+
+unsafe extern "C" fn abi_driver(arg: *mut c_void) {
+    // SAFETY: the bench's Driver, alive until this thread is joined.
+    let d = unsafe { &*(arg as *const Driver) };
+    let abi = abi();
+    while let Ok((n, answer)) = d.jobs.recv() {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            (abi.event_signal)(d.pp.ping);
+            (abi.event_wait)(d.pp.pong, -1);
+        }
+        let _ = answer.send(t0.elapsed());
+    }
+}
+
 /// The ABI runtime and its handles, made once.
 struct AbiRig {
     rt: *mut c_void,
@@ -202,14 +225,90 @@ fn pingpong(c: &mut Criterion) {
     guest.join().expect("joined");
     g.finish();
 
+    guests(c, &rt);
     checkpoint(c, &rig, &rt);
     // SAFETY: the ABI runtime, shut down once (it is never freed: the rig is static).
     unsafe { (abi.runtime_shutdown)(rig.rt, -1) };
     rt.shutdown();
 }
 
-/// A request to a timing guest thread: run `n` checkpoints, answer the time they took.
+/// A request to a timing guest thread: run `n` checkpoints (or round trips), answer the time
+/// they took.
 type Job = (u64, mpsc::Sender<Duration>);
+
+/// `guests/abi` and `guests/rust`: a driving guest thread times `n` round trips with an
+/// answering one, on a runtime of its own for the ABI and on `rt` for the crate.
+fn guests(c: &mut Criterion, rt: &hos_rs::Runtime) {
+    let abi = abi();
+    let mut g = c.benchmark_group("guests");
+    g.measurement_time(Duration::from_secs(5));
+
+    let rig = abi_rig();
+    let (jobs, rx) = mpsc::channel::<Job>();
+    let driver: &'static Driver = Box::leak(Box::new(Driver {
+        pp: rig.pp,
+        jobs: rx,
+    }));
+    let (mut answerer, mut driving) = (0, 0);
+    let pp = rig.pp as *const PingPong as *mut c_void;
+    let d = driver as *const Driver as *mut c_void;
+    // SAFETY: the runtime, default params (NULL), Rust entries with live arguments.
+    unsafe {
+        assert_eq!(
+            (abi.thread_spawn)(rig.rt, std::ptr::null(), Some(abi_guest), pp, &mut answerer),
+            0
+        );
+        assert_eq!(
+            (abi.thread_spawn)(rig.rt, std::ptr::null(), Some(abi_driver), d, &mut driving),
+            0
+        );
+    }
+    g.bench_function("abi", |b| b.iter_custom(|n| timed(&jobs, n)));
+    drop(jobs);
+    assert_eq!((abi.thread_join)(driving, -1), 0);
+    rig.pp.stop.store(true, Ordering::Release);
+    (abi.event_signal)(rig.pp.ping);
+    assert_eq!((abi.thread_join)(answerer, -1), 0);
+    // SAFETY: this rig's runtime, shut down once (never freed: the rig is leaked).
+    unsafe { (abi.runtime_shutdown)(rig.rt, -1) };
+
+    let ping = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
+    let pong = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
+    let stop = Arc::new(AtomicBool::new(false));
+    let answerer = {
+        let (ping, pong, stop) = (ping.clone(), pong.clone(), stop.clone());
+        rt.thread()
+            .spawn(move || {
+                while ping.wait().is_ok() && !stop.load(Ordering::Acquire) {
+                    pong.signal();
+                }
+            })
+            .expect("answering guest")
+    };
+    let (jobs, rx) = mpsc::channel::<Job>();
+    let driving = {
+        let (ping, pong) = (ping.clone(), pong.clone());
+        rt.thread()
+            .spawn(move || {
+                while let Ok((n, answer)) = rx.recv() {
+                    let t0 = Instant::now();
+                    for _ in 0..n {
+                        ping.signal();
+                        let _ = pong.wait();
+                    }
+                    let _ = answer.send(t0.elapsed());
+                }
+            })
+            .expect("driving guest")
+    };
+    g.bench_function("rust", |b| b.iter_custom(|n| timed(&jobs, n)));
+    drop(jobs);
+    driving.join().expect("joined");
+    stop.store(true, Ordering::Release);
+    ping.signal();
+    answerer.join().expect("joined");
+    g.finish();
+}
 
 unsafe extern "C" fn abi_timer(arg: *mut c_void) {
     // SAFETY: the bench's receiver, alive until this thread is joined.

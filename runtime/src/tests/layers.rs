@@ -31,7 +31,9 @@ const ORDER: &[&str] = &[
     "vcore/rank",
     "vcore/table",
     "vcore/escape",
+    "vcore/card",
     "vcore/kick",
+    "vcore/cells",
     "vcore/seat",
     "trace/event",
     "trace/ring",
@@ -59,6 +61,7 @@ const ORDER: &[&str] = &[
     "poll",
     "vcore",
     "vcore/claim",
+    "vcore/fast",
     "pause",
     "thread",
     // composition
@@ -72,7 +75,7 @@ const ORDER: &[&str] = &[
 
 /// The files that are part of their parent's unit: the kicks' grace (`impl Table` of the
 /// virtual cores' table, which reads its constants).
-const JOINED: &[&str] = &["vcore/table/grace"];
+const JOINED: &[&str] = &["vcore/table/grace", "vcore/table/lend"];
 
 /// The crate's layers, for the checker all crates share.
 const LAYERS: check::Layers = check::Layers {

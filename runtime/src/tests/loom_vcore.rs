@@ -1,9 +1,12 @@
 //! Loom models of the virtual cores' hand-offs: a release against a waiter that registers, a
 //! release against two, a kick against the holder's checkpoint, shutdown against a waiter, a
 //! waker's claim against the thread's own acquire (and its giving back), a revocation after a
-//! kick's grace against the holder's own checkpoint. Each checks that no two threads hold the
-//! one core at once (but for a revoked holder before its next checkpoint) and that no wake is
-//! lost (a lost wake leaves a thread parked for ever, which loom reports).
+//! kick's grace against the holder's own checkpoint; and the fast path (`vcore/fast.rs`): a
+//! give without the lock against a waiter taking the lent slots back, takes and gives on two
+//! cores by three threads, the slots lent again while a thread takes one, a fast step-away
+//! against a waker's claim. Each checks that no two threads hold one core at once (but for a
+//! revoked holder before its next checkpoint) and that no wake is lost (a lost wake leaves a
+//! thread parked for ever, which loom reports).
 //!
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hos-runtime --release --lib`
 #![cfg(loom)]
@@ -283,5 +286,151 @@ fn a_revocation_races_the_holders_own_checkpoint() {
         th.join().unwrap();
         assert_eq!(vcores.held(), 0, "a core left held");
         assert!(!kick_is_set(t1.seat().kick_word()));
+    });
+}
+
+/// Two cores, an escape time no model reaches, no grace, and `n` thread records of `priority`
+/// allowed on both.
+fn setup_two(n: u64, priority: u8) -> (Arc<Vcores>, Vec<Arc<ThreadRecord>>) {
+    let config = Config {
+        cores: 2,
+        vcore_escape_ms: 3_600_000,
+        vcore_grace_us: 0,
+        ..Config::default()
+    };
+    let vcores = Arc::new(Vcores::new(&config, Arc::new(Counters::default())));
+    let threads = (1..=n)
+        .map(|id| {
+            let spec = ThreadSpec {
+                name: format!("T{id}"),
+                priority,
+                core_mask: 0b11,
+                ideal_core: 0,
+                role: Role::Auto,
+            };
+            Arc::new(ThreadRecord::new(id, &spec, false, false))
+        })
+        .collect();
+    (vcores, threads)
+}
+
+/// Counts the holders of each of two cores: at most one a core, so at most two in all.
+#[derive(Default)]
+struct PerCore([AtomicUsize; 2]);
+
+impl PerCore {
+    fn enter(&self, t: &ThreadRecord) -> usize {
+        let s = t.seat().slot().expect("runs without a core");
+        // SeqCst: as `Holders`.
+        let n = self.0[s].fetch_add(1, Ordering::SeqCst);
+        assert_eq!(n, 0, "two threads hold core {s}");
+        s
+    }
+
+    fn leave(&self, s: usize) {
+        self.0[s].fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_fast_give_races_a_waiter_taking_the_slots_back() {
+    // The holder took the one core on the fast path and gives it back without the lock while
+    // a better waiter takes the lent slot back and queues: the give comes first (the waiter
+    // finds the core free) or fails (the holder gives it back under the lock, to the waiter).
+    // No wait may be lost, and the core is lent again once both are done.
+    model(|| {
+        let (vcores, t1, t2) = setup(44, 10);
+        let holders = Arc::new(Holders::default());
+        vcores.acquire(&*t1, SPIN);
+        holders.enter(&t1);
+        let th = spawn_waiter(&vcores, &holders, t2.clone());
+        holders.leave();
+        assert!(vcores.release(&*t1));
+        th.join().unwrap();
+        assert_eq!(vcores.held(), 0, "a core left held");
+        // Lent again: a take now is the fast path's, and the table learns of it at a view.
+        vcores.acquire(&*t1, SPIN);
+        assert!(matches!(
+            vcores.view(std::slice::from_ref(&t1))[0],
+            Place::Holds { slot: 0, .. }
+        ));
+        assert!(vcores.release(&*t1));
+    });
+}
+
+#[test]
+fn three_threads_on_two_cores_never_make_three_holders() {
+    // Each takes a core, fast or by waiting, holds it for a step and gives it back: whatever
+    // the order, never two on one core, nobody left waiting, nothing left held.
+    model(|| {
+        let (vcores, threads) = setup_two(3, 44);
+        let holders = Arc::new(PerCore::default());
+        let ths: Vec<_> = threads
+            .iter()
+            .map(|t| {
+                let (vcores, holders, t) = (vcores.clone(), holders.clone(), t.clone());
+                loom::thread::spawn(move || {
+                    vcores.acquire(&*t, SPIN);
+                    let s = holders.enter(&t);
+                    holders.leave(s);
+                    assert!(vcores.release(&*t));
+                })
+            })
+            .collect();
+        for th in ths {
+            th.join().unwrap();
+        }
+        assert_eq!(vcores.held(), 0, "a core left held");
+    });
+}
+
+#[test]
+fn the_slots_lent_again_race_a_take() {
+    // A waiter is granted the core at the holder's release; once it runs, the table is idle
+    // and lends the core with its new holder. The first holder asks again meanwhile: it finds
+    // the core lent and held, or not lent yet, and waits either way; the new holder gives the
+    // core back without the lock or under it, and the first one gets it.
+    model(|| {
+        let (vcores, t1, t2) = setup(44, 44);
+        let holders = Arc::new(Holders::default());
+        vcores.acquire(&*t1, SPIN);
+        holders.enter(&t1);
+        let th = spawn_waiter(&vcores, &holders, t2);
+        holders.leave();
+        assert!(vcores.release(&*t1));
+        vcores.acquire(&*t1, SPIN);
+        holders.enter(&t1);
+        holders.leave();
+        assert!(vcores.release(&*t1));
+        th.join().unwrap();
+        assert_eq!(vcores.held(), 0, "a core left held");
+    });
+}
+
+#[test]
+fn a_fast_step_away_races_a_wakers_claim() {
+    // The owner took its core on the fast path and steps away into an object wait without the
+    // lock while a waker claims a core for it, then comes back for one itself. The claim finds
+    // it home (nothing claimed), or away with its core given back (the owner takes the claim
+    // under the lock), never away still holding its core; or it comes after the owner came
+    // home. One holder, and no claim outlives the wait.
+    model(|| {
+        let (vcores, t1, t2) = setup(10, 44);
+        let holders = Arc::new(Holders::default());
+        vcores.acquire(&*t1, SPIN);
+        let waker = {
+            let (vcores, t1) = (vcores.clone(), t1.clone());
+            loom::thread::spawn(move || vcores.claim(&*t1))
+        };
+        assert!(vcores.step_away(&*t1));
+        let other = spawn_waiter(&vcores, &holders, t2);
+        vcores.acquire(&*t1, SPIN);
+        holders.enter(&t1);
+        holders.leave();
+        // Kicked by a claim or not, it leaves; a worse thread may wait for the core.
+        assert!(vcores.release(&*t1));
+        waker.join().unwrap();
+        other.join().unwrap();
+        assert_eq!(vcores.held(), 0, "a claim outlived its wait");
     });
 }

@@ -24,7 +24,6 @@
 //! timer's, and a promoted idle poll may sleep on).
 
 use super::{Effects, Inner, Locked, Now, Occupant, Seat, Step, Vcores};
-use crate::sync::atomic::Ordering;
 
 impl Vcores {
     /// Gives `t`'s core back for a wait on an object, after which wakers may claim one for
@@ -32,7 +31,9 @@ impl Vcores {
     /// release). `true` if it held one. Call it on the thread `t` itself.
     pub fn step_away(&self, t: &impl Occupant) -> bool {
         match &self.inner {
-            Some(inner) if t.seat().holds() => inner.release_for(t, inner.claims),
+            Some(inner) if t.seat().holds() => {
+                inner.give_fast(t, inner.claims) || inner.release_for(t, inner.claims)
+            }
             _ => false,
         }
     }
@@ -44,20 +45,18 @@ impl Vcores {
     pub fn claim(&self, t: &impl Occupant) {
         let Some(inner) = &self.inner else { return };
         let seat = t.seat();
-        // Relaxed: hints (Seat invariant); rechecked under the lock.
-        if !seat.away.load(Ordering::Relaxed) || seat.claimed.load(Ordering::Relaxed) {
+        // A hint; claimed by compare-and-swap under the lock (the thread may come home).
+        if !seat.is_claimable() {
             return;
         }
         let now = Now::default();
         inner.locked(|l, fx| {
-            // Relaxed: written only under this lock (Seat invariant).
-            if !seat.away.load(Ordering::Relaxed) || seat.claimed.load(Ordering::Relaxed) {
+            if !seat.try_claim() {
                 return;
             }
             let who = t.who();
             let step = l.table.acquire(who, &now, fx);
             l.claims.push((who.id, step));
-            seat.claimed.store(true, Ordering::Relaxed);
         });
     }
 
@@ -66,8 +65,8 @@ impl Vcores {
     /// Call it on the thread `t` itself.
     pub fn unclaim(&self, t: &impl Occupant) {
         let Some(inner) = &self.inner else { return };
-        // Relaxed: a hint (Seat invariant); `take_claim` rechecks under the lock.
-        if !t.seat().claimed.load(Ordering::Relaxed) {
+        // A hint; `take_claim` rechecks under the lock.
+        if !t.seat().is_claimed() {
             return;
         }
         let id = t.id();
@@ -80,20 +79,20 @@ impl Inner {
     /// a fresh one; `t` is no longer away. A claimed core taken from `t` after a kick's grace
     /// before `t` took it (`t` ran nothing on it) is asked for again, as at a checkpoint.
     pub(super) fn acquire_for(&self, t: &impl Occupant, now: &Now) -> Step {
-        let word = t.seat().kick_word();
+        let line = t.seat().line();
         self.locked(|l, fx| {
             let seat = t.seat();
-            // Relaxed: written only under this lock (Seat invariant).
-            seat.away.store(false, Ordering::Relaxed);
             let who = t.who();
-            let step = match l.take_claim(seat, who.id) {
+            let claim = l.take_claim(seat, who.id);
+            seat.set_away(false);
+            let step = match claim {
                 Some(Step::Held { .. }) if l.table.is_revoked(who.id) => {
                     l.table.checkpoint(who.id, now, fx)
                 }
                 Some(step) => step,
                 None => l.table.acquire(who, now, fx),
             };
-            l.seat(word, None, &step);
+            l.seat(line, None, &step);
             step
         })
     }
@@ -102,7 +101,7 @@ impl Inner {
     /// one again) or not. `true` if it held one. A claim left from an earlier wait cannot
     /// exist (module invariant); one is given back all the same.
     pub(super) fn release_for(&self, t: &impl Occupant, away: bool) -> bool {
-        let (word, before) = (t.seat().kick_word(), t.seat().slot());
+        let (line, before) = (t.seat().line(), t.seat().slot());
         let id = t.id();
         let held = self.locked(|l, fx| {
             let claimed = l.give_back_claim(t.seat(), id, fx);
@@ -111,9 +110,8 @@ impl Inner {
                 "thread {id} released its core with a claim pending"
             );
             let held = l.table.release(id, Now::default(), fx);
-            l.seat(word, before, &Step::Cancelled);
-            // Relaxed: written only under this lock (Seat invariant).
-            t.seat().away.store(away, Ordering::Relaxed);
+            l.seat(line, before, &Step::Cancelled);
+            t.seat().set_away(away);
             held
         });
         t.seat().settle(Step::Cancelled);
@@ -126,8 +124,7 @@ impl Inner {
         let id = t.id();
         self.locked(|l, fx| {
             l.give_back_claim(t.seat(), id, fx);
-            // Relaxed: written only under this lock (Seat invariant).
-            t.seat().away.store(false, Ordering::Relaxed);
+            t.seat().set_away(false);
         });
     }
 }
@@ -148,13 +145,14 @@ impl Locked {
         true
     }
 
-    /// Takes thread `id`'s claim out of the list, if a waker made one.
+    /// Takes thread `id`'s claim out of the list, if a waker made one; the thread stays away
+    /// (its caller says where it goes next).
     fn take_claim(&mut self, seat: &Seat, id: u64) -> Option<Step> {
-        // Relaxed: written only under this lock (Seat invariant).
-        if !seat.claimed.load(Ordering::Relaxed) {
+        // Exact under the lock (Seat invariant).
+        if !seat.is_claimed() {
             return None;
         }
-        seat.claimed.store(false, Ordering::Relaxed);
+        seat.set_away(true);
         let i = self.claims.iter().position(|&(who, _)| who == id);
         debug_assert!(i.is_some(), "thread {id} is marked claimed without a claim");
         i.map(|i| self.claims.swap_remove(i).1)

@@ -21,15 +21,27 @@
 //! The words are std atomics, not loom's: they outlive any model, and a model checks the
 //! table's decisions, which never read them. Each word has a cache line of its own: its owner
 //! reads it at every loop head of its guest code, and a write to another thread's word must
-//! not take that line away from it.
+//! not take that line away from it. Beside the word on that line lies its owner's [`Card`]
+//! (`card.rs`): written by the owner only where it writes its word's line anyway (a fast take
+//! of a slot), and by the virtual cores only when they lend its slot.
 
+use super::card::Card;
 use crate::sync::lock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-/// Words made and not owned now. Process bookkeeping behind a std lock, taken once when a
-/// thread's record is made and once when it is dropped.
-static POOL: Mutex<Vec<&'static AtomicU32>> = Mutex::new(Vec::new());
+/// Every line made, by its number, and those not owned now. Process bookkeeping behind a std
+/// lock, taken once when a thread's record is made, once when it is dropped, and when the
+/// virtual cores look up the holder of a slot taken on the fast path ([`Line::numbered`]).
+struct Lines {
+    all: Vec<&'static Line>,
+    free: Vec<&'static Line>,
+}
+
+static LINES: Mutex<Lines> = Mutex::new(Lines {
+    all: Vec::new(),
+    free: Vec::new(),
+});
 
 /// How many words one allocation makes when the pool is empty (64 cache lines).
 const CHUNK: usize = 64;
@@ -46,32 +58,71 @@ const STEP: u32 = 3;
 /// A pause is asked of the thread: its next checkpoint stops it (`pause.rs`).
 const PAUSE: u32 = 4;
 
-/// A word alone on its cache line (module invariant).
+/// A word alone on its cache line, with its owner's card (module invariant). Its address is
+/// what a cell holds while its owner holds that cell's slot on the fast path (`cells.rs`).
+#[derive(Debug)]
 #[repr(align(64))]
-struct Line(AtomicU32);
+pub(crate) struct Line {
+    word: AtomicU32,
+    /// Who the owner is and since when it holds its slot, for the cells.
+    pub(crate) card: Card,
+    /// Its index in `Lines::all`: how a cell names it.
+    number: usize,
+}
+
+impl Line {
+    /// The kick word on this line.
+    pub(crate) fn word(&'static self) -> &'static AtomicU32 {
+        &self.word
+    }
+
+    /// Its number: what a cell holds to name it.
+    #[inline]
+    pub(crate) fn number(&self) -> usize {
+        self.number
+    }
+
+    /// The line numbered `n`, if one was made.
+    pub(crate) fn numbered(n: usize) -> Option<&'static Line> {
+        lock(&LINES).all.get(n).copied()
+    }
+}
 
 /// A thread's kick word, owned (module invariant).
 #[derive(Debug)]
-pub(crate) struct KickWord(&'static AtomicU32);
+pub(crate) struct KickWord(&'static Line);
 
 impl KickWord {
     /// A word from the pool (a new chunk if it is empty), 0.
     pub(crate) fn new() -> Self {
-        let mut pool = lock(&POOL);
-        if pool.is_empty() {
+        let mut lines = lock(&LINES);
+        if lines.free.is_empty() {
+            let first = lines.all.len();
             // Leaked on purpose: a word lives as long as the process (module invariant).
             let chunk: &'static [Line] = Box::leak(
-                (0..CHUNK)
-                    .map(|_| Line(AtomicU32::new(CLEAR)))
+                (first..first + CHUNK)
+                    .map(|number| Line {
+                        word: AtomicU32::new(CLEAR),
+                        card: Card::new(),
+                        number,
+                    })
                     .collect::<Box<[_]>>(),
             );
-            pool.extend(chunk.iter().map(|line| &line.0));
+            lines.all.extend(chunk.iter());
+            lines.free.extend(chunk.iter());
         }
-        KickWord(pool.pop().expect("the pool was refilled"))
+        KickWord(lines.free.pop().expect("the pool was refilled"))
     }
 
     /// The word, for readers: non-zero while the thread's checkpoint has something to do.
+    #[inline]
     pub(crate) fn get(&self) -> &'static AtomicU32 {
+        &self.0.word
+    }
+
+    /// The word's line, with the owner's card.
+    #[inline]
+    pub(crate) fn line(&self) -> &'static Line {
         self.0
     }
 }
@@ -80,8 +131,8 @@ impl Drop for KickWord {
     fn drop(&mut self) {
         // Relaxed: nobody else holds the word now (the record it was part of is gone); the
         // pool's lock hands the zero to the next owner.
-        self.0.store(CLEAR, Ordering::Relaxed);
-        lock(&POOL).push(self.0);
+        self.0.word.store(CLEAR, Ordering::Relaxed);
+        lock(&LINES).free.push(self.0);
     }
 }
 

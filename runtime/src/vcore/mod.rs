@@ -21,14 +21,18 @@
 //! - Every decision is made by the pure state machine [`table::Table`] under one `Mutex`
 //!   (`Inner::table`): slots, the queue of waiters, kicks, turns, escapes. N is at most 8 and
 //!   the waiters are OS threads (tens, at most hundreds), so one lock and O(N * W) scans are
-//!   cheap next to a park; no lock-free structure is worth its proof here.
+//!   cheap next to a park. The one exception is the fast path (`fast.rs`): while nobody waits
+//!   the table lends its slots to their cells (`cells.rs`), where a thread takes a free slot
+//!   and gives it back by one compare-and-swap each, and every locked step takes the lent slots
+//!   back first, so the table decides on every holder.
 //! - `Inner::flags[s]` mirrors `Table::flag(s)` and `Inner::free` the free-slot mask. Both are
 //!   written only under the table lock, and read without it by the holder of slot `s` (or an
 //!   escaped thread) at its checkpoint: a hint that says whether to take the lock, never a
 //!   decision. Relaxed: the lock orders what the decision reads.
 //! - A thread's [`Seat`] is written and read only by that thread (acquire, release, checkpoint
-//!   and yield run on the thread they are for), after the table told it where it stands;
-//!   except its `away` and `claimed` hints, which a waker's [`claim`] writes under the lock.
+//!   and yield run on the thread they are for), after the table told it where it stands or it
+//!   took a lent slot; except its claim state, which a waker's [`claim`] moves under the lock
+//!   by compare-and-swap, and its card's stamp, which a take-back writes (`card.rs`).
 //! - A thread's kick word ([`kick`]) is non-zero while its checkpoint has something to do:
 //!   its slot's flag is `Turn` or `Kick`, it runs by escape, or its slot was taken (revoked:
 //!   the word says so, and the slot its seat names is no longer its own). It is written only
@@ -52,20 +56,28 @@
 //! | [`step`] | what the table is told and tells back |
 //! | [`table`] | the slots and the queue as a pure state machine with an injected clock; `table/grace.rs`, the kicks' grace |
 //! | [`claim`] | a waker claims the core of the guest thread it wakes, before the thread runs |
-//! | [`seat`] | a thread's own copy of where it stands: slot, stamp, kick word, claim hints |
+//! | [`seat`] | a thread's own copy of where it stands: slot, kick word, claim state |
+//! | [`card`] | who a thread is and since when it holds its slot, beside its kick word |
+//! | [`cells`] | one word a slot: a lent slot taken and given back by compare-and-swap |
+//! | [`fast`] | the fast path: when slots are lent, taken back, and why no wake is lost |
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
 //! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
 //!
-//! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md, "Fast paths"): an
-//! uncontended acquire and release take the lock once each and read one clock once, the
-//! event clock (the slot's stamp for the time slice: the TSC where the kernel keeps time on
-//! it, half a `now()`); they mirror flags, count and trace only what a step changed. That
-//! keeps them near the 100 ns target without an atomic fast path, which would have to publish
-//! holders for kicks outside the lock. A checkpoint that nobody asks anything of is one load
-//! of the thread's kick word; a yield, one load of its slot's flag.
+//! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md, "Fast paths"): while
+//! nobody waits, an acquire is a few relaxed loads (the thread's traits), an event-clock read
+//! (the slot's stamp), three relaxed stores to its own card and one compare-and-swap of a
+//! cell, a release one compare-and-swap: no lock, no ranking (`fast.rs`). Otherwise each takes
+//! the lock once and reads the event clock at most once (the slot's stamp for the time slice: the TSC where the kernel
+//! keeps time on it, half a `now()`); they mirror flags, count and trace only what a step
+//! changed. A checkpoint that nobody asks anything of is one load of the thread's kick word;
+//! a yield, one load of its slot's flag.
 
+
+mod card;
+mod cells;
 mod claim;
 mod escape;
+mod fast;
 mod kick;
 pub(crate) mod rank;
 mod seat;
@@ -88,7 +100,9 @@ use crate::sync::{lock, Arc, Mutex};
 use crate::sys::{self, TickScale};
 use crate::time::{MS, US};
 use crate::trace;
+use cells::Cells;
 use escape::Held;
+use kick::Line;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -129,8 +143,13 @@ struct Inner {
     table: Mutex<Locked>,
     /// # Invariant: `flags[s]` is `table.flag(s)` whenever the lock is free (ground rules).
     flags: [AtomicU8; MAX_CORES],
-    /// # Invariant: the table's free-slot mask whenever the lock is free (ground rules).
+    /// # Invariant: the table's free-slot mask whenever the lock is free (ground rules), as of
+    /// the last step: its readers, escaped threads, exist only while no slot is lent.
     free: AtomicU64,
+    /// The slots' cells, for the fast path (`fast.rs`).
+    cells: Cells,
+    /// Every slot, a bit each.
+    all: u64,
     /// The time slice in stamp ticks (`Clock::stamp`, `sys::ticks()`).
     slice_ticks: u64,
     /// The event clock's rate, as of the semaphore's making: a stamp's span in ns (an
@@ -226,9 +245,12 @@ impl Vcores {
                     table: Table::new(config.cores, slice_ticks, escape_ns, grace_ns),
                     words: [None; MAX_CORES],
                     claims: Vec::new(),
+                    lent: 0,
                 }),
                 flags: std::array::from_fn(|_| AtomicU8::new(Flag::Idle.as_u8())),
                 free: AtomicU64::new((1 << config.cores) - 1),
+                cells: Cells::new(),
+                all: (1 << config.cores) - 1,
                 slice_ticks,
                 scale,
                 escape_ns,
@@ -236,6 +258,10 @@ impl Vcores {
                 counters,
             }
         });
+        if let Some(inner) = &inner {
+            // A step that changes nothing ends by lending every slot: the first take is fast.
+            inner.run(|_, _| ());
+        }
         Vcores { inner }
     }
 
@@ -252,15 +278,18 @@ impl Vcores {
     /// core (a second acquire is a bug: a debug assertion, else ignored). A core granted at
     /// once right after a wait or a sleep is traced at the wait's or sleep's end, with no
     /// clock read of its own.
+    #[inline]
     pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
         if t.seat().holds() {
             debug_assert!(false, "thread {} acquires a core it holds", t.id());
             return None;
         }
-        let now = Now::default();
-        let step = inner.acquire_for(t, &now);
-        inner.settle(t, step, &now, spin)
+        if let Some(slot) = inner.take_fast(t) {
+            trace::core_granted(slot as u64);
+            return None;
+        }
+        inner.acquire_locked(t, spin)
     }
 
     /// Gives `t`'s core back (it blocks or ends): the core goes to the best waiter allowed on
@@ -269,25 +298,20 @@ impl Vcores {
     ///
     /// The trace records no event for it: the caller's wait, sleep or exit, recorded just
     /// before or after, says that the thread gave its core up (docs/design.md section 17).
+    #[inline]
     pub fn release(&self, t: &impl Occupant) -> bool {
         let Some(inner) = &self.inner else {
             return false;
         };
         let seat = t.seat();
         if !seat.holds() {
-            // Relaxed: a hint (Seat invariant); an exit from an object wait that unwound.
-            if seat.away.load(Ordering::Relaxed) {
+            // An exit from an object wait that unwound: a claim made for it goes back.
+            if !seat.come_home() {
                 inner.forget(t);
             }
             return false;
         }
-        let held = inner.release_for(t, false);
-        debug_assert!(
-            held,
-            "thread {} released a core the table never gave",
-            t.id()
-        );
-        held
+        inner.give_fast(t, false) || inner.release_locked(t)
     }
 
     /// A checkpoint of `t` (svc entry, nn::os call, polled loop header): if a better waiter
@@ -300,15 +324,13 @@ impl Vcores {
     ///
     /// # Blocking
     /// Only when it gives its core up, as [`Vcores::acquire`].
+    #[inline]
     pub fn checkpoint(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
-        if !t.seat().is_asked() || !inner.must_check(t) {
+        if !t.seat().is_asked() {
             return None;
         }
-        let now = Now::default();
-        let id = t.id();
-        let step = inner.run_for(t, |table, fx| table.checkpoint(id, &now, fx));
-        inner.settle(t, step, &now, spin)
+        inner.checkpoint_asked(t, spin)
     }
 
     /// A yield of `t` on the virtual cores (sleep_thread 0, -1, -2; see [`YieldKind`]).
@@ -358,13 +380,22 @@ impl Vcores {
         inner.run(|table, fx| table.refresh(who.id, who.traits, Now::default(), fx));
     }
 
-    /// Slots held now (a gauge read under the lock; 0 when the semaphore is off): once no guest
-    /// thread runs guest code, 0, or a core leaked.
+    /// Slots held now (a gauge read under the lock, the lent ones from their cells; 0 when the
+    /// semaphore is off): once no guest thread runs guest code, 0, or a core leaked.
     pub fn held(&self) -> usize {
         self.inner.as_ref().map_or(0, |inner| {
             let l = lock(&inner.table);
-            l.table.cores() - l.table.free_mask().count_ones() as usize
+            let table_held = l.table.cores() - l.table.free_mask().count_ones() as usize;
+            table_held + inner.cells.held(l.lent)
         })
+    }
+
+    #[cfg(all(test, not(loom)))]
+    /// The slots lent to the fast path now, a bit each (`fast.rs`).
+    pub(crate) fn lent(&self) -> u64 {
+        self.inner
+            .as_ref()
+            .map_or(0, |inner| lock(&inner.table).lent)
     }
 
     /// Wakes every waiter (they return without a core); later acquires return at once.
@@ -393,15 +424,20 @@ pub(crate) enum Place {
 }
 
 impl Vcores {
-    /// Where each of `threads` is, read at once under the lock.
+    /// Where each of `threads` is, read at once under the lock (which takes the lent slots
+    /// back first, `fast.rs`).
     pub(crate) fn view(&self, threads: &[Arc<impl Occupant>]) -> Vec<Place> {
         let Some(inner) = &self.inner else {
             return threads.iter().map(|_| Place::Nowhere).collect();
         };
         // The map as of now: the wait tree sets these times beside `now()` readings.
         let scale = sys::tick_scale();
-        let l = lock(&inner.table);
-        let (table, queued) = (&l.table, l.table.queue());
+        inner.locked(|l, _| Self::places(&l.table, threads, &scale))
+    }
+
+    /// Where each of `threads` is in `table`.
+    fn places(table: &Table, threads: &[Arc<impl Occupant>], scale: &TickScale) -> Vec<Place> {
+        let queued = table.queue();
         threads
             .iter()
             .map(|t| {
@@ -427,19 +463,23 @@ impl Vcores {
     }
 }
 
-/// What the semaphore's lock guards: the table, and the kick word of each slot's holder.
+/// What the semaphore's lock guards: the table, the kick word of each slot's holder, the
+/// claims, and which slots are lent to the fast path.
 #[derive(Debug)]
 struct Locked {
     table: Table,
-    /// # Invariant: `words[s]` is the kick word of the thread holding slot `s` once a step of
-    /// that thread told it so ([`Locked::seat`]), until it gives the slot up or the slot is
-    /// taken from it ([`Locked::revoke`]); else `None` (a slot granted to a waiter that has not
-    /// polled yet, a free slot).
-    words: [Option<&'static std::sync::atomic::AtomicU32>; MAX_CORES],
+    /// # Invariant: `words[s]` is the kick-word line of the thread holding slot `s` once a step
+    /// of that thread told it so ([`Locked::seat`]) or the slot was taken back from it
+    /// (`fast.rs`), until it gives the slot up, the slot is taken from it
+    /// ([`Locked::revoke`]) or lent with it; else `None` (a slot granted to a waiter that has
+    /// not polled yet, a free slot, a lent slot).
+    words: [Option<&'static Line>; MAX_CORES],
     /// Cores claimed by wakers for threads that have not taken them yet (`claim.rs`): the
     /// thread's id and the step the claim made (`Held` or `Queued`).
     /// # Invariant: one entry a thread, present exactly while its seat's `claimed` is set.
     claims: Vec<(u64, Step)>,
+    /// The slots lent to the fast path, a bit each (`fast.rs`).
+    lent: u64,
 }
 
 impl Locked {
@@ -449,17 +489,13 @@ impl Locked {
     /// word says whether that slot's flag asks for a checkpoint; an escaped thread's word is
     /// set (its checkpoint looks for a free core), a waiting or cancelled thread's cleared.
     #[inline]
-    fn seat(
-        &mut self,
-        word: &'static std::sync::atomic::AtomicU32,
-        before: Option<usize>,
-        step: &Step,
-    ) {
+    fn seat(&mut self, line: &'static Line, before: Option<usize>, step: &Step) {
         if *step == Step::Kept {
             return;
         }
+        let word = line.word();
         if let Some(b) = before {
-            if self.words[b].is_some_and(|w| std::ptr::eq(w, word)) {
+            if self.words[b].is_some_and(|w| std::ptr::eq(w, line)) {
                 self.words[b] = None;
             } else {
                 debug_assert!(kick::is_revoked(word), "slot {b} names another thread");
@@ -467,7 +503,7 @@ impl Locked {
         }
         let on = match *step {
             Step::Held { slot, .. } => {
-                self.words[slot] = Some(word);
+                self.words[slot] = Some(line);
                 needs_check(self.table.flag(slot))
             }
             Step::Escaped => true,
@@ -482,8 +518,8 @@ impl Locked {
     /// (a claim not taken yet; a granted waiter that has not polled) has no word there.
     fn revoke(&mut self, revoked: &[(usize, u64)]) {
         for &(s, _) in revoked {
-            if let Some(word) = self.words[s].take() {
-                kick::revoke(word);
+            if let Some(line) = self.words[s].take() {
+                kick::revoke(line.word());
             }
         }
     }
@@ -506,6 +542,38 @@ pub struct Yielded {
 }
 
 impl Inner {
+    /// [`Vcores::acquire`] under the lock: the fast path found no lent free slot.
+    #[inline(never)]
+    fn acquire_locked(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
+        let now = Now::default();
+        let step = self.acquire_for(t, &now);
+        self.settle(t, step, &now, spin)
+    }
+
+    /// [`Vcores::release`] under the lock: `t`'s slot is not lent to it.
+    #[inline(never)]
+    fn release_locked(&self, t: &impl Occupant) -> bool {
+        let held = self.release_for(t, false);
+        debug_assert!(
+            held,
+            "thread {} released a core the table never gave",
+            t.id()
+        );
+        held
+    }
+
+    /// [`Vcores::checkpoint`] once `t`'s kick word is set: off the inlined fast path.
+    #[inline(never)]
+    fn checkpoint_asked(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
+        if !self.must_check(t) {
+            return None;
+        }
+        let now = Now::default();
+        let id = t.id();
+        let step = self.run_for(t, |table, fx| table.checkpoint(id, &now, fx));
+        self.settle(t, step, &now, spin)
+    }
+
     /// Runs one table operation under the lock.
     fn run<R>(&self, op: impl FnOnce(&mut Table, &mut Effects) -> R) -> R {
         self.locked(|l, fx| op(&mut l.table, fx))
@@ -518,21 +586,23 @@ impl Inner {
         t: &impl Occupant,
         op: impl FnOnce(&mut Table, &mut Effects) -> Step,
     ) -> Step {
-        let (word, before) = (t.seat().kick_word(), t.seat().slot());
+        let (line, before) = (t.seat().line(), t.seat().slot());
         self.locked(|l, fx| {
             let step = op(&mut l.table, fx);
-            l.seat(word, before, &step);
+            l.seat(line, before, &step);
             step
         })
     }
 
-    /// Runs `op` under the lock, mirrors the flags (and the kick words of the slots whose flag
-    /// changed) before unlocking, then counts and wakes.
+    /// Runs `op` under the lock between taking the lent slots back and lending them again
+    /// (`fast.rs`), mirrors the flags (and the kick words of the slots whose flag changed)
+    /// before unlocking, then counts and wakes.
     fn locked<R>(&self, op: impl FnOnce(&mut Locked, &mut Effects) -> R) -> R {
         chaos::point();
         let mut fx = Effects::default();
         let r = {
             let mut l = lock(&self.table);
+            l.take_back(&self.cells);
             let r = op(&mut l, &mut fx);
             if fx.kicked != 0 || !fx.revoked.is_empty() {
                 trace_kicks(&l.table, fx.kicked, &fx.revoked);
@@ -541,12 +611,13 @@ impl Inner {
                 let flag = l.table.flag(s);
                 // Relaxed: written under the lock, read as a hint (ground rules).
                 self.flags[s].store(flag.as_u8(), Ordering::Relaxed);
-                if let Some(word) = l.words[s] {
-                    kick::store(word, needs_check(flag));
+                if let Some(line) = l.words[s] {
+                    kick::store(line.word(), needs_check(flag));
                 }
             }
             // Relaxed: as the flags.
             self.free.store(l.table.free_mask(), Ordering::Relaxed);
+            l.lend(&self.cells);
             r
         };
         if fx.counts() {
@@ -595,11 +666,9 @@ impl Inner {
         // Relaxed: a hint (ground rules).
         match Flag::from_u8(self.flags[s].load(Ordering::Relaxed)) {
             Flag::Idle | Flag::Waiter => false,
-            Flag::Turn => {
-                // Relaxed: the seat is the thread's own (Seat invariant).
-                let since = seat.since.load(Ordering::Relaxed);
-                sys::ticks().saturating_sub(since) >= self.slice_ticks
-            }
+            // A stamp not known here yet (the flag was read before it): the lock says.
+            // The card's stamp: the thread's own step wrote it, or a lend the same value.
+            Flag::Turn => sys::ticks().saturating_sub(seat.card().since()) >= self.slice_ticks,
             Flag::Kick => true,
         }
     }
@@ -618,7 +687,7 @@ impl Inner {
                 let wait = Waiting {
                     inner: self,
                     key: Some(key),
-                    word: t.seat().kick_word(),
+                    line: t.seat().line(),
                     poll_at: &poll_at,
                 };
                 let policy = || CoreWait {
@@ -642,7 +711,7 @@ impl Inner {
 }
 
 /// Records where a step left the thread (nothing for `Kept`: where it was): the one place
-/// that traces a thread's core. A core granted right after a wait or a sleep (an acquire at
+/// that traces a thread's core, but for a lent slot's take ([`Vcores::acquire`]). A core granted right after a wait or a sleep (an acquire at
 /// once, or the end of a wait for a core) is stamped with that wait's or sleep's end, with
 /// no clock read of its own.
 fn trace_step(step: Step) {
@@ -673,8 +742,8 @@ struct Waiting<'a> {
     inner: &'a Inner,
     /// `None` once the wait ended.
     key: Option<WaitId>,
-    /// The waiting thread's kick word.
-    word: &'static std::sync::atomic::AtomicU32,
+    /// The waiting thread's kick-word line.
+    line: &'static Line,
     /// When to poll again if nothing wakes it ([`Table::poll_at`]), set by each pending poll:
     /// where the waiting thread's parks end.
     poll_at: &'a Cell<u64>,
@@ -687,7 +756,7 @@ impl Future for Waiting<'_> {
         let key = self.key.expect("a vcore wait polled after it ended");
         let now = Now::default();
         let mut escape = None;
-        let (inner, word, poll_at) = (self.inner, self.word, self.poll_at);
+        let (inner, line, poll_at) = (self.inner, self.line, self.poll_at);
         let step = inner.locked(|l, fx| {
             let step = l.table.poll_wait(key, &now, cx.waker(), fx);
             // Before this thread's word is written, if the poll took its slot from a holder.
@@ -702,7 +771,7 @@ impl Future for Waiting<'_> {
                     inner.escape_ns,
                 ));
             }
-            l.seat(word, None, &step);
+            l.seat(line, None, &step);
             Some(step)
         });
         match step {

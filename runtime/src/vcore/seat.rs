@@ -1,49 +1,55 @@
 //! A thread's own copy of where it stands on the virtual cores: its slot (or none, or an
-//! escape), since when, its kick word, and the claim hints a waker writes.
+//! escape), its kick word (with its card: who it is, since when it holds its slot), and where
+//! it stands for wake claims.
 //!
-//! Invariant: only the thread itself writes its slot and stamp, after the table told it where
-//! it stands; `away` and `claimed` are written only under the semaphore's lock (module ground
-//! rules in `mod.rs`). The table is the truth, the seat a hint the thread reads without it.
+//! Invariant: only the thread itself writes its slot, after the table told it where it stands
+//! or after it took a slot on the fast path (`cells.rs`); its claim state moves as
+//! [`Seat::try_claim`] and [`Seat::come_home`] say (module ground rules in `mod.rs`). The
+//! table is the truth, the seat a hint the thread reads without it.
 
-use super::kick::{self, KickWord};
+use super::card::Card;
+use super::kick::{self, KickWord, Line};
 use super::step::Step;
-use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use crate::sync::atomic::{AtomicU8, Ordering};
 
 /// `Seat::at` when the thread holds no slot.
 const NO_SLOT: u8 = u8::MAX;
 /// `Seat::at` when the thread runs past the slots by escape.
 const ESCAPED: u8 = u8::MAX - 1;
 
-/// A thread's virtual-core state: the slot it holds and since when, for its own checkpoints.
+/// `Seat::claim`: the thread is not away in an object wait; no waker may claim a core for it.
+const HOME: u8 = 0;
+/// `Seat::claim`: it gave its core back for a wait on an object and will take one again: a
+/// waker may claim one for it.
+const AWAY: u8 = 1;
+/// `Seat::claim`: a waker claimed a core for it (`Locked::claims` holds the claim).
+const CLAIMED: u8 = 2;
+
+/// A thread's virtual-core state: the slot it holds, for its own checkpoints.
 ///
 /// # Invariant
-/// Only the thread itself reads or writes `at` and `since` (module ground rules), so every
-/// access is Relaxed; the table under its lock is the truth, the seat the thread's copy of its
-/// part. `away` and `claimed` are written only under the table lock (by the thread, or by a
-/// waker claiming a core for it: `claim.rs`) and read without it only as hints.
+/// Only the thread itself reads or writes `at` (module ground rules), so every access is
+/// Relaxed; the table under its lock is the truth, the seat the thread's copy of its part.
+/// `claim` moves HOME -> AWAY and AWAY -> HOME by the thread (under the lock, or without it at
+/// a fast release and a fast take), AWAY -> CLAIMED and CLAIMED -> AWAY or HOME only under the
+/// lock; a waker claims only by compare-and-swap from AWAY, so a thread that came home without
+/// the lock is never claimed for.
 #[derive(Debug)]
 pub struct Seat {
     /// The slot, [`NO_SLOT`] or [`ESCAPED`].
     at: AtomicU8,
-    /// When the slot was acquired (a stamp: `sys::ticks()`), for the time slice.
-    pub(super) since: AtomicU64,
-    /// The thread's kick word (module ground rules).
+    /// The thread's kick word (module ground rules) and card.
     kick: KickWord,
-    /// It gave its core back for a wait on an object and will take one again: a waker may
-    /// claim one for it.
-    pub(super) away: AtomicBool,
-    /// A waker claimed a core for it (`Locked::claims` holds the claim).
-    pub(super) claimed: AtomicBool,
+    /// [`HOME`], [`AWAY`] or [`CLAIMED`].
+    claim: AtomicU8,
 }
 
 impl Default for Seat {
     fn default() -> Self {
         Seat {
             at: AtomicU8::new(NO_SLOT),
-            since: AtomicU64::new(0),
             kick: KickWord::new(),
-            away: AtomicBool::new(false),
-            claimed: AtomicBool::new(false),
+            claim: AtomicU8::new(HOME),
         }
     }
 }
@@ -52,6 +58,7 @@ impl Seat {
     /// The thread's kick word: non-zero while its checkpoint has something to do (a kick, a
     /// turn asked for, an escape to end, a core taken after a kick's grace). Its address is
     /// stable for the thread's life.
+    #[inline]
     pub fn kick_word(&self) -> &'static std::sync::atomic::AtomicU32 {
         self.kick.get()
     }
@@ -77,6 +84,7 @@ impl Seat {
 
     /// The slot the thread holds (or held until a waiter took it after a kick's grace; its
     /// next checkpoint, yield or release finds that out).
+    #[inline]
     pub fn slot(&self) -> Option<usize> {
         // Relaxed: only the owning thread touches the seat (type invariant).
         match self.at.load(Ordering::Relaxed) {
@@ -86,6 +94,7 @@ impl Seat {
     }
 
     /// Whether the thread runs past the slots by escape.
+    #[inline]
     pub fn is_escaped(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
         self.at.load(Ordering::Relaxed) == ESCAPED
@@ -93,23 +102,96 @@ impl Seat {
 
     /// Whether the thread holds a slot or runs by escape (or after its slot was taken): what a
     /// release gives back.
+    #[inline]
     pub fn holds(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
         self.at.load(Ordering::Relaxed) != NO_SLOT
     }
 
+    /// The kick word's line: the cells' name for the thread (`cells.rs`).
+    #[inline]
+    pub(super) fn line(&self) -> &'static Line {
+        self.kick.line()
+    }
+
+    /// The thread's card: who it is, since when it holds its slot.
+    #[inline]
+    pub(super) fn card(&self) -> &'static Card {
+        &self.kick.line().card
+    }
+
+    /// Keeps the slot the thread took on the fast path: its stamp is not known until the
+    /// table looks (`cells.rs`).
+    #[inline]
+    pub(super) fn take(&self, slot: usize) {
+        // Relaxed: only the owning thread touches `at` (type invariant).
+        self.at.store(slot as u8, Ordering::Relaxed);
+    }
+
     /// Keeps where a finished step left the thread.
+    #[inline]
     pub(super) fn settle(&self, step: Step) {
-        // Relaxed: only the owning thread touches the seat (type invariant).
+        // Relaxed: only the owning thread touches `at` (type invariant).
         match step {
             Step::Held { slot, since } => {
-                self.since.store(since, Ordering::Relaxed);
+                self.card().stamp(since);
                 self.at.store(slot as u8, Ordering::Relaxed);
             }
             Step::Escaped => self.at.store(ESCAPED, Ordering::Relaxed),
             Step::Cancelled => self.at.store(NO_SLOT, Ordering::Relaxed),
             Step::Kept => {}
             Step::Queued(k) => unreachable!("a seat settles after the wait {k:?} ends"),
+        }
+    }
+}
+
+/// Where a thread stands for wake claims (`claim.rs`), as its seat's `claim` says.
+impl Seat {
+    /// Whether a waker may claim a core for it now: a hint, rechecked by [`Seat::try_claim`].
+    pub(super) fn is_claimable(&self) -> bool {
+        // Relaxed: a hint; the claim is made by compare-and-swap under the lock.
+        self.claim.load(Ordering::Relaxed) == AWAY
+    }
+
+    /// Whether a waker claimed a core for it: a hint off the lock, exact under it.
+    pub(super) fn is_claimed(&self) -> bool {
+        // Relaxed: only writers under the lock set or clear CLAIMED.
+        self.claim.load(Ordering::Relaxed) == CLAIMED
+    }
+
+    /// A waker claims a core for the thread (under the lock): `true` if it was away.
+    pub(super) fn try_claim(&self) -> bool {
+        // Acquire: the thread's fast release came before its Release store of AWAY, so the
+        // cells this claim looks at show that slot given back (`cells.rs`). A CAS: the thread
+        // may come home without the lock at the same time.
+        self.claim
+            .compare_exchange(AWAY, CLAIMED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Marks the thread away (a waker may claim for it) or home: by the thread after it gave
+    /// its core back, or under the lock as a claim is taken or given back.
+    #[inline]
+    pub(super) fn set_away(&self, away: bool) {
+        // Release: a claimer that reads AWAY (Acquire) sees the slot given back before it.
+        self.claim
+            .store(if away { AWAY } else { HOME }, Ordering::Release);
+    }
+
+    /// The thread comes home before it takes a core without the lock: `true` unless a waker
+    /// claimed one for it meanwhile (then the claim is its to take, under the lock). No waker
+    /// claims for it afterwards.
+    #[inline]
+    pub(super) fn come_home(&self) -> bool {
+        // Relaxed: the decision is this location's alone (a claimer's CAS and this one are
+        // ordered by it); a claim found here is read again under the lock.
+        match self.claim.load(Ordering::Relaxed) {
+            HOME => true,
+            AWAY => self
+                .claim
+                .compare_exchange(AWAY, HOME, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok(),
+            _ => false,
         }
     }
 }

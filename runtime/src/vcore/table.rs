@@ -20,6 +20,7 @@
 //! kicks and flags in O(N * W). Waiters are OS threads (tens, at most hundreds), not tasks.
 
 mod grace;
+mod lend;
 
 use super::rank::Rank;
 use super::step::{Clock, Effects, Flag, Step, Traits, WaitId, Who, YieldKind, MAX_CORES};
