@@ -72,7 +72,6 @@
 //! changed. A checkpoint that nobody asks anything of is one load of the thread's kick word;
 //! a yield, one load of its slot's flag.
 
-
 mod card;
 mod cells;
 mod claim;
