@@ -30,7 +30,8 @@ pub(crate) type Words = [u64; 4];
 #[derive(Debug)]
 #[repr(align(128))]
 pub(crate) struct Ring {
-    slots: Box<[[AtomicU64; 4]]>,
+    /// A fixed array, so the masked index needs no bounds check.
+    slots: Box<[[AtomicU64; 4]; RING as usize]>,
     /// One past the index being written (see the module's invariant).
     claimed: AtomicU64,
     /// Events written: the next index.
@@ -39,10 +40,11 @@ pub(crate) struct Ring {
 
 impl Default for Ring {
     fn default() -> Self {
+        let slots: Box<[[AtomicU64; 4]]> = (0..RING)
+            .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+            .collect();
         Ring {
-            slots: (0..RING)
-                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
-                .collect(),
+            slots: slots.try_into().expect("RING slots were made"),
             claimed: AtomicU64::new(0),
             head: AtomicU64::new(0),
         }
@@ -97,11 +99,19 @@ impl Ring {
         // Acquire fence, then `claimed`: pairs with `push`'s Release fence.
         fence(Ordering::Acquire);
         let claimed = self.claimed.load(Ordering::Relaxed);
-        let valid = claimed.saturating_sub(RING).max(start);
+        let cut = stale(start, words.len(), claimed);
         let mut words = words;
-        words.drain(..(valid - start) as usize);
-        (valid, words)
+        words.drain(..cut);
+        (start + cut as u64, words)
     }
+}
+
+/// How many of `len` copies of the events from index `start` on the writer may have
+/// overwritten while they were copied, `claimed` read after them: those below
+/// `claimed - RING`, all of them when it lapped the whole copy.
+fn stale(start: u64, len: usize, claimed: u64) -> usize {
+    let below = claimed.saturating_sub(RING).saturating_sub(start);
+    usize::try_from(below).map_or(len, |n| n.min(len))
 }
 
 #[cfg(all(test, not(loom)))]
@@ -128,6 +138,14 @@ mod tests {
         assert_eq!((first, tail.len()), (RING + 5, 5));
         assert_eq!(r.last(), Some(ev(RING + 9)));
         assert_eq!(Ring::default().last(), None);
+    }
+
+    #[test]
+    fn copies_the_writer_overwrote_are_dropped_even_when_it_lapped_them() {
+        assert_eq!(stale(10, 5, 15), 0);
+        assert_eq!(stale(10, 5, 10 + RING + 2), 2);
+        assert_eq!(stale(10, 5, 10 + 3 * RING), 5);
+        assert_eq!(stale(0, 0, 5 * RING), 0);
     }
 
     #[test]
