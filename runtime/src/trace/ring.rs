@@ -52,9 +52,10 @@ impl Default for Ring {
 }
 
 impl Ring {
-    /// Appends an event's words. Only the owning thread may call it.
+    /// Appends an event's words; returns the events written now. Only the owning thread may
+    /// call it.
     #[inline]
-    pub(crate) fn push(&self, words: Words) {
+    pub(crate) fn push(&self, words: Words) -> u64 {
         // Relaxed: only this thread writes `head`.
         let i = self.head.load(Ordering::Relaxed);
         // Relaxed, then the fence: readers that see any word below see this claim.
@@ -67,6 +68,7 @@ impl Ring {
         }
         // Release: a reader that sees `head` sees the words.
         self.head.store(i + 1, Ordering::Release);
+        i + 1
     }
 
     /// The words of the last event written, if any. Only the owning thread may call it.
@@ -128,7 +130,7 @@ mod tests {
         let r = Ring::default();
         assert_eq!(r.read(0), (0, vec![]));
         for t in 0..RING + 10 {
-            r.push(ev(t));
+            assert_eq!(r.push(ev(t)), t + 1);
         }
         let (first, events) = r.read(0);
         assert_eq!(first, 10);
@@ -154,7 +156,7 @@ mod tests {
         let w = r.clone();
         let writer = std::thread::spawn(move || {
             for t in 1..=200_000u64 {
-                w.push(ev(t));
+                let _ = w.push(ev(t));
             }
         });
         for _ in 0..200 {
