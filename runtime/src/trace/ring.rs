@@ -6,8 +6,9 @@
 //! (then a release fence), writes the four words of slot `i % RING`, and publishes
 //! `head = i + 1` (release). A reader copies the slots below `head` (acquire), then (after an
 //! acquire fence) reads `claimed`: a slot it copied may have been overwritten only if its
-//! index is below `claimed - RING`, and those copies are dropped. Torn words are plain
-//! atomics read early, never undefined behaviour; the check drops them.
+//! index is below `claimed - RING`, and those copies are dropped (all of them when the
+//! writer lapped the whole copy). Torn words are plain atomics read early, never undefined
+//! behaviour; the check drops them.
 //!
 //! The ring keeps an event's words as recorded (its time in `sys::ticks()`); whoever reads
 //! them makes events of them with the reading's tick scale (`Event::from_words`).
