@@ -570,7 +570,7 @@ mod tests {
         );
         let n = 5 * RING + 123;
         let tid = std::thread::spawn(move || {
-            (1..=n).for_each(super::super::frame);
+            (1..=n).for_each(|i| record(Kind::Frame, 0, i, 0));
             thread_id()
         })
         .join()
