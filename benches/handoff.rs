@@ -6,7 +6,7 @@
 //! with the trace off, with the flight recorder and with a full trace, in one run, then
 //! alternated round by round, both through hos's own events and through the SDK's light
 //! events on the kernel's WaitForAddress/SignalToAddress (the arbiter's waits, traced under
-//! its lock), and one event's cost; the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
+//! its lock), and one event's cost (in criterion's rows, then off and flight alternated); the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
 //! off, alternated; the parked ping-pong against the std pair, alternated (`parked_cost`:
 //! the ratio BENCHMARKS.md's target reads) and the spinning one with the virtual cores on and
 //! off, alternated (`spin_cost`); MessageQueue throughput with 1 and 4 producers; reading the own thread's
@@ -371,6 +371,40 @@ fn trace_cost(c: &mut Criterion) {
             alternated(&case, &arms, 41, 2_000);
         }
     }
+    if filtered_in("trace_cost/alternated/one_event") {
+        one_event_alternated(41, 200_000);
+    }
+}
+
+/// One event site (a wake) with no session and with the flight recorder recording,
+/// alternated round by round (a runtime of each started for its turn: sessions are
+/// process-wide, so the two never overlap): `events` events a round, in the thread's CPU
+/// time, with the medians of the rounds' means and of their differences.
+fn one_event_alternated(rounds: usize, events: u64) {
+    let arms = [("off", Trace::Off), ("flight", Trace::Flight)];
+    let wake = hos_runtime::internal::trace::wake;
+    let mut means: Vec<[f64; 2]> = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        let mut round = [0.0; 2];
+        for i in (0..2).map(|k| (k + r) % 2) {
+            let rt = traced(0, arms[i].1);
+            (0..events / 10).for_each(|e| wake(black_box(e)));
+            let start = raw_thread_cpu();
+            (0..events).for_each(|e| wake(black_box(e)));
+            let spent = raw_thread_cpu().checked_sub(start).unwrap_or_default();
+            round[i] = spent.as_nanos() as f64 / events as f64;
+            rt.shutdown();
+        }
+        means.push(round);
+    }
+    let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
+    let added = median(means.iter().map(|m| m[1] - m[0]).collect());
+    eprintln!(
+        "trace_cost/alternated one_event: off {:.2} ns, flight {:.2} ns; median of {rounds} \
+         rounds' differences: {added:.2} ns an event",
+        arm(0),
+        arm(1)
+    );
 }
 
 /// What wake claims (HOS_VCORE_CLAIM) add to a hand-off to a guest waiter, parked (where the
@@ -468,10 +502,6 @@ fn alternated<const N: usize>(case: &str, arms: &[Arm; N], rounds: usize, trips:
         }
         means.push(round);
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
     let ratio = |i: usize| median(means.iter().map(|m| m[i] / m[0]).collect());
     let each: Vec<String> = (0..N)
@@ -486,6 +516,12 @@ fn alternated<const N: usize>(case: &str, arms: &[Arm; N], rounds: usize, trips:
         arms[0].0,
         ratios.join(", ")
     );
+}
+
+/// The median of `v` (the upper one of an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn queue_throughput(c: &mut Criterion) {

@@ -216,18 +216,27 @@ impl Event {
 /// label's number, the writer its text.
 ///
 /// # Invariant
-/// `KEYS[i]` is the address of `NAMES[i]`'s text once set (never changed after); a label
-/// is looked up by address with loads alone, and added under `NAMES`'s lock.
+/// `KEYS[i]` is the address of `NAMES[i]`'s text once set (never changed after), and a
+/// label sits in the first slot free when it was added on its probe (from the hash of its
+/// address on, wrapping): a label is looked up with loads alone, most often one, on one
+/// cache line (a wait registers on every wait on objects), and added under `NAMES`'s lock.
 const MAX_LABELS: usize = 256;
 static KEYS: [AtomicUsize; MAX_LABELS] = [const { AtomicUsize::new(0) }; MAX_LABELS];
-static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+static NAMES: Mutex<[&str; MAX_LABELS]> = Mutex::new([""; MAX_LABELS]);
 
-/// The number of `label` (by the address of its text); past 255 labels, 0 (`?`).
+/// The slots a label's key is looked for in, in order: from its hash (Fibonacci hashing of
+/// the address: its top 8 bits) on, wrapping.
+fn probe(key: usize) -> impl Iterator<Item = usize> {
+    let home = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56;
+    (0..MAX_LABELS).map(move |k| (home as usize + k) % MAX_LABELS)
+}
+
+/// The number of `label` (by the address of its text); past 256 labels, 0 (`?`).
 pub(crate) fn label_id(label: &'static str) -> u64 {
     let key = label.as_ptr() as usize;
-    for (i, k) in KEYS.iter().enumerate() {
+    for i in probe(key) {
         // Acquire: pairs with the Release below, so `NAMES[i]` is there for the writer.
-        match k.load(Ordering::Acquire) {
+        match KEYS[i].load(Ordering::Acquire) {
             0 => return add_label(label, key),
             v if v == key => return i as u64 + 1,
             _ => {}
@@ -238,27 +247,29 @@ pub(crate) fn label_id(label: &'static str) -> u64 {
 
 fn add_label(label: &'static str, key: usize) -> u64 {
     let mut names = crate::sync::lock(&NAMES);
-    // Under the lock: another thread may have added it meanwhile.
-    if let Some(i) = KEYS[..names.len()]
-        .iter()
-        .position(|k| k.load(Ordering::Relaxed) == key)
-    {
-        return i as u64 + 1;
+    // Under the lock (another thread may have added it meanwhile): every key is stored
+    // under it, so Relaxed loads see them all.
+    for i in probe(key) {
+        match KEYS[i].load(Ordering::Relaxed) {
+            0 => {
+                names[i] = label;
+                // Release: the name is set before its key is seen.
+                KEYS[i].store(key, Ordering::Release);
+                return i as u64 + 1;
+            }
+            v if v == key => return i as u64 + 1,
+            _ => {}
+        }
     }
-    if names.len() == MAX_LABELS {
-        return 0;
-    }
-    names.push(label);
-    // Release: the name is pushed before its key is seen.
-    KEYS[names.len() - 1].store(key, Ordering::Release);
-    names.len() as u64
+    0
 }
 
 /// The text of label `id`, shortened to its last two path segments without generics
 /// (`hos::os::event::Take` is `event::Take`).
 pub(crate) fn label_name(id: u64) -> String {
     let names = crate::sync::lock(&NAMES);
-    let Some(full) = id.checked_sub(1).and_then(|i| names.get(i as usize)) else {
+    let named = id.checked_sub(1).and_then(|i| names.get(i as usize));
+    let Some(full) = named.filter(|n| !n.is_empty()) else {
         return "?".into();
     };
     let plain = full.split('<').next().unwrap_or(full);
@@ -303,5 +314,14 @@ mod tests {
         let q = label_id("hos::os::message_queue::Receive<u64, hos::os::message_queue::Q>");
         assert_eq!(label_name(q), "message_queue::Receive");
         assert_eq!(label_name(0), "?");
+        // Enough labels that some share a probe's start: each keeps its own number.
+        let many: Vec<&'static str> = (0..40)
+            .map(|i| &*format!("hos::test::label_{i}").leak())
+            .collect();
+        let ids: Vec<u64> = many.iter().map(|l| label_id(l)).collect();
+        for (i, (l, id)) in many.iter().zip(&ids).enumerate() {
+            assert_eq!(label_id(l), *id);
+            assert_eq!(label_name(*id), format!("test::label_{i}"));
+        }
     }
 }

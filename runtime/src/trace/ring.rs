@@ -6,8 +6,9 @@
 //! (then a release fence), writes the four words of slot `i % RING`, and publishes
 //! `head = i + 1` (release). A reader copies the slots below `head` (acquire), then (after an
 //! acquire fence) reads `claimed`: a slot it copied may have been overwritten only if its
-//! index is below `claimed - RING`, and those copies are dropped. Torn words are plain
-//! atomics read early, never undefined behaviour; the check drops them.
+//! index is below `claimed - RING`, and those copies are dropped (all of them when the
+//! writer lapped the whole copy). Torn words are plain atomics read early, never undefined
+//! behaviour; the check drops them.
 //!
 //! The ring keeps an event's words as recorded (its time in `sys::ticks()`); whoever reads
 //! them makes events of them with the reading's tick scale (`Event::from_words`).
@@ -30,7 +31,8 @@ pub(crate) type Words = [u64; 4];
 #[derive(Debug)]
 #[repr(align(128))]
 pub(crate) struct Ring {
-    slots: Box<[[AtomicU64; 4]]>,
+    /// A fixed array, so the masked index needs no bounds check.
+    slots: Box<[[AtomicU64; 4]; RING as usize]>,
     /// One past the index being written (see the module's invariant).
     claimed: AtomicU64,
     /// Events written: the next index.
@@ -39,10 +41,11 @@ pub(crate) struct Ring {
 
 impl Default for Ring {
     fn default() -> Self {
+        let slots: Box<[[AtomicU64; 4]]> = (0..RING)
+            .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+            .collect();
         Ring {
-            slots: (0..RING)
-                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
-                .collect(),
+            slots: slots.try_into().expect("RING slots were made"),
             claimed: AtomicU64::new(0),
             head: AtomicU64::new(0),
         }
@@ -50,9 +53,10 @@ impl Default for Ring {
 }
 
 impl Ring {
-    /// Appends an event's words. Only the owning thread may call it.
+    /// Appends an event's words; returns the events written now. Only the owning thread may
+    /// call it.
     #[inline]
-    pub(crate) fn push(&self, words: Words) {
+    pub(crate) fn push(&self, words: Words) -> u64 {
         // Relaxed: only this thread writes `head`.
         let i = self.head.load(Ordering::Relaxed);
         // Relaxed, then the fence: readers that see any word below see this claim.
@@ -65,6 +69,7 @@ impl Ring {
         }
         // Release: a reader that sees `head` sees the words.
         self.head.store(i + 1, Ordering::Release);
+        i + 1
     }
 
     /// The words of the last event written, if any. Only the owning thread may call it.
@@ -97,11 +102,19 @@ impl Ring {
         // Acquire fence, then `claimed`: pairs with `push`'s Release fence.
         fence(Ordering::Acquire);
         let claimed = self.claimed.load(Ordering::Relaxed);
-        let valid = claimed.saturating_sub(RING).max(start);
+        let cut = stale(start, words.len(), claimed);
         let mut words = words;
-        words.drain(..(valid - start) as usize);
-        (valid, words)
+        words.drain(..cut);
+        (start + cut as u64, words)
     }
+}
+
+/// How many of `len` copies of the events from index `start` on the writer may have
+/// overwritten while they were copied, `claimed` read after them: those below
+/// `claimed - RING`, all of them when it lapped the whole copy.
+fn stale(start: u64, len: usize, claimed: u64) -> usize {
+    let below = claimed.saturating_sub(RING).saturating_sub(start);
+    usize::try_from(below).map_or(len, |n| n.min(len))
 }
 
 #[cfg(all(test, not(loom)))]
@@ -118,7 +131,7 @@ mod tests {
         let r = Ring::default();
         assert_eq!(r.read(0), (0, vec![]));
         for t in 0..RING + 10 {
-            r.push(ev(t));
+            assert_eq!(r.push(ev(t)), t + 1);
         }
         let (first, events) = r.read(0);
         assert_eq!(first, 10);
@@ -131,12 +144,20 @@ mod tests {
     }
 
     #[test]
+    fn copies_the_writer_overwrote_are_dropped_even_when_it_lapped_them() {
+        assert_eq!(stale(10, 5, 15), 0);
+        assert_eq!(stale(10, 5, 10 + RING + 2), 2);
+        assert_eq!(stale(10, 5, 10 + 3 * RING), 5);
+        assert_eq!(stale(0, 0, 5 * RING), 0);
+    }
+
+    #[test]
     fn a_reader_beside_the_writer_sees_only_whole_events_in_order() {
         let r = std::sync::Arc::new(Ring::default());
         let w = r.clone();
         let writer = std::thread::spawn(move || {
             for t in 1..=200_000u64 {
-                w.push(ev(t));
+                let _ = w.push(ev(t));
             }
         });
         for _ in 0..200 {
