@@ -16,6 +16,8 @@
 //! | `ticks() -> u64` | the event clock (the trace's events, the virtual cores' grant stamps): the cheapest counter that never goes back and agrees across threads (the TSC where the kernel itself keeps time on it and the CPU says it is invariant; else `now()`), in its own unit |
 //! | `tick_scale() -> TickScale` | the map from `ticks()` values to `now()` values as of the call (see [`TickScale`]) |
 //! | `futex_wait(word, expected, deadline)` | sleep while `word == expected`, until woken, until `deadline` (a `now()` value, absolute) or spuriously; callers recheck |
+//! | `wait_precise(word, expected, deadline)` | as `futex_wait`, but the deadline is served by the thread's timer at its slack (as precisely as `sleep_until`), never by a coarser wait timeout; a wake ends it at once (the reactor's wait: Linux's futex timeout is that timer; Windows needs a high-resolution waitable timer and an event) |
+//! | `PRECISE_WAIT_SHARES_TIMER` | whether `wait_precise`'s lateness is a slack-1 `sleep_until`'s (one estimate serves both) or its own |
 //! | `futex_wake(word)` | wake every thread in `futex_wait` on `word` |
 //! | `sleep_until(deadline)` | one OS timer sleep to an absolute `now()` value, no spin; may return late, never early |
 //! | `set_timer_slack_ns(ns)` | ask the OS to fire this thread's timers within `ns`; `false` where it cannot |
