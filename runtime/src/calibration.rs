@@ -219,7 +219,7 @@ pub(crate) fn coarse_timer(lateness_ns: u64, was: bool) -> bool {
 pub(crate) fn cap_warning(figure: &str, raw_ns: u64) -> Option<String> {
     (raw_ns > MAX_ESTIMATE_NS).then(|| {
         format!(
-            "hos: the boot calibration measured a {figure} of {:.3} ms, past the {:.3} ms its \
+            "the boot calibration measured a {figure} of {:.3} ms, past the {:.3} ms its \
              estimates keep: precise deadlines may be late by up to {:.3} ms (a coarse OS \
              timer; on Windows ask for a finer timer resolution)",
             raw_ns as f64 / 1e6,
