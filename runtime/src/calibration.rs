@@ -535,6 +535,29 @@ mod tests {
     }
 
     #[test]
+    fn the_reactors_waits_move_only_their_own_estimate_where_the_timers_differ() {
+        // 200 waits 1.5 ms late (a millisecond timeout on a tick) against a 50 us timer.
+        let t = tracker(50_000);
+        for _ in 0..200 {
+            t.observe_wait(1_500_000);
+        }
+        if sys::PRECISE_WAIT_SHARES_TIMER {
+            // One timer: the reactor's waits are the timer's samples.
+            assert!(t.timer_lateness_ns() > 1_000_000);
+            assert_eq!(t.wait_lateness_ns(), t.timer_lateness_ns());
+        } else {
+            assert_eq!(
+                t.timer_lateness_ns(),
+                50_000,
+                "the sleepers' timer was moved"
+            );
+            assert_eq!(t.timer_margin_ns(), 50_000);
+            assert!(t.wait_lateness_ns() > 1_000_000);
+            assert_eq!(t.coarse_tick(), None);
+        }
+    }
+
+    #[test]
     fn a_pinned_tracker_never_moves() {
         let c = Calibration {
             timer_lateness_ns: 7_000,
