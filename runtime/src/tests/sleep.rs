@@ -281,9 +281,9 @@ fn a_reactor_deadline_under_hires_is_not_late_by_a_tick() {
     rt.shutdown();
 }
 
-/// Under the Windows simulation, where the tick is 1 ms or finer: the boot estimate is not
-/// coarse, and the reactor's waits (a timer's now, not millisecond timeouts) do not push it
-/// there (they used to: to 1.7 ms at a 0.5 ms tick, 2 ms at `1ms`, and timer sleeps yielded).
+/// Under the Windows simulation, where the tick is 1 ms or finer: the reactor's waits (a
+/// timer's now, not millisecond timeouts) do not push the timer's estimate from `1ms`'s boot
+/// figure to coarse (they used to: to 1.7 ms at a 0.5 ms tick, 2 ms at `1ms`, and timer sleeps yielded).
 #[cfg(hos_winsim)]
 #[test]
 fn reactor_waits_do_not_make_the_timer_coarse() {
@@ -295,8 +295,12 @@ fn reactor_waits_do_not_make_the_timer_coarse() {
         return;
     }
     let rt = runtime(ShortSleep::Timer);
-    let boot = rt.calibration();
-    assert_eq!(rt.tracker().coarse_tick(), None, "boot: {boot:?}");
+    // From `1ms`'s modelled boot estimate (the highest of the three), not this run's: a
+    // loaded machine can stall the boot probe past the threshold by itself.
+    let mut boot = rt.tracker().get();
+    boot.timer_lateness_ns = 972_000;
+    rt.tracker().reset(boot);
+    assert_eq!(rt.tracker().coarse_tick(), None);
     for i in 0..150u64 {
         crate::sleep::host_sleep(&rt, Duration::from_micros(1_100 + 37 * (i % 20)));
     }
