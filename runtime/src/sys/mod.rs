@@ -256,27 +256,32 @@ mod tests {
     }
 
     #[test]
-    fn futex_times_out_and_wakes() {
-        let word = AtomicU32::new(0);
-        let deadline = now() + 2_000_000;
-        while word.load(Ordering::Relaxed) == 0 && now() < deadline {
-            futex_wait(&word, 0, Some(deadline));
-        }
-        assert!(now() >= deadline);
-        // A changed word returns at once.
-        futex_wait(&word, 1, None);
-
-        let word = std::sync::Arc::new(AtomicU32::new(0));
-        let w2 = word.clone();
-        let t = std::thread::spawn(move || {
-            while w2.load(Ordering::Acquire) == 0 {
-                futex_wait(&w2, 0, None);
+    fn futex_and_precise_waits_time_out_and_wake() {
+        type WaitFn = fn(&AtomicU32, u32, Option<u64>);
+        let waits: [(&str, WaitFn); 2] =
+            [("futex_wait", futex_wait), ("wait_precise", wait_precise)];
+        for (name, wait) in waits {
+            let word = AtomicU32::new(0);
+            let deadline = now() + 2_000_000;
+            while word.load(Ordering::Relaxed) == 0 && now() < deadline {
+                wait(&word, 0, Some(deadline));
             }
-        });
-        std::thread::sleep(Duration::from_millis(5));
-        word.store(1, Ordering::Release);
-        futex_wake(&word);
-        t.join().unwrap();
+            assert!(now() >= deadline, "{name}");
+            // A changed word returns at once.
+            wait(&word, 1, None);
+
+            let word = std::sync::Arc::new(AtomicU32::new(0));
+            let w2 = word.clone();
+            let t = std::thread::spawn(move || {
+                while w2.load(Ordering::Acquire) == 0 {
+                    wait(&w2, 0, Some(now() + 60_000_000_000));
+                }
+            });
+            std::thread::sleep(Duration::from_millis(5));
+            word.store(1, Ordering::Release);
+            futex_wake(&word);
+            t.join().unwrap();
+        }
     }
 
     #[test]
