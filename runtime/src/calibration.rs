@@ -12,7 +12,7 @@ use crate::build_error::BuildError;
 use crate::machine::{Calibration, PrecisePath};
 use crate::parker::Parker;
 use crate::spawn::Spawn;
-use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::time::nanos;
@@ -23,6 +23,11 @@ use std::sync::Arc;
 pub(crate) struct Tracker {
     timer_lateness_ns: AtomicU64,
     timer_margin_ns: AtomicU64,
+    /// The reactor's precise wait's lateness, where the OS layer serves it by another timer
+    /// than a slack-1 sleep (`sys::PRECISE_WAIT_SHARES_TIMER`); unused where it is the same.
+    wait_lateness_ns: AtomicU64,
+    /// Whether the sleepers' timer is coarse now ([`coarse_timer`], with its hysteresis).
+    coarse: AtomicBool,
     wake_latency_ns: AtomicU64,
     precise: AtomicU8,
     /// Precise sleeps that asked whether a wake-latency sample is due.
@@ -41,6 +46,8 @@ impl Tracker {
         Tracker {
             timer_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
             timer_margin_ns: AtomicU64::new(margin_of(&c)),
+            wait_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
+            coarse: AtomicBool::new(coarse_timer(c.timer_lateness_ns, false)),
             wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
             precise: AtomicU8::new(c.precise as u8),
             samples: AtomicU64::new(0),
@@ -55,6 +62,10 @@ impl Tracker {
         self.timer_lateness_ns
             .store(c.timer_lateness_ns, Ordering::Relaxed);
         self.timer_margin_ns.store(margin_of(&c), Ordering::Relaxed);
+        self.wait_lateness_ns
+            .store(c.timer_lateness_ns, Ordering::Relaxed);
+        self.coarse
+            .store(coarse_timer(c.timer_lateness_ns, false), Ordering::Relaxed);
         self.wake_latency_ns
             .store(c.wake_latency_ns, Ordering::Relaxed);
         self.precise.store(c.precise as u8, Ordering::Relaxed);
@@ -80,6 +91,30 @@ impl Tracker {
     #[inline]
     pub(crate) fn timer_lateness_ns(&self) -> u64 {
         self.timer_lateness_ns.load(Ordering::Relaxed)
+    }
+
+    /// The lateness of the reactor's precise wait (`sys::wait_precise`): the timer's where
+    /// the OS layer serves both by one timer, else its own estimate.
+    #[inline]
+    pub(crate) fn wait_lateness_ns(&self) -> u64 {
+        if sys::PRECISE_WAIT_SHARES_TIMER {
+            self.timer_lateness_ns()
+        } else {
+            self.wait_lateness_ns.load(Ordering::Relaxed)
+        }
+    }
+
+    /// The tick of the sleepers' timer where it is coarse (its lateness estimate, by
+    /// [`coarse_timer`] with its hysteresis), `None` where it is fine enough to sleep on.
+    pub(crate) fn coarse_tick(&self) -> Option<u64> {
+        let lateness = self.timer_lateness_ns();
+        // Relaxed: a hint; two sleepers that race on the flip only both decide it.
+        let was = self.coarse.load(Ordering::Relaxed);
+        let coarse = coarse_timer(lateness, was);
+        if coarse != was {
+            self.coarse.store(coarse, Ordering::Relaxed);
+        }
+        coarse.then_some(lateness)
     }
 
     /// How early a sleeper arms its own timer before its deadline.
@@ -119,6 +154,17 @@ impl Tracker {
         self.observe(&self.timer_margin_ns, late_ns, P75);
     }
 
+    /// Feeds one observed lateness of the reactor's precise wait: to the timer's estimates
+    /// where it is the same timer, else to its own (so that one wait's coarse timeouts never
+    /// move the other's estimate).
+    pub(crate) fn observe_wait(&self, late_ns: u64) {
+        if sys::PRECISE_WAIT_SHARES_TIMER {
+            self.observe_timer(late_ns);
+        } else {
+            self.observe(&self.wait_lateness_ns, late_ns, P90);
+        }
+    }
+
     /// Feeds one observed wake latency (its 90th percentile too: a sleeper woken early spins
     /// a few microseconds, one woken late is late).
     pub(crate) fn observe_wake(&self, latency_ns: u64) {
@@ -148,6 +194,50 @@ impl Tracker {
     }
 }
 
+/// A timer whose lateness estimate reaches this is coarse: a timer-mode sleep rides its
+/// ticks instead of sleeping on it. Half a millisecond above `timeBeginPeriod(1)`'s tick
+/// (976.6 us, whose boot estimate lies at 0.97 ms), so that a 1 ms tick is not coarse.
+pub(crate) const COARSE_ENTER_NS: u64 = 1_500_000;
+/// A coarse timer stops being coarse once its estimate falls below this: the hysteresis
+/// keeps an estimate that wanders about one threshold from flipping the sleeps to and fro.
+pub(crate) const COARSE_LEAVE_NS: u64 = 1_000_000;
+
+/// Whether a timer whose lateness estimate is `lateness_ns` is coarse, given whether it was
+/// (`was`): it becomes coarse at [`COARSE_ENTER_NS`] and stays so down to [`COARSE_LEAVE_NS`].
+pub(crate) fn coarse_timer(lateness_ns: u64, was: bool) -> bool {
+    if was {
+        lateness_ns >= COARSE_LEAVE_NS
+    } else {
+        lateness_ns >= COARSE_ENTER_NS
+    }
+}
+
+/// The warning for a boot figure measured at `raw_ns`, where the estimates keep at most
+/// [`MAX_ESTIMATE_NS`]: `None` below it. Past it the estimate sits at the cap, and deadlines
+/// that steer by it are late by up to the difference (a coarse OS timer: on Windows, the
+/// default 15.6 ms tick).
+pub(crate) fn cap_warning(figure: &str, raw_ns: u64) -> Option<String> {
+    (raw_ns > MAX_ESTIMATE_NS).then(|| {
+        format!(
+            "the boot calibration measured a {figure} of {:.3} ms, past the {:.3} ms its \
+             estimates keep: precise deadlines may be late by up to {:.3} ms (a coarse OS \
+             timer; on Windows ask for a finer timer resolution)",
+            raw_ns as f64 / 1e6,
+            MAX_ESTIMATE_NS as f64 / 1e6,
+            (raw_ns - MAX_ESTIMATE_NS) as f64 / 1e6,
+        )
+    })
+}
+
+/// The estimate kept of a boot figure measured at `raw_ns` ([`MAX_ESTIMATE_NS`] at most),
+/// warning where the cap cuts it.
+fn kept(figure: &str, raw_ns: u64) -> u64 {
+    if let Some(w) = cap_warning(figure, raw_ns) {
+        crate::warn!("{w}");
+    }
+    raw_ns.min(MAX_ESTIMATE_NS)
+}
+
 /// The smallest step of the tracked estimates.
 const MIN_STEP_NS: u64 = 100;
 
@@ -168,7 +258,7 @@ fn margin_of(c: &Calibration) -> u64 {
 fn quantile(mut v: Vec<u64>, q: f64) -> u64 {
     v.sort_unstable();
     let i = ((v.len() as f64 - 1.0) * q).round() as usize;
-    v.get(i).copied().unwrap_or(0).min(MAX_ESTIMATE_NS)
+    v.get(i).copied().unwrap_or(0)
 }
 
 /// Spins until `deadline` (a `sys::now()` value).
@@ -233,8 +323,8 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
             sys::now() - d
         })
         .collect();
-    let timer_margin_ns = quantile(lateness.clone(), 0.75);
-    let timer_lateness_ns = quantile(lateness, 0.9);
+    let timer_margin_ns = quantile(lateness.clone(), 0.75).min(MAX_ESTIMATE_NS);
+    let timer_lateness_ns = kept("timer lateness", quantile(lateness, 0.9));
 
     // 2. Wake latency, and 3. the sleeper's CPU on each precise path, on a helper thread.
     // Each round is acknowledged (`acks`), so no two unparks ever fold into one token; every
@@ -287,7 +377,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
         }
     }
     let answered = wake.len();
-    let wake_latency_ns = quantile(wake, 0.9);
+    let wake_latency_ns = quantile(wake, 0.9).min(MAX_ESTIMATE_NS);
     // Let the helper run its own-path probe, then act as its reactor: what this thread
     // spends on each deadline (its timer wake, its spin to the wake, the unpark) is what the
     // reactor spends on a precise sleep, measured round by round (not the wait for the ack).
@@ -442,6 +532,29 @@ mod tests {
         assert_eq!(precise_path(10_000, 4_000, 7_000), PrecisePath::OwnTimer);
         assert_eq!(precise_path(0, 0, 0), PrecisePath::OwnTimer, "no CPU clock");
         assert_eq!(precise_path(u64::MAX, u64::MAX, 1), PrecisePath::OwnTimer);
+    }
+
+    #[test]
+    fn the_reactors_waits_move_only_their_own_estimate_where_the_timers_differ() {
+        // 200 waits 1.5 ms late (a millisecond timeout on a tick) against a 50 us timer.
+        let t = tracker(50_000);
+        for _ in 0..200 {
+            t.observe_wait(1_500_000);
+        }
+        if sys::PRECISE_WAIT_SHARES_TIMER {
+            // One timer: the reactor's waits are the timer's samples.
+            assert!(t.timer_lateness_ns() > 1_000_000);
+            assert_eq!(t.wait_lateness_ns(), t.timer_lateness_ns());
+        } else {
+            assert_eq!(
+                t.timer_lateness_ns(),
+                50_000,
+                "the sleepers' timer was moved"
+            );
+            assert_eq!(t.timer_margin_ns(), 50_000);
+            assert!(t.wait_lateness_ns() > 1_000_000);
+            assert_eq!(t.coarse_tick(), None);
+        }
     }
 
     #[test]

@@ -19,7 +19,9 @@ pub enum PrecisePath {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Calibration {
     /// How late a slack-1 OS timer fires (its 90th percentile: the reactor, whose spin costs
-    /// the sleepers nothing, wakes this early before a precise deadline).
+    /// the sleepers nothing, wakes this early before a precise deadline; where the OS layer
+    /// serves the reactor's wait by another timer, its own estimate starts here). From 1.5 ms
+    /// the timer is coarse and timer-mode sleeps ride its ticks.
     pub timer_lateness_ns: u64,
     /// How early a sleeper arms its own slack-1 timer before its deadline: the 75th percentile
     /// of the same lateness, tracked apart (most of a sleeper's spin is the gap between the

@@ -14,8 +14,8 @@
 //!   one that raced the stop is either drained by the reactor's stopping pass or fired by its
 //!   own re-check of `stop` after the push (`Timer::register_as`).
 //!
-//! Two wheels: precise deadlines (the reactor sleeps to the earliest minus the timer's measured
-//! lateness, then spins to it exactly) and relaxed ones (the OS timer alone, no spin). No
+//! Two wheels: precise deadlines (the reactor waits to the earliest minus its wait's measured
+//! lateness, on `sys::wait_precise`, a timer that a nudge also ends, then spins to it exactly) and relaxed ones (the OS timer alone, no spin). No
 //! deadline fires early: the wheel never returns an entry before its tick, and ticks are the
 //! clock's own nanoseconds.
 
@@ -465,8 +465,8 @@ fn run(s: &Shared) {
         if stopping {
             return;
         }
-        // 4. Sleep to the next deadline: precise ones minus the timer's lateness, then spin.
-        let lateness = s.tracker.timer_lateness_ns();
+        // 4. Sleep to the next deadline: precise ones minus the wait's lateness, then spin.
+        let lateness = s.tracker.wait_lateness_ns();
         let next_precise = precise.next_deadline();
         let wake_at = match (next_precise, relaxed.next_deadline()) {
             (Some(p), Some(r)) => p.saturating_sub(lateness).min(r),
@@ -482,10 +482,11 @@ fn run(s: &Shared) {
             let now = sys::now();
             if wake_at > now {
                 s.counters.reactor_wakeups.fetch_add(1, Ordering::Relaxed);
-                sys::futex_wait(&s.nudge, gen, (wake_at != u64::MAX).then_some(wake_at));
+                // A timer's wait, never a coarser wait timeout (`sys::wait_precise`).
+                sys::wait_precise(&s.nudge, gen, (wake_at != u64::MAX).then_some(wake_at));
                 let woke = sys::now();
                 if woke >= wake_at && s.nudge.load(Ordering::Relaxed) == gen {
-                    s.tracker.observe_timer(woke - wake_at);
+                    s.tracker.observe_wait(woke - wake_at);
                 }
             }
             // The last stretch to a precise deadline: spin, unless new work arrives.

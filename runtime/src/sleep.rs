@@ -7,7 +7,7 @@
 //! | route ([`Policy::sleep_route`](crate::policy::Policy::sleep_route)) | served by |
 //! | --- | --- |
 //! | yield | a yield loop, within the poller cap; past it, the sleeper's own timer |
-//! | timer | the sleeper's own OS timer, no spin |
+//! | timer | the sleeper's own OS timer, no spin; where that timer is coarse (its lateness is a tick), sleeps to a tick before the deadline, then a spin |
 //! | precise, short | within the poller cap, the calibrated precise path; past it, the own timer |
 //! | precise, long (1 ms or more) | the reactor, so that shutdown can end it |
 //! | relaxed | the reactor's relaxed wheel: the OS timer alone, no spin |
@@ -48,9 +48,6 @@ const SAMPLE_EVERY: u64 = 32;
 
 /// The shortest OS timer sleep worth its system call on the own-timer precise path.
 const MIN_OWN_SLEEP_NS: u64 = 2_000;
-
-/// Past this, an OS timer is not a high-resolution timer and timer sleeps yield instead.
-const POOR_TIMER_NS: u64 = 1_000_000;
 
 std::thread_local! {
     /// (the thread's own slack, read once; whether it is at 1 ns now).
@@ -229,15 +226,33 @@ fn yield_until(rt: &Runtime, deadline: u64) -> SleepPath {
     SleepPath::Yield
 }
 
-/// The sleeper's own OS timer, no spin; yields where the timer is not high resolution.
+/// The sleeper's own OS timer, no spin; where the timer is coarse, its ticks ridden.
 fn timer(rt: &Runtime, deadline: u64) -> SleepPath {
-    if rt.tracker().timer_lateness_ns() >= POOR_TIMER_NS {
-        return yield_until(rt, deadline);
+    match rt.tracker().coarse_tick() {
+        Some(tick) => ride_ticks(rt, deadline, tick),
+        None => {
+            // Not fed to the calibration: its slack is the thread's own, not the 1 ns it
+            // measures.
+            timer_slack(false);
+            sys::sleep_until(deadline);
+        }
     }
-    // Not fed to the calibration: its slack is the thread's own, not the 1 ns it measures.
-    timer_slack(false);
-    sys::sleep_until(deadline);
     SleepPath::Timer
+}
+
+/// Rides a coarse timer whose lateness is a `tick`: OS sleeps to a tick before the deadline
+/// while it lies past the next tick, then a spin of the rest (less than a tick: half of one on
+/// average), as yuzu, Ryujinx, RPCS3 and Dolphin sleep on Windows. Never a yield loop: under
+/// load a yield loses the processor for a quantum.
+fn ride_ticks(rt: &Runtime, deadline: u64, tick: u64) {
+    timer_slack(true);
+    while deadline.saturating_sub(sys::now()) > tick {
+        if rt.is_shut_down() {
+            return;
+        }
+        sys::sleep_until(deadline - tick);
+    }
+    spin_until(deadline);
 }
 
 /// The precise class, by the path `kind` allows (module doc).

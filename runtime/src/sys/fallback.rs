@@ -81,6 +81,19 @@ mod table {
     }
 }
 
+/// std's timed condition-variable wait and its `thread::sleep` are different timers (on
+/// Windows a millisecond `WaitOnAddress` timeout against a high-resolution sleep): each keeps
+/// its own lateness estimate.
+pub const PRECISE_WAIT_SHARES_TIMER: bool = false;
+
+/// Sleeps while `*word == expected`, until woken, until `deadline`, or spuriously: std has
+/// no finer wait that a wake can end, so this is [`futex_wait`] (its timeout as std serves
+/// it, which is why its lateness is tracked apart).
+#[inline]
+pub fn wait_precise(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
+    futex_wait(word, expected, deadline);
+}
+
 /// Sleeps while `*word == expected`, until woken, until the absolute `deadline`, or spuriously.
 #[cfg(not(loom))]
 pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {

@@ -147,6 +147,19 @@ mod tsc {
     }
 }
 
+/// The reactor's precise wait is served by the same timer as a slack-1 [`sleep_until`]: the
+/// futex's absolute timeout is an hrtimer at the thread's slack, so one lateness estimate
+/// serves both.
+pub const PRECISE_WAIT_SHARES_TIMER: bool = true;
+
+/// Sleeps while `*word == expected`, until woken, until `deadline` as precisely as a
+/// [`sleep_until`] at this thread's slack, or spuriously: on Linux the futex's own timeout is
+/// that timer, so this is [`futex_wait`].
+#[inline]
+pub fn wait_precise(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
+    futex_wait(word, expected, deadline);
+}
+
 /// Sleeps while `*word == expected`, until woken, until the absolute `deadline`, or spuriously.
 pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
     let ts = deadline.map(timespec);

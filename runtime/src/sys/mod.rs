@@ -16,6 +16,8 @@
 //! | `ticks() -> u64` | the event clock (the trace's events, the virtual cores' grant stamps): the cheapest counter that never goes back and agrees across threads (the TSC where the kernel itself keeps time on it and the CPU says it is invariant; else `now()`), in its own unit |
 //! | `tick_scale() -> TickScale` | the map from `ticks()` values to `now()` values as of the call (see [`TickScale`]) |
 //! | `futex_wait(word, expected, deadline)` | sleep while `word == expected`, until woken, until `deadline` (a `now()` value, absolute) or spuriously; callers recheck |
+//! | `wait_precise(word, expected, deadline)` | as `futex_wait`, but the deadline is served by the thread's timer at its slack (as precisely as `sleep_until`), never by a coarser wait timeout; a wake ends it at once (the reactor's wait: Linux's futex timeout is that timer; Windows needs a high-resolution waitable timer and an event) |
+//! | `PRECISE_WAIT_SHARES_TIMER` | whether `wait_precise`'s lateness is a slack-1 `sleep_until`'s (one estimate serves both) or its own |
 //! | `futex_wake(word)` | wake every thread in `futex_wait` on `word` |
 //! | `sleep_until(deadline)` | one OS timer sleep to an absolute `now()` value, no spin; may return late, never early |
 //! | `set_timer_slack_ns(ns)` | ask the OS to fire this thread's timers within `ns`; `false` where it cannot |
@@ -254,27 +256,32 @@ mod tests {
     }
 
     #[test]
-    fn futex_times_out_and_wakes() {
-        let word = AtomicU32::new(0);
-        let deadline = now() + 2_000_000;
-        while word.load(Ordering::Relaxed) == 0 && now() < deadline {
-            futex_wait(&word, 0, Some(deadline));
-        }
-        assert!(now() >= deadline);
-        // A changed word returns at once.
-        futex_wait(&word, 1, None);
-
-        let word = std::sync::Arc::new(AtomicU32::new(0));
-        let w2 = word.clone();
-        let t = std::thread::spawn(move || {
-            while w2.load(Ordering::Acquire) == 0 {
-                futex_wait(&w2, 0, None);
+    fn futex_and_precise_waits_time_out_and_wake() {
+        type WaitFn = fn(&AtomicU32, u32, Option<u64>);
+        let waits: [(&str, WaitFn); 2] =
+            [("futex_wait", futex_wait), ("wait_precise", wait_precise)];
+        for (name, wait) in waits {
+            let word = AtomicU32::new(0);
+            let deadline = now() + 2_000_000;
+            while word.load(Ordering::Relaxed) == 0 && now() < deadline {
+                wait(&word, 0, Some(deadline));
             }
-        });
-        std::thread::sleep(Duration::from_millis(5));
-        word.store(1, Ordering::Release);
-        futex_wake(&word);
-        t.join().unwrap();
+            assert!(now() >= deadline, "{name}");
+            // A changed word returns at once.
+            wait(&word, 1, None);
+
+            let word = std::sync::Arc::new(AtomicU32::new(0));
+            let w2 = word.clone();
+            let t = std::thread::spawn(move || {
+                while w2.load(Ordering::Acquire) == 0 {
+                    wait(&w2, 0, Some(now() + 60_000_000_000));
+                }
+            });
+            std::thread::sleep(Duration::from_millis(5));
+            word.store(1, Ordering::Release);
+            futex_wake(&word);
+            t.join().unwrap();
+        }
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! before the instant Windows would have returned at. A timer sleep ([`sleep_until`]) really
 //! blocks to a drawn wake at or after its deadline (`clock_nanosleep(TIMER_ABSTIME)` at 1 ns
 //! slack); a timed futex wait ([`futex_wait`]) blocks on the real futex to the drawn timeout,
-//! so wakes by [`futex_wake`] stay instant, as `WakeByAddressAll`'s do; a yield
+//! so wakes by [`futex_wake`] stay instant, as `WakeByAddressAll`'s do; a precise wait
+//! ([`wait_precise`]) blocks on the real futex to a drawn timer wake, as a timer and an event
+//! waited on together would; a yield
 //! ([`yield_now`]) that the model says lost the processor sleeps the drawn time. Linux's own
 //! error (microseconds) is small beside the modelled one (0.3 ms and more).
 //!
@@ -175,6 +177,26 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
     linux::futex_wait(word, expected, wake);
 }
 
+/// The reactor's precise wait and a slack-1 sleep are the same modelled timer (a
+/// high-resolution waitable timer where the profile has one): one lateness estimate serves
+/// both.
+pub const PRECISE_WAIT_SHARES_TIMER: bool = true;
+
+/// Sleeps while `*word == expected`, until woken, until the drawn wake of a timer to
+/// `deadline`, or spuriously: `WaitForMultipleObjects` on the thread's high-resolution
+/// waitable timer (a plain one where the profile has none, re-armed until due) and an
+/// auto-reset event that the nudge sets. The real futex carries the wake, so a
+/// [`futex_wake`] ends it at once; the timeout is a timer's, never a millisecond
+/// `WaitOnAddress` on the tick.
+pub fn wait_precise(word: &AtomicU32, expected: u32, deadline: Option<u64>) {
+    let wake = deadline.map(|d| {
+        let t = now();
+        draw(|m, rng| m.sleep_wake(t, d, true, rng))
+    });
+    exact_real_timers();
+    linux::futex_wait(word, expected, wake);
+}
+
 /// One modelled timer sleep to `deadline`: returns at the drawn wake, never early.
 pub fn sleep_until(deadline: u64) {
     let t = now();
@@ -248,7 +270,7 @@ impl ThreadClock {
 
 /// `SwitchToThread`: a Linux yield, or under load the drawn time off the processor.
 pub fn yield_now() {
-    match draw(|m, rng| m.yield_delay(rng)) {
+    match draw(Model::yield_delay) {
         0 => linux::yield_now(),
         off => block_until(now().saturating_add(off)),
     }
@@ -256,6 +278,7 @@ pub fn yield_now() {
 
 #[cfg(test)]
 mod tests {
+    use super::profile::TICK_05_MS_NS;
     use super::*;
 
     #[test]
@@ -308,6 +331,32 @@ mod tests {
         .unwrap();
         assert!(!set_wake_slice(0, 300_000));
         assert_eq!(wake_slice_ns(0), None);
+    }
+
+    #[test]
+    fn a_precise_wait_is_a_timer_not_a_millisecond_timeout() {
+        // Under `hires` a 100 us deadline is served by the 0.5 ms high-resolution grid
+        // (0 to 0.5 ms late), where a `WaitOnAddress` timeout of a whole millisecond on the
+        // 0.5 ms tick was 0.48 ms late at best and 0.68 ms at the median.
+        if model().profile != Profile::Hires {
+            return;
+        }
+        let word = AtomicU32::new(0);
+        let mut late: Vec<u64> = (0..21)
+            .map(|_| {
+                let deadline = now() + 100_000;
+                while now() < deadline {
+                    wait_precise(&word, 0, Some(deadline));
+                }
+                now() - deadline
+            })
+            .collect();
+        late.sort_unstable();
+        assert!(
+            late[10] < TICK_05_MS_NS,
+            "median {} ns late: {late:?}",
+            late[10]
+        );
     }
 
     #[test]

@@ -570,3 +570,56 @@ fn each_decision_is_logged_once_with_the_count() {
         ]
     );
 }
+
+/// The coarse-timer rule (docs/design.md section 4): a lateness estimate, whether the timer
+/// was coarse, whether it is now. Coarse from 1.5 ms, fine again below 1 ms: a
+/// `timeBeginPeriod(1)` tick (boot estimate 0.97 ms, tracked up to about 1 ms) is never coarse
+/// however its estimate wanders, and an estimate about either threshold does not flip the
+/// sleeps to and fro.
+#[test]
+fn the_coarse_timer_rule_has_hysteresis() {
+    use crate::calibration::coarse_timer;
+    const TABLE: [(u64, bool, bool); 12] = [
+        (5_000, false, false),
+        (970_000, false, false),
+        (1_000_000, false, false),
+        (1_200_000, false, false),
+        (1_499_999, false, false),
+        (1_500_000, false, true),
+        (2_000_000, false, true),
+        (2_000_000, true, true),
+        (1_200_000, true, true),
+        (1_000_000, true, true),
+        (999_999, true, false),
+        (5_000, true, false),
+    ];
+    for (lateness, was, is) in TABLE {
+        assert_eq!(coarse_timer(lateness, was), is, "{lateness} ns, was {was}");
+    }
+    // A walk up and down: one flip each way, at the thresholds.
+    let walk = (0..=40u64).chain((0..=40).rev()).map(|i| i * 50_000);
+    let mut was = false;
+    let mut flips = Vec::new();
+    for lateness in walk {
+        let is = coarse_timer(lateness, was);
+        if is != was {
+            flips.push((lateness, is));
+        }
+        was = is;
+    }
+    assert_eq!(flips, [(1_500_000, true), (950_000, false)]);
+}
+
+/// A boot figure past the estimates' cap is named in a warning, with what it costs; one at or
+/// below the cap is not.
+#[test]
+fn a_capped_boot_figure_is_named() {
+    use crate::calibration::cap_warning;
+    assert_eq!(cap_warning("timer lateness", 495_000), None);
+    assert_eq!(cap_warning("timer lateness", 2_000_000), None);
+    let w = cap_warning("timer lateness", 15_625_000).expect("past the cap");
+    assert!(
+        w.contains("timer lateness of 15.625 ms") && w.contains("up to 13.625 ms"),
+        "{w}"
+    );
+}

@@ -226,3 +226,90 @@ fn a_wake_latency_estimate_above_the_sleeps_is_sampled_down() {
     assert!(w < 2_000_000, "the estimate stayed at {w} ns");
     rt.shutdown();
 }
+
+#[test]
+fn a_coarse_timer_is_ridden_not_yielded() {
+    // A timer late by 1.6 ms (pinned, so coarse) serves timer-mode sleeps by sleeping to a
+    // tick before the deadline and spinning the rest (all of a short sleep); it used to yield.
+    let c = crate::Calibration {
+        timer_lateness_ns: 1_600_000,
+        wake_latency_ns: 10_000,
+        ..crate::Calibration::default()
+    };
+    let rt = runtime_with(ShortSleep::Timer, Some(c));
+    assert_eq!(rt.tracker().coarse_tick(), Some(1_600_000));
+    guest(&rt, "Worker", || {
+        for ns in [20_000, 900_000] {
+            let d = sys::now() + ns;
+            crate::sleep::sleep_current(ns);
+            assert!(sys::now() >= d, "{ns} ns sleep early");
+        }
+    });
+    let s = rt.stats();
+    assert_eq!(s.path(SleepPath::Timer).count, 2);
+    assert_eq!(s.path(SleepPath::Yield).count, 0, "a coarse timer yielded");
+    rt.shutdown();
+}
+
+/// Under the Windows simulation's `hires` profile: the reactor waits on the high-resolution
+/// timer (`sys::wait_precise`), not a whole-millisecond `WaitOnAddress` on the 0.5 ms tick
+/// (which left a 100 us deadline 0.48 ms late at best, 0.68 ms at the median).
+#[cfg(hos_winsim)]
+#[test]
+fn a_reactor_deadline_under_hires_is_not_late_by_a_tick() {
+    if sys::model().profile != sys::Profile::Hires {
+        return;
+    }
+    // Pinned small, so that the reactor waits (a boot estimate of 0.5 ms would have it spin).
+    let c = crate::Calibration {
+        timer_lateness_ns: 50_000,
+        wake_latency_ns: 10_000,
+        precise: crate::machine::PrecisePath::Reactor,
+        ..crate::Calibration::default()
+    };
+    let rt = runtime_with(ShortSleep::Reactor, Some(c));
+    let mut late: Vec<u64> = (0..21)
+        .map(|_| {
+            let d = sys::now() + 100_000;
+            crate::sleep::host_sleep(&rt, Duration::from_micros(100));
+            sys::now() - d
+        })
+        .collect();
+    late.sort_unstable();
+    assert!(late[10] < 500_000, "median {} ns late: {late:?}", late[10]);
+    assert_eq!(rt.stats().path(SleepPath::PreciseReactor).count, 21);
+    rt.shutdown();
+}
+
+/// Under the Windows simulation, where the tick is 1 ms or finer: the reactor's waits (a
+/// timer's now, not millisecond timeouts) do not push the timer's estimate from `1ms`'s boot
+/// figure to coarse (they used to: to 1.7 ms at a 0.5 ms tick, 2 ms at `1ms`, and timer sleeps yielded).
+#[cfg(hos_winsim)]
+#[test]
+fn reactor_waits_do_not_make_the_timer_coarse() {
+    use crate::sys::Profile;
+    if !matches!(
+        sys::model().profile,
+        Profile::Ms1 | Profile::Ms05 | Profile::Hires
+    ) {
+        return;
+    }
+    let rt = runtime(ShortSleep::Timer);
+    // From `1ms`'s modelled boot estimate (the highest of the three), not this run's: a
+    // loaded machine can stall the boot probe past the threshold by itself.
+    let mut boot = rt.tracker().get();
+    boot.timer_lateness_ns = 972_000;
+    rt.tracker().reset(boot);
+    assert_eq!(rt.tracker().coarse_tick(), None);
+    for i in 0..150u64 {
+        crate::sleep::host_sleep(&rt, Duration::from_micros(1_100 + 37 * (i % 20)));
+    }
+    let est = rt.tracker().timer_lateness_ns();
+    assert!(
+        est < crate::calibration::COARSE_ENTER_NS,
+        "estimate {est} ns after the reactor's waits (boot: {boot:?})"
+    );
+    guest(&rt, "Worker", || crate::sleep::sleep_current(20_000));
+    assert_eq!(rt.stats().path(SleepPath::Yield).count, 0);
+    rt.shutdown();
+}
