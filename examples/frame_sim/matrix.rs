@@ -358,17 +358,10 @@ and p99 against the range of the pairs' ratios.
 mod tests {
     use super::*;
     use crate::headline::tests::cell;
+    use crate::repeats::tests::run;
 
     #[test]
     fn the_summary_counts_revokes_and_judges_the_grace_where_strict_ran() {
-        let run = |fps: f64, revokes: f64| Figures {
-            fps,
-            p99: 17.0,
-            cpu_ms_frame: 10.0,
-            own_ms_frame: 2.0,
-            revokes,
-            ..Figures::default()
-        };
         let pairs = |fps: f64, revokes: f64| vec![run(fps, revokes), run(fps * 1.002, revokes)];
         let with = cell(vec![
             (Arm::Auto, pairs(60.0, 0.0)),

@@ -222,13 +222,14 @@ impl Repeats {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::arms::Arm;
     use crate::figures::Figures;
     use crate::headline::tests::cell;
 
-    fn run(fps: f64, revokes: f64) -> Figures {
+    /// One run's figures with `fps` and `revokes`, the rest fixed.
+    pub(crate) fn run(fps: f64, revokes: f64) -> Figures {
         Figures {
             fps,
             p99: 17.0,

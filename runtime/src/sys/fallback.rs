@@ -200,7 +200,9 @@ impl ThreadClock {
 
 /// `std::thread::available_parallelism`, where it knows.
 pub fn logical_processors() -> Option<usize> {
-    std::thread::available_parallelism().ok().map(std::num::NonZeroUsize::get)
+    std::thread::available_parallelism()
+        .ok()
+        .map(std::num::NonZeroUsize::get)
 }
 
 /// std cannot change affinity.

@@ -95,3 +95,12 @@ impl tracing::Subscriber for Messages {
     fn enter(&self, _: &tracing::span::Id) {}
     fn exit(&self, _: &tracing::span::Id) {}
 }
+
+/// Polls `f` every millisecond until it holds; fails the test after 5 s.
+pub(super) fn wait_until(f: impl Fn() -> bool) {
+    let limit = crate::sys::now() + 5_000_000_000;
+    while !f() {
+        assert!(crate::sys::now() < limit, "condition not reached in 5 s");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}

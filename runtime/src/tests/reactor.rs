@@ -1,5 +1,6 @@
 //! The reactor: no deadline fires early, cancels leave nothing behind, shutdown ends all.
 
+use super::common::wait_until;
 use crate::block_on::Wait;
 use crate::context::block_on;
 use crate::reactor::DeadlineClass;
@@ -21,14 +22,6 @@ fn pinned(precise: PrecisePath) -> Runtime {
         })
         .build()
         .expect("valid config")
-}
-
-fn wait_until(f: impl Fn() -> bool) {
-    let limit = sys::now() + 5_000_000_000;
-    while !f() {
-        assert!(sys::now() < limit, "condition not reached in 5 s");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 #[test]

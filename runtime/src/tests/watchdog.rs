@@ -1,9 +1,9 @@
 //! The watchdog: a guest wait past HOS_FLIGHT_WAIT_MS is dumped once, by the watchdog, under
 //! the guest's own name; a host's pause is no wait; the watchdog ends with its runtime.
 
-use super::common::guest;
+use super::common::{guest, wait_until};
 use crate::runtime::Runtime;
-use crate::{sys, Builder, Calibration, Config};
+use crate::{Builder, Calibration, Config};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -37,14 +37,6 @@ fn dumps(dir: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
-}
-
-fn wait_until(f: impl Fn() -> bool) {
-    let limit = sys::now() + 5_000_000_000;
-    while !f() {
-        assert!(sys::now() < limit, "condition not reached in 5 s");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 #[test]
