@@ -22,7 +22,7 @@
 //! must be woken, and the unlocker's next lock queues behind it (a convoy: 8 threads x 100k
 //! operations took 1.5-4.4 s instead of 14-90 ms on 2 processors, in about half the runs).
 //! A caller that yields lets a preempted owner run and unlock, and stays out of the queue, so
-//! the queue rarely forms. Yields, not the wait policy's spin: with more threads than
+//! the queue forms more rarely (not never: one run of four under a loaded CI test still did). Yields, not the wait policy's spin: with more threads than
 //! processors the spinners take the processors from the owner (a spin of 20 us there made the
 //! same run 5-44 s).
 
