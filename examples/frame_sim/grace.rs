@@ -1,10 +1,10 @@
-//! The kick's grace on evidence: in each cell, the default arm (grace on) against `strict`
-//! (the same policy with the grace off, so the strict bound holds: never more guest threads
-//! run guest code than there are virtual cores, escapes aside), and the rule that keeps the
-//! grace on by default only where it buys at least [`KEEP`] of fps or p99 beyond the spread
-//! between runs.
+//! The kick's grace on evidence: in each cell, the `grace` arm (the default with a kick's
+//! grace) against the default (the grace off, so the strict bound holds: never more guest
+//! threads run guest code than there are virtual cores, escapes aside), and the rule that
+//! turns the grace on by default only where it buys at least [`KEEP`] of fps or p99 beyond
+//! the spread between runs.
 //!
-//! Invariant: a round's ratios are the default's figures over strict's, pair by pair inside
+//! Invariant: a round's ratios are `grace`'s figures over the default's, pair by pair inside
 //! one run of the cell, then the median (as every ratio of the table). Over several rounds
 //! (`--repeat`) the gain is read from the median of the rounds' ratios and the spread is
 //! their range; with one round, the gain is its ratio and the spread the range of its pairs'
@@ -18,24 +18,27 @@ use crate::spread::min_median_max;
 use crate::verdict::DEFAULT;
 use std::fmt;
 
-/// The arm the default is set against: the grace off.
-pub(crate) const STRICT: Arm = Arm::Strict;
+/// The arm set against the default: the grace on.
+pub(crate) const GRACE: Arm = Arm::Grace;
 
-/// The least gain beyond the spread, on fps or p99, that keeps the grace on in a cell.
+/// The arm with the strict bound: the default (the grace off).
+pub(crate) const STRICT: Arm = DEFAULT;
+
+/// The least gain beyond the spread, on fps or p99, that would turn the grace on in a cell.
 pub(crate) const KEEP: f64 = 0.01;
 
 /// The figures of a round, in order: the key in the JSON and the column in the text. The
-/// first three are the default's over strict's in the same pair (median of pairs); the last
-/// two each arm's revokes a frame (median of pairs), the relaxations of the bound.
+/// first three are `grace`'s over the default's (strict) in the same pair (median of pairs);
+/// the last two each arm's revokes a frame (median of pairs), the relaxations of the bound.
 pub(crate) const FIGURES: [(&str, &str); 5] = [
-    ("fps_vs_strict", "fps d/s"),
-    ("p99_vs_strict", "p99 d/s"),
-    ("own_cost_vs_strict", "own d/s"),
+    ("fps_vs_strict", "fps g/s"),
+    ("p99_vs_strict", "p99 g/s"),
+    ("own_cost_vs_strict", "own g/s"),
     ("revokes_per_frame", "revokes/f"),
     ("strict_revokes_per_frame", "strict rev/f"),
 ];
 
-/// The default against strict in one round of a cell.
+/// `grace` against the default (strict) in one round of a cell.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct GraceRound {
     /// In [`FIGURES`] order.
@@ -45,19 +48,19 @@ pub(crate) struct GraceRound {
 }
 
 impl GraceRound {
-    /// The round of a cell's summary; `None` unless both the default and strict ran.
+    /// The round of a cell's summary; `None` unless both `grace` and the default ran.
     pub(crate) fn of(s: &Summary) -> Option<GraceRound> {
-        s.arm(DEFAULT)?;
+        s.arm(GRACE)?;
         s.arm(STRICT)?;
-        let ratio = |key| s.ratio(DEFAULT, STRICT, key);
-        let pairs = |key| s.pair_ratios(DEFAULT, STRICT, key).unwrap_or_default();
+        let ratio = |key| s.ratio(GRACE, STRICT, key);
+        let pairs = |key| s.pair_ratios(GRACE, STRICT, key).unwrap_or_default();
         let revokes = "vcore_revokes_per_frame";
         Some(GraceRound {
             figures: [
                 ratio("fps"),
                 ratio("p99_ms"),
                 ratio("own_cost_ms_per_frame"),
-                s.median(DEFAULT, revokes),
+                s.median(GRACE, revokes),
                 s.median(STRICT, revokes),
             ],
             pairs: [pairs("fps"), pairs("p99_ms")],
@@ -139,8 +142,8 @@ impl GraceVerdict {
         })
     }
 
-    /// Whether the grace stays on in this cell: it earns its place on fps or on p99.
-    pub(crate) fn keep(&self) -> bool {
+    /// Whether the grace should be on in this cell: it earns its place on fps or on p99.
+    pub(crate) fn earns(&self) -> bool {
         self.fps.earns() || self.p99.earns()
     }
 }
@@ -188,7 +191,7 @@ impl fmt::Display for GraceVerdict {
         if !earned.is_empty() {
             write!(
                 f,
-                "keep it ({} at least {:.0} % beyond the spread)",
+                "turn it on ({} at least {:.0} % beyond the spread)",
                 earned.join(", "),
                 KEEP * 100.0
             )
@@ -197,7 +200,7 @@ impl fmt::Display for GraceVerdict {
         } else {
             write!(
                 f,
-                "drop it (neither fps nor p99 {:.0} % beyond the spread)",
+                "keep it off (neither fps nor p99 {:.0} % beyond the spread)",
                 KEEP * 100.0
             )
         }
@@ -220,16 +223,16 @@ mod tests {
         }
     }
 
-    /// A round of pairs `(default fps, strict fps)`, p99 alike at 17 ms.
+    /// A round of pairs `(grace fps, strict fps)`, p99 alike at 17 ms.
     fn round(pairs: &[(f64, f64)]) -> GraceRound {
         GraceRound::of(&Summary::new(vec![
             (
                 Arm::Reactor,
-                pairs.iter().map(|p| run(p.0, 17.0, 0.3)).collect(),
+                pairs.iter().map(|p| run(p.1, 17.0, 0.0)).collect(),
             ),
             (
-                Arm::Strict,
-                pairs.iter().map(|p| run(p.1, 17.0, 0.0)).collect(),
+                Arm::Grace,
+                pairs.iter().map(|p| run(p.0, 17.0, 0.3)).collect(),
             ),
         ]))
         .unwrap()
@@ -237,7 +240,7 @@ mod tests {
 
     #[test]
     fn a_round_needs_both_arms_and_reads_ratios_pair_by_pair() {
-        let s = Summary::new(vec![(Arm::Reactor, vec![run(60.0, 17.0, 0.3)])]);
+        let s = Summary::new(vec![(Arm::Reactor, vec![run(60.0, 17.0, 0.0)])]);
         assert_eq!(GraceRound::of(&s), None);
         let r = round(&[(60.0, 50.0), (60.0, 60.0), (66.0, 60.0)]);
         assert_eq!(r.figures[0], 1.1, "fps: the median of 1.2, 1.0, 1.1");
@@ -247,12 +250,15 @@ mod tests {
     }
 
     #[test]
-    fn kept_only_where_the_gain_is_a_percent_beyond_the_spread() {
+    fn earned_only_where_the_gain_is_a_percent_beyond_the_spread() {
         // One round: the spread is between its pairs. 3 % more fps, pairs 1.025..1.035.
         let v =
             GraceVerdict::of(&[round(&[(102.5, 100.0), (103.0, 100.0), (103.5, 100.0)])]).unwrap();
-        assert!(v.keep(), "{v}");
-        assert!(v.to_string().contains("keep it (fps at least 1 %"), "{v}");
+        assert!(v.earns(), "{v}");
+        assert!(
+            v.to_string().contains("turn it on (fps at least 1 %"),
+            "{v}"
+        );
         assert!(v.to_string().contains("between pairs"), "{v}");
         assert!(
             v.to_string().starts_with(
@@ -264,32 +270,32 @@ mod tests {
         // 3 % more fps, but the pairs spread 2.5 %: not beyond.
         let v =
             GraceVerdict::of(&[round(&[(101.5, 100.0), (103.0, 100.0), (104.0, 100.0)])]).unwrap();
-        assert!(!v.keep(), "{v}");
+        assert!(!v.earns(), "{v}");
         assert!(v
             .to_string()
-            .ends_with("drop it (neither fps nor p99 1 % beyond the spread)"));
+            .ends_with("keep it off (neither fps nor p99 1 % beyond the spread)"));
         // Over repeats the spread is between the rounds' ratios, not their pairs'.
         let steady = |fps: f64| round(&[(fps, 100.0), (fps * 0.9, 100.0), (fps * 1.1, 100.0)]);
         let v = GraceVerdict::of(&[steady(103.0), steady(102.5), steady(103.5)]).unwrap();
         assert_eq!(v.rounds, 3);
         assert!((v.fps.gain - 0.03).abs() < 1e-9 && (v.fps.spread - 0.01).abs() < 1e-9);
         assert!(
-            v.keep() && v.to_string().contains("between 3 repeats"),
+            v.earns() && v.to_string().contains("between 3 repeats"),
             "{v}"
         );
         let v = GraceVerdict::of(&[steady(103.0), steady(101.0), steady(104.5)]).unwrap();
-        assert!(!v.keep(), "a spread of 3.5 % swallows a 3 % gain: {v}");
+        assert!(!v.earns(), "a spread of 3.5 % swallows a 3 % gain: {v}");
         // A loss is no gain, whatever the spread.
         let v = GraceVerdict::of(&[steady(97.0), steady(97.0)]).unwrap();
-        assert!(!v.keep() && v.fps.gain < 0.0, "{v}");
+        assert!(!v.earns() && v.fps.gain < 0.0, "{v}");
     }
 
     #[test]
     fn p99_counts_as_less_and_one_pair_is_no_evidence() {
         let p99 = |d: f64, s: f64| {
             GraceRound::of(&Summary::new(vec![
-                (Arm::Reactor, vec![run(60.0, d, 0.3)]),
-                (Arm::Strict, vec![run(60.0, s, 0.0)]),
+                (Arm::Reactor, vec![run(60.0, s, 0.0)]),
+                (Arm::Grace, vec![run(60.0, d, 0.3)]),
             ]))
             .unwrap()
         };
@@ -299,11 +305,11 @@ mod tests {
             "the lower middle: 16/20: {v}"
         );
         assert!(
-            v.keep() && v.to_string().contains("keep it (p99 at least"),
+            v.earns() && v.to_string().contains("turn it on (p99 at least"),
             "{v}"
         );
         let v = GraceVerdict::of(&[p99(16.0, 20.0)]).unwrap();
-        assert!(v.p99.spread.is_nan() && !v.keep(), "{v}");
+        assert!(v.p99.spread.is_nan() && !v.earns(), "{v}");
         assert!(
             v.to_string().ends_with("no evidence (one pair: no spread)"),
             "{v}"

@@ -30,7 +30,7 @@
 //! | `critical` | `--trace`: the first pair's trace files and each arm's critical path |
 //! | `verdict` | a cell's verdict: the default arm against the strongest other, and over repeats |
 //! | `headline` | the default's figures the matrix summary prints and the repeats spread |
-//! | `grace` | the kick's grace on evidence: the default against `strict` |
+//! | `grace` | the kick's grace on evidence: the `grace` arm against the default (strict) |
 //! | `repeats` | `--repeat`: what holds over the repeats of the cells |
 //! | `spread` | min / median / max over repeats (sleep_compare's, shared) |
 //! | `output` | where a run's files go |
@@ -142,7 +142,7 @@ fn one_cell(o: &Options, out: &Path) -> Result<(), String> {
         }
         print!("{}", report::table(&ctx));
         if let Some(v) = GraceRound::of(&cell.summary).and_then(|r| GraceVerdict::of(&[r])) {
-            println!("grace, the default over {}: {v}", grace::STRICT.name());
+            println!("grace, {} over the default: {v}", grace::GRACE.name());
         }
         if let Some(dir) = &o.trace {
             print!("\n{}", critical::table(&cell.runs));

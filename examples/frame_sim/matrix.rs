@@ -258,9 +258,9 @@ fn summary(cells: &[(usize, &Standard, Cell)]) -> String {
     if !graces.is_empty() {
         let _ = writeln!(
             t,
-            "\nthe kick's grace: the default against {}, pair by pair (kept on where it buys {:.0} % \
-             of fps or p99 beyond the spread):",
-            grace::STRICT.name(),
+            "\nthe kick's grace: {} against the default, pair by pair (turned on where it buys \
+             {:.0} % of fps or p99 beyond the spread):",
+            grace::GRACE.name(),
             grace::KEEP * 100.0
         );
         for (n, name, round) in graces {
@@ -347,11 +347,11 @@ a frame less the load's bursts (column bursts, ms a frame); own r/a = that over 
 own/bursts = that over the bursts; r fps, fps r/a = the reactor's fps and its ratio to
 auto's; p99 r/best = its frame p99 over the best arm's in the same pair; revokes/f = its
 revokes a frame (cores taken after a kick's grace: each lets one thread more than the virtual
-cores run guest code until its next checkpoint; strict's are 0, its bound holds); >100ms,
+cores run guest code until its next checkpoint; 0 under the strict bound, the default); >100ms,
 escapes = its frames over 100 ms and virtual-core escapes, every pair; a verdict as under a
-cell's table (--help says how); a grace line: the reactor's fps, p99 and own cost over
-strict's (the grace off) in the same pair, each arm's revokes a frame, and the gain in fps
-and p99 against the range of the pairs' ratios.
+cell's table (--help says how); a grace line: the grace arm's fps, p99 and own cost over
+the reactor's (strict, the grace off) in the same pair, each arm's revokes a frame, and the
+gain in fps and p99 against the range of the pairs' ratios.
 ";
 
 #[cfg(test)]
@@ -361,12 +361,12 @@ mod tests {
     use crate::repeats::tests::run;
 
     #[test]
-    fn the_summary_counts_revokes_and_judges_the_grace_where_strict_ran() {
+    fn the_summary_counts_revokes_and_judges_the_grace_where_it_ran() {
         let pairs = |fps: f64, revokes: f64| vec![run(fps, revokes), run(fps * 1.002, revokes)];
         let with = cell(vec![
             (Arm::Auto, pairs(60.0, 0.0)),
             (Arm::Reactor, pairs(63.0, 0.25)),
-            (Arm::Strict, pairs(60.0, 0.0)),
+            (Arm::Grace, pairs(66.15, 0.5)),
         ]);
         let without = cell(vec![
             (Arm::Auto, pairs(60.0, 0.0)),
@@ -383,7 +383,7 @@ mod tests {
         assert_eq!(
             line("    4  ", "grace buys"),
             1,
-            "only where strict ran: {t}"
+            "only where grace ran: {t}"
         );
         assert_eq!(
             line(
@@ -394,14 +394,14 @@ mod tests {
             "{t}"
         );
         assert_eq!(
-            line("    4  field   ", "keep it (fps at least 1 %"),
+            line("    4  field   ", "turn it on (fps at least 1 %"),
             1,
             "{t}"
         );
         assert_eq!(
             line("    4  field   ", "wins against auto"),
             1,
-            "strict is no other design: {t}"
+            "grace is no other design: {t}"
         );
     }
 }

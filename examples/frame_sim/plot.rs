@@ -29,7 +29,7 @@ fn color(arm: Arm) -> &'static str {
         Arm::Precise => "#7d3c98",
         Arm::Stretch0 => "#17a589",
         Arm::NoClaim => "#b9770e",
-        Arm::Strict => "#5d6d7e",
+        Arm::Grace => "#5d6d7e",
         Arm::NoSlice => "#a04000",
     }
 }

@@ -33,7 +33,7 @@ struct CellRepeats {
     headline: Vec<Headline>,
     /// By repeat; `None` where the cell had no verdict.
     verdicts: Vec<Option<Verdict>>,
-    /// By repeat; `None` where the default or strict did not run.
+    /// By repeat; `None` where the default or `grace` did not run.
     grace: Vec<Option<GraceRound>>,
 }
 
@@ -76,7 +76,7 @@ impl Repeats {
     }
 
     /// What holds over the repeats: the spread of the headline figures, each cell's verdict
-    /// over its repeats, the spread of the grace's figures and its verdict, where strict ran.
+    /// over its repeats, the spread of the grace's figures and its verdict, where `grace` ran.
     pub(crate) fn text(&self) -> String {
         let (mut figures, mut grace) = (Spread::default(), Spread::default());
         for c in &self.cells {
@@ -107,13 +107,13 @@ impl Repeats {
             .collect();
         if !judged.is_empty() {
             t += &grace.text(&format!(
-                "the kick's grace: the default over {} (d/s), revokes a frame",
-                grace::STRICT.name()
+                "the kick's grace: {} over the default (g/s), revokes a frame",
+                grace::GRACE.name()
             ));
             let _ = writeln!(
                 t,
-                "\nthe grace on evidence (kept on where it buys {:.0} % of fps or p99 beyond the \
-                 spread between repeats):",
+                "\nthe grace on evidence (turned on where it buys {:.0} % of fps or p99 beyond \
+                 the spread between repeats):",
                 grace::KEEP * 100.0
             );
             for (label, v) in judged {
@@ -180,7 +180,7 @@ impl Repeats {
                             ("fps_spread", number(v.fps.spread)),
                             ("p99_gain", number(v.p99.gain)),
                             ("p99_spread", number(v.p99.spread)),
-                            ("keep", v.keep().to_string()),
+                            ("earns", v.earns().to_string()),
                             ("verdict", string(&v.to_string())),
                         ],
                         6,
@@ -210,7 +210,7 @@ impl Repeats {
             [
                 ("repeats", self.count().to_string()),
                 ("default", string(DEFAULT.name())),
-                ("strict", string(grace::STRICT.name())),
+                ("grace", string(grace::GRACE.name())),
                 ("grace_keep_beyond_spread", number(grace::KEEP)),
                 ("cells", format!("[\n    {}\n  ]", cells.join(",\n    "))),
             ],
@@ -240,12 +240,13 @@ pub(crate) mod tests {
         }
     }
 
-    /// A cell of one pair: auto at 60 fps, the default at `fps`, strict at 100.
-    fn repeat(fps: f64) -> Cell {
+    /// A cell of one pair: auto at 60 fps, the default (strict) at `default`, `grace` at
+    /// `grace`.
+    fn repeat(default: f64, grace: f64) -> Cell {
         cell(vec![
             (Arm::Auto, vec![run(60.0, 0.0)]),
-            (Arm::Reactor, vec![run(fps, 0.3)]),
-            (Arm::Strict, vec![run(100.0, 0.0)]),
+            (Arm::Reactor, vec![run(default, 0.0)]),
+            (Arm::Grace, vec![run(grace, 0.3)]),
         ])
     }
 
@@ -253,8 +254,8 @@ pub(crate) mod tests {
     fn cells_gather_their_repeats_and_verdicts_hold_only_in_all() {
         let mut r = Repeats::default();
         for fps in [103.0, 102.5, 103.5] {
-            r.add("p2 field", &repeat(fps));
-            r.add("p2 field, uncapped", &repeat(59.0));
+            r.add("p2 field", &repeat(100.0, fps));
+            r.add("p2 field, uncapped", &repeat(59.0, 59.0));
         }
         assert_eq!(r.count(), 3);
         assert_eq!(r.cells.len(), 2);
@@ -270,17 +271,20 @@ pub(crate) mod tests {
             "{t}"
         );
         assert!(
-            line("p2 field", "keep it (fps at least 1 % beyond the spread)"),
+            line(
+                "p2 field",
+                "turn it on (fps at least 1 % beyond the spread)"
+            ),
             "{t}"
         );
         assert!(
             line("p2 field, uncapped", "loses in every repeat (3)"),
             "{t}"
         );
-        assert!(line("p2 field, uncapped", "drop it"), "{t}");
+        assert!(line("p2 field, uncapped", "keep it off"), "{t}");
         assert!(
             t.contains("1.025 / 1.030 / 1.035"),
-            "the grace's fps d/s: {t}"
+            "the grace's fps g/s: {t}"
         );
         let j = r.json();
         assert!(
@@ -289,7 +293,7 @@ pub(crate) mod tests {
         );
         assert_eq!(j.matches("\"fps_vs_auto\"").count(), 2 * 3 + 2, "{j}");
         assert!(
-            j.contains("\"keep\": true") && j.contains("\"keep\": false"),
+            j.contains("\"earns\": true") && j.contains("\"earns\": false"),
             "{j}"
         );
         assert!(
@@ -299,7 +303,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn without_strict_there_is_no_grace_section() {
+    fn without_the_grace_arm_there_is_no_grace_section() {
         let mut r = Repeats::default();
         let c = cell(vec![
             (Arm::Auto, vec![run(60.0, 0.0)]),

@@ -59,7 +59,7 @@ legend: a column an arm; each figure the median over pairs of the runs' figures.
   calib.                the calibration in force at the window's end
   ratio / seeds, / auto the arm's figure over that arm's in the same pair, median over pairs
   verdict               the default arm ({}) against the other arm of most fps (a
-                        variant of the default, as strict, only if no other design
+                        variant of the default, as grace, only if no other design
                         ran); it loses on {};
                         wins when better beyond one of them and worse on none; else even
                         (own cost is shown, not judged)

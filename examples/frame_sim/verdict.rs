@@ -4,7 +4,7 @@
 //! prints (pair by pair, then the median); the strongest other arm is the one of most fps
 //! (median of pairs), ties going to less CPU a frame, among the other designs (`seeds`,
 //! `auto`) where one ran, else among the variants of the default (an ablation such as
-//! `strict` speaks for one rule, judged on its own line: `grace.rs`); a figure counts for or
+//! `grace` speaks for one rule, judged on its own line: `grace.rs`); a figure counts for or
 //! against the default only beyond its tolerance ([`JUDGED`]), so a difference within it is
 //! even.
 
@@ -292,14 +292,14 @@ mod tests {
                     .collect(),
             )
         };
-        let v = Verdict::of(&variant(&[Arm::Auto, Arm::Reactor, Arm::Strict])).unwrap();
+        let v = Verdict::of(&variant(&[Arm::Auto, Arm::Reactor, Arm::Grace])).unwrap();
         assert_eq!(
             v.against,
             Arm::Auto,
             "a variant of more fps is not the other design"
         );
-        let v = Verdict::of(&variant(&[Arm::Reactor, Arm::Strict])).unwrap();
-        assert_eq!(v.against, Arm::Strict, "only variants ran");
+        let v = Verdict::of(&variant(&[Arm::Reactor, Arm::Grace])).unwrap();
+        assert_eq!(v.against, Arm::Grace, "only variants ran");
         let alone = Summary::new(vec![(Arm::Reactor, vec![run(60.0, 17.0, 1.0, 1.0)])]);
         assert_eq!(Verdict::line(&alone), "verdict: none (no other arm ran)");
         let none = Summary::new(vec![(Arm::Auto, vec![run(60.0, 17.0, 1.0, 1.0)])]);

@@ -415,8 +415,9 @@ static void bound_is(const char *vcores, const char *grace, uint32_t bound, uint
 
 int main(void) {
     TRUE(hos_abi_version() == HOS_ABI_VERSION); /* the library is the header's */
-    bound_is("1", NULL, 2, 100000); /* the default: relaxed after a 100 us grace */
-    bound_is("1", "0", 1, 0);       /* strict */
+    bound_is("1", NULL, 1, 0);      /* the default: strict */
+    bound_is("1", "0", 1, 0);       /* strict, asked */
+    bound_is("1", "100", 2, 100000); /* relaxed after a 100 us grace */
     bound_is("1", "250", 2, 250000);
     bound_is("0", "250", 0, 0); /* no virtual cores, no bound */
     char dir[] = "/tmp/hos-diagnostics-XXXXXX";

@@ -301,7 +301,7 @@ fn defaults_are_the_documented_ones() {
     assert_eq!(d.serial, ["MainThread", "Presentation"]);
     assert_eq!((d.cores, d.vcores), (6, true));
     assert_eq!((d.vcore_slice_us, d.vcore_escape_ms), (2000, 2000));
-    assert_eq!(d.vcore_grace_us, 100, "the grace is on by default");
+    assert_eq!(d.vcore_grace_us, 0, "the strict bound by default");
     assert_eq!((d.wake_slice_us, d.wake_slice_priority), (300, 44));
     assert!(d.vcore_first.is_empty());
     assert_eq!((d.sleep_log, d.tls_trace), (false, false));

@@ -406,8 +406,8 @@ fn a_claimed_core_taken_before_the_thread_took_it_is_asked_for_again() {
     assert_eq!(better.seat().slot(), None);
 }
 
-/// The stats say which bound the virtual cores keep: relaxed after the grace by default,
-/// strict with the grace off, none with the cores off.
+/// The stats say which bound the virtual cores keep: strict by default (the grace off),
+/// relaxed after a grace, none with the cores off.
 #[test]
 fn the_stats_name_the_bound() {
     use crate::stats::Bound;
@@ -422,13 +422,14 @@ fn the_stats_name_the_bound() {
         bound
     };
     let relaxed = Bound::Relaxed {
-        grace: Duration::from_micros(crate::config::DEFAULT_VCORE_GRACE_US),
+        grace: Duration::from_micros(100),
     };
-    assert_eq!(bound(crate::Builder::new()), relaxed);
+    assert_eq!(bound(crate::Builder::new()), Bound::Strict, "the default");
     assert_eq!(
         bound(crate::Builder::new().vcore_grace_us(0)),
         Bound::Strict
     );
+    assert_eq!(bound(crate::Builder::new().vcore_grace_us(100)), relaxed);
     assert_eq!(
         bound(crate::Builder::new().vcore_grace_us(250)),
         Bound::Relaxed {
