@@ -91,12 +91,6 @@ impl Arm {
         !matches!(self, Arm::Seeds | Arm::Auto | Arm::Reactor)
     }
 
-    /// The kick's grace of the arm, us; 0 is the strict bound (never more guest threads run
-    /// guest code than there are virtual cores, escapes aside).
-    pub(crate) fn grace_us(self) -> u64 {
-        self.config(None).vcore_grace_us
-    }
-
     /// The runtime configuration of the arm, with `calibration` pinned if given. Built in
     /// code, the environment is not read: an arm is the same config on every machine.
     pub(crate) fn config(self, calibration: Option<Calibration>) -> Config {

@@ -62,8 +62,9 @@ pub(crate) struct Figures {
     pub(crate) escapes: f64,
     /// Escapes in the window.
     pub(crate) escapes_total: u64,
-    /// The arm's kick's grace, us: 0 is the strict bound (never more guest threads run guest
-    /// code than there are virtual cores, escapes aside); above 0 each revoke relaxes it.
+    /// The kick's grace the runtime reports (`Stats::vcore_bound`), us: 0 is the strict bound
+    /// (never more guest threads run guest code than there are virtual cores, escapes aside)
+    /// or no virtual cores; above 0 each revoke relaxes it.
     pub(crate) grace_us: f64,
     /// Cores taken after a kick's grace, a frame: the relaxations of the bound.
     pub(crate) revokes: f64,
@@ -169,7 +170,10 @@ impl Figures {
             ],
             escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
             escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
-            grace_us: run.arm.grace_us() as f64,
+            grace_us: match a.vcore_bound {
+                hos::Bound::Relaxed { grace } => grace.as_secs_f64() * 1e6,
+                hos::Bound::Strict | hos::Bound::Off => 0.0,
+            },
             revokes: per_frame(a.vcore_revokes, b.vcore_revokes),
             wake_slices: [a.wake_slices, a.wake_slices_ignored],
             groups,
