@@ -19,7 +19,8 @@
 //! takes its own timer whenever that can arm, so the reactor never spins for pollers; serial
 //! and host threads take the one that cost the process less at boot; a sleep no longer than
 //! the margin takes the reactor (on its own timer it would be all spin), except one in 32
-//! that arms its own timer for half of it, so that the margin keeps meeting samples. A frame
+//! that arms its own timer for half of it, so that the margin keeps meeting samples (none
+//! where the margin is a timer's tick, which the probe would overshoot). A frame
 //! limiter's `host_sleep(Duration::MAX)` is a long precise sleep: shutdown ends it.
 
 use crate::block_on::{Away, Wait};
@@ -48,6 +49,12 @@ const SAMPLE_EVERY: u64 = 32;
 
 /// The shortest OS timer sleep worth its system call on the own-timer precise path.
 const MIN_OWN_SLEEP_NS: u64 = 2_000;
+
+/// A margin this large is the timer's tick, not a stall to probe past: three quarters of a
+/// timer's wakes came that late (Windows' high-resolution timer fires on a 0.5 ms grid: its
+/// margin sits at 0.47 ms), so a probe of half a short sleep overshoots its deadline by up
+/// to a tick. Linux's slack-1 timer keeps a margin of microseconds (tens on a loaded VM).
+const PROBE_MARGIN_LIMIT_NS: u64 = 250_000;
 
 std::thread_local! {
     /// (the thread's own slack, read once; whether it is at 1 ns now).
@@ -314,11 +321,14 @@ fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPa
 /// (`probe` says which), which arms for half of what is left so that the margin keeps meeting
 /// samples: a margin above the sleeps would otherwise be fed only by the reactor's undisturbed
 /// waits, which busy pollers' registrations rarely leave it (seen on the 16-core device: 5
-/// pollers of 20 us went through the reactor for a whole run, 2.74 CPU s/s).
+/// pollers of 20 us went through the reactor for a whole run, 2.74 CPU s/s). No probe where
+/// the margin is a tick ([`PROBE_MARGIN_LIMIT_NS`]): there the probed sleep would be late by
+/// up to the tick (under the Windows simulation's grid timers, 1 sleep in 32 was: 100 us
+/// sleeps' p99 lateness 0.29 ms), and the margin is the timer's, not a stall's.
 pub(crate) fn own_timer(left: u64, margin: u64, probe: impl FnOnce() -> bool) -> Option<u64> {
     if left > margin + MIN_OWN_SLEEP_NS {
         Some(margin)
-    } else if left >= 2 * MIN_OWN_SLEEP_NS && probe() {
+    } else if left >= 2 * MIN_OWN_SLEEP_NS && margin < PROBE_MARGIN_LIMIT_NS && probe() {
         Some(left / 2)
     } else {
         None

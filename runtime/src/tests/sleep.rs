@@ -174,6 +174,12 @@ fn the_own_timer_arms_by_its_margin_and_probes_a_margin_too_large() {
     // Too short to be worth a system call even halved: never a probe.
     assert_eq!(own_timer(3_999, 50_000, || true), None);
     assert_eq!(own_timer(4_000, 50_000, || true), Some(2_000));
+    // A margin of a tick (Windows' 0.5 ms high-resolution grid): the probe would overshoot.
+    assert_eq!(own_timer(20_000, 249_999, || true), Some(10_000));
+    assert_eq!(own_timer(20_000, 250_000, never), None);
+    assert_eq!(own_timer(100_000, 470_000, never), None);
+    // A sleep longer than such a margin still arms by it.
+    assert_eq!(own_timer(600_000, 470_000, never), Some(470_000));
 }
 
 /// The own-timer path sleeps up to its margin rather than spinning the sleep: twenty 500 us
@@ -311,5 +317,34 @@ fn reactor_waits_do_not_make_the_timer_coarse() {
     );
     guest(&rt, "Worker", || crate::sleep::sleep_current(20_000));
     assert_eq!(rt.stats().path(SleepPath::Yield).count, 0);
+    rt.shutdown();
+}
+
+/// Under the Windows simulation's 0.5 ms grids (`hires`, `0.5ms`): a job worker's 100 us
+/// sleeps never probe their own timer, whose margin is the grid's tick (a probe of half the
+/// sleep woke at the next tick: 1 sleep in 32, up to 0.45 ms late).
+#[cfg(hos_winsim)]
+#[test]
+fn a_margin_of_a_tick_is_not_probed() {
+    use crate::sys::Profile;
+    if !matches!(sys::model().profile, Profile::Hires | Profile::Ms05) {
+        return;
+    }
+    let rt = runtime(ShortSleep::Reactor);
+    // The margin the boot probe finds under both profiles (0.46-0.47 ms), not this run's.
+    let mut boot = rt.tracker().get();
+    boot.timer_margin_ns = 470_000;
+    boot.timer_lateness_ns = 490_000;
+    rt.tracker().reset(boot);
+    guest(&rt, "ModuleSystemWorker0", || {
+        for _ in 0..64 {
+            let d = sys::now() + 100_000;
+            crate::sleep::sleep_current(100_000);
+            assert!(sys::now() >= d, "a 100 us sleep woke early");
+        }
+    });
+    let s = rt.stats();
+    assert_eq!(s.path(SleepPath::PreciseOwn).count, 0, "probed a tick");
+    assert_eq!(s.path(SleepPath::PreciseReactor).count, 64);
     rt.shutdown();
 }
