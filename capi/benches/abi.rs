@@ -8,14 +8,9 @@
 //! `cargo bench -p hos-capi --bench abi` (it builds `libhos.so` and `libhos.a` with cargo, and
 //! `checkpoint.c` with the system's `cc`, first). Where there is no cargo (a machine the
 //! bench is carried to), `HOS_BENCH_PREBUILT=DIR` names a folder that holds a prebuilt
-//! `libhos.so` and `checkpoint-bench`, and nothing is built. A bundle that runs on another
-//! Linux whatever its C library: this bench's executable (`cargo bench -p hos-capi --bench
-//! abi --no-run` prints it) and `target/release/libhos.so`, `checkpoint.c` linked static
-//! (`cc -std=c11 -O2 -pthread -static -Iinclude capi/benches/checkpoint.c
-//! target/release/libhos.a -lm -o DIR/checkpoint-bench`), and the dynamic loader and
-//! libraries the first two need (`ldd`) in `DIR/lib`, run through that loader:
-//! `HOS_BENCH_PREBUILT=$PWD/DIR DIR/lib/ld-linux-x86-64.so.2 --library-path $PWD/DIR/lib
-//! DIR/abi --bench`.
+//! `libhos.so` and `checkpoint-bench`, and nothing is built. `capi/benches/bundle.sh DIR`
+//! makes such a folder that runs on another x86_64 Linux whatever its C library (with the
+//! loader and libraries from here; `checkpoint.c` linked static); `DIR/run --bench` runs it.
 //!
 //! | bench | what |
 //! | --- | --- |
