@@ -6,7 +6,8 @@
 //! with the trace off, with the flight recorder and with a full trace, in one run, then
 //! alternated round by round, both through hos's own events and through the SDK's light
 //! events on the kernel's WaitForAddress/SignalToAddress (the arbiter's waits, traced under
-//! its lock), and one event's cost (in criterion's rows, then off and flight alternated); the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
+//! its lock), and one event's cost (in criterion's rows, then off and flight alternated, the
+//! wake timed and untimed); the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
 //! off, alternated; the parked ping-pong against the std pair, alternated (`parked_cost`:
 //! the ratio BENCHMARKS.md's target reads) and the spinning one with the virtual cores on and
 //! off, alternated (`spin_cost`); MessageQueue throughput with 1 and 4 producers; reading the own thread's
@@ -15,9 +16,11 @@
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
 
+mod alternate;
 #[path = "../tests/sdk/mod.rs"]
 mod sdk;
 
+use alternate::{alternate, filtered_in, mean_trip_ns, median};
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, MessageQueue};
@@ -337,18 +340,19 @@ fn trace_cost(c: &mut Criterion) {
             rt.shutdown();
         }
     }
-    // One event site (a wake) with no session, and with the flight recorder recording; in
+    // One event site (a wake) with no session, and with the flight recorder recording, timed
+    // (the wake of a parked thread: a clock read) and untimed (of a thread not parked); in
     // the thread's CPU time, which other work on the machine does not stretch.
-    for (name, trace) in [
-        ("one_event_off", Trace::Off),
-        ("one_event_flight", Trace::Flight),
+    for (name, trace, parked) in [
+        ("one_event_off", Trace::Off, true),
+        ("one_event_flight", Trace::Flight, true),
+        ("one_event_flight_untimed", Trace::Flight, false),
     ] {
         let rt = traced(0, trace);
-        let wake = hos_runtime::internal::trace::wake;
         g.bench_function(name, |b| {
             b.iter_custom(|n| {
                 let start = raw_thread_cpu();
-                (0..n).for_each(|i| wake(black_box(i)));
+                (0..n).for_each(|i| wake(black_box(i), parked));
                 raw_thread_cpu().checked_sub(start).unwrap()
             });
         });
@@ -376,21 +380,32 @@ fn trace_cost(c: &mut Criterion) {
     }
 }
 
-/// One event site (a wake) with no session and with the flight recorder recording,
-/// alternated round by round (a runtime of each started for its turn: sessions are
-/// process-wide, so the two never overlap): `events` events a round, in the thread's CPU
-/// time, with the medians of the rounds' means and of their differences.
+/// One event site (a wake), `parked` saying whether its target is parked (a hint the trace
+/// reads at once, as the parker's load is).
+#[inline]
+fn wake(target: u64, parked: bool) {
+    hos_runtime::internal::trace::wake(target, || black_box(parked));
+}
+
+/// One event site (a wake) with no session and with the flight recorder recording, timed and
+/// untimed, alternated round by round (a runtime of each started for its turn: sessions are
+/// process-wide, so two never overlap): `events` events a round, in the thread's CPU time,
+/// with the medians of the rounds' means and of their differences to off.
 fn one_event_alternated(rounds: usize, events: u64) {
-    let arms = [("off", Trace::Off), ("flight", Trace::Flight)];
-    let wake = hos_runtime::internal::trace::wake;
-    let mut means: Vec<[f64; 2]> = Vec::with_capacity(rounds);
+    let arms = [
+        ("off", Trace::Off, true),
+        ("flight", Trace::Flight, true),
+        ("flight_untimed", Trace::Flight, false),
+    ];
+    let mut means: Vec<[f64; 3]> = Vec::with_capacity(rounds);
     for r in 0..rounds {
-        let mut round = [0.0; 2];
-        for i in (0..2).map(|k| (k + r) % 2) {
-            let rt = traced(0, arms[i].1);
-            (0..events / 10).for_each(|e| wake(black_box(e)));
+        let mut round = [0.0; 3];
+        for i in (0..3).map(|k| (k + r) % 3) {
+            let (_, trace, parked) = arms[i];
+            let rt = traced(0, trace);
+            (0..events / 10).for_each(|e| wake(black_box(e), parked));
             let start = raw_thread_cpu();
-            (0..events).for_each(|e| wake(black_box(e)));
+            (0..events).for_each(|e| wake(black_box(e), parked));
             let spent = raw_thread_cpu().checked_sub(start).unwrap_or_default();
             round[i] = spent.as_nanos() as f64 / events as f64;
             rt.shutdown();
@@ -398,12 +413,16 @@ fn one_event_alternated(rounds: usize, events: u64) {
         means.push(round);
     }
     let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
-    let added = median(means.iter().map(|m| m[1] - m[0]).collect());
+    let added = |i: usize| median(means.iter().map(|m| m[i] - m[0]).collect());
     eprintln!(
-        "trace_cost/alternated one_event: off {:.2} ns, flight {:.2} ns; median of {rounds} \
-         rounds' differences: {added:.2} ns an event",
+        "trace_cost/alternated one_event: off {:.2} ns, flight {:.2} ns, flight_untimed {:.2} \
+         ns; median of {rounds} rounds' differences to off: flight {:.2} ns, flight_untimed \
+         {:.2} ns an event",
         arm(0),
-        arm(1)
+        arm(1),
+        arm(2),
+        added(1),
+        added(2)
     );
 }
 
@@ -461,16 +480,6 @@ fn spin_cost(_: &mut Criterion) {
     );
 }
 
-/// Whether the command line's filters (criterion's: the arguments that are no option)
-/// select `id`: no filter, or one that `id` contains.
-fn filtered_in(id: &str) -> bool {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
-}
-
 /// One arm of an alternated comparison: its name, and what starts its ping-pong (which owns
 /// what it runs on, and stops it when dropped).
 type Arm = (&'static str, Box<dyn Fn() -> Box<dyn PingPong>>);
@@ -483,45 +492,12 @@ fn on_runtimes<S: Signal, const N: usize>(arms: [RuntimeArm; N], spin_us: u64) -
     arms.map(|(name, make)| -> Arm { (name, Box::new(move || hosted::<S>(make(spin_us)))) })
 }
 
-/// `arms` alternated: `rounds` rounds, each of which runs the arms one after the other (each
-/// round starting one arm later; each arm started afresh, 500 round trips to warm up, then
-/// `trips` timed). Prints, for every arm after the first, the median over the rounds of the
-/// arm's mean round trip over the first arm's in the same round, and each arm's median mean:
-/// on a machine shared with other work, the load moves between criterion's measurement of one
-/// arm and the next, less between arms a round apart.
+/// `arms` alternated (see [`alternate`]): each arm started afresh for its turn.
 fn alternated<const N: usize>(case: &str, arms: &[Arm; N], rounds: usize, trips: u32) {
-    let mut means: Vec<[f64; N]> = Vec::with_capacity(rounds);
-    for r in 0..rounds {
-        let mut round = [0.0; N];
-        for i in (0..N).map(|k| (k + r) % N) {
-            let pp = (arms[i].1)();
-            (0..500).for_each(|_| pp.round_trip());
-            let start = Instant::now();
-            (0..trips).for_each(|_| pp.round_trip());
-            round[i] = start.elapsed().as_nanos() as f64 / f64::from(trips);
-        }
-        means.push(round);
-    }
-    let arm = |i: usize| median(means.iter().map(|m| m[i]).collect());
-    let ratio = |i: usize| median(means.iter().map(|m| m[i] / m[0]).collect());
-    let each: Vec<String> = (0..N)
-        .map(|i| format!("{} {:.2} us", arms[i].0, arm(i) / 1e3))
-        .collect();
-    let ratios: Vec<String> = (1..N)
-        .map(|i| format!("{} {:.3}x", arms[i].0, ratio(i)))
-        .collect();
-    eprintln!(
-        "{case}: {}; median of {rounds} rounds' ratios to {}: {}",
-        each.join(", "),
-        arms[0].0,
-        ratios.join(", ")
-    );
-}
-
-/// The median of `v` (the upper one of an even count).
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    alternate(case, arms.each_ref().map(|a| a.0), rounds, |i| {
+        let pp = (arms[i].1)();
+        mean_trip_ns(trips, || pp.round_trip())
+    });
 }
 
 fn queue_throughput(c: &mut Criterion) {

@@ -6,12 +6,17 @@
 //! (`checkpoint.c`, a child process), and through the Rust API.
 //!
 //! `cargo bench -p hos-capi --bench abi` (it builds `libhos.so` and `libhos.a` with cargo, and
-//! `checkpoint.c` with the system's `cc`, first)
+//! `checkpoint.c` with the system's `cc`, first). Where there is no cargo (a machine the
+//! bench is carried to), `HOS_BENCH_PREBUILT=DIR` names a folder that holds a prebuilt
+//! `libhos.so` and `checkpoint-bench`, and nothing is built. `capi/benches/bundle.sh DIR`
+//! makes such a folder that runs on another x86_64 Linux whatever its C library (with the
+//! loader and libraries from here; `checkpoint.c` linked static); `DIR/run --bench` runs it.
 //!
 //! | bench | what |
 //! | --- | --- |
 //! | `pingpong/abi` | host signals `ping`, guest waits for it and signals `pong`, host waits: one round trip, every call through the C ABI (handle lookups included) |
 //! | `pingpong/rust` | the same round trip with `hos::os::Event`s and a `hos` guest thread |
+//! | `pingpong/alternated` | the two, alternated round by round (41 rounds of 2,000 round trips): the ratio BENCHMARKS.md reads |
 //! | `guests/abi` | two guest threads: one signals `ping` and waits for `pong`, the other answers; one round trip, every call through the C ABI, each wait giving the virtual core back and taking it again |
 //! | `guests/rust` | the same two guest threads through the `hos` crate |
 //! | `checkpoint/abi` | `hos_checkpoint()` through `libhos.so` on a guest thread with no waiter for its core |
@@ -24,6 +29,10 @@
 //!
 //! Figures: BENCHMARKS.md.
 
+#[path = "../../benches/alternate/mod.rs"]
+mod alternate;
+
+use alternate::{alternate, filtered_in, mean_trip_ns};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::ffi::{c_char, c_void, CStr};
 use std::io::{BufRead, BufReader, Write};
@@ -76,29 +85,43 @@ unsafe fn sym<F: Copy>(lib: *mut c_void, name: &CStr) -> F {
     unsafe { std::mem::transmute_copy(&p) }
 }
 
-/// Builds `libhos.so` and `libhos.a` with cargo, and loads the first.
+/// The folder of prebuilt `libhos.so` and `checkpoint-bench` (HOS_BENCH_PREBUILT), if named.
+fn prebuilt() -> Option<PathBuf> {
+    std::env::var_os("HOS_BENCH_PREBUILT").map(PathBuf::from)
+}
+
+/// The prebuilt `libhos.so`, else one built now with cargo (with `libhos.a`); its path.
+fn shared_library() -> PathBuf {
+    if let Some(dir) = prebuilt() {
+        return dir.join("libhos.so");
+    }
+    let profile = profile_dir();
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "hos-capi",
+            "--lib",
+            "--target-dir",
+        ])
+        .arg(profile.parent().expect("target directory"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cargo build -p hos-capi");
+    profile.join("libhos.so")
+}
+
+/// Loads `libhos.so` (see [`shared_library`]) and resolves the bench's symbols, once.
 fn abi() -> &'static Abi {
     static ABI: OnceLock<Abi> = OnceLock::new();
     ABI.get_or_init(|| {
-        let profile = profile_dir();
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "-p",
-                "hos-capi",
-                "--lib",
-                "--target-dir",
-            ])
-            .arg(profile.parent().expect("target directory"))
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cargo build -p hos-capi");
-        let path = std::ffi::CString::new(profile.join("libhos.so").to_str().expect("UTF-8 path"))
-            .expect("no NUL");
-        // SAFETY: loading a library we just built; it stays loaded for the process.
+        let path = shared_library();
+        let path = std::ffi::CString::new(path.to_str().expect("UTF-8 path")).expect("no NUL");
+        // SAFETY: loading libhos (built now, or prebuilt from this checkout); it stays loaded
+        // for the process.
         let lib = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         assert!(!lib.is_null(), "dlopen libhos.so");
         // SAFETY (each use): the symbol has the signature hos.h declares for it, which is
@@ -191,22 +214,17 @@ fn pingpong(c: &mut Criterion) {
         unsafe { (abi.thread_spawn)(rig.rt, std::ptr::null(), Some(abi_guest), arg, &mut guest) },
         0
     );
-    g.bench_function("abi", |b| {
-        b.iter(|| {
-            (abi.event_signal)(rig.pp.ping);
-            (abi.event_wait)(rig.pp.pong, -1)
-        });
-    });
-    rig.pp.stop.store(true, Ordering::Release);
-    (abi.event_signal)(rig.pp.ping);
-    assert_eq!((abi.thread_join)(guest, -1), 0);
+    let abi_trip = || {
+        (abi.event_signal)(rig.pp.ping);
+        (abi.event_wait)(rig.pp.pong, -1)
+    };
 
     let rt = hos_rs::Runtime::builder().build().expect("runtime");
     let ping = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
     let pong = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
     let stop = Arc::new(AtomicBool::new(false));
     let (gping, gpong, gstop) = (ping.clone(), pong.clone(), stop.clone());
-    let guest = rt
+    let rust_guest = rt
         .thread()
         .spawn(move || {
             while gping.wait().is_ok() && !gstop.load(Ordering::Acquire) {
@@ -214,16 +232,34 @@ fn pingpong(c: &mut Criterion) {
             }
         })
         .expect("guest");
-    g.bench_function("rust", |b| {
-        b.iter(|| {
-            ping.signal();
-            pong.wait()
+    let rust_trip = || {
+        ping.signal();
+        pong.wait().is_ok()
+    };
+
+    g.bench_function("abi", |b| b.iter(abi_trip));
+    g.bench_function("rust", |b| b.iter(rust_trip));
+    g.finish();
+    if filtered_in("pingpong/alternated") {
+        alternate("pingpong/alternated", ["rust", "abi"], 41, |i| {
+            if i == 0 {
+                mean_trip_ns(2_000, || {
+                    let _ = rust_trip();
+                })
+            } else {
+                mean_trip_ns(2_000, || {
+                    let _ = abi_trip();
+                })
+            }
         });
-    });
+    }
+
+    rig.pp.stop.store(true, Ordering::Release);
+    (abi.event_signal)(rig.pp.ping);
+    assert_eq!((abi.thread_join)(guest, -1), 0);
     stop.store(true, Ordering::Release);
     ping.signal();
-    guest.join().expect("joined");
-    g.finish();
+    rust_guest.join().expect("joined");
 
     guests(c, &rt);
     checkpoint(c, &rig, &rt);
@@ -376,30 +412,36 @@ struct StaticSide {
     answers: BufReader<std::process::ChildStdout>,
 }
 
+/// Builds `checkpoint.c` against `libhos.a` with the system's `cc`; its path.
+fn build_checkpoint_bench() -> PathBuf {
+    let profile = profile_dir();
+    let exe = profile.join("checkpoint-bench");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let status = Command::new("cc")
+        .args(["-std=c11", "-O2", "-pthread", "-I"])
+        .arg(format!("{root}/include"))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/checkpoint.c"))
+        .arg(profile.join("libhos.a"))
+        .args([
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+            "-o",
+        ])
+        .arg(&exe)
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "compiling checkpoint.c");
+    exe
+}
+
 impl StaticSide {
     fn start() -> StaticSide {
-        let profile = profile_dir();
-        let exe = profile.join("checkpoint-bench");
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-        let status = Command::new("cc")
-            .args(["-std=c11", "-O2", "-pthread", "-I"])
-            .arg(format!("{root}/include"))
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/checkpoint.c"))
-            .arg(profile.join("libhos.a"))
-            .args([
-                "-lgcc_s",
-                "-lutil",
-                "-lrt",
-                "-lpthread",
-                "-lm",
-                "-ldl",
-                "-lc",
-                "-o",
-            ])
-            .arg(&exe)
-            .status()
-            .expect("cc runs");
-        assert!(status.success(), "compiling checkpoint.c");
+        let exe = prebuilt().map_or_else(build_checkpoint_bench, |d| d.join("checkpoint-bench"));
         let mut child = Command::new(exe)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -92,7 +92,9 @@ impl Parker {
     /// Gives the token; wakes the owner if it is parked.
     pub fn unpark(&self) {
         crate::chaos::point();
-        trace::wake(self.owner);
+        // Relaxed: a hint for the trace (a park just after it makes the wake untimed, which
+        // only loses precision).
+        trace::wake(self.owner, || self.state.load(Ordering::Relaxed) == PARKED);
         self.before_wake();
         // Release: what the waker wrote before unpark is seen by the owner's Acquire take.
         // Swap, not store: exactly one unparker sees PARKED and pays for the futex call.
@@ -186,4 +188,54 @@ thread_local! {
 /// Runs `f` with this thread's parker and a waker that unparks it.
 pub fn with_parker<R>(f: impl FnOnce(&Arc<Parker>, &Waker) -> R) -> R {
     LOCAL.with(|(p, w)| f(p, w))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::trace::recorder::Settings;
+    use crate::trace::{Kind, Session, UNTIMED};
+    use std::sync::mpsc;
+
+    #[test]
+    fn a_wake_reads_the_clock_only_when_its_owner_is_parked() {
+        let session = Session::start(
+            u64::MAX - 9,
+            Settings {
+                flight: true,
+                ..Settings::default()
+            },
+        );
+        let parker = Arc::new(Parker::new());
+        let (unparked, first) = mpsc::channel();
+        let (read, done) = mpsc::channel::<()>();
+        let p = parker.clone();
+        let waker = std::thread::spawn(move || {
+            p.unpark();
+            unparked.send(()).unwrap();
+            while !p.is_parked() {
+                std::thread::yield_now();
+            }
+            p.unpark();
+            let me = trace::thread_id();
+            done.recv().unwrap();
+            me
+        });
+        first.recv().unwrap();
+        assert!(parker.park(None), "the token of the wake before the park");
+        assert!(parker.park(None), "the wake of the parked owner");
+        let snap = session.snapshot();
+        read.send(()).unwrap();
+        let me = waker.join().unwrap();
+        let wakes: Vec<u64> = snap
+            .threads
+            .iter()
+            .filter(|t| t.tid == me)
+            .flat_map(|t| &t.events)
+            .filter(|e| e.kind == Kind::Wake && e.a == parker.owner())
+            .map(|e| e.x)
+            .collect();
+        assert_eq!(wakes, [UNTIMED, 0]);
+        session.end();
+    }
 }

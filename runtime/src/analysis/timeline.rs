@@ -9,7 +9,7 @@
 //! tree all read spans made here, so they agree on every state.
 
 use crate::stats::SleepPath;
-use crate::trace::event::{Event, Failed, Kind, SpinEnd, WaitFor, NO_CORE};
+use crate::trace::event::{Event, Failed, Kind, SpinEnd, WaitFor, NO_CORE, UNTIMED};
 use crate::trace::{Snapshot, ThreadTrace};
 use std::collections::HashMap;
 
@@ -349,19 +349,21 @@ pub(crate) struct Timelines {
 
 impl Timelines {
     /// Folds every thread of `snap` and pairs the edges: a wait (an object or a sleep's
-    /// wait) or a virtual-core wait was ended by the last wake of its thread between its
-    /// begin (a wait on objects begins at its registration) and its end; a kick ends at the victim's next core change if that change
+    /// wait) or a virtual-core wait was ended by the last wake of its thread that happened
+    /// between its begin (a wait on objects begins at its registration) and its end (an
+    /// untimed wake: whose interval meets them; the edge starts at the later of its stamp
+    /// and the wait's begin); a kick ends at the victim's next core change if that change
     /// is a give-up at a checkpoint.
     pub(crate) fn of(snap: &Snapshot) -> Timelines {
-        let mut wakes: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+        let mut wakes: HashMap<u64, Vec<(u64, u64, u64)>> = HashMap::new();
         let mut guests: HashMap<u64, u64> = HashMap::new();
         let moved = moves(snap.threads.iter().map(|t| t.events.as_slice()));
         for t in &snap.threads {
             if let Some(g) = t.meta.guest {
                 guests.insert(g.id, t.tid);
             }
-            for e in t.events.iter().filter(|e| e.kind == Kind::Wake) {
-                wakes.entry(e.a).or_default().push((e.t, t.tid));
+            for (lo, hi, target) in wake_intervals(&t.events, snap.end) {
+                wakes.entry(target).or_default().push((lo, hi, t.tid));
             }
         }
         for w in wakes.values_mut() {
@@ -374,8 +376,13 @@ impl Timelines {
             mark_moves(&mut mine, moved.get(&t.tid).map_or(&[][..], Vec::as_slice));
             let list = wakes.get(&t.tid).map_or(&[][..], Vec::as_slice);
             for s in mine.iter_mut().filter(|s| !s.open && wakeable(&s.what)) {
-                let upto = list.partition_point(|&(at, _)| at <= s.end);
-                if let Some(&(at, from)) = list[..upto].last().filter(|(at, _)| *at >= s.begin) {
+                let upto = list.partition_point(|&(lo, ..)| lo <= s.end);
+                if let Some(&(lo, _, from)) =
+                    list[..upto].last().filter(|(_, hi, _)| *hi >= s.begin)
+                {
+                    // An untimed wake's stamp may be before the wait's begin: it happened
+                    // within the wait (it ended it), so no earlier than that.
+                    let at = lo.max(s.begin);
                     s.woken_by = Some((from, at));
                     flows.push(Flow {
                         wake: true,
@@ -408,6 +415,31 @@ impl Timelines {
         flows.sort_by_key(|f| (f.from.1, f.to.1));
         Timelines { spans, flows }
     }
+}
+
+/// The wakes among a thread's `events`, each as the interval it happened in and its target:
+/// a timed wake at its time; an untimed one ([`UNTIMED`]) from its stamp (its thread's event
+/// before it) to the next event of its thread that is no untimed wake (or `end`, the
+/// reading's time).
+fn wake_intervals(events: &[Event], end: u64) -> Vec<(u64, u64, u64)> {
+    let untimed = |e: &Event| e.kind == Kind::Wake && e.x == UNTIMED;
+    let mut out = Vec::new();
+    for (i, e) in events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == Kind::Wake)
+    {
+        let hi = if untimed(e) {
+            events[i + 1..]
+                .iter()
+                .find(|n| !untimed(n))
+                .map_or(end, |n| n.t)
+        } else {
+            e.t
+        };
+        out.push((e.t, hi, e.a));
+    }
+    out
 }
 
 /// Whether a wake can end a span of this kind (a virtual-core wait's own `block_on` wait is
@@ -545,5 +577,65 @@ mod tests {
             [(10, Some((4, 0xA0))), (60, None), (95, Some((6, 0xC0)))],
             "the last move in each wait; none in a wait nothing moved"
         );
+    }
+
+    /// A snapshot of two threads: the waker (trace id 1) and the waiter (2), each a host
+    /// thread.
+    fn two(waker: Vec<Event>, waiter: Vec<Event>) -> Snapshot {
+        let thread = |tid, events| ThreadTrace {
+            tid,
+            meta: crate::trace::Meta::default(),
+            events,
+        };
+        Snapshot {
+            runtime: 0,
+            start: 0,
+            end: 100,
+            dropped: 0,
+            threads: vec![thread(1, waker), thread(2, waiter)],
+        }
+    }
+
+    /// The waiter's wait's waker and the edge's start.
+    fn woken_by(snap: &Snapshot) -> Option<(u64, u64)> {
+        let t = Timelines::of(snap);
+        let (_, spans) = t
+            .spans
+            .iter()
+            .find(|(tid, _)| *tid == 2)
+            .expect("the waiter");
+        let wait = spans.iter().find(|s| matches!(s.what, What::Wait { .. }));
+        wait.expect("its wait").woken_by
+    }
+
+    #[test]
+    fn an_untimed_wake_ends_the_wait_its_interval_meets_and_no_other() {
+        let object = WaitFor::Object as u64 | 7 << 8;
+        let waiter = vec![
+            ev(20, Kind::WaitBegin, object, 0xA0, 0),
+            ev(30, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+        ];
+        // Stamped 10 (its thread's event before it); it happened before 40, the next.
+        let waker = |next: u64, x: u64| {
+            vec![
+                ev(10, Kind::Frame, 0, 1, 0),
+                ev(10, Kind::Wake, x, 2, 0),
+                ev(10, Kind::Wake, UNTIMED, 3, 0),
+                ev(next, Kind::WaitBegin, object, 0xB0, 0),
+            ]
+        };
+        assert_eq!(
+            woken_by(&two(waker(40, UNTIMED), waiter.clone())),
+            Some((1, 20)),
+            "the edge starts at the wait's begin, inside the wake's interval"
+        );
+        assert_eq!(woken_by(&two(waker(15, UNTIMED), waiter.clone())), None);
+        assert_eq!(
+            woken_by(&two(waker(40, 0), waiter.clone())),
+            None,
+            "a timed wake before the wait is no wake of it"
+        );
+        let timed = vec![ev(25, Kind::Wake, 0, 2, 0)];
+        assert_eq!(woken_by(&two(timed, waiter)), Some((1, 25)));
     }
 }

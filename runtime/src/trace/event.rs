@@ -51,7 +51,10 @@ pub enum Kind {
     WaitFailed,
     /// The wait ended: `x` as [`Kind::Repoll`]'s (how the phase before its last poll ended).
     WaitEnd,
-    /// Woke the thread of trace id `a` (its parker).
+    /// Woke the thread of trace id `a` (its parker). `x` [`UNTIMED`] when the target was not
+    /// parked (spinning, or not waiting yet): then the clock was not read and the event
+    /// carries its thread's previous event's time, a lower bound; it happened before its
+    /// thread's next event (see [`Event::t`]). A wake of a parked thread is timed (`x` 0).
     Wake,
     /// Waits for a virtual core.
     CoreQueued,
@@ -118,6 +121,8 @@ impl Kind {
 pub const ESCAPED: u64 = 254;
 /// `Kind::Core`'s slot when the thread holds no core.
 pub const NO_CORE: u64 = 255;
+/// `Kind::Wake`'s `x` when the wake read no clock (its target was not parked).
+pub const UNTIMED: u64 = 1;
 /// `Kind::Lent`'s priority when the lent one is taken back.
 pub const NOT_LENT: u64 = 255;
 /// `Kind::Kick`'s `b` when the core was taken from the holder after the kick's grace.
@@ -175,7 +180,13 @@ pub enum Failed {
 /// One event, read back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
-    /// When, in `sys::now()` nanoseconds.
+    /// When, in `sys::now()` nanoseconds: the event clock's reading as the event was
+    /// recorded, after every earlier event of its thread. Two kinds read no clock and carry
+    /// the time of their thread's event before them, a lower bound: an [`UNTIMED`] wake
+    /// (it happened before the next event of its thread that is no untimed wake) and a core
+    /// granted at once after a wait's or a sleep's end. Every event that another thread's
+    /// event follows from reads the clock after it (a wait's end after the wake that ended
+    /// it), so a cause is never stamped after its effect.
     pub t: u64,
     /// What.
     pub kind: Kind,

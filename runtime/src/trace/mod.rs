@@ -25,7 +25,9 @@ pub(crate) mod snapshot;
 #[cfg(feature = "tracy")]
 mod tracy;
 
-pub use event::{Event, Failed, Kind, SpinEnd, WaitFor, ESCAPED, NOT_LENT, NO_CORE, REVOKED};
+pub use event::{
+    Event, Failed, Kind, SpinEnd, WaitFor, ESCAPED, NOT_LENT, NO_CORE, REVOKED, UNTIMED,
+};
 pub use recorder::Session;
 pub use snapshot::{Guest, Meta, Snapshot, ThreadTrace};
 
@@ -45,11 +47,20 @@ pub fn thread_id() -> u64 {
     recorder::thread_id()
 }
 
-/// The calling thread woke the thread of trace id `target`.
+/// The calling thread wakes the thread of trace id `target`; `parked` says (as a hint)
+/// whether it is parked. A wake of a parked thread reads the clock (it costs a system call
+/// anyway); any other is [`UNTIMED`]: stamped with the calling thread's previous event's
+/// time, so that a hand-off to a spinning waiter, the fastest there is, reads no clock on the
+/// waker's side. Called before the wake is given, so that the woken thread's wait end is
+/// stamped after it.
 #[inline]
-pub fn wake(target: u64) {
+pub fn wake(target: u64, parked: impl FnOnce() -> bool) {
     if on() {
-        record(Kind::Wake, 0, target, 0);
+        if parked() {
+            record(Kind::Wake, 0, target, 0);
+        } else {
+            recorder::record_after_last(Kind::Wake, UNTIMED, target, 0);
+        }
     }
 }
 

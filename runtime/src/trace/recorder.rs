@@ -6,8 +6,8 @@
 //!   that count (relaxed) and do nothing more when it is 0.
 //! - A thread writes only its own ring, with no lock, no allocation and no system call (its
 //!   ring is made when it records its first event; the time is a `sys::ticks()` reading).
-//!   An event's whole path is the count, the thread-local track, the clock read and five
-//!   plain stores to lines only its thread writes (the ring's counters, one slot): no
+//!   An event's whole path is the count, the thread-local track, the clock read (where the
+//!   event reads one: see the next rules) and five plain stores to lines only its thread writes (the ring's counters, one slot): no
 //!   read-modify-write, no line another thread writes; the clock read is most of its cost.
 //!   While a session collects a full trace ([`COLLECTING`] > 0), each thread hands what its
 //!   ring holds past the last hand-over to the collector at every [`CHUNK`]th event (the
@@ -17,6 +17,12 @@
 //!   collector's lock while they read what was handed over and each ring's `drained`, so no
 //!   event is read twice or missed between the two. A reading maps every tick to `sys::now()`
 //!   by one `sys::tick_scale()`.
+//! - A wake of a thread that is not parked (a spinning waiter, a thread not waiting yet) is
+//!   stamped with its thread's last event's time, no clock read ([`super::UNTIMED`]); the
+//!   wait end it leads to reads the clock after it, so the pair stays in order, and the
+//!   reading pairs the wake with that wait by the interval it knows it in
+//!   (`analysis/timeline.rs`). A wake of a parked thread reads the clock: its futex call
+//!   costs a thousand times more.
 //! - A blocking wait is recorded in as few events as its states need: its first registration
 //!   with an object begins it (one event: the object, its holder), a caught spin is said by the
 //!   poll after it, the core it gives up is implied by its begin, and a core granted at once
@@ -272,18 +278,32 @@ pub(crate) fn record(kind: Kind, x: u64, a: u64, b: u64) {
     let _ = LOCAL.try_with(|l| l.record(kind, x, a, b));
 }
 
-/// Records an event of the calling thread at the time of its last event if that was a
-/// wait's or a sleep's end (what the event follows at once), else now.
+/// Records an event of the calling thread at the time of its last event if `follows` says
+/// the event follows that one at once, else now (its thread's first event reads the clock).
 #[inline]
-pub(crate) fn record_after_end(kind: Kind, x: u64, a: u64, b: u64) {
+fn record_after(kind: Kind, x: u64, a: u64, b: u64, follows: impl FnOnce(&Words) -> bool) {
     let _ = LOCAL.try_with(|l| {
-        let ends = [Kind::WaitEnd as u64, Kind::SleepEnd as u64];
         let ticks = match l.track().ring.last() {
-            Some(w) if ends.contains(&(w[1] & 0xFF)) => w[0],
+            Some(w) if follows(&w) => w[0],
             _ => sys::ticks(),
         };
         l.record_at(ticks, kind, x, a, b);
     });
+}
+
+/// Records an event of the calling thread at the time of its last event if that was a
+/// wait's or a sleep's end (what the event follows at once), else now.
+#[inline]
+pub(crate) fn record_after_end(kind: Kind, x: u64, a: u64, b: u64) {
+    let ends = [Kind::WaitEnd as u64, Kind::SleepEnd as u64];
+    record_after(kind, x, a, b, |w| ends.contains(&(w[1] & 0xFF)));
+}
+
+/// Records an event of the calling thread at the time of its last event (a lower bound: no
+/// clock read), else now.
+#[inline]
+pub(crate) fn record_after_last(kind: Kind, x: u64, a: u64, b: u64) {
+    record_after(kind, x, a, b, |_| true);
 }
 
 /// Records an event of the calling thread's blocking wait (nothing outside one: an async
@@ -558,6 +578,7 @@ impl Drop for Session {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::trace::event::UNTIMED;
 
     #[test]
     fn a_full_trace_keeps_every_event_past_many_rings() {
@@ -588,6 +609,37 @@ mod tests {
             .map(|e| e.a)
             .collect();
         assert_eq!(frames, (1..=n).collect::<Vec<_>>());
+        session.end();
+    }
+
+    #[test]
+    fn an_event_after_the_last_carries_its_time_and_the_first_reads_the_clock() {
+        let session = Session::start(
+            u64::MAX - 8,
+            Settings {
+                flight: true,
+                ..Settings::default()
+            },
+        );
+        let words = std::thread::spawn(|| {
+            record_after_last(Kind::Wake, UNTIMED, 5, 0);
+            record(Kind::Frame, 0, 1, 0);
+            record_after_last(Kind::Wake, UNTIMED, 6, 0);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            record(Kind::Frame, 0, 2, 0);
+            with_track(|t| t.ring.read(0).1).expect("its track")
+        })
+        .join()
+        .unwrap();
+        let untimed = Kind::Wake as u64 | UNTIMED << 8;
+        assert_eq!(words[0][1], untimed);
+        assert!(words[0][0] > 0, "a thread's first event reads the clock");
+        assert_eq!(words[1][1], Kind::Frame as u64);
+        assert_eq!((words[2][0], words[2][1]), (words[1][0], untimed));
+        assert!(
+            words[3][0] > words[2][0],
+            "a recorded event reads the clock"
+        );
         session.end();
     }
 }
