@@ -221,6 +221,56 @@ fn a_signal_into_a_mutex_naming_no_thread_is_invalid_state_and_not_held() {
     assert_eq!(key.load(SeqCst), 0, "nobody left on the key");
 }
 
+/// The kernel never reads a condition-variable key: a guest that zeroed it while a thread
+/// waits there still has its signal wake that thread (the lock-free check of a signal with
+/// nobody to wake counts the waits themselves, not the key), and the signal that takes the
+/// last waiter writes 0.
+#[test]
+fn a_signal_wakes_a_condvar_waiter_although_the_guest_zeroed_the_key() {
+    let (mutex, key) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let (m, k) = (mutex.clone(), key.clone());
+    let waiter = rt()
+        .thread()
+        .spawn(move || {
+            let me = svc::current_thread_handle().0;
+            m.store(me, SeqCst);
+            // Bounded: a lost signal fails as TimedOut instead of hanging the test.
+            let r = svc::wait_process_wide_key_atomic(&m, &k, me, 60_000_000_000);
+            (r, me)
+        })
+        .unwrap();
+    // The key reads 1 once the waiter is queued (the same arbiter operation).
+    let end = Instant::now() + Duration::from_secs(60);
+    while key.load(SeqCst) != 1 {
+        assert!(Instant::now() < end, "never queued");
+        std::thread::yield_now();
+    }
+    key.store(0, SeqCst);
+    svc::signal_process_wide_key(&key, 1);
+    let (r, me) = waiter.join().unwrap();
+    assert_eq!(r, Ok(()), "woken by the signal, holding the mutex");
+    assert_eq!(mutex.load(SeqCst), me, "the free mutex was taken for it");
+    assert_eq!(key.load(SeqCst), 0, "nobody left on the key");
+}
+
+/// A key left at 1 by a wait that timed out (nobody waits now) is written 0 by the next
+/// signal, as the kernel's signal that finds nobody does; the signal after finds it 0.
+#[test]
+fn a_signal_with_nobody_waiting_clears_a_stale_key() {
+    let t = rt().thread().spawn(|| {
+        let me = svc::current_thread_handle().0;
+        let (mutex, key) = (AtomicU32::new(me), AtomicU32::new(0));
+        let timed = svc::wait_process_wide_key_atomic(&mutex, &key, me, 100_000);
+        let stale = key.load(SeqCst);
+        svc::signal_process_wide_key(&key, 1);
+        let cleared = key.load(SeqCst);
+        svc::signal_process_wide_key(&key, -1);
+        (timed, stale, cleared, key.load(SeqCst), mutex.load(SeqCst))
+    });
+    let to = Err(ResultCode::TIMED_OUT);
+    assert_eq!(t.unwrap().join().unwrap(), (to, 1, 0, 0, 0));
+}
+
 #[test]
 fn timed_out_ea01_and_a_zero_timeout_condvar_wait_releases() {
     let t = rt().thread().spawn(|| {

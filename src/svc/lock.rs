@@ -135,5 +135,5 @@ pub fn wait_process_wide_key_atomic(
 /// unlock. Writes 0 to `key` once nobody waits on it.
 pub fn signal_process_wide_key(key: &AtomicU32, count: i32) {
     entry();
-    Arbiter::global().run(|t, fx| t.signal_condvar(key, count, resolve, fx));
+    Arbiter::global().signal_key(key, count, resolve);
 }

@@ -28,6 +28,7 @@ const ORDER: &[&str] = &[
     "svc/arbiter/word",
     "svc/arbiter/mailbox",
     "svc/arbiter/pollers",
+    "svc/arbiter/census",
     "svc/arbiter/table",
     // the nn::os objects
     "os/event",

@@ -179,3 +179,76 @@ fn loom_signal_versus_timeout_on_one_address() {
         arb.run(|t, _| t.check());
     });
 }
+
+/// libnx's condition-variable wait for thread `me`, which holds `mutex`, until `ready`: the
+/// SDK's loop.
+fn wait_until(arb: &Arbiter, mutex: &AtomicU32, key: &AtomicU32, me: u32, ready: &AtomicU32) {
+    while ready.load(SeqCst) == 0 {
+        let r = arb.wait_condvar(&party(me), mutex, key, me, false, Unlimited);
+        assert_eq!(r, Ok(()), "a wait without limit ends only by its signal");
+        assert_eq!(mutex.load(SeqCst) & !WAITERS, me, "woken without the mutex");
+    }
+}
+
+/// Yields until `word` holds `v`.
+fn until(word: &AtomicU32, v: u32) {
+    while word.load(SeqCst) != v {
+        loom::thread::yield_now();
+    }
+}
+
+/// Thread 1 holds the mutex and waits on the condition variable; thread 2 takes the mutex,
+/// zeroes the key word (the kernel never reads it), signals and unlocks. The signal's check
+/// without the lock (the census) must find the waiter, whose registration released the mutex
+/// to the signaller: no wakeup is lost (loom fails a model whose waiter never wakes), and
+/// nothing is left in the table. `queued`: the signaller is queued on the mutex (its WAITERS
+/// bit set) before the waiter waits, so it gets the mutex by the registration's hand-off;
+/// else it takes the mutex once the registration left it free.
+///
+/// Each side waits for the other's step with loads, not against it with a race of the
+/// kernel's store and the guest's compare-and-swap on the mutex word: loom 0.7 lets a plain
+/// store fall between the two halves of a read-modify-write (tokio-rs/loom#254), which no
+/// hardware does.
+fn condvar_model(queued: bool) {
+    loom::model(move || {
+        let arb = Arc::new(Arbiter::new());
+        let mutex = Arc::new(AtomicU32::new(1));
+        let key = Arc::new(AtomicU32::new(0));
+        let ready = Arc::new(AtomicU32::new(0));
+        let signaller = {
+            let (arb, mutex, key, ready) = (arb.clone(), mutex.clone(), key.clone(), ready.clone());
+            loom::thread::spawn(move || {
+                if queued {
+                    assert!(mutex
+                        .compare_exchange(1, 1 | WAITERS, SeqCst, SeqCst)
+                        .is_ok());
+                } else {
+                    until(&mutex, 0);
+                }
+                lock(&arb, &mutex, 2);
+                ready.store(1, SeqCst);
+                key.store(0, SeqCst);
+                arb.signal_key(&key, 1, resolve);
+                unlock(&arb, &mutex, 2);
+            })
+        };
+        if queued {
+            until(&mutex, 1 | WAITERS);
+        }
+        wait_until(&arb, &mutex, &key, 1, &ready);
+        unlock(&arb, &mutex, 1);
+        signaller.join().unwrap();
+        assert_eq!(mutex.load(SeqCst), 0);
+        arb.run(|t, _| t.check());
+    });
+}
+
+#[test]
+fn loom_condvar_signal_without_the_lock_finds_a_waiter_that_freed_the_mutex() {
+    condvar_model(false);
+}
+
+#[test]
+fn loom_condvar_signal_without_the_lock_finds_a_waiter_that_handed_the_mutex_over() {
+    condvar_model(true);
+}

@@ -4,7 +4,9 @@
 //! Invariant: every arbiter operation (the decision of [`table::Table`] and the atomics it
 //! does on guest words) runs under the one lock, so each is atomic with respect to every
 //! other, as under the console kernel's scheduler lock; guest code still races with it on
-//! the words through their atomics. The priorities the table lends (priority inheritance)
+//! the words through their atomics. The one operation that may skip it is a condition-variable
+//! signal that would change nothing (no wait counted in its key's bucket of the table's
+//! [`census::Census`], the key already 0): it reads two words and returns. The priorities the table lends (priority inheritance)
 //! are put on the threads' virtual-core rank still under the lock, so they land in order;
 //! wakes happen after it is dropped. The sleeping pollers of words (a zero-timeout
 //! WaitForAddress that found nothing, a signal that readies them) are kept under the same
@@ -21,6 +23,7 @@
 //! One table for the process, not sharded: an operation is a few hundred nanoseconds under
 //! the lock against a park of microseconds; `benches/arbiter.rs` measures the hand-offs.
 
+mod census;
 mod hasher;
 mod lent;
 #[cfg(all(test, loom))]
@@ -40,8 +43,10 @@ use super::handles::{self, HandleObject};
 use crate::entry::entry;
 use crate::os::Limits;
 use crate::result::ResultCode;
-use crate::sync::{lock, Mutex};
+use crate::sync::atomic::AtomicU32;
+use crate::sync::{lock, Arc, Mutex};
 use crate::thread::Thread;
+use census::Census;
 use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
 use pollers::WordPollers;
 use std::future::Future;
@@ -135,6 +140,8 @@ fn host_id() -> u32 {
 #[derive(Debug)]
 pub(crate) struct Arbiter {
     state: Mutex<State>,
+    /// The table's census of condvar waiters, read without the lock.
+    census: Arc<Census>,
     gates: [SpinGate; GATES],
 }
 
@@ -162,9 +169,11 @@ impl Limit for Limits {
 impl Arbiter {
     /// An arbiter nobody waits in.
     pub(crate) fn new() -> Self {
+        let waits = Table::new();
         Arbiter {
+            census: waits.census().clone(),
             state: Mutex::new(State {
-                waits: Table::new(),
+                waits,
                 words: WordPollers::default(),
             }),
             gates: std::array::from_fn(|_| SpinGate::new()),
@@ -260,6 +269,25 @@ impl Arbiter {
             site.promote(n);
         }
         Ok(())
+    }
+
+    /// svcSignalProcessWideKey on the condition-variable word `key`: the table's signal of
+    /// up to `count` waiters (`<= 0`: all), each taking its mutex or waiting for the owner
+    /// `resolve` finds. Without the lock when nothing is there to change: no wait counted in
+    /// `key`'s bucket of the census and the key already 0, which is what the table's signal
+    /// would leave (census.rs says why a count of 0 is exact for this signal).
+    pub(crate) fn signal_key(
+        &self,
+        key: &AtomicU32,
+        count: i32,
+        resolve: impl FnMut(u32) -> Option<Caller>,
+    ) {
+        // Either load, in either order, sees every wait registered before this signal; a wait
+        // registered meanwhile is ordered after it (census.rs).
+        if word::load(key) == 0 && !self.census.may_wait(key as *const AtomicU32 as usize) {
+            return;
+        }
+        self.run(|t, fx| t.signal_condvar(key, count, resolve, fx));
     }
 
     /// Runs `op`, which may register a wait (`Ok(Some(key))`), and blocks until that wait

@@ -309,6 +309,65 @@ fn a_condvar_wait_releases_the_mutex_and_marks_the_key() {
     assert_eq!((get(&m), h.poll(&a)), (1, Some(Ok(()))));
 }
 
+/// Horizon's hand-off for a signalled condvar waiter: queued on the mutex at the signal, it
+/// ranks before a thread of its priority that comes to the mutex later, gets the mutex at the
+/// unlock (its tag written before anyone runs), and a newcomer after the unlock finds it held.
+#[test]
+fn a_signalled_waiter_gets_the_mutex_before_a_newcomer() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
+    let (m, key) = (word(1), word(0));
+    let a = h.wait_condvar(1, &m, &key, false).unwrap();
+    // B takes the free mutex and signals while it holds it: A now waits for B.
+    m.store(2, Ordering::SeqCst);
+    h.signal_condvar(&key, 1);
+    assert_eq!(get(&m), 2 | WAITERS, "A queued on the mutex");
+    // C comes to the held mutex after the signal, at A's priority.
+    let c = h.lock(3, 2, &m).unwrap().expect("C waits");
+    h.unlock(2, &m);
+    assert_eq!(get(&m), 1 | WAITERS, "handed to A, C still waits");
+    assert_eq!((h.poll(&a), h.poll(&c)), (Some(Ok(())), None));
+    // A newcomer after the unlock finds the word held (not 0): it cannot take it.
+    assert_ne!(get(&m), 0);
+    h.unlock(1, &m);
+    assert_eq!((get(&m), h.poll(&c)), (3, Some(Ok(()))));
+}
+
+/// The census (read without the lock by a signal with nobody to wake) counts a condvar wait
+/// from its registration until it leaves the key's queue, on every way out: a signal, a
+/// timeout, a cancel; a re-ranking keeps it counted.
+#[test]
+fn the_census_counts_a_condvar_wait_until_it_leaves_its_queue() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
+    let (m, key) = (word(0), word(0));
+    let census = h.t.census().clone();
+    let may_wait = || census.may_wait(addr(&key));
+    assert!(!may_wait(), "nobody waits");
+    m.store(1, Ordering::SeqCst);
+    let a = h.wait_condvar(1, &m, &key, false).unwrap();
+    m.store(2, Ordering::SeqCst);
+    let b = h.wait_condvar(2, &m, &key, false).unwrap();
+    assert!(may_wait(), "two wait");
+    h.fx = noting();
+    h.t.set_base(1, 10, &mut h.fx);
+    assert!(may_wait(), "re-ranked, still counted");
+    assert_eq!(
+        h.cancel(&a, ResultCode::TIMED_OUT),
+        Err(ResultCode::TIMED_OUT)
+    );
+    assert!(may_wait(), "one waits");
+    h.signal_condvar(&key, 1);
+    assert_eq!(h.poll(&b), Some(Ok(())), "the free mutex taken");
+    assert!(!may_wait(), "signalled: nobody waits");
+    m.store(3, Ordering::SeqCst);
+    let c = h.wait_condvar(3, &m, &key, false).unwrap();
+    assert!(may_wait());
+    assert_eq!(
+        h.cancel(&c, ResultCode::CANCELLED),
+        Err(ResultCode::CANCELLED)
+    );
+    assert!(!may_wait(), "cancelled: nobody waits");
+}
+
 #[test]
 fn a_zero_timeout_releases_and_times_out() {
     let mut h = Harness::new(&[(1, 44)]);

@@ -1,7 +1,7 @@
 //! The table's invariants (the module doc of `table` lists them), checked after every
 //! operation in debug builds and by the tests.
 
-use super::{Place, Table, Tree, SWEEP_AT};
+use super::{census, Census, Place, Table, Tree, SWEEP_AT};
 use crate::sync::atomic::AtomicU32;
 use std::ops::Deref;
 
@@ -21,7 +21,11 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             "{} queue entries",
             self.queues.len()
         );
+        let mut condvar_waits = [0u32; census::BUCKETS];
         for ((tree, addr), q) in &self.queues {
+            if *tree == Tree::CondVar {
+                condvar_waits[Census::bucket_of(*addr)] += q.len() as u32;
+            }
             for pair in q.windows(2) {
                 assert!(
                     self.rank(pair[0]) < self.rank(pair[1]),
@@ -38,6 +42,11 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 assert_eq!(here, (*tree, *addr), "waiter {k} in the wrong queue");
             }
         }
+        assert_eq!(
+            self.census.counts(),
+            condvar_waits,
+            "the census of condvar waits"
+        );
         for (id, info) in &self.threads {
             assert!(
                 info.waiting.is_some() || !info.held.is_empty(),

@@ -29,6 +29,7 @@
 
 mod check;
 
+use super::census::{self, Census};
 use super::hasher::WordHash;
 use super::mailbox::Mailbox;
 use super::word;
@@ -161,6 +162,8 @@ pub(crate) struct Table<R, W> {
     /// settles, after its last write to a guest word (a waiter may return the moment its
     /// result is there). Empty between operations; kept to reuse its allocation.
     ended: Vec<(Arc<Mailbox>, Result<(), ResultCode>)>,
+    /// The condvar queues' waiters by bucket, kept for signallers without the lock.
+    census: Arc<Census>,
 }
 
 /// The queue entries the table keeps before it sweeps the empty ones (a game's distinct
@@ -211,7 +214,13 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             threads: HashMap::default(),
             next_ticket: 0,
             ended: Vec::new(),
+            census: Arc::new(Census::new()),
         }
+    }
+
+    /// The census of this table's condvar waiters, which it keeps (census.rs).
+    pub(crate) fn census(&self) -> &Arc<Census> {
+        &self.census
     }
 
     /// svcArbitrateLock up to the wait: `None` (success at once) if the word is no longer
@@ -264,19 +273,28 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         fx: &mut Effects<R>,
     ) -> Result<WaitKey, ResultCode> {
         let next = self.release(me.id, addr_of(&*mutex), fx);
-        word::store(key, 1);
-        word::store(&mutex, next);
         if poll {
+            word::store(key, 1);
+            word::store(&mutex, next);
             self.settle();
             return Err(ResultCode::TIMED_OUT);
         }
+        // Registered and counted before the key and mutex words are written: a signaller
+        // ordered after this wait by them finds it in the census (census.rs).
+        let key_addr = addr_of(key);
         let place = Place::CondVar {
-            key: addr_of(key),
+            key: key_addr,
             mutex,
         };
-        let key = self.push(me, tag, place);
+        let wait = self.push(me, tag, place);
+        self.census.joined(key_addr);
+        let Place::CondVar { mutex, .. } = &self.waiters[wait.slot].place else {
+            unreachable!("a condvar wait is in its queue")
+        };
+        word::store(key, 1);
+        word::store(mutex, next);
         self.settle();
-        Ok(key)
+        Ok(wait)
     }
 
     /// svcSignalProcessWideKey: up to `count` waiters of `key` (`<= 0`: all), best first,
@@ -296,6 +314,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             let Some(k) = self.pop_first(Tree::CondVar, key_addr) else {
                 break;
             };
+            self.census.left(key_addr);
             n += 1;
             let w = &self.waiters[k];
             let Place::CondVar { mutex, .. } = &w.place else {
@@ -458,7 +477,11 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         let k = key.slot;
         let owner = match self.waiters[k].place {
             Place::Lock { owner, .. } => Some(owner),
-            _ => None,
+            Place::CondVar { key, .. } => {
+                self.census.left(key);
+                None
+            }
+            Place::Address(_) => None,
         };
         self.unlink(k);
         let w = self.waiters.remove(k);
