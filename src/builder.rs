@@ -169,6 +169,11 @@ forward! {
     /// it runs, as before claims (default on: the waker claims it).
     vcore_claim(on: bool);
 
+    /// HOS_VCORE_CLAIM_DEFER: `true` makes a claim that queues the woken thread (no free core
+    /// it may take) wake it only when its core is handed to it, from the thread that hands it
+    /// over (default off).
+    vcore_claim_defer(on: bool);
+
     /// HOS_VCORE_GRACE_US: 0..=1_000_000 microseconds after which a waiter whose kick a holder
     /// has not answered takes the holder's core; the holder runs on until its next checkpoint,
     /// where it waits for a core again (default 100; 0: never; docs/switches.md says why).

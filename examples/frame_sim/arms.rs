@@ -44,11 +44,15 @@ pub(crate) enum Arm {
     /// The reactor without the wake slice (HOS_WAKE_SLICE_US=0): every guest thread keeps the
     /// OS default slice.
     NoSlice,
+    /// The reactor with deferred claim wakes (HOS_VCORE_CLAIM_DEFER=1): a woken thread whose
+    /// claim found no free core is woken by the holder that hands it the core, not by its
+    /// waker (the candidate fix for uncapped big machines, BENCHMARKS.md).
+    Defer,
 }
 
 impl Arm {
     /// Every arm.
-    pub(crate) const ALL: [Arm; 8] = [
+    pub(crate) const ALL: [Arm; 9] = [
         Arm::Seeds,
         Arm::Auto,
         Arm::Reactor,
@@ -57,6 +61,7 @@ impl Arm {
         Arm::NoClaim,
         Arm::Grace,
         Arm::NoSlice,
+        Arm::Defer,
     ];
 
     /// The arms run by default, in order.
@@ -77,6 +82,7 @@ impl Arm {
             Arm::NoClaim => "noclaim",
             Arm::Grace => "grace",
             Arm::NoSlice => "noslice",
+            Arm::Defer => "defer",
         }
     }
 
@@ -131,6 +137,10 @@ impl Arm {
             },
             Arm::NoSlice => Config {
                 wake_slice_us: 0,
+                ..Config::default()
+            },
+            Arm::Defer => Config {
+                vcore_claim_defer: true,
                 ..Config::default()
             },
         };

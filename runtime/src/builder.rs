@@ -265,6 +265,14 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::VcoreClaim)
     }
 
+    /// HOS_VCORE_CLAIM_DEFER: `true` makes a claim that queues the woken thread (no free core
+    /// it may take) wake it only when its core is handed to it, from the thread that hands it
+    /// over (default off; `vcore/claim.rs`, docs/switches.md).
+    pub fn vcore_claim_defer(mut self, on: bool) -> Self {
+        self.config.vcore_claim_defer = on;
+        self.in_code(Switch::VcoreClaimDefer)
+    }
+
     /// HOS_VCORE_GRACE_US: 0..=1_000_000 microseconds after which a waiter whose kick a holder
     /// has not answered takes the holder's core; the holder runs on until its next checkpoint,
     /// where it waits for a core again (default 100; 0: never; docs/switches.md says why).

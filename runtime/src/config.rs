@@ -115,6 +115,10 @@ pub struct Config {
     /// HOS_VCORE_CLAIM: the waker of a guest thread blocked on an object claims its virtual
     /// core before the thread runs, so it outranks worse holders at once (default on).
     pub vcore_claim: bool,
+    /// HOS_VCORE_CLAIM_DEFER: a claim that queues the woken thread (no free core it may take)
+    /// withholds its wake until the core is handed to it, so that the thread that hands it
+    /// over, whose processor is about to go idle, wakes it (default off; `vcore/claim.rs`).
+    pub vcore_claim_defer: bool,
     /// HOS_VCORE_GRACE_US, 0..=1_000_000: a waiter whose kick a holder has not answered in
     /// this long takes the holder's core, and the holder waits at its next checkpoint
     /// (default 0: never, the strict bound).
@@ -173,6 +177,7 @@ impl Default for Config {
             vcore_escape_ms: 2000,
             vcore_first: Vec::new(),
             vcore_claim: true,
+            vcore_claim_defer: false,
             vcore_grace_us: DEFAULT_VCORE_GRACE_US,
             wake_slice_us: DEFAULT_WAKE_SLICE_US,
             wake_slice_priority: DEFAULT_WAKE_SLICE_PRIORITY,
@@ -232,6 +237,7 @@ pub(crate) enum Switch {
     VcoreEscapeMs,
     VcoreFirst,
     VcoreClaim,
+    VcoreClaimDefer,
     VcoreGraceUs,
     WakeSliceUs,
     WakeSlicePriority,
@@ -246,7 +252,7 @@ pub(crate) enum Switch {
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 26] = [
+    pub(crate) const ALL: [Switch; 27] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -263,6 +269,7 @@ impl Switch {
         Switch::VcoreEscapeMs,
         Switch::VcoreFirst,
         Switch::VcoreClaim,
+        Switch::VcoreClaimDefer,
         Switch::VcoreGraceUs,
         Switch::WakeSliceUs,
         Switch::WakeSlicePriority,
@@ -294,6 +301,7 @@ impl Switch {
             Switch::VcoreEscapeMs => "HOS_VCORE_ESCAPE_MS",
             Switch::VcoreFirst => "HOS_VCORE_FIRST",
             Switch::VcoreClaim => "HOS_VCORE_CLAIM",
+            Switch::VcoreClaimDefer => "HOS_VCORE_CLAIM_DEFER",
             Switch::VcoreGraceUs => "HOS_VCORE_GRACE_US",
             Switch::WakeSliceUs => "HOS_WAKE_SLICE_US",
             Switch::WakeSlicePriority => "HOS_WAKE_SLICE_PRIORITY",
@@ -346,6 +354,7 @@ impl Switch {
             Switch::VcoreEscapeMs => config.vcore_escape_ms = ESCAPE.parse(name, raw)?,
             Switch::VcoreFirst => config.vcore_first = parts(raw.split(',')),
             Switch::VcoreClaim => config.vcore_claim = flag(raw),
+            Switch::VcoreClaimDefer => config.vcore_claim_defer = flag(raw),
             Switch::VcoreGraceUs => config.vcore_grace_us = GRACE.parse(name, raw)?,
             Switch::WakeSliceUs => config.wake_slice_us = WAKE_SLICE.parse(name, raw)?,
             Switch::WakeSlicePriority => {
@@ -387,6 +396,7 @@ impl Switch {
             Switch::VcoreEscapeMs => c.vcore_escape_ms.to_string(),
             Switch::VcoreFirst => format!("{:?}", c.vcore_first),
             Switch::VcoreClaim => c.vcore_claim.to_string(),
+            Switch::VcoreClaimDefer => c.vcore_claim_defer.to_string(),
             Switch::VcoreGraceUs => c.vcore_grace_us.to_string(),
             Switch::WakeSliceUs => c.wake_slice_us.to_string(),
             Switch::WakeSlicePriority => c.wake_slice_priority.to_string(),

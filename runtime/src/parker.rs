@@ -7,7 +7,9 @@
 //!
 //! A parker may carry a wake hook (a guest thread's: it claims a virtual core for the thread,
 //! `vcore/claim.rs`), run by an unpark that finds the owner parked, before the token is given:
-//! so the owner, once it runs, always finds what the hook did.
+//! so the owner, once it runs, always finds what the hook did. A hook may keep the token back
+//! (a deferred claim, HOS_VCORE_CLAIM_DEFER): then it has handed the owner's wake to someone
+//! who owes it (`vcore/claim.rs` says who), and the unpark gives nothing.
 
 use crate::sync::atomic::{AtomicU32, Ordering};
 use crate::sync::thread_local;
@@ -17,8 +19,9 @@ use crate::trace;
 use std::sync::{Arc, RwLock};
 use std::task::{Wake, Waker};
 
-/// What an unpark runs before it wakes a parked owner.
-pub(crate) type WakeHook = Arc<dyn Fn() + Send + Sync>;
+/// What an unpark runs before it wakes a parked owner; `true`: the hook took the wake over
+/// (module doc), and the unpark gives no token.
+pub(crate) type WakeHook = Arc<dyn Fn() -> bool + Send + Sync>;
 
 const EMPTY: u32 = 0;
 const NOTIFIED: u32 = 1;
@@ -68,20 +71,20 @@ impl Parker {
     }
 
     /// Runs the wake hook if the owner is parked now (it stays parked until a token comes,
-    /// so the hook's work happens before the owner runs).
-    fn before_wake(&self) {
+    /// so the hook's work happens before the owner runs); `true` if the hook took the wake
+    /// over.
+    fn before_wake(&self) -> bool {
         // Relaxed, both: hints. A hook missed because the owner parks just after this load
         // only loses the claim's head start; a hook run for an owner that stopped waiting
-        // meanwhile finds nothing to claim (the claim is checked under the cores' lock).
+        // meanwhile finds nothing to claim (the claim is checked under the cores' lock), or
+        // defers a wake that the claim's end gives all the same (`vcore/claim.rs`).
         if !self.hooked.load(std::sync::atomic::Ordering::Relaxed)
             || self.state.load(Ordering::Relaxed) != PARKED
         {
-            return;
+            return false;
         }
         let hook = read(&self.hook).clone();
-        if let Some(h) = hook {
-            h();
-        }
+        hook.is_some_and(|h| h())
     }
 
     /// The owning thread's trace id (0: unknown).
@@ -89,13 +92,16 @@ impl Parker {
         self.owner
     }
 
-    /// Gives the token; wakes the owner if it is parked.
+    /// Gives the token; wakes the owner if it is parked. Gives nothing if the wake hook took
+    /// the wake over (module doc).
     pub fn unpark(&self) {
         crate::chaos::point();
+        if self.before_wake() {
+            return;
+        }
         // Relaxed: a hint for the trace (a park just after it makes the wake untimed, which
         // only loses precision).
         trace::wake(self.owner, || self.state.load(Ordering::Relaxed) == PARKED);
-        self.before_wake();
         // Release: what the waker wrote before unpark is seen by the owner's Acquire take.
         // Swap, not store: exactly one unparker sees PARKED and pays for the futex call.
         if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {

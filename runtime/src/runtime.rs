@@ -12,7 +12,7 @@ use crate::parker::{with_parker, WakeHook};
 use crate::pause::PAUSED;
 use crate::policy::Policy;
 use crate::pollers::Ticks;
-use crate::reactor::Reactor;
+use crate::reactor::{DeadlineClass, Reactor};
 use crate::role::Role;
 use crate::spawn::{self, Spawn};
 use crate::stats::{Bound, Counters, LastSeen, Live, Stats, ThreadStats};
@@ -311,6 +311,9 @@ impl Runtime {
     /// # Blocking
     /// Until a core is granted, the runtime shuts down, or the escape time passes.
     pub fn acquire_core(&self, rec: &ThreadRecord) {
+        if self.inner.config.vcore_claim_defer {
+            rec.end_deferral();
+        }
         let escape = self.inner.vcores.acquire(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
         self.pause_point(rec);
@@ -331,17 +334,37 @@ impl Runtime {
     /// The calling guest thread `rec`'s wait goes on after a wake: a core claimed for it
     /// goes back.
     pub(crate) fn unclaim_core(&self, rec: &ThreadRecord) {
+        if self.inner.config.vcore_claim_defer {
+            rec.end_deferral();
+        }
         self.inner.vcores.unclaim(rec);
     }
 
     /// The wake hook of guest thread `rec`'s parker: it claims `rec`'s core on this
-    /// runtime, while both are alive (weak, so a parked thread keeps neither alive).
+    /// runtime, while both are alive (weak, so a parked thread keeps neither alive). A claim
+    /// that defers the wake (HOS_VCORE_CLAIM_DEFER, `vcore/claim.rs`) gets a relaxed timer
+    /// at the time the claim names, which wakes the thread then if nothing did (its escape);
+    /// the thread cancels it when it takes a core or gives the claim back. A timer kept
+    /// after the thread took its core (the thread ran between the claim and this keep) fires
+    /// at the latest then, a spurious wake that every wait polls through, or is cancelled at
+    /// the thread's next core.
     pub(crate) fn claim_hook(&self, rec: &Arc<ThreadRecord>) -> WakeHook {
         let (rt, rec) = (self.downgrade(), Arc::downgrade(rec));
         Arc::new(move || {
-            if let (Some(rt), Some(rec)) = (rt.upgrade(), rec.upgrade()) {
-                rt.inner.vcores.claim(&*rec);
-            }
+            let (Some(rt), Some(rec)) = (rt.upgrade(), rec.upgrade()) else {
+                return false;
+            };
+            let Some(until) = rt.inner.vcores.claim(&*rec) else {
+                return false;
+            };
+            // Set when the claim deferred (it deferred with this waker).
+            let Some(waker) = rec.waker() else {
+                return false;
+            };
+            let mut timer = rt.reactor().timer(until, DeadlineClass::Relaxed);
+            timer.register(&waker);
+            rec.defer(timer);
+            true
         })
     }
 

@@ -9,6 +9,7 @@
 use crate::parker::Parker;
 use crate::pause::Pause;
 use crate::policy::Waiter;
+use crate::reactor::Timer;
 use crate::role::{Flags, Role};
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
@@ -66,6 +67,11 @@ pub struct ThreadRecord {
     wake_slice: std::sync::Mutex<u64>,
     /// The pause asked of it, if any (`pause.rs`).
     pause: Pause,
+    /// While a waker deferred its wake (`vcore/claim.rs`): the timer that wakes it at the
+    /// latest when its queued claim would escape (`Runtime::claim_hook`). Dropped, so
+    /// cancelled, when the thread takes a core or gives its claim back. A std lock even under
+    /// loom, like `activity`.
+    deferred: std::sync::Mutex<Option<Timer>>,
 }
 
 /// A thread's name and declared role: what its serial and first flags are decided from.
@@ -121,6 +127,7 @@ impl ThreadRecord {
             activity: std::sync::Mutex::new(Activity::Running),
             wake_slice: std::sync::Mutex::new(NOT_ASKED),
             pause: Pause::default(),
+            deferred: std::sync::Mutex::new(None),
         }
     }
 
@@ -274,6 +281,19 @@ impl ThreadRecord {
         self.parker.get().is_some_and(|p| p.is_parked())
     }
 
+    /// Keeps `timer`, which wakes the thread at the latest when the claim a waker deferred
+    /// its wake for would escape (`Runtime::claim_hook`), until [`ThreadRecord::end_deferral`].
+    pub(crate) fn defer(&self, timer: Timer) {
+        *lock(&self.deferred) = Some(timer);
+    }
+
+    /// The thread takes a core or gives its claim back: a deferred wake's timer, if one is
+    /// kept, is cancelled. Only the thread itself calls it.
+    pub(crate) fn end_deferral(&self) {
+        let timer = lock(&self.deferred).take();
+        drop(timer);
+    }
+
     /// Wakes the thread if it is parked (shutdown, kicks).
     pub fn unpark(&self) {
         if let Some(p) = self.parker.get() {
@@ -368,5 +388,9 @@ impl Occupant for ThreadRecord {
             },
             None => Activity::Running,
         });
+    }
+
+    fn waker(&self) -> Option<std::task::Waker> {
+        self.parker.get().map(|p| std::task::Waker::from(p.clone()))
     }
 }

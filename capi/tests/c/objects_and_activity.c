@@ -3,8 +3,9 @@
  * releases), the barrier (rounds, a timed-out arrival taken back), svcGetSystemTick,
  * svcExitThread (unwinding C frames: the join completes, nothing after it runs), and
  * svcSetThreadActivity with the pause of every guest thread (a spinning guest stops at its
- * checkpoint and goes on when resumed). Run by capi/tests/c_hosts.rs; a hang fails it at the
- * harness's time limit.
+ * checkpoint and goes on when resumed), and deferred claim wakes (HOS_VCORE_CLAIM_DEFER: a
+ * guest woken behind a worse holder runs once the holder hands the one core over at its
+ * checkpoint). Run by capi/tests/c_hosts.rs; a hang fails it at the harness's time limit.
  */
 #include "check.h"
 
@@ -210,6 +211,62 @@ static void activity(void) {
     OK(hos_svc_close_handle(s));
 }
 
+/* ---- deferred claim wakes ---- */
+
+static hos_runtime *one;
+static hos_handle go;
+static atomic_int woke, holding;
+
+static void better(void *arg) {
+    (void)arg;
+    OK(hos_event_wait(go, -1));
+    atomic_store(&woke, 1);
+}
+
+static void worse(void *arg) {
+    (void)arg;
+    atomic_store(&holding, 1);
+    while (!atomic_load(&woke)) hos_checkpoint(); /* hands the core over when kicked */
+}
+
+static hos_handle spawn_on(const char *name, int32_t priority, void (*entry)(void *)) {
+    hos_thread_params p = {.size = sizeof p, .name = name, .priority = priority,
+                           .ideal_core = 0, .core_mask = 0x1};
+    hos_handle h = 0;
+    OK(hos_thread_spawn(one, &p, entry, NULL, &h));
+    return h;
+}
+
+static void deferred(void) {
+    hos_config *cfg;
+    OK(hos_config_new(&cfg));
+    OK(hos_config_set(cfg, "HOS_CORES", "1"));
+    OK(hos_config_set(cfg, "HOS_VCORE_CLAIM_DEFER", "1"));
+    OK(hos_runtime_new(cfg, &one));
+    hos_config_free(cfg);
+    OK(hos_event_create(0, &go));
+    hos_handle b = spawn_on("CBetter", 44, better);
+    for (int i = 0; i < 5000; i++) { /* until it waits on the event, its core given back */
+        hos_stats s = {.size = sizeof s};
+        OK(hos_stats_get(one, &s));
+        if (s.parks > 0) break;
+        sleep_ms(1);
+    }
+    hos_handle w = spawn_on("CWorse", 45, worse);
+    while (!atomic_load(&holding)) sleep_ms(1);
+    OK(hos_event_signal(go)); /* the claim queues it behind the holder and kicks it */
+    OK(hos_thread_join(b, -1));
+    OK(hos_thread_join(w, -1));
+    hos_stats s = {.size = sizeof s};
+    OK(hos_stats_get(one, &s));
+    TRUE(atomic_load(&woke) == 1 && s.vcore_kicks_priority >= 1 && s.vcore_escapes == 0);
+    OK(hos_svc_close_handle(b));
+    OK(hos_svc_close_handle(w));
+    OK(hos_svc_close_handle(go));
+    OK(hos_runtime_shutdown(one, -1));
+    hos_runtime_free(one);
+}
+
 int main(void) {
     hos_config *cfg;
     OK(hos_config_new(&cfg));
@@ -221,6 +278,7 @@ int main(void) {
     barrier();
     tick_and_exit();
     activity();
+    deferred();
 
     OK(hos_runtime_shutdown(rt, -1));
     hos_runtime_free(rt);

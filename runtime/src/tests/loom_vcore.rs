@@ -4,7 +4,8 @@
 //! kick's grace against the holder's own checkpoint; and the fast path (`vcore/fast.rs`): a
 //! give without the lock against a waiter taking the lent slots back, takes and gives on two
 //! cores by three threads, the slots lent again while a thread takes one, a fast step-away
-//! against a waker's claim. Each checks that no two threads hold one core at once (but for a
+//! against a waker's claim; a deferred claim wake (HOS_VCORE_CLAIM_DEFER) against the woken
+//! thread's own wake-up and park. Each checks that no two threads hold one core at once (but for a
 //! revoked holder before its next checkpoint) and that no wake is lost (a lost wake leaves a
 //! thread parked for ever, which loom reports).
 //!
@@ -44,11 +45,22 @@ fn setup_graced(
     p2: u8,
     grace_us: u64,
 ) -> (Arc<Vcores>, Arc<ThreadRecord>, Arc<ThreadRecord>) {
+    setup_of(
+        p1,
+        p2,
+        Config {
+            vcore_grace_us: grace_us,
+            ..Config::default()
+        },
+    )
+}
+
+/// [`setup`] on `config`'s switches (one core and the escape time set here).
+fn setup_of(p1: u8, p2: u8, config: Config) -> (Arc<Vcores>, Arc<ThreadRecord>, Arc<ThreadRecord>) {
     let config = Config {
         cores: 1,
         vcore_escape_ms: 3_600_000,
-        vcore_grace_us: grace_us,
-        ..Config::default()
+        ..config
     };
     let vcores = Arc::new(Vcores::new(&config, Arc::new(Counters::default())));
     let rec = |id, priority| {
@@ -432,5 +444,82 @@ fn a_fast_step_away_races_a_wakers_claim() {
         waker.join().unwrap();
         other.join().unwrap();
         assert_eq!(vcores.held(), 0, "a claim outlived its wait");
+    });
+}
+
+#[test]
+fn a_deferred_claim_wake_is_never_lost() {
+    // The owner waits on an object (a flag) after it gave its core back. A waker sets the
+    // flag and unparks it while a worse thread holds the core, and a second one wakes it
+    // spuriously: a claim made while the owner is parked queues, kicks the holder and keeps
+    // the wake back, and the holder's checkpoint hands the core over (the grant wakes the
+    // owner), or the owner, woken by the other unpark, gives the claim back on its way to park
+    // again (which gives the kept wake); a wake that finds it running gives the token as
+    // ever. The owner always wakes (a lost wake leaves it parked for ever, which loom
+    // reports) and one thread holds the core.
+    use crate::parker::with_parker;
+    use loom::sync::atomic::AtomicBool;
+    model(|| {
+        let (vcores, good, bad) = setup_of(
+            44,
+            45,
+            Config {
+                vcore_claim_defer: true,
+                ..Config::default()
+            },
+        );
+        let holders = Arc::new(Holders::default());
+        let (ready, away) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let owner = {
+            let (vcores, good, holders) = (vcores.clone(), good.clone(), holders.clone());
+            let (ready, away) = (ready.clone(), away.clone());
+            loom::thread::spawn(move || {
+                with_parker(|p, _| good.bind(p.clone()));
+                let hook = {
+                    let (v, g) = (vcores.clone(), Arc::downgrade(&good));
+                    Arc::new(move || g.upgrade().is_some_and(|g| v.claim(&*g).is_some()))
+                };
+                good.set_wake_hook(Some(hook));
+                vcores.acquire(&*good, SPIN);
+                assert!(vcores.step_away(&*good));
+                away.store(true, Ordering::SeqCst);
+                // block_on's loop: poll, give a claim back if the wait goes on, park.
+                with_parker(|p, _| {
+                    // Relaxed, the weakest object: the wake, not the flag, must order the poll.
+                    while !ready.load(Ordering::Relaxed) {
+                        vcores.unclaim(&*good);
+                        p.park(None);
+                    }
+                });
+                vcores.acquire(&*good, SPIN);
+                holders.enter(&good);
+                holders.leave();
+                assert!(vcores.release(&*good));
+                good.set_wake_hook(None);
+            })
+        };
+        while !away.load(Ordering::SeqCst) {
+            loom::thread::yield_now();
+        }
+        vcores.acquire(&*bad, SPIN);
+        holders.enter(&bad);
+        let spurious = {
+            let good = good.clone();
+            loom::thread::spawn(move || good.unpark())
+        };
+        ready.store(true, Ordering::Relaxed);
+        good.unpark();
+        holders.leave();
+        // Hands the core over here if the claim kicked it, and comes back after the owner.
+        vcores.checkpoint(&*bad, SPIN);
+        holders.enter(&bad);
+        holders.leave();
+        assert!(vcores.release(&*bad));
+        owner.join().unwrap();
+        spurious.join().unwrap();
+        assert_eq!(vcores.held(), 0, "a core left held");
     });
 }

@@ -33,6 +33,8 @@ mod switches;
 #[cfg(not(loom))]
 mod vcore_claim;
 #[cfg(not(loom))]
+mod vcore_defer;
+#[cfg(not(loom))]
 mod vcore_fast;
 #[cfg(not(loom))]
 mod vcore_grace;

@@ -361,9 +361,10 @@ fn the_clamp_is_the_only_one() {
 #[test]
 fn boolean_switches_follow_one_rule() {
     type Get = fn(&Config) -> bool;
-    let switches: [(&str, Get, bool); 6] = [
+    let switches: [(&str, Get, bool); 7] = [
         ("HOS_VCORES", |c| c.vcores, true),
         ("HOS_VCORE_CLAIM", |c| c.vcore_claim, true),
+        ("HOS_VCORE_CLAIM_DEFER", |c| c.vcore_claim_defer, false),
         ("HOS_IDLE_POLL", |c| c.idle_poll, true),
         ("HOS_IDLE_POLL_COALESCE", |c| c.idle_poll_coalesce, false),
         ("HOS_SLEEP_LOG", |c| c.sleep_log, false),

@@ -228,6 +228,7 @@ fn every_builder_method_sets_its_switch() {
         .vcore_escape_ms(100)
         .vcore_first(["Presentation"])
         .vcore_claim(false)
+        .vcore_claim_defer(true)
         .vcore_grace_us(150)
         .wake_slice_us(1000)
         .wake_slice_priority(20)
@@ -259,6 +260,7 @@ fn every_builder_method_sets_its_switch() {
         vcore_escape_ms: 100,
         vcore_first: vec!["Presentation".into()],
         vcore_claim: false,
+        vcore_claim_defer: true,
         vcore_grace_us: 150,
         wake_slice_us: 1000,
         wake_slice_priority: 20,
@@ -330,6 +332,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_VCORE_ESCAPE_MS", "70"),
         ("HOS_VCORE_FIRST", "Audio"),
         ("HOS_VCORE_CLAIM", "off"),
+        ("HOS_VCORE_CLAIM_DEFER", "on"),
         ("HOS_VCORE_GRACE_US", "70"),
         ("HOS_WAKE_SLICE_US", "0"),
         ("HOS_WAKE_SLICE_PRIORITY", "7"),
@@ -358,6 +361,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .vcore_escape_ms(90)
         .vcore_first(["Loader"])
         .vcore_claim(true)
+        .vcore_claim_defer(false)
         .vcore_grace_us(90)
         .wake_slice_us(900)
         .wake_slice_priority(9)
@@ -405,6 +409,7 @@ fn code_wins_over_the_environment_unless_asked() {
         vcore_escape_ms: 70,
         vcore_first: vec!["Audio".into()],
         vcore_claim: false,
+        vcore_claim_defer: true,
         vcore_grace_us: 70,
         wake_slice_us: 0,
         wake_slice_priority: 7,

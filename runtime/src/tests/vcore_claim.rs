@@ -169,6 +169,7 @@ fn the_wake_hook_runs_before_a_parked_owner_runs_and_not_for_a_running_one() {
             if woke.load(Ordering::SeqCst) {
                 early.store(true, Ordering::SeqCst);
             }
+            false
         })));
     }
     // Not parked: no hook.

@@ -22,6 +22,23 @@
 //! Only an unpark that finds the thread parked claims: a spinning thread is on a processor
 //! already and asks for itself. Sleeps do not claim (their wake is the reactor's or their own
 //! timer's, and a promoted idle poll may sleep on).
+//!
+//! # Deferred wakes (HOS_VCORE_CLAIM_DEFER, off by default)
+//!
+//! A claim that finds no free core queues the thread, and the thread cannot run guest code
+//! before a holder hands it a core. With the switch on, such a claim also keeps the thread's
+//! wake back: the queued wait gets the thread's waker ([`Occupant::waker`]) and the waker's
+//! unpark gives no token (`parker.rs`), so the thread is woken once, by whoever ends the
+//! queued wait: the holder that hands it the core (the grant, from a processor that is about
+//! to go idle or to run a worse thread), a shutdown (the table's cancel), a sooner end of a
+//! kick's grace, the give-back of the claim (`Locked::give_back_claim` wakes it: the thread
+//! that gives a claim back is about to park on a wake it never got), or at the latest the
+//! caller's timer at the time [`Vcores::claim`] returns (the wait's escape time, or sooner the
+//! end of its kick's grace: [`Table::poll_at`](super::table::Table::poll_at)), so an escape
+//! still happens. Why: the OS places a woken thread when it is woken; woken by the poster of
+//! six messages at once, two executors can land on one processor while others idle (measured
+//! on the 16-core device, BENCHMARKS.md), while a wake from a releaser lands where a
+//! processor frees. A claim granted at once (a free core) wakes at once, as without the switch.
 
 use super::{Effects, Inner, Locked, Now, Occupant, Seat, Step, Vcores};
 
@@ -42,22 +59,32 @@ impl Vcores {
     /// to it now, else it is queued by rank and kicks the worst holder it outranks. Nothing
     /// if `t` is not away in an object wait or a claim is already made. Any thread may call
     /// it; the semaphore's lock is taken only when `t` is away.
-    pub fn claim(&self, t: &impl Occupant) {
-        let Some(inner) = &self.inner else { return };
+    ///
+    /// `Some(until)`: the claim queued `t` and deferred its wake (HOS_VCORE_CLAIM_DEFER, module
+    /// doc): the caller gives `t` no token now, and makes sure `t` is woken at `until` (a
+    /// `sys::now()` value) if nothing ended the wait before.
+    pub fn claim(&self, t: &impl Occupant) -> Option<u64> {
+        let inner = self.inner.as_ref()?;
         let seat = t.seat();
         // A hint; claimed by compare-and-swap under the lock (the thread may come home).
         if !seat.is_claimable() {
-            return;
+            return None;
         }
         let now = Now::default();
         inner.locked(|l, fx| {
             if !seat.try_claim() {
-                return;
+                return None;
             }
             let who = t.who();
             let step = l.table.acquire(who, &now, fx);
             l.claims.push((who.id, step));
-        });
+            let Step::Queued(key) = step else {
+                return None;
+            };
+            let waker = t.waker().filter(|_| inner.defer)?;
+            l.table.wake_with(key, waker);
+            Some(l.table.poll_at(key))
+        })
     }
 
     /// `t`'s wait goes on after a wake that did not end it: a core claimed for it meanwhile
@@ -131,14 +158,18 @@ impl Inner {
 
 impl Locked {
     /// Gives thread `id`'s claim back, if a waker made one: a claimed core to the best
-    /// waiter, a claimed place in the queue to nobody. `true` if there was one.
+    /// waiter, a claimed place in the queue to nobody; a deferred wake (the queued wait holds
+    /// the thread's waker, module doc) is given now. `true` if there was one.
     fn give_back_claim(&mut self, seat: &Seat, id: u64, fx: &mut Effects) -> bool {
         let now = Now::default();
         match self.take_claim(seat, id) {
             Some(Step::Held { .. }) => {
                 self.table.release(id, &now, fx);
             }
-            Some(Step::Queued(key)) => self.table.abandon(key, &now, fx),
+            Some(Step::Queued(key)) => {
+                fx.wake.extend(self.table.take_waker(key));
+                self.table.abandon(key, &now, fx);
+            }
             Some(_) => {}
             None => return false,
         }

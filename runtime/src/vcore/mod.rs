@@ -128,6 +128,10 @@ pub trait Occupant {
     /// Notes that it waits on `on` (`Some`) or runs again (`None`): what a shutdown's report
     /// and a watchdog say it does.
     fn mark_wait(&self, on: Option<&'static str>);
+
+    /// A waker that unparks it, where a deferred claim's wake goes (`claim.rs`); `None` before
+    /// it is bound to an OS thread (its claims are never deferred).
+    fn waker(&self) -> Option<std::task::Waker>;
 }
 
 /// The virtual-core semaphore of one runtime.
@@ -157,6 +161,9 @@ struct Inner {
     escape_ns: u64,
     /// HOS_VCORE_CLAIM: whether wakers claim cores (`claim.rs`).
     claims: bool,
+    /// HOS_VCORE_CLAIM_DEFER: whether a claim that queues its thread defers its wake
+    /// (`claim.rs`).
+    defer: bool,
     counters: Arc<Counters>,
 }
 
@@ -231,7 +238,7 @@ fn wait_kind() -> Wait<'static> {
 
 impl Vcores {
     /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`, `vcore_claim`,
-    /// `vcore_grace_us`); with `config.vcores` false the semaphore is off and every method
+    /// `vcore_claim_defer`, `vcore_grace_us`); with `config.vcores` false the semaphore is off and every method
     /// returns at once.
     pub fn new(config: &Config, counters: Arc<Counters>) -> Self {
         let inner = config.vcores.then(|| {
@@ -254,6 +261,7 @@ impl Vcores {
                 scale,
                 escape_ns,
                 claims: config.vcore_claim,
+                defer: config.vcore_claim_defer,
                 counters,
             }
         });

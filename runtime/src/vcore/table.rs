@@ -252,6 +252,17 @@ impl Table {
         Some(step)
     }
 
+    /// Gives queued wait `key` the waker of its thread before the thread polls it (a
+    /// deferred claim's, `claim.rs`): what its grant, a shutdown or a sooner grace wakes.
+    pub(crate) fn wake_with(&mut self, key: WaitId, waker: Waker) {
+        self.waiters[key.0].waker = Some(waker);
+    }
+
+    /// Takes the waker out of wait `key`, if it holds one.
+    pub(crate) fn take_waker(&mut self, key: WaitId) -> Option<Waker> {
+        self.waiters[key.0].waker.take()
+    }
+
     /// Ends a wait that will not be polled again (its future was dropped): a queued waiter
     /// leaves the queue; a slot granted to it goes to the next waiter.
     pub(crate) fn abandon(&mut self, key: WaitId, now: impl Clock, fx: &mut Effects) {
