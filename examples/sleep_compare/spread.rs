@@ -82,6 +82,14 @@ impl Spread {
         t.push('\n');
         t
     }
+    /// `row`'s `column`, round by round, as a line of figures; `None` where there is no such
+    /// row or column.
+    pub(crate) fn rounds(&self, row: &str, column: &str) -> Option<String> {
+        let r = self.rows.iter().find(|r| r.name == row)?;
+        let i = r.columns.iter().position(|c| *c == column)?;
+        let figures: Vec<String> = r.rounds.iter().map(|f| short(f[i])).collect();
+        Some(figures.join(" "))
+    }
 }
 
 /// The least, the median (the lower middle of an even count) and the greatest of `v`, NaNs
@@ -142,6 +150,16 @@ mod tests {
             "{t}"
         );
         assert_eq!(lines[2].len(), lines[3].len(), "columns line up: {t}");
+    }
+
+    #[test]
+    fn a_row_reads_round_by_round() {
+        let mut s = Spread::default();
+        s.add("hos", &["p99", "cpu"], vec![6.1, 0.3]);
+        s.add("hos", &["p99", "cpu"], vec![30.8, 0.4]);
+        assert_eq!(s.rounds("hos", "p99").as_deref(), Some("6.100 30.8"));
+        assert_eq!(s.rounds("hos", "nope"), None);
+        assert_eq!(s.rounds("other", "p99"), None);
     }
 
     #[test]
