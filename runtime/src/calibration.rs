@@ -21,14 +21,14 @@ use std::sync::Arc;
 /// Live estimates, shared by the reactor and every sleeper.
 #[derive(Debug)]
 pub(crate) struct Tracker {
-    timer_lateness_ns: AtomicU64,
-    timer_margin_ns: AtomicU64,
+    timer_lateness_ns: Estimate,
+    timer_margin_ns: Estimate,
     /// The reactor's precise wait's lateness, where the OS layer serves it by another timer
     /// than a slack-1 sleep (`sys::PRECISE_WAIT_SHARES_TIMER`); unused where it is the same.
-    wait_lateness_ns: AtomicU64,
+    wait_lateness_ns: Estimate,
     /// Whether the sleepers' timer is coarse now ([`coarse_timer`], with its hysteresis).
     coarse: AtomicBool,
-    wake_latency_ns: AtomicU64,
+    wake_latency_ns: Estimate,
     precise: AtomicU8,
     /// Precise sleeps that asked whether a wake-latency sample is due.
     samples: AtomicU64,
@@ -44,11 +44,11 @@ impl Tracker {
     /// Starts from `c`; a pinned tracker never moves.
     pub(crate) fn new(c: Calibration, pinned: bool) -> Self {
         Tracker {
-            timer_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
-            timer_margin_ns: AtomicU64::new(margin_of(&c)),
-            wait_lateness_ns: AtomicU64::new(c.timer_lateness_ns),
+            timer_lateness_ns: Estimate::new(c.timer_lateness_ns),
+            timer_margin_ns: Estimate::new(margin_of(&c)),
+            wait_lateness_ns: Estimate::new(c.timer_lateness_ns),
             coarse: AtomicBool::new(coarse_timer(c.timer_lateness_ns, false)),
-            wake_latency_ns: AtomicU64::new(c.wake_latency_ns),
+            wake_latency_ns: Estimate::new(c.wake_latency_ns),
             precise: AtomicU8::new(c.precise as u8),
             samples: AtomicU64::new(0),
             measured: Mutex::new((c.own_cpu_ns, c.reactor_cpu_ns, c.waker_cpu_ns)),
@@ -56,18 +56,15 @@ impl Tracker {
         }
     }
 
-    /// Replaces every estimate (the boot measurement).
+    /// Replaces every estimate (the boot measurement), each warming up again.
     pub(crate) fn reset(&self, c: Calibration) {
+        self.timer_lateness_ns.reset(c.timer_lateness_ns);
+        self.timer_margin_ns.reset(margin_of(&c));
+        self.wait_lateness_ns.reset(c.timer_lateness_ns);
         // Relaxed: published to other threads by the reactor's start handshake.
-        self.timer_lateness_ns
-            .store(c.timer_lateness_ns, Ordering::Relaxed);
-        self.timer_margin_ns.store(margin_of(&c), Ordering::Relaxed);
-        self.wait_lateness_ns
-            .store(c.timer_lateness_ns, Ordering::Relaxed);
         self.coarse
             .store(coarse_timer(c.timer_lateness_ns, false), Ordering::Relaxed);
-        self.wake_latency_ns
-            .store(c.wake_latency_ns, Ordering::Relaxed);
+        self.wake_latency_ns.reset(c.wake_latency_ns);
         self.precise.store(c.precise as u8, Ordering::Relaxed);
         *lock(&self.measured) = (c.own_cpu_ns, c.reactor_cpu_ns, c.waker_cpu_ns);
     }
@@ -77,9 +74,9 @@ impl Tracker {
         // Relaxed: each estimate is an independent hint (module invariant).
         let (own_cpu_ns, reactor_cpu_ns, waker_cpu_ns) = *lock(&self.measured);
         Calibration {
-            timer_lateness_ns: self.timer_lateness_ns.load(Ordering::Relaxed),
+            timer_lateness_ns: self.timer_lateness_ns(),
             timer_margin_ns: self.timer_margin_ns(),
-            wake_latency_ns: self.wake_latency_ns.load(Ordering::Relaxed),
+            wake_latency_ns: self.wake_latency_ns(),
             precise: self.precise(),
             own_cpu_ns,
             reactor_cpu_ns,
@@ -90,7 +87,7 @@ impl Tracker {
     /// The timer's lateness estimate.
     #[inline]
     pub(crate) fn timer_lateness_ns(&self) -> u64 {
-        self.timer_lateness_ns.load(Ordering::Relaxed)
+        self.timer_lateness_ns.get()
     }
 
     /// The lateness of the reactor's precise wait (`sys::wait_precise`): the timer's where
@@ -100,7 +97,7 @@ impl Tracker {
         if sys::PRECISE_WAIT_SHARES_TIMER {
             self.timer_lateness_ns()
         } else {
-            self.wait_lateness_ns.load(Ordering::Relaxed)
+            self.wait_lateness_ns.get()
         }
     }
 
@@ -120,13 +117,13 @@ impl Tracker {
     /// How early a sleeper arms its own timer before its deadline.
     #[inline]
     pub(crate) fn timer_margin_ns(&self) -> u64 {
-        self.timer_margin_ns.load(Ordering::Relaxed)
+        self.timer_margin_ns.get()
     }
 
     /// The wake latency estimate.
     #[inline]
     pub(crate) fn wake_latency_ns(&self) -> u64 {
-        self.wake_latency_ns.load(Ordering::Relaxed)
+        self.wake_latency_ns.get()
     }
 
     /// The precise path in force.
@@ -171,26 +168,77 @@ impl Tracker {
         self.observe(&self.wake_latency_ns, latency_ns, P90);
     }
 
+    /// One sample of `est`, at quantile `q`; none for a pinned tracker.
+    fn observe(&self, est: &Estimate, sample: u64, q: Quantile) {
+        if !self.pinned {
+            est.observe(sample, q);
+        }
+    }
+}
+
+/// One tracked figure: a stochastic estimate of a quantile of its samples.
+///
+/// Invariant: the value stays within [0, [`MAX_ESTIMATE_NS`]]; each sample moves it by a
+/// bounded step, a 16th of the value once [`WARM_SAMPLES`] samples have been seen and a
+/// quarter of it before (the warm-up), never by the sample's size.
+#[derive(Debug)]
+struct Estimate {
+    ns: AtomicU64,
+    /// Samples seen since the last reset (counted to [`WARM_SAMPLES`] only).
+    seen: AtomicU64,
+}
+
+/// Samples an estimate takes with the warm-up's larger step: the boot measurement is 24
+/// samples of one moment (on the 16-core device its 90th percentile of the timer's lateness
+/// ranged 8.5-33 us over fresh runtimes where the steady figure was 4.8 us), so a fresh
+/// runtime forgets it within these samples (a 6-fold error, both quantiles) rather than a few
+/// hundred: at one sample a 20 us sleep, under 2 ms of one poller's sleeps.
+const WARM_SAMPLES: u64 = 64;
+
+impl Estimate {
+    fn new(ns: u64) -> Self {
+        Estimate {
+            ns: AtomicU64::new(ns),
+            seen: AtomicU64::new(0),
+        }
+    }
+
+    #[inline]
+    fn get(&self) -> u64 {
+        // Relaxed: each estimate is an independent hint (module invariant).
+        self.ns.load(Ordering::Relaxed)
+    }
+
+    /// Starts again from `ns`, warming up.
+    fn reset(&self, ns: u64) {
+        // Relaxed: published to other threads by the reactor's start handshake.
+        self.ns.store(ns, Ordering::Relaxed);
+        self.seen.store(0, Ordering::Relaxed);
+    }
+
     /// One step of a stochastic estimate of the quantile `q` (in twentieths): up by `q`
     /// twentieths of a step when the sample is above, down by `20 - q` when it is below, so
-    /// the estimate settles where `20 - q` twentieths of samples lie above it. The step is a 16th of
-    /// the estimate (at least 100 ns), never the sample's size, so one 2 ms stall moves it by
-    /// 6 %, not by a quarter millisecond: a gap-proportional average let heavy tails hold it
-    /// far above the 90th percentile (seen on the 16-core device: 5 pollers' estimate passed
-    /// their 20 us sleep and all of them spun).
-    fn observe(&self, est: &AtomicU64, sample: u64, q: Quantile) {
-        if self.pinned {
-            return;
+    /// the estimate settles where `20 - q` twentieths of samples lie above it. The step is a
+    /// 16th of the estimate (a quarter while warming up; at least 100 ns), never the sample's
+    /// size, so one 2 ms stall moves it by 6 %, not by a quarter millisecond: a
+    /// gap-proportional average let heavy tails hold it far above the 90th percentile (seen
+    /// on the 16-core device: 5 pollers' estimate passed their 20 us sleep and all of them
+    /// spun).
+    fn observe(&self, sample: u64, q: Quantile) {
+        // Relaxed: a count for the warm-up; a lost increment lengthens it by one sample.
+        let warm = self.seen.load(Ordering::Relaxed) >= WARM_SAMPLES;
+        if !warm {
+            self.seen.fetch_add(1, Ordering::Relaxed);
         }
-        let old = est.load(Ordering::Relaxed);
-        let step = (old / 16).max(MIN_STEP_NS);
+        let old = self.get();
+        let step = (old / if warm { 16 } else { 4 }).max(MIN_STEP_NS);
         let new = if sample.min(MAX_ESTIMATE_NS) > old {
             (old + step * q.0 / 20).min(MAX_ESTIMATE_NS)
         } else {
             old.saturating_sub(step * (20 - q.0) / 20)
         };
         // Relaxed store: a lost update between two observers only drops one sample.
-        est.store(new, Ordering::Relaxed);
+        self.ns.store(new, Ordering::Relaxed);
     }
 }
 
@@ -509,6 +557,43 @@ mod tests {
         }
         let (margin, late) = (t.timer_margin_ns(), t.timer_lateness_ns());
         assert!(margin < 10_000 && late < 10_000, "{margin} {late} ns");
+    }
+
+    #[test]
+    fn a_fresh_tracker_forgets_a_boot_figure_six_times_too_high_within_its_warm_up() {
+        // The boot measured 30 us; every sleep then meets 5 us.
+        let t = tracker(30_000);
+        for _ in 0..WARM_SAMPLES {
+            t.observe_timer(5_000);
+            t.observe_wake(5_000);
+        }
+        let (margin, late, wake) = (
+            t.timer_margin_ns(),
+            t.timer_lateness_ns(),
+            t.wake_latency_ns(),
+        );
+        assert!(margin <= 7_500, "margin {margin} ns");
+        assert!(late <= 7_500, "lateness {late} ns");
+        assert!(wake <= 7_500, "wake latency {wake} ns");
+        // Warmed up, a sample moves the estimate by a 16th of it, not a quarter.
+        t.observe_timer(1_000_000);
+        let up = t.timer_lateness_ns() - late;
+        assert!(up <= late / 16, "step {up} ns from {late} ns");
+    }
+
+    #[test]
+    fn a_reset_warms_the_estimates_up_again() {
+        let t = tracker(5_000);
+        for _ in 0..WARM_SAMPLES {
+            t.observe_timer(5_000);
+        }
+        t.reset(Calibration {
+            timer_lateness_ns: 40_000,
+            ..Calibration::default()
+        });
+        t.observe_timer(1_000);
+        // A warm-up step of the 90th percentile: 2 twentieths of a quarter of 40 us.
+        assert_eq!(t.timer_lateness_ns(), 39_000);
     }
 
     #[test]
