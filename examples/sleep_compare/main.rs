@@ -77,8 +77,9 @@ fn main() {
             ("Atomic: floor (nanosleep)", "CPU s/s"),
             ("Atomic: hos reactor", "polls / yield's"),
         ] {
-            if let Some(text) = sleeps.rounds(row, column).or(polls.rounds(row, column)) {
-                println!("  {}, {column}: {text}", row.trim());
+            if let Some(figures) = sleeps.rounds(row, column).or(polls.rounds(row, column)) {
+                let text: Vec<String> = figures.into_iter().map(spread::short).collect();
+                println!("  {}, {column}: {}", row.trim(), text.join(" "));
             }
         }
     }

@@ -23,6 +23,8 @@ use std::sync::Arc;
 pub(crate) struct Tracker {
     timer_lateness_ns: Estimate,
     timer_margin_ns: Estimate,
+    /// The unseen pollers' margin (`Calibration::poller_margin_ns`).
+    poller_margin_ns: Estimate,
     /// The reactor's precise wait's lateness, where the OS layer serves it by another timer
     /// than a slack-1 sleep (`sys::PRECISE_WAIT_SHARES_TIMER`); unused where it is the same.
     wait_lateness_ns: Estimate,
@@ -46,6 +48,7 @@ impl Tracker {
         Tracker {
             timer_lateness_ns: Estimate::new(c.timer_lateness_ns),
             timer_margin_ns: Estimate::new(margin_of(&c)),
+            poller_margin_ns: Estimate::new(poller_margin_of(&c)),
             wait_lateness_ns: Estimate::new(c.timer_lateness_ns),
             coarse: AtomicBool::new(coarse_timer(c.timer_lateness_ns, false)),
             wake_latency_ns: Estimate::new(c.wake_latency_ns),
@@ -60,6 +63,7 @@ impl Tracker {
     pub(crate) fn reset(&self, c: Calibration) {
         self.timer_lateness_ns.reset(c.timer_lateness_ns);
         self.timer_margin_ns.reset(margin_of(&c));
+        self.poller_margin_ns.reset(poller_margin_of(&c));
         self.wait_lateness_ns.reset(c.timer_lateness_ns);
         // Relaxed: published to other threads by the reactor's start handshake.
         self.coarse
@@ -76,6 +80,7 @@ impl Tracker {
         Calibration {
             timer_lateness_ns: self.timer_lateness_ns(),
             timer_margin_ns: self.timer_margin_ns(),
+            poller_margin_ns: self.poller_margin_ns(),
             wake_latency_ns: self.wake_latency_ns(),
             precise: self.precise(),
             own_cpu_ns,
@@ -120,6 +125,12 @@ impl Tracker {
         self.timer_margin_ns.get()
     }
 
+    /// How early an unseen poller's sleep arms its own timer before its deadline.
+    #[inline]
+    pub(crate) fn poller_margin_ns(&self) -> u64 {
+        self.poller_margin_ns.get()
+    }
+
     /// The wake latency estimate.
     #[inline]
     pub(crate) fn wake_latency_ns(&self) -> u64 {
@@ -144,11 +155,12 @@ impl Tracker {
     }
 
     /// Feeds one observed timer lateness: its 90th percentile (the reactor wakes before most
-    /// deadlines and spins the rest, which costs the reactor, not the sleeper) and its 75th
-    /// (the sleepers' own margin) are tracked.
+    /// deadlines and spins the rest, which costs the reactor, not the sleeper), its 75th (the
+    /// sleepers' own margin) and its median (unseen pollers' margin) are tracked.
     pub(crate) fn observe_timer(&self, late_ns: u64) {
         self.observe(&self.timer_lateness_ns, late_ns, P90);
         self.observe(&self.timer_margin_ns, late_ns, P75);
+        self.observe(&self.poller_margin_ns, late_ns, P50);
     }
 
     /// Feeds one observed lateness of the reactor's precise wait: to the timer's estimates
@@ -294,11 +306,20 @@ const MIN_STEP_NS: u64 = 100;
 struct Quantile(u64);
 const P90: Quantile = Quantile(18);
 const P75: Quantile = Quantile(15);
+const P50: Quantile = Quantile(10);
 
 /// A calibration's own-timer margin (a pinned one without it: its lateness).
 fn margin_of(c: &Calibration) -> u64 {
     match c.timer_margin_ns {
         0 => c.timer_lateness_ns,
+        m => m,
+    }
+}
+
+/// A calibration's unseen pollers' margin (a pinned one without it: its own-timer margin).
+fn poller_margin_of(c: &Calibration) -> u64 {
+    match c.poller_margin_ns {
+        0 => margin_of(c),
         m => m,
     }
 }
@@ -372,6 +393,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
         })
         .collect();
     let timer_margin_ns = quantile(lateness.clone(), 0.75).min(MAX_ESTIMATE_NS);
+    let poller_margin_ns = quantile(lateness.clone(), 0.5).min(MAX_ESTIMATE_NS);
     let timer_lateness_ns = kept("timer lateness", quantile(lateness, 0.9));
 
     // 2. Wake latency, and 3. the sleeper's CPU on each precise path, on a helper thread.
@@ -460,6 +482,7 @@ pub(crate) fn measure(spawn: Spawn) -> Result<Calibration, BuildError> {
     Ok(Calibration {
         timer_lateness_ns,
         timer_margin_ns,
+        poller_margin_ns,
         wake_latency_ns,
         precise: precise_path(own_cpu_ns, reactor_cpu_ns, waker_cpu_ns),
         own_cpu_ns,
@@ -521,12 +544,12 @@ mod tests {
     }
 
     #[test]
-    fn the_margin_settles_near_the_75th_percentile_and_the_lateness_near_the_90th() {
+    fn the_margins_settle_near_the_75th_percentile_and_the_median_the_lateness_near_the_90th() {
         // Uniform 1..=100 us; so wide a spread keeps the estimates wandering by a fifth, so
         // their mean over the last 10,000 samples is checked.
         let t = tracker(1_000);
         let mut x = 777u64;
-        let (mut margin, mut late) = (0, 0);
+        let (mut margin, mut poller, mut late) = (0, 0, 0);
         for i in 0..50_000 {
             x = x
                 .wrapping_mul(6364136223846793005)
@@ -534,11 +557,16 @@ mod tests {
             t.observe_timer(1_000 + (x >> 33) % 100_000);
             if i >= 40_000 {
                 margin += t.timer_margin_ns();
+                poller += t.poller_margin_ns();
                 late += t.timer_lateness_ns();
             }
         }
-        let (margin, late) = (margin / 10_000, late / 10_000);
+        let (margin, poller, late) = (margin / 10_000, poller / 10_000, late / 10_000);
         assert!((72_000..=80_000).contains(&margin), "margin {margin} ns");
+        assert!(
+            (46_000..=56_000).contains(&poller),
+            "poller margin {poller} ns"
+        );
         assert!((86_000..=94_000).contains(&late), "lateness {late} ns");
     }
 
@@ -603,11 +631,22 @@ mod tests {
             ..Calibration::default()
         };
         assert_eq!(Tracker::new(c, true).timer_margin_ns(), 7_000);
+        assert_eq!(
+            Tracker::new(c, true).poller_margin_ns(),
+            7_000,
+            "by the margin"
+        );
         let c = Calibration {
             timer_margin_ns: 3_000,
             ..c
         };
         assert_eq!(Tracker::new(c, true).get().timer_margin_ns, 3_000);
+        assert_eq!(Tracker::new(c, true).poller_margin_ns(), 3_000);
+        let c = Calibration {
+            poller_margin_ns: 2_000,
+            ..c
+        };
+        assert_eq!(Tracker::new(c, true).get().poller_margin_ns, 2_000);
     }
 
     #[test]
