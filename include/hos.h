@@ -243,6 +243,13 @@ typedef struct {
   uint32_t vcore_bound;
   // The kick's grace in nanoseconds while `vcore_bound` is 2, else 0.
   uint64_t vcore_grace_ns;
+  // Calibration, tracked: how early an unseen poller's precise sleep arms its own slack-1
+  // timer before its deadline (the median of the timer's lateness).
+  uint64_t poller_margin_ns;
+  // Precise short sleeps served as unseen pollers': a job worker's, after 8 or more short
+  // sleeps in a row with no other svc or nn::os call between them, armed by
+  // `poller_margin_ns` rather than `timer_margin_ns`.
+  uint64_t unseen_polls;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to

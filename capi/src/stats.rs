@@ -113,6 +113,13 @@ pub struct hos_stats {
     pub vcore_bound: u32,
     /// The kick's grace in nanoseconds while `vcore_bound` is 2, else 0.
     pub vcore_grace_ns: u64,
+    /// Calibration, tracked: how early an unseen poller's precise sleep arms its own slack-1
+    /// timer before its deadline (the median of the timer's lateness).
+    pub poller_margin_ns: u64,
+    /// Precise short sleeps served as unseen pollers': a job worker's, after 8 or more short
+    /// sleeps in a row with no other svc or nn::os call between them, armed by
+    /// `poller_margin_ns` rather than `timer_margin_ns`.
+    pub unseen_polls: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -216,6 +223,8 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
             Bound::Relaxed { grace } => nanos(grace),
             Bound::Off | Bound::Strict => 0,
         },
+        poller_margin_ns: s.calibration.poller_margin_ns,
+        unseen_polls: s.unseen_polls,
     }
 }
 

@@ -8,8 +8,11 @@
 //! each HOS_IDLE_POLL_STRETCH_US value to the queue pollers, `--coalesce` one with
 //! HOS_IDLE_POLL_COALESCE on, `--blind` an HOS_IDLE_POLL_BLIND row to the atomic pollers.
 //! `--repeat N` runs everything N times, each row on fresh runtimes (so a fresh calibration),
-//! and ends with each figure's min / median / max, and each arm's ratios to the yield loop's
-//! taken within a round.
+//! and ends with each figure's min / median / max, each arm's ratios to the yield loop's and
+//! to the floor's taken within a round, and the default's p99 and poller CPU round by round.
+//! The floor is a bare `clock_nanosleep` at 1 ns of slack (one OS timer sleep, no spin, no
+//! bookkeeping): a figure over 1.0 CPU s/s can be read as its ratio to the floor.
+//! Under each hos reactor row: its estimates at build and at the end, and its sleeps' paths.
 
 mod pollers;
 mod sleepers;
@@ -64,6 +67,21 @@ fn main() {
     if repeat > 1 {
         print!("{}", sleeps.text("Single sleepers"));
         print!("{}", polls.text("5 idle pollers"));
+        println!();
+        println!("By round (fresh runtimes, in run order):");
+        for (row, column) in [
+            ("   20us hos reactor", "p99 late us"),
+            ("   20us hos reactor", "own CPU / yield's"),
+            ("Atomic: hos reactor", "CPU s/s"),
+            ("Atomic: hos reactor", "/ floor's"),
+            ("Atomic: floor (nanosleep)", "CPU s/s"),
+            ("Atomic: hos reactor", "polls / yield's"),
+        ] {
+            if let Some(figures) = sleeps.rounds(row, column).or(polls.rounds(row, column)) {
+                let text: Vec<String> = figures.into_iter().map(spread::short).collect();
+                println!("  {}, {column}: {}", row.trim(), text.join(" "));
+            }
+        }
     }
 }
 
@@ -79,10 +97,13 @@ fn cells(quick: bool, spread: &mut Spread) {
         let n =
             (if quick { 20_000_000 } else { 100_000_000 } / d.as_nanos() as usize).clamp(50, 3000);
         let measured = Sleeper::ALL.map(|who| (who, sleepers::cell(who, d, n)));
-        let yield_cpu = measured
-            .iter()
-            .find(|(who, _)| *who == Sleeper::YieldLoop)
-            .map_or(f64::NAN, |(_, c)| c.sleeper_cpu_ns);
+        let cpu_of = |of: Sleeper| {
+            measured
+                .iter()
+                .find(|(who, _)| *who == of)
+                .map_or(f64::NAN, |(_, c)| c.sleeper_cpu_ns)
+        };
+        let (yield_cpu, floor_cpu) = (cpu_of(Sleeper::YieldLoop), cpu_of(Sleeper::Floor));
         for (who, c) in measured {
             let us = |ns: u64| ns as f64 / 1000.0;
             spread.add(
@@ -92,12 +113,14 @@ fn cells(quick: bool, spread: &mut Spread) {
                     "p99 late us",
                     "own CPU/sl us",
                     "own CPU / yield's",
+                    "own CPU / floor's",
                 ],
                 vec![
                     us(c.overshoot.value_at_quantile(0.5)),
                     us(c.overshoot.value_at_quantile(0.99)),
                     c.sleeper_cpu_ns / 1000.0,
                     c.sleeper_cpu_ns / yield_cpu,
+                    c.sleeper_cpu_ns / floor_cpu,
                 ],
             );
             println!(
@@ -110,6 +133,9 @@ fn cells(quick: bool, spread: &mut Spread) {
                 c.sleeper_cpu_ns / 1000.0,
                 c.process_cpu_ns / 1000.0,
             );
+            if let (Sleeper::Hos(ShortSleep::Reactor), Some(run)) = (who, &c.hos) {
+                println!("{:>28}{}; {}", "", run.estimates(), run.paths);
+            }
         }
     }
 }
@@ -125,6 +151,7 @@ fn poller_runs(quick: bool, spread: &mut Spread) {
         Sleeper::Std,
         Sleeper::SpinSleep,
         Sleeper::YieldLoop,
+        Sleeper::Floor,
     ];
     let reactor = |label: &str, tune| Arm::reactor(label.to_string(), tune);
     let idle_off = Tune {
@@ -180,9 +207,10 @@ fn poller_runs(quick: bool, spread: &mut Spread) {
         println!();
         println!("5 idle pollers ({what}, else sleep 20 us), a job every {every:?}, for {run:?}:");
         println!(
-            "{:<24} {:>8} {:>14} {:>10} {:>10} {:>11} {:>9}  sleeps by path",
+            "{:<24} {:>8} {:>7} {:>14} {:>10} {:>10} {:>11} {:>9}  sleeps by path",
             "sleeper",
             "CPU s/s",
+            "/ floor",
             "polls/s/poller",
             "pickup p50",
             "pickup p99",
@@ -193,10 +221,14 @@ fn poller_runs(quick: bool, spread: &mut Spread) {
             .iter()
             .map(|arm| (arm, pollers::run(arm, source, 5, run, every)))
             .collect();
-        let (yield_cpu, yield_polls) = measured
-            .iter()
-            .find(|(arm, _)| arm.who == Sleeper::YieldLoop)
-            .map_or((f64::NAN, f64::NAN), |(_, p)| (p.cpu_per_s, p.polls_per_s));
+        let of = |who: Sleeper| {
+            measured
+                .iter()
+                .find(|(arm, _)| arm.who == who)
+                .map_or((f64::NAN, f64::NAN), |(_, p)| (p.cpu_per_s, p.polls_per_s))
+        };
+        let ((yield_cpu, yield_polls), (floor_cpu, _)) =
+            (of(Sleeper::YieldLoop), of(Sleeper::Floor));
         for (arm, p) in &measured {
             let us = |q: f64| p.pickup.value_at_quantile(q) as f64 / 1000.0;
             spread.add(
@@ -204,6 +236,7 @@ fn poller_runs(quick: bool, spread: &mut Spread) {
                 &[
                     "CPU s/s",
                     "/ yield's",
+                    "/ floor's",
                     "polls / yield's",
                     "reactor CPU s/s",
                     "pickup p50 us",
@@ -211,23 +244,28 @@ fn poller_runs(quick: bool, spread: &mut Spread) {
                 vec![
                     p.cpu_per_s,
                     p.cpu_per_s / yield_cpu,
+                    p.cpu_per_s / floor_cpu,
                     p.polls_per_s / yield_polls,
                     p.reactor_cpu_per_s,
                     us(0.5),
                 ],
             );
             println!(
-                "{:<24} {:>8.3} {:>14.0} {:>8.1}us {:>8.1}us {:>5}/{:<5} {:>9.3}  {}",
+                "{:<24} {:>8.3} {:>6.2}x {:>14.0} {:>8.1}us {:>8.1}us {:>5}/{:<5} {:>9.3}  {}",
                 arm.label,
                 p.cpu_per_s,
+                p.cpu_per_s / floor_cpu,
                 p.polls_per_s,
                 us(0.5),
                 us(0.99),
                 p.jobs.1,
                 p.jobs.0,
                 p.reactor_cpu_per_s,
-                p.paths
+                p.hos.as_ref().map_or(String::new(), |h| h.paths.clone())
             );
+            if let Some(h) = &p.hos {
+                println!("{:>26}{}", "", h.estimates());
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 //! pickup latency (the post to the worker taking the job) p50 and p99, the reactor's CPU s/s,
 //! and hos's sleep paths and idle-poll counters.
 
-use crate::sleepers::{self, now, process_cpu_ns, sleep_once, Sleeper};
+use crate::sleepers::{self, now, process_cpu_ns, sleep_once, HosRun, Sleeper};
 use hdrhistogram::Histogram;
 use hos::internal::nanos;
 use hos::os::MessageQueue;
@@ -110,8 +110,8 @@ pub(crate) struct Pollers {
     pub(crate) pickup: Histogram<u64>,
     /// Jobs posted and jobs taken.
     pub(crate) jobs: (u64, u64),
-    /// Sleeps by path and the idle-poll counters, as hos counted them (hos only).
-    pub(crate) paths: String,
+    /// hos's own account of the run (hos only).
+    pub(crate) hos: Option<HosRun>,
 }
 
 /// The jobs the producer posts: a post time, `now()`, in ns.
@@ -206,7 +206,7 @@ pub(crate) fn run(
         let (work, stop, polls, pickup) =
             (work.clone(), stop.clone(), polls.clone(), pickup.clone());
         let body = move || {
-            let tokio = sleepers::tokio_for(who);
+            let tokio = sleepers::ready_thread(who);
             let mut mine = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
@@ -237,6 +237,7 @@ pub(crate) fn run(
         rt.as_ref()
             .map_or(0, |rt| nanos(rt.stats().reactor_cpu.total()))
     };
+    let start = rt.as_ref().map(|rt| rt.stats().calibration);
     let (t0, p0, r0) = (now(), process_cpu_ns(), reactor_ns(&rt));
     std::thread::sleep(run);
     let (t1, p1, r1) = (now(), process_cpu_ns(), reactor_ns(&rt));
@@ -245,22 +246,11 @@ pub(crate) fn run(
     for j in joins {
         j();
     }
-    let mut paths = String::new();
-    if let Some(rt) = rt {
-        let s = rt.stats();
-        for (path, l) in &s.sleeps {
-            if l.count > 0 {
-                paths += &format!("{}={} ", path.name(), l.count);
-            }
-        }
-        if s.idle_polls > 0 {
-            paths += &format!(
-                "| idle {} relaxed {} promoted {} coalesced {}",
-                s.idle_polls, s.idle_relaxed, s.idle_promoted, s.idle_coalesced
-            );
-        }
+    let hos = rt.map(|rt| {
+        let run = HosRun::read(&rt, start.expect("read at build"));
         rt.shutdown();
-    }
+        run
+    });
     let wall = (t1 - t0) as f64 / 1e9;
     let pickup = std::mem::replace(
         &mut *pickup.lock().expect("pickup"),
@@ -273,6 +263,6 @@ pub(crate) fn run(
         reactor_cpu_per_s: (r1 - r0) as f64 / 1e9 / wall,
         pickup,
         jobs: (posted.load(Ordering::Relaxed), taken),
-        paths,
+        hos,
     }
 }

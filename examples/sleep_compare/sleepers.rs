@@ -1,5 +1,7 @@
 //! The sleepers a host could use, measured the same way: hos in each short-sleep mode,
-//! `std::thread::sleep`, `spin_sleep`, `tokio::time::sleep`, and a yield loop.
+//! `std::thread::sleep`, `spin_sleep`, `tokio::time::sleep`, a yield loop, and the floor: a
+//! bare `clock_nanosleep` at 1 ns of timer slack (what one OS timer sleep costs this machine,
+//! the least any sleeper that does not spin can pay).
 //! Shared by `examples/sleep_compare` and `benches/sleep.rs`; it uses only hos's public API.
 
 use hdrhistogram::Histogram;
@@ -22,11 +24,13 @@ pub(crate) enum Sleeper {
     Tokio,
     /// `std::thread::yield_now` until the deadline.
     YieldLoop,
+    /// A bare relative `clock_nanosleep` on a thread at 1 ns of timer slack: the floor.
+    Floor,
 }
 
 impl Sleeper {
     /// Every contender, in table order.
-    pub(crate) const ALL: [Sleeper; 8] = [
+    pub(crate) const ALL: [Sleeper; 9] = [
         Sleeper::Hos(ShortSleep::Reactor),
         Sleeper::Hos(ShortSleep::Timer),
         Sleeper::Hos(ShortSleep::Yield),
@@ -35,6 +39,7 @@ impl Sleeper {
         Sleeper::SpinSleep,
         Sleeper::Tokio,
         Sleeper::YieldLoop,
+        Sleeper::Floor,
     ];
 
     /// A short name for tables.
@@ -48,6 +53,7 @@ impl Sleeper {
             Sleeper::SpinSleep => "spin_sleep",
             Sleeper::Tokio => "tokio::time::sleep",
             Sleeper::YieldLoop => "yield loop",
+            Sleeper::Floor => "floor (nanosleep)",
         }
     }
 }
@@ -83,6 +89,60 @@ pub(crate) struct Cell {
     pub(crate) sleeper_cpu_ns: f64,
     /// The whole process's CPU a sleep (reactor included), ns.
     pub(crate) process_cpu_ns: f64,
+    /// hos's own account of the cell (hos only).
+    pub(crate) hos: Option<HosRun>,
+}
+
+/// What an hos runtime said of one run: where its estimates started and ended, and the
+/// paths its sleeps took (a tail is read against these).
+pub(crate) struct HosRun {
+    /// The calibration measured at build.
+    pub(crate) start: hos::Calibration,
+    /// The estimates at the end of the run.
+    pub(crate) end: hos::Calibration,
+    /// Sleeps by path and the idle-poll counters.
+    pub(crate) paths: String,
+}
+
+impl HosRun {
+    /// Reads `rt` at the end of a run that started from `start`.
+    pub(crate) fn read(rt: &hos::Runtime, start: hos::Calibration) -> HosRun {
+        let s = rt.stats();
+        let mut paths = String::new();
+        for (path, l) in &s.sleeps {
+            if l.count > 0 {
+                paths += &format!("{}={} ", path.name(), l.count);
+            }
+        }
+        if s.idle_polls > 0 {
+            paths += &format!(
+                "| idle {} relaxed {} promoted {} coalesced {}",
+                s.idle_polls, s.idle_relaxed, s.idle_promoted, s.idle_coalesced
+            );
+        }
+        HosRun {
+            start,
+            end: s.calibration,
+            paths,
+        }
+    }
+
+    /// The estimates, start -> end, in us: margin, timer lateness, wake latency, and the
+    /// precise path.
+    pub(crate) fn estimates(&self) -> String {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        let (a, b) = (&self.start, &self.end);
+        format!(
+            "margin {:.1}->{:.1}us, timer late {:.1}->{:.1}us, wake {:.1}->{:.1}us, {:?}",
+            us(a.timer_margin_ns),
+            us(b.timer_margin_ns),
+            us(a.timer_lateness_ns),
+            us(b.timer_lateness_ns),
+            us(a.wake_latency_ns),
+            us(b.wake_latency_ns),
+            b.precise
+        )
+    }
 }
 
 fn yield_until(deadline: u64) {
@@ -125,8 +185,13 @@ fn on_thread<T: Send + 'static>(
     }
 }
 
-/// A current-thread tokio runtime where `who` needs one.
-pub(crate) fn tokio_for(who: Sleeper) -> Option<tokio::runtime::Runtime> {
+/// Readies the calling thread to sleep as `who`: the floor's 1 ns timer slack; a
+/// current-thread tokio runtime where `who` needs one.
+pub(crate) fn ready_thread(who: Sleeper) -> Option<tokio::runtime::Runtime> {
+    if who == Sleeper::Floor {
+        // SAFETY: PR_SET_TIMERSLACK takes one unsigned long and touches no memory.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    }
     (who == Sleeper::Tokio).then(|| {
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -145,7 +210,18 @@ pub(crate) fn sleep_once(who: Sleeper, d: Duration, tokio: Option<&tokio::runtim
             .expect("tokio runtime")
             .block_on(async { tokio::time::sleep(d).await }),
         Sleeper::YieldLoop => yield_until(now() + nanos(d)),
+        Sleeper::Floor => floor_sleep(d),
     }
+}
+
+/// One relative `clock_nanosleep` of `d` (the floor), EINTR ignored: a probe, not a sleeper.
+fn floor_sleep(d: Duration) {
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: libc::c_long::from(d.subsec_nanos()),
+    };
+    // SAFETY: `ts` is a valid timespec; a null remainder pointer is allowed.
+    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
 }
 
 /// `n` sleeps of `d` by `who`, measured.
@@ -154,9 +230,10 @@ pub(crate) fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
         Sleeper::Hos(mode) => Some(runtime(mode)),
         _ => None,
     };
+    let start = rt.as_ref().map(|rt| rt.stats().calibration);
     let p0 = process_cpu_ns();
     let (overshoot, cpu) = on_thread(rt.as_ref(), "SleepBenchWorker", move || {
-        let tokio = tokio_for(who);
+        let tokio = ready_thread(who);
         let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
         let c0 = thread_cpu_ns();
         for _ in 0..n {
@@ -168,12 +245,15 @@ pub(crate) fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
         (h, thread_cpu_ns() - c0)
     });
     let process = process_cpu_ns() - p0;
-    if let Some(rt) = rt {
+    let hos = rt.map(|rt| {
+        let run = HosRun::read(&rt, start.expect("read at build"));
         rt.shutdown();
-    }
+        run
+    });
     Cell {
         overshoot,
         sleeper_cpu_ns: cpu as f64 / n as f64,
         process_cpu_ns: process as f64 / n as f64,
+        hos,
     }
 }

@@ -44,10 +44,11 @@ impl Spread {
             .rows
             .iter()
             .map(|row| {
-                (0..row.columns.len())
-                    .map(|i| {
-                        let (lo, mid, hi) =
-                            min_median_max(row.rounds.iter().map(|r| r[i]).collect());
+                row.columns
+                    .iter()
+                    .map(|c| {
+                        let figures = self.rounds(&row.name, c).unwrap_or_default();
+                        let (lo, mid, hi) = min_median_max(figures);
                         format!("{} / {} / {}", short(lo), short(mid), short(hi))
                     })
                     .collect()
@@ -82,6 +83,12 @@ impl Spread {
         t.push('\n');
         t
     }
+    /// `row`'s `column`, round by round; `None` where there is no such row or column.
+    pub(crate) fn rounds(&self, row: &str, column: &str) -> Option<Vec<f64>> {
+        let r = self.rows.iter().find(|r| r.name == row)?;
+        let i = r.columns.iter().position(|c| *c == column)?;
+        Some(r.rounds.iter().map(|f| f[i]).collect())
+    }
 }
 
 /// The least, the median (the lower middle of an even count) and the greatest of `v`, NaNs
@@ -97,7 +104,7 @@ pub(crate) fn min_median_max(mut v: Vec<f64>) -> (f64, f64, f64) {
 
 /// A figure in three decimals under 10 (ratios near 1 differ in the third), fewer above, none
 /// for a whole number; `-` for none.
-fn short(x: f64) -> String {
+pub(crate) fn short(x: f64) -> String {
     match x.abs() {
         a if a.is_nan() => "-".into(),
         _ if x.fract() == 0.0 && x.abs() < 1e9 => format!("{x:.0}"),
@@ -142,6 +149,16 @@ mod tests {
             "{t}"
         );
         assert_eq!(lines[2].len(), lines[3].len(), "columns line up: {t}");
+    }
+
+    #[test]
+    fn a_row_reads_round_by_round() {
+        let mut s = Spread::default();
+        s.add("hos", &["p99", "cpu"], vec![6.1, 0.3]);
+        s.add("hos", &["p99", "cpu"], vec![30.8, 0.4]);
+        assert_eq!(s.rounds("hos", "p99"), Some(vec![6.1, 30.8]));
+        assert_eq!(s.rounds("hos", "nope"), None);
+        assert_eq!(s.rounds("other", "p99"), None);
     }
 
     #[test]

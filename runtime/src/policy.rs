@@ -140,6 +140,21 @@ pub(crate) fn polled(marked: Marked, short: bool, quiet: u32) -> (Polled, u32) {
     (Polled::Quiet(0), 0)
 }
 
+/// Quiet short sleeps in a row (this one included) from which a job worker's precise sleep is
+/// an unseen poller's ([`unseen_poller`]).
+pub(crate) const UNSEEN_POLLER_SLEEPS: u32 = 8;
+
+/// Whether a precise short sleep of `waiter` after `polled` is an unseen poller's: a job
+/// worker's, the [`UNSEEN_POLLER_SLEEPS`]th or later of short sleeps in a row with no other
+/// svc or nn::os call between them (it polls what hos cannot see, a plain atomic). Such a
+/// sleep arms its own timer by the timer's median lateness instead of its 75th percentile:
+/// it spins less, and the half of its sleeps that wake past the deadline are late by what
+/// the timer was late beyond its median, which no host sees in a poll that finds nothing
+/// (SPEC 2b: never early; lateness only where nobody gains from punctuality).
+pub(crate) fn unseen_poller(waiter: Waiter, polled: Polled) -> bool {
+    waiter == Waiter::Worker && matches!(polled, Polled::Quiet(n) if n >= UNSEEN_POLLER_SLEEPS)
+}
+
 /// How many sleeping pollers a readiness promotes: an object made ready for `told` waiters
 /// (`usize::MAX`: all) whose blocked waiters took `woken` of them promotes the rest, so a
 /// poller is promoted only by what no blocked waiter takes.

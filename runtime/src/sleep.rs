@@ -16,7 +16,8 @@
 //! The precise path is (own slack-1 timer to the deadline minus its margin, the 75th
 //! percentile of its lateness as tracked, then spin) or (the reactor wakes the sleeper early
 //! by the wake latency, then spin). A job worker's short sleep (one that holds a poller slot)
-//! takes its own timer whenever that can arm, so the reactor never spins for pollers; serial
+//! takes its own timer whenever that can arm, so the reactor never spins for pollers (an
+//! unseen poller's, [`unseen_poller`], arms by the timer's median lateness instead); serial
 //! and host threads take the one that cost the process less at boot; a sleep no longer than
 //! the margin takes the reactor (on its own timer it would be all spin), except one in 32
 //! that arms its own timer for half of it, so that the margin keeps meeting samples (none
@@ -28,7 +29,7 @@ use crate::calibration::spin_until;
 use crate::context::{current, current_host, Current};
 use crate::machine::PrecisePath;
 use crate::parker::with_parker;
-use crate::policy::{IdlePoll, SleepRoute, Waiter, SHORT_SLEEP_NS};
+use crate::policy::{unseen_poller, IdlePoll, Polled, SleepRoute, Waiter, SHORT_SLEEP_NS};
 use crate::poll;
 use crate::pollers::{self, PollSite, Woke};
 use crate::reactor::DeadlineClass;
@@ -86,6 +87,8 @@ enum Precise {
     /// A job worker's short one: its own timer where that can arm (pollers are many and the
     /// reactor would spin for each).
     Poller,
+    /// An unseen poller's ([`unseen_poller`]): as `Poller`, armed by the pollers' margin.
+    Unseen,
     /// A serial or host thread's short one: the path the boot calibration found cheaper.
     Calibrated,
 }
@@ -128,7 +131,7 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     crate::chaos::point();
     let path = match rt.policy().idle_poll(waiter, ns, polled) {
         Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
-        None => serve(rt, ctx, waiter, ns, deadline),
+        None => serve(rt, ctx, waiter, ns, deadline, polled),
     };
     drop(sites);
     let late = sys::now().saturating_sub(deadline);
@@ -203,9 +206,17 @@ fn held_poller_slot(waiter: Waiter, ns: u64, path: SleepPath) -> bool {
         )
 }
 
-/// Serves one sleep by the policy's route; a capped-out yield or precise sleep takes the
-/// sleeper's own timer. A long precise sleep goes through the reactor, so shutdown ends it.
-fn serve(rt: &Runtime, ctx: &Current, waiter: Waiter, ns: u64, deadline: u64) -> SleepPath {
+/// Serves one sleep, which came after `polled`, by the policy's route; a capped-out yield or
+/// precise sleep takes the sleeper's own timer. A long precise sleep goes through the
+/// reactor, so shutdown ends it.
+fn serve(
+    rt: &Runtime,
+    ctx: &Current,
+    waiter: Waiter,
+    ns: u64,
+    deadline: u64,
+    polled: Polled,
+) -> SleepPath {
     let policy = rt.policy();
     match policy.sleep_route(waiter, ns) {
         SleepRoute::Yield => match policy.poller_slot(waiter) {
@@ -217,6 +228,10 @@ fn serve(rt: &Runtime, ctx: &Current, waiter: Waiter, ns: u64, deadline: u64) ->
             precise(rt, ctx, deadline, Precise::Cancellable)
         }
         SleepRoute::Precise => match policy.poller_slot(waiter) {
+            Some(_slot) if unseen_poller(waiter, polled) => {
+                Counters::bump(&rt.counters().unseen_polls);
+                precise(rt, ctx, deadline, Precise::Unseen)
+            }
             Some(_slot) if waiter == Waiter::Worker => precise(rt, ctx, deadline, Precise::Poller),
             Some(_slot) => precise(rt, ctx, deadline, Precise::Calibrated),
             None => timer(rt, deadline),
@@ -266,17 +281,17 @@ fn ride_ticks(rt: &Runtime, deadline: u64, tick: u64) {
 fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPath {
     let tracker = rt.tracker();
     let left = deadline.saturating_sub(sys::now());
-    let may_own = match kind {
-        Precise::Cancellable => false,
-        Precise::Poller => true,
-        Precise::Calibrated => tracker.precise() == PrecisePath::OwnTimer,
+    let (may_own, margin) = match kind {
+        Precise::Cancellable => (false, 0),
+        Precise::Poller => (true, tracker.timer_margin_ns()),
+        Precise::Unseen => (true, tracker.poller_margin_ns()),
+        Precise::Calibrated => (
+            tracker.precise() == PrecisePath::OwnTimer,
+            tracker.timer_margin_ns(),
+        ),
     };
     let own = may_own
-        .then(|| {
-            own_timer(left, tracker.timer_margin_ns(), || {
-                tracker.sample_due(SAMPLE_EVERY)
-            })
-        })
+        .then(|| own_timer(left, margin, || tracker.sample_due(SAMPLE_EVERY)))
         .flatten();
     match own {
         Some(early) => {

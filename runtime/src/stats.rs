@@ -195,6 +195,8 @@ pub struct Counters {
     pub idle_promoted: AtomicU64,
     /// Idle polls that woke on a tick another idle poller had woken on.
     pub idle_coalesced: AtomicU64,
+    /// Precise sleeps served as unseen pollers' (`policy::unseen_poller`).
+    pub unseen_polls: AtomicU64,
     /// Wake slices the OS took.
     pub wake_slices: AtomicU64,
     /// Wake slices the OS did not take.
@@ -243,6 +245,7 @@ impl Counters {
             idle_relaxed: r(&self.idle_relaxed),
             idle_promoted: r(&self.idle_promoted),
             idle_coalesced: r(&self.idle_coalesced),
+            unseen_polls: r(&self.unseen_polls),
             wake_slices: r(&self.wake_slices),
             wake_slices_ignored: r(&self.wake_slices_ignored),
             ..Stats::default()
@@ -320,6 +323,10 @@ pub struct Stats {
     pub idle_promoted: u64,
     /// Idle polls that woke on a tick another idle poller had woken on (coalesced wakes).
     pub idle_coalesced: u64,
+    /// Precise short sleeps served as unseen pollers': a job worker's, after 8 or more short
+    /// sleeps in a row with no other svc or nn::os call between them, armed by the timer's
+    /// median lateness (`Calibration::poller_margin_ns`) rather than its 75th percentile.
+    pub unseen_polls: u64,
     /// Guest threads' wake slices (HOS_WAKE_SLICE_US) the OS took: at each thread's start
     /// and at each priority or role change that changed its slice.
     pub wake_slices: u64,
@@ -419,7 +426,7 @@ impl Stats {
         }
         let waited: Duration = self.threads.iter().map(|t| t.vcore_wait).sum();
         t += &format!(
-            "idle polls: {} (relaxed {}, promoted {}, coalesced {})\n\
+            "idle polls: {} (relaxed {}, promoted {}, coalesced {}); unseen pollers' sleeps {}\n\
              waits: parks {}, spins caught {}, missed {}, skipped {}\n\
              virtual cores: waits {} ({:.2} ms over the threads), kicks by priority {}, slice \
              {}, first {}; escapes {}; bound {}, revokes {}\n\
@@ -429,6 +436,7 @@ impl Stats {
             self.idle_relaxed,
             self.idle_promoted,
             self.idle_coalesced,
+            self.unseen_polls,
             self.parks,
             self.spins_caught,
             self.spins_missed,

@@ -3,6 +3,7 @@
  * `hos_*(…, 0)` call finds nothing and then sleeps 20 us is an idle poller of that object,
  * and the host call that makes the object ready promotes its sleep (the runtime stretches
  * an unpromoted one by a second here, so a sleep that was not promoted is plain to see).
+ * A poller of what hos cannot see (short sleeps, no other call) is counted apart.
  * Run by capi/tests/c_hosts.rs.
  */
 #include "check.h"
@@ -101,6 +102,34 @@ static void promoted_by(const char *what, void (*poll)(void), void (*ready)(void
 
 static void unlock_mutex(void) { OK(hos_event_signal(let_go)); }
 
+/* A poller of what hos cannot see: 20 short sleeps in a row, no other call between them. */
+static void unseen(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 20; i++) {
+        hos_svc_sleep_thread(20000);
+    }
+}
+
+/* Its sleeps are unseen pollers' (armed by `poller_margin_ns`) from the 8th of the run of
+ * quiet ones, which begins at its second sleep: the first follows the calls that started
+ * the thread. So 12 of 20. */
+static void unseen_pollers_are_told_apart(void) {
+    hos_stats before = stats();
+    hos_thread_params p = {.size = sizeof p, .name = "ModuleSystemWorker1", .priority = 45,
+                           .ideal_core = -2, .core_mask = 0x3f};
+    hos_handle t = 0;
+    OK(hos_thread_spawn(rt, &p, unseen, NULL, &t));
+    OK(hos_thread_join(t, -1));
+    OK(hos_svc_close_handle(t));
+    hos_stats after = stats();
+    if (after.unseen_polls - before.unseen_polls != 12) {
+        fprintf(stderr, "unseen pollers' sleeps: %" PRIu64 " of 20, not 12\n",
+                after.unseen_polls - before.unseen_polls);
+        failures++;
+    }
+    TRUE(after.poller_margin_ns > 0 && after.poller_margin_ns <= 2000000);
+}
+
 int main(void) {
     hos_config *cfg = NULL;
     OK(hos_config_new(&cfg));
@@ -134,6 +163,7 @@ int main(void) {
         OK(hos_host_sleep(rt, 1000000));
     }
     promoted_by("hos_mutex_lock(0)", poll_mutex, unlock_mutex);
+    unseen_pollers_are_told_apart();
     OK(hos_thread_join(h, -1));
     OK(hos_svc_close_handle(h));
 
@@ -143,5 +173,5 @@ int main(void) {
     }
     OK(hos_runtime_shutdown(rt, -1));
     hos_runtime_free(rt);
-    return finish("every zero-timeout call was an idle poll");
+    return finish("every zero-timeout call was an idle poll, and unseen pollers told apart");
 }

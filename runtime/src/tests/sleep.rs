@@ -348,3 +348,72 @@ fn a_margin_of_a_tick_is_not_probed() {
     assert_eq!(s.path(SleepPath::PreciseReactor).count, 64);
     rt.shutdown();
 }
+
+#[test]
+fn which_precise_sleeps_are_unseen_pollers() {
+    use crate::policy::{unseen_poller, Polled, Waiter, UNSEEN_POLLER_SLEEPS};
+    let n = UNSEEN_POLLER_SLEEPS;
+    for role in [Waiter::Serial, Waiter::Worker, Waiter::Host] {
+        for polled in [
+            Polled::Objects,
+            Polled::Words,
+            Polled::Nothing,
+            Polled::Quiet(0),
+            Polled::Quiet(n - 1),
+            Polled::Quiet(n),
+            Polled::Quiet(u32::MAX),
+        ] {
+            let want = role == Waiter::Worker && matches!(polled, Polled::Quiet(q) if q >= n);
+            assert_eq!(
+                unseen_poller(role, polled),
+                want,
+                "{role:?} after {polled:?}"
+            );
+        }
+    }
+}
+
+/// A job worker's quiet short sleeps are unseen pollers' from the 8th on and arm by the
+/// pollers' margin: pinned above the sleep, the sleepers' margin sends the first 7 through
+/// the reactor, the pollers' (1 us) lets the rest take their own timer. A call between sleeps
+/// starts the run again; a serial thread's sleeps never count.
+#[test]
+fn unseen_pollers_arm_by_the_pollers_margin() {
+    let c = crate::Calibration {
+        timer_lateness_ns: 30_000,
+        timer_margin_ns: 30_000,
+        poller_margin_ns: 1_000,
+        wake_latency_ns: 2_000,
+        precise: crate::PrecisePath::OwnTimer,
+        ..Default::default()
+    };
+    for (name, calls_between, unseen) in [
+        ("ModuleSystemWorker0", false, 13),
+        ("ModuleSystemWorker0", true, 0),
+        ("MainThread", false, 0),
+    ] {
+        let rt = runtime_with(ShortSleep::Reactor, Some(c));
+        guest(&rt, name, move || {
+            for _ in 0..20 {
+                if calls_between {
+                    crate::poll::note_call();
+                    crate::poll::note_call();
+                }
+                let deadline = sys::now() + 20_000;
+                crate::sleep::sleep_current(20_000);
+                assert!(sys::now() >= deadline, "{name}: early");
+            }
+        });
+        let s = rt.stats();
+        let what = format!("{name}, calls between {calls_between}");
+        assert_eq!(s.unseen_polls, unseen, "{what}");
+        assert_eq!(s.path(SleepPath::PreciseOwn).count, unseen, "{what}");
+        assert_eq!(
+            s.path(SleepPath::PreciseReactor).count,
+            20 - unseen,
+            "{what}"
+        );
+        assert_eq!(s.calibration.poller_margin_ns, 1_000, "pinned");
+        rt.shutdown();
+    }
+}
