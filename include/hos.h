@@ -277,6 +277,20 @@ typedef struct {
   uint8_t name[64];
 } hos_thread_stats;
 
+// What `hos_det_stats_get` reads. Set `size` to `sizeof(hos_det_stats)` before the call.
+typedef struct {
+  // Set by the caller: `sizeof(hos_det_stats)`.
+  uint32_t size;
+  // 1 while the runtime runs in the deterministic mode (HOS_DET), else 0.
+  uint32_t on;
+  // Decisions taken so far.
+  uint64_t decisions;
+  // The rolling FNV-1a 64 hash of their witnesses: the same seed and program give the same.
+  uint64_t hash;
+  // The virtual time, in nanoseconds.
+  uint64_t vt_ns;
+} hos_det_stats;
+
 // What one live guest thread is doing. Set `size` of the first element of the array to
 // `sizeof(hos_guest_state)` before `hos_guest_states`.
 typedef struct {
@@ -676,6 +690,17 @@ hos_result hos_stats_threads(const hos_runtime *rt,
                              hos_thread_stats *out,
                              uint32_t capacity,
                              uint32_t *count);
+
+// Reads the deterministic mode's figures into `*out` (all 0 when the mode is off). Set
+// `out->size` to `sizeof(hos_det_stats)` first.
+//
+// Errors: InvalidPointer for a NULL `rt` or `out`, or a misaligned `out`; InvalidSize for an
+// `out->size` below the first version's.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `out->size`
+// writable bytes.
+hos_result hos_det_stats_get(const hos_runtime *rt, hos_det_stats *out);
 
 // Reads what each live guest thread of `rt` is doing into `out[0..capacity]`, and their
 // number into `*count` (which may exceed `capacity`: call again with a larger array). Set

@@ -6,6 +6,7 @@
 //! test below fails when that builder gains a public method this one does not forward.
 
 use crate::runtime::Runtime;
+use hos_runtime::det::{clock::Pacing, selector::Spec};
 use hos_runtime::{BuildError, Calibration, Config, ConfigError, ShortSleep};
 use std::path::PathBuf;
 
@@ -227,6 +228,19 @@ forward! {
     /// HOS_FLIGHT_WAIT_MS: dump the flight recorder when a guest wait lasts this long,
     /// 0..=3_600_000 milliseconds (default 0: never).
     flight_wait_ms(ms: u64);
+
+    /// HOS_DET: runs the guest threads deterministically with `selector`, one at a time over
+    /// HOS_CORES logical cores (docs/determinism.md); `None` runs normally (the default).
+    /// `Spec::Replay` is refused at build: replay is not wired yet.
+    det(selector: Option<Spec>);
+
+    /// HOS_DET_QUANTUM: a deterministic turn's length, 1..=1_000_000 checkpoints (default
+    /// 1000).
+    det_quantum(checkpoints: u32);
+
+    /// HOS_DET_PACE: `Pacing::Paced` keeps virtual time behind wall time (playable, the
+    /// default); `Pacing::Free` skips idle virtual time.
+    det_pace(pacing: Pacing);
 
     /// Pins the calibration instead of measuring it at build (reproducible runs).
     calibration(calibration: Calibration);

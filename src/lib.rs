@@ -80,9 +80,12 @@ pub use hos_runtime::{error, internal::report, warn};
 pub mod internal {
     pub use hos_runtime::internal::{lock, nanos, read, wait, write};
 }
+/// The deterministic mode's parts: selectors and their switch, the virtual clock's pacing,
+/// witnesses, posted events, the `.hosrec` format (docs/determinism.md).
+pub use hos_runtime::det;
 pub use hos_runtime::{
-    Bound, Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, Lateness, Node,
-    PrecisePath, ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
+    Bound, Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, DetStats, Lateness,
+    Node, PrecisePath, ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
 };
 /// The README's Rust examples, compiled (and the runnable ones run) as doctests.
 #[cfg(doctest)]

@@ -8,7 +8,7 @@
 //! [`Runtime::resume_guests`] in `svc/activity.rs`, [`Runtime::shutdown`] in `shutdown.rs`.
 
 use crate::guests::{GuestState, Guests};
-use hos_runtime::{Breakdown, Config, Stats, WaitTree};
+use hos_runtime::{Breakdown, Config, DetStats, Stats, WaitTree};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +51,13 @@ impl Runtime {
     /// screen. After a shutdown, the threads and the reactor's CPU as it began (see [`Stats`]).
     pub fn stats(&self) -> Stats {
         self.inner.stats()
+    }
+
+    /// The deterministic mode's figures (HOS_DET, docs/determinism.md): decisions taken, the
+    /// rolling hash of their witnesses (the same seed and program give the same hash) and the
+    /// virtual time; `None` when the mode is off.
+    pub fn det_stats(&self) -> Option<DetStats> {
+        self.inner.det_stats()
     }
 
     /// Writes the trace to `path` as Chrome trace-event JSON (drag it onto ui.perfetto.dev):

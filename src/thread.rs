@@ -196,7 +196,9 @@ impl Builder {
         let rt = thread.0.rt.clone();
         let slot = rt
             .guests()
-            .admit(rt.inner(), &thread.0.record, || os.spawn(body))?;
+            .admit(rt.inner(), &thread.0.record, || os.spawn(body))
+            .inspect_err(|_| rt.inner().end_thread(&thread.0.record))?;
+        rt.inner().start_thread(&thread.0.record);
         Ok(JoinHandle {
             thread,
             rx,
@@ -226,7 +228,8 @@ impl Builder {
             handle: OnceLock::new(),
             cancel: CancelState::default(),
         }));
-        let handle = create_handle(HandleObject::Thread(thread.clone()))?;
+        let handle = create_handle(HandleObject::Thread(thread.clone()))
+            .inspect_err(|_| thread.0.rt.inner().end_thread(&thread.0.record))?;
         let _ = thread.0.handle.set(handle);
         Ok((thread, HandleShare(Arc::new(HandleOwner(handle))), trace))
     }
@@ -327,6 +330,8 @@ impl Drop for LeaveGuard<'_> {
         let t = &self.0 .0;
         t.record.mark_ended();
         t.rt.guests().leave(&t.record);
+        // The last thing it does as a guest thread: the deterministic mode's token goes on.
+        t.rt.inner().end_thread(&t.record);
     }
 }
 
@@ -551,8 +556,9 @@ impl Thread {
     /// [`crate::svc::checkpoint`] has something to do. Generated code (a JIT's or a
     /// recompiler's loop heads) tests it with a plain load and calls the checkpoint only when
     /// it is set. The address is stable for the thread's life and stays readable after it.
+    /// In the deterministic mode it is always set: every checkpoint counts in the turn.
     pub fn kick_flag(&self) -> &'static AtomicU32 {
-        self.0.record.seat().kick_word()
+        self.0.rt.inner().kick_word(&self.0.record)
     }
 }
 

@@ -31,6 +31,7 @@
 //! | [`config`] | `hos_config`: switches by name, validated as they are set |
 //! | [`runtime`] | `hos_runtime`: boot, bounded shutdown, host sleep |
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
+//! | [`det`] | the deterministic mode's figures: `hos_det_stats` |
 //! | [`guest_state`] | what each live guest thread is doing now |
 //! | [`wait_tree`] | the wait tree, as nodes or text |
 //! | [`trace`] | the trace file, frame marks, flight dumps, each frame's critical path |
@@ -63,6 +64,8 @@ pub mod config;
 pub mod runtime;
 
 pub mod stats;
+
+pub mod det;
 
 pub mod guest_state;
 

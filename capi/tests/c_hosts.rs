@@ -353,3 +353,9 @@ fn thread_roles_from_c() {
 fn thread_roles_under_sanitizers() {
     host("capi/tests/c/roles.c", true, &[]);
 }
+
+#[test]
+fn the_deterministic_mode_from_c() {
+    let out = host("capi/tests/c/det.c", false, &[]);
+    assert!(out.contains("deterministic mode checked"), "{out}");
+}

@@ -13,6 +13,8 @@
 use crate::build_error::BuildError;
 use crate::config::{check, parts, unknown, Config, ConfigError, ShortSleep, Switch};
 use crate::context::set_default;
+use crate::det::clock::Pacing;
+use crate::det::selector::Spec;
 use crate::machine::Calibration;
 use crate::report::set_stderr;
 use crate::runtime::Runtime;
@@ -358,6 +360,28 @@ impl<R: From<Runtime>> Builder<R> {
     pub fn flight_wait_ms(mut self, ms: u64) -> Self {
         self.config.flight_wait_ms = ms;
         self.in_code(Switch::FlightWaitMs)
+    }
+
+    /// HOS_DET: runs the guest threads deterministically with `selector`, one at a time over
+    /// HOS_CORES logical cores (docs/determinism.md); `None` runs normally (the default).
+    /// `Spec::Replay` is refused at build: replay is not wired yet.
+    pub fn det(mut self, selector: Option<Spec>) -> Self {
+        self.config.det = selector;
+        self.in_code(Switch::Det)
+    }
+
+    /// HOS_DET_QUANTUM: a deterministic turn's length, 1..=1_000_000 checkpoints (default
+    /// 1000).
+    pub fn det_quantum(mut self, checkpoints: u32) -> Self {
+        self.config.det_quantum = checkpoints;
+        self.in_code(Switch::DetQuantum)
+    }
+
+    /// HOS_DET_PACE: `Pacing::Paced` keeps virtual time behind wall time (playable, the
+    /// default); `Pacing::Free` skips idle virtual time.
+    pub fn det_pace(mut self, pacing: Pacing) -> Self {
+        self.config.det_pace = pacing;
+        self.in_code(Switch::DetPace)
     }
 
     /// HOS_LOG_STDERR: `false` keeps hos's warnings and errors off stderr when no `tracing`

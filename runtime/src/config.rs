@@ -27,6 +27,8 @@
 //! | mode | `HOS_SHORT_SLEEP`: one of `yield`, `timer`, `reactor`, `auto` (trimmed, any case), else an error |
 //! | name parts | comma separated; each part trimmed; empty parts ignored |
 
+use crate::det::clock::Pacing;
+use crate::det::selector::Spec;
 use crate::machine::Calibration;
 use std::fmt;
 use std::path::PathBuf;
@@ -49,6 +51,9 @@ pub(crate) const DEFAULT_WAKE_SLICE_US: u64 = 300;
 
 /// HOS_WAKE_SLICE_PRIORITY's default: 0x2C, a game's main thread's usual priority.
 pub(crate) const DEFAULT_WAKE_SLICE_PRIORITY: u8 = 44;
+
+/// HOS_DET_QUANTUM's default, in checkpoints.
+pub(crate) const DEFAULT_DET_QUANTUM: u32 = 1000;
 
 /// How guest sleeps under 1 ms are served (docs/design.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +156,16 @@ pub struct Config {
     /// HOS_LOG_STDERR: warnings and errors that no `tracing` subscriber (or C log sink) takes
     /// are written to stderr (default on). Process-wide: the newest runtime built decides.
     pub log_stderr: bool,
+    /// HOS_DET: the deterministic mode's selector (docs/determinism.md): `None` (unset, empty
+    /// or an off word) runs normally; `stable`, `random:SEED`, `pct:DEPTH:SEED[:STEPS]` or
+    /// `chaos:SEED` runs one guest thread at a time over HOS_CORES logical cores (default
+    /// off). `replay:PATH` is refused: replay is not wired yet.
+    pub det: Option<Spec>,
+    /// HOS_DET_QUANTUM, 1..=1_000_000: a turn's length in checkpoints (default 1000).
+    pub det_quantum: u32,
+    /// HOS_DET_PACE: `paced` (virtual time never runs ahead of wall time) or `free` (idle
+    /// virtual time is skipped; default `paced`).
+    pub det_pace: Pacing,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -188,6 +203,9 @@ impl Default for Config {
             flight_dir: None,
             flight_wait_ms: 0,
             log_stderr: true,
+            det: None,
+            det_quantum: DEFAULT_DET_QUANTUM,
+            det_pace: Pacing::Paced,
             calibration: None,
             logical_processors: None,
         }
@@ -248,11 +266,14 @@ pub(crate) enum Switch {
     FlightDir,
     FlightWaitMs,
     LogStderr,
+    Det,
+    DetQuantum,
+    DetPace,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 27] = [
+    pub(crate) const ALL: [Switch; 30] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -280,6 +301,9 @@ impl Switch {
         Switch::FlightDir,
         Switch::FlightWaitMs,
         Switch::LogStderr,
+        Switch::Det,
+        Switch::DetQuantum,
+        Switch::DetPace,
     ];
 
     /// The environment variable.
@@ -312,6 +336,9 @@ impl Switch {
             Switch::FlightDir => "HOS_FLIGHT_DIR",
             Switch::FlightWaitMs => "HOS_FLIGHT_WAIT_MS",
             Switch::LogStderr => "HOS_LOG_STDERR",
+            Switch::Det => "HOS_DET",
+            Switch::DetQuantum => "HOS_DET_QUANTUM",
+            Switch::DetPace => "HOS_DET_PACE",
         }
     }
 
@@ -367,6 +394,9 @@ impl Switch {
             Switch::FlightDir => config.flight_dir = path(raw),
             Switch::FlightWaitMs => config.flight_wait_ms = WAIT_BOUND.parse(name, raw)?,
             Switch::LogStderr => config.log_stderr = flag(raw),
+            Switch::Det => config.det = parse_det(name, raw)?,
+            Switch::DetQuantum => config.det_quantum = QUANTUM.parse(name, raw)? as u32,
+            Switch::DetPace => config.det_pace = parse_pace(name, raw)?,
         }
         Ok(odd.then(|| {
             format!(
@@ -407,6 +437,9 @@ impl Switch {
             Switch::FlightDir => format!("{:?}", c.flight_dir),
             Switch::FlightWaitMs => c.flight_wait_ms.to_string(),
             Switch::LogStderr => c.log_stderr.to_string(),
+            Switch::Det => c.det.as_ref().map_or("off".into(), Spec::to_string),
+            Switch::DetQuantum => c.det_quantum.to_string(),
+            Switch::DetPace => format!("{:?}", c.det_pace),
         }
     }
 
@@ -557,6 +590,18 @@ const WAIT_BOUND: Range = Range {
     accepted: "milliseconds, an integer in 0..=3600000 (0: never)",
 };
 
+const QUANTUM: Range = Range {
+    min: 1,
+    max: 1_000_000,
+    zero_off: false,
+    accepted: "checkpoints, an integer in 1..=1000000",
+};
+
+/// What HOS_DET accepts.
+const DET_ACCEPTED: &str = "off (unset, empty or an off word), stable, random:SEED, \
+    pct:DEPTH:SEED[:STEPS] (DEPTH and STEPS at least 1) or chaos:SEED, seeds decimal or 0x hex \
+    (replay:PATH is not wired yet)";
+
 impl Range {
     /// `value` if it lies in the range, else the error naming `switch`.
     fn check(&self, switch: &'static str, value: u64) -> Result<u64, ConfigError> {
@@ -623,6 +668,36 @@ fn parse_mode(switch: &'static str, raw: &str) -> Result<ShortSleep, ConfigError
     }
 }
 
+/// HOS_DET's rule: off (empty or an off word), else a selector `det::selector` parses
+/// (trimmed, any case for the name), except `replay`, not wired yet.
+fn parse_det(switch: &'static str, raw: &str) -> Result<Option<Spec>, ConfigError> {
+    if switch_on(raw) == Some(false) {
+        return Ok(None);
+    }
+    let error = || ConfigError {
+        switch,
+        value: raw.to_string(),
+        accepted: DET_ACCEPTED,
+    };
+    match raw.trim().parse::<Spec>() {
+        Ok(Spec::Replay(_)) | Err(_) => Err(error()),
+        Ok(spec) => Ok(Some(spec)),
+    }
+}
+
+/// HOS_DET_PACE's rule: `paced` or `free`, trimmed, any case.
+fn parse_pace(switch: &'static str, raw: &str) -> Result<Pacing, ConfigError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "paced" => Ok(Pacing::Paced),
+        "free" => Ok(Pacing::Free),
+        _ => Err(ConfigError {
+            switch,
+            value: raw.to_string(),
+            accepted: "one of paced, free",
+        }),
+    }
+}
+
 /// The name-part rule: each part trimmed, empty parts dropped.
 pub(crate) fn parts<S: AsRef<str>>(raw: impl IntoIterator<Item = S>) -> Vec<String> {
     raw.into_iter()
@@ -649,6 +724,21 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     WAKE_SLICE.check("wake_slice_us", config.wake_slice_us)?;
     PRIORITY.check("wake_slice_priority", u64::from(config.wake_slice_priority))?;
     WAIT_BOUND.check("flight_wait_ms", config.flight_wait_ms)?;
+    QUANTUM.check("det_quantum", u64::from(config.det_quantum))?;
+    if let Some(spec) = &config.det {
+        let refused = match spec {
+            Spec::Replay(_) => true,
+            Spec::Pct { depth, steps, .. } => *depth == 0 || *steps == 0,
+            _ => false,
+        };
+        if refused {
+            return Err(ConfigError {
+                switch: "det",
+                value: spec.to_string(),
+                accepted: DET_ACCEPTED,
+            });
+        }
+    }
     if config.logical_processors == Some(Some(0)) {
         return Err(ConfigError {
             switch: "logical_processors",
@@ -686,7 +776,8 @@ mod tests {
         assert!(told("hos_vcore_grace")
             .unwrap()
             .contains("HOS_VCORE_GRACE_US?"));
-        assert!(told("HOS_X").unwrap().contains("docs/switches.md"));
+        // HOS_X is three edits from HOS_DET: a name far from every switch.
+        assert!(told("HOS_XYZZYQ").unwrap().contains("docs/switches.md"));
         for quiet in [
             "HOS_FLIGHT",
             "HOS_LOG_STDERR",

@@ -32,6 +32,11 @@ std::thread_local! {
     /// The calling guest thread's kick word while it is entered: a `Copy` value with no
     /// destructor, so the checkpoint's fast path reads it without a borrow or a state check.
     static KICK: Cell<Option<&'static AtomicU32>> = const { Cell::new(None) };
+    /// Whether the calling thread is a guest thread of a runtime in the deterministic mode:
+    /// the one branch the mode costs a wait when it is off (`block_on`), and a tick read.
+    static DET: Cell<bool> = const { Cell::new(false) };
+    /// The virtual deadline the current poll of a deterministic wait noted ([`det_timeout_at`]).
+    static DET_DEADLINE: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
 /// Every runtime built and still alive, oldest first. # Invariant: weak, so it never keeps a
@@ -68,6 +73,7 @@ impl Drop for EnterGuard {
         // At the thread's exit the slot may be torn down already (a guard held in another
         // thread-local, an attached thread that never detached): then there is nothing to end.
         let _ = KICK.try_with(|k| k.set(None));
+        let _ = DET.try_with(|d| d.set(false));
         if let Ok(Some((_, record))) = CURRENT.try_with(|c| c.borrow_mut().take()) {
             record.set_wake_hook(None);
             // Leaving, the thread gets the OS default slice back (nothing to ask if it had it).
@@ -82,7 +88,8 @@ pub fn enter(rt: &Runtime, record: Arc<ThreadRecord>) -> EnterGuard {
     rt.ask_wake_slice(&record);
     record.set_wake_hook(Some(rt.claim_hook(&record)));
     rt.trace_thread_start(&record);
-    KICK.with(|k| k.set(Some(record.seat().kick_word())));
+    KICK.with(|k| k.set(Some(rt.kick_word(&record))));
+    DET.with(|d| d.set(rt.token().is_some()));
     CURRENT.with(|c| *c.borrow_mut() = Some((rt.clone(), record)));
     EnterGuard(())
 }
@@ -99,7 +106,7 @@ pub fn checkpoint() {
         .try_with(|k| k.get().is_some_and(kick_is_set))
         .unwrap_or(false);
     if asked {
-        with_guest(|rt, t| rt.checkpoint(t));
+        with_guest(|rt, t| rt.checkpoint_kicked(t));
     }
 }
 
@@ -230,6 +237,10 @@ impl WaitPolicy for Current {
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
 /// one again before returning.
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    // The deterministic mode's one branch when it is off: a thread-local read.
+    if DET.get() {
+        return det_block_on(fut, wait);
+    }
     // A wait between a poll and a sleep makes the sleep no idle poll (docs/design.md section 4).
     poll::clear();
     let out = with_parker(|p, w| block_on_with(p, w, fut, wait, || None, current));
@@ -237,4 +248,69 @@ pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     // back (taking one is a pause point itself).
     with_guest(|rt, t| rt.pause_point(t));
     out
+}
+
+/// [`block_on`] of a guest thread in the deterministic mode: it polls only while it holds
+/// the token, and between polls gives the token up until a decision finds it woken and
+/// picks it (`token.rs`). Once the mode stopped (a shutdown) the wait goes on as any other.
+///
+/// # Blocking
+/// Until `fut` is ready; the thread holds the token when it returns, while the mode is on.
+#[cold]
+fn det_block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    let mut fut = std::pin::pin!(fut);
+    with_parker(|p, w| {
+        let mut cx = std::task::Context::from_waker(w);
+        loop {
+            DET_DEADLINE.set(None);
+            if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                return v;
+            }
+            let deadline = DET_DEADLINE.take();
+            let waited = with_guest(|rt, t| match rt.token() {
+                Some(token) if token.is_on() => {
+                    t.mark_wait(Some(wait.on));
+                    token.wait(t.id(), p, deadline);
+                    t.mark_wait(None);
+                    true
+                }
+                _ => false,
+            });
+            if waited != Some(true) {
+                return block_on_with(p, w, fut.as_mut(), wait, || None, current);
+            }
+        }
+    })
+}
+
+/// The system tick of the calling thread if it is a guest thread in the deterministic mode:
+/// the virtual clock's (a read counts as a checkpoint of the clock); `None` otherwise, one
+/// thread-local read.
+pub fn det_tick() -> Option<u64> {
+    if !DET.try_with(Cell::get).unwrap_or(false) {
+        return None;
+    }
+    with_guest(|rt, _| rt.token().map(crate::token::Token::tick)).flatten()
+}
+
+/// The virtual time of the calling thread if it is a guest thread in the deterministic mode,
+/// in ns; `None` otherwise.
+pub fn det_now() -> Option<u64> {
+    if !DET.try_with(Cell::get).unwrap_or(false) {
+        return None;
+    }
+    with_guest(|rt, _| rt.token().map(crate::token::Token::now)).flatten()
+}
+
+/// The deadline `d` from now on the virtual clock, if the calling thread is a guest thread
+/// in the deterministic mode (`None` otherwise: the caller's deadline is on the host clock).
+pub fn det_deadline(d: std::time::Duration) -> Option<u64> {
+    det_now().map(|vt| vt.saturating_add(crate::time::nanos(d)))
+}
+
+/// Notes, from a future's poll that returns pending in a deterministic wait, that the wait
+/// also ends at the virtual time `deadline` (its timeout): the token makes the thread ready
+/// then (`token.rs`), in place of a reactor timer.
+pub fn det_timeout_at(deadline: u64) {
+    DET_DEADLINE.set(Some(deadline));
 }

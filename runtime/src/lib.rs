@@ -1,7 +1,7 @@
 //! hos-runtime: the reactor of hos. It knows threads, priorities, deadlines and cores; it
 //! knows no svc number and no Horizon result code (those live in the `hos` crate, which is
 //! what hosts use: this crate's public items are the ones `hos` re-exports, and `det`, the
-//! deterministic mode's parts, not yet wired into a runtime).
+//! deterministic mode's parts, which `token` wires into the runtime).
 //!
 //! # Layers
 //!
@@ -22,7 +22,7 @@
 //! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
 //! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
-//! | `det::{rng, witness, decisions, selector, clock, post, record}` | leaf | the deterministic mode's parts (seeded streams, witnesses, selectors, virtual clock, posted events, `.hosrec`), not yet wired |
+//! | `det::{rng, witness, decisions, selector, clock, post, record}` | leaf | the deterministic mode's parts (seeded streams, witnesses, selectors, virtual clock, posted events, `.hosrec`) |
 //! | `chaos` | leaf | seeded yields and delays at every decision point (off: one load) |
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
 //! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
@@ -37,6 +37,7 @@
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
 //! | `reactor` | decision | the reactor thread that owns every deadline |
 //! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
+//! | `token` | waiting | the deterministic mode's token: one guest thread runs at a time, each hand-off a selector's decision |
 //! | `block_on` | waiting | the one loop every wait blocks in |
 //! | `pollers` | waiting | idle pollers: an object's (or a guest word's) sleeping pollers, their wait |
 //! | `poll` | waiting | idle pollers: each thread's poll marks, and what its next sleep follows |
@@ -81,6 +82,7 @@ mod sync;
 mod sys;
 mod thread;
 mod time;
+mod token;
 mod trace;
 mod vcore;
 mod watchdog;
@@ -97,6 +99,7 @@ pub use machine::{Calibration, PrecisePath};
 pub use role::Role;
 pub use stats::{Bound, Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
+pub use token::DetStats;
 
 /// What the `hos` crate, hos's benches and its examples' internals need of the runtime, and a
 /// host must not call: a host uses the `hos` crate.
@@ -110,7 +113,8 @@ pub mod internal {
         pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
     }
     pub use crate::context::{
-        block_on, checkpoint, current, enter, mark_wait, runtime, with_guest, Current, EnterGuard,
+        block_on, checkpoint, current, det_deadline, det_now, det_tick, det_timeout_at, enter,
+        mark_wait, runtime, with_guest, Current, EnterGuard,
     };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::pause::PAUSED;

@@ -115,6 +115,14 @@ impl Parker {
         self.state.load(Ordering::SeqCst) == PARKED
     }
 
+    /// Whether a token waits to be taken: the deterministic mode's decisions read a waiting
+    /// thread's wake here (`token.rs`), without taking it.
+    pub(crate) fn is_notified(&self) -> bool {
+        // Acquire: pairs with unpark's Release, so what the waker wrote is seen by the
+        // decision (which hands it to the owner under the token's lock).
+        self.state.load(Ordering::Acquire) == NOTIFIED
+    }
+
     /// Takes the token if it is there (the spin phase's check; no system call).
     #[inline]
     pub fn try_take(&self) -> bool {

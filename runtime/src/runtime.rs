@@ -20,6 +20,7 @@ use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
 use crate::thread::{Activity, ThreadRecord, ThreadSpec};
+use crate::token::{DetStats, Token};
 use crate::trace::recorder::{Session, Settings};
 use crate::trace::{Kind, WaitFor};
 use crate::vcore::{Occupant, Vcores, YieldKind};
@@ -34,6 +35,8 @@ struct Inner {
     tracker: Arc<Tracker>,
     reactor: Reactor,
     vcores: Vcores,
+    /// The deterministic mode's token (HOS_DET); `None`: the mode is off.
+    token: Option<Token>,
     ticks: Ticks,
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
@@ -61,6 +64,11 @@ impl Drop for Inner {
 /// Runtime ids, for the trace's sessions. Std's atomic, not the loom shim's: an identity,
 /// never a synchronisation point.
 static NEXT_RUNTIME: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// The kick word of every guest thread in the deterministic mode: always set, so that each
+/// of its checkpoints reaches the token (`Runtime::checkpoint_kicked`) while the fast path
+/// of a thread in the normal mode stays one load. Std's atomic, as every kick word.
+static DET_KICK: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
 /// A handle to a runtime that does not keep it alive (the process's default runtime).
 #[derive(Clone, Debug)]
@@ -123,6 +131,12 @@ impl Runtime {
             spawn,
         )?;
         let vcores = Vcores::new(&config, counters.clone());
+        // A resolved config's selector is seeded (replay is refused there).
+        let token = config
+            .det
+            .as_ref()
+            .and_then(|spec| spec.seeded(config.det_quantum))
+            .map(|selector| Token::new(selector, config.cores as u8, config.det_pace));
         // Relaxed: a unique id.
         let id = NEXT_RUNTIME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let session = Session::start(
@@ -150,6 +164,7 @@ impl Runtime {
                 tracker,
                 reactor,
                 vcores,
+                token,
                 ticks: Ticks::default(),
                 threads: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
@@ -213,6 +228,10 @@ impl Runtime {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let flags = spec.role.flags(&spec.name, &self.inner.config);
         let rec = Arc::new(ThreadRecord::new(id, spec, flags.serial, flags.first));
+        if let Some(token) = &self.inner.token {
+            let core = token.core_of(spec.ideal_core, spec.core_mask);
+            token.enroll(id, core, spec.priority);
+        }
         let mut threads = lock(&self.inner.threads);
         threads.retain(|w| w.strong_count() > 0);
         threads.push(Arc::downgrade(&rec));
@@ -247,6 +266,9 @@ impl Runtime {
     /// the virtual cores at once, waiting or holding.
     pub fn set_priority(&self, rec: &ThreadRecord, priority: u8) {
         rec.set_priority(priority);
+        if let Some(token) = &self.inner.token {
+            token.set_priority(rec.id(), priority);
+        }
         self.trace_retitle(rec, Kind::Priority);
         self.inner.vcores.refresh(rec);
         self.ask_wake_slice(rec);
@@ -311,6 +333,10 @@ impl Runtime {
     /// # Blocking
     /// Until a core is granted, the runtime shuts down, or the escape time passes.
     pub fn acquire_core(&self, rec: &ThreadRecord) {
+        // In the deterministic mode the token stands for every core (`token.rs`).
+        if let Some(token) = &self.inner.token {
+            return token.take_turn(rec.id());
+        }
         if self.inner.config.vcore_claim_defer {
             rec.end_deferral();
         }
@@ -319,9 +345,53 @@ impl Runtime {
         self.pause_point(rec);
     }
 
-    /// Gives the calling guest thread `rec`'s virtual core back; `true` if it held one.
+    /// Gives the calling guest thread `rec`'s virtual core back; `true` if it held one. In
+    /// the deterministic mode the thread keeps the token (`false`): it gives it up only when
+    /// it waits, yields, ends its quantum or ends ([`Runtime::end_thread`]).
     pub fn release_core(&self, rec: &ThreadRecord) -> bool {
+        if self.inner.token.is_some() {
+            return false;
+        }
         self.inner.vcores.release(rec)
+    }
+
+    /// Guest thread `rec`'s OS thread was started (by its spawner, or it is the caller, an
+    /// attached thread): in the deterministic mode it becomes ready for its first turn, which
+    /// it waits for in [`Runtime::acquire_core`]; nothing otherwise.
+    pub fn start_thread(&self, rec: &ThreadRecord) {
+        if let Some(token) = &self.inner.token {
+            token.started(rec.id());
+        }
+    }
+
+    /// Guest thread `rec` ends (the last thing it does as a guest thread, or a thread that
+    /// never started): in the deterministic mode it leaves the schedule and the token goes
+    /// on; nothing otherwise.
+    pub fn end_thread(&self, rec: &ThreadRecord) {
+        if let Some(token) = &self.inner.token {
+            token.exit(rec.id());
+        }
+    }
+
+    /// Guest thread `rec`'s kick word, which its checkpoints' fast path (and a C host's
+    /// generated code) reads: its seat's, or in the deterministic mode a word always set, so
+    /// every checkpoint counts in the token's quantum.
+    pub fn kick_word(&self, rec: &ThreadRecord) -> &'static std::sync::atomic::AtomicU32 {
+        match self.inner.token {
+            Some(_) => &DET_KICK,
+            None => rec.seat().kick_word(),
+        }
+    }
+
+    /// The deterministic mode's token, if the mode is on.
+    pub(crate) fn token(&self) -> Option<&Token> {
+        self.inner.token.as_ref()
+    }
+
+    /// The deterministic mode's figures (decisions, their hash, the virtual time); `None`
+    /// when the mode is off.
+    pub fn det_stats(&self) -> Option<DetStats> {
+        self.inner.token.as_ref().map(Token::stats)
     }
 
     /// Gives the calling guest thread `rec`'s virtual core back for a wait on an object:
@@ -378,6 +448,19 @@ impl Runtime {
         // The fast path of generated code's loop heads: one load when nothing is asked.
         if rec.seat().is_asked() {
             self.checkpoint_asked(rec);
+        }
+    }
+
+    /// A checkpoint of the calling guest thread `rec` whose kick word is set (`context.rs`):
+    /// in the deterministic mode (whose threads' word is always set) a step of the token's
+    /// quantum, else [`Runtime::checkpoint`].
+    ///
+    /// # Blocking
+    /// As [`Runtime::checkpoint`], or at the quantum's end until its next turn.
+    pub(crate) fn checkpoint_kicked(&self, rec: &ThreadRecord) {
+        match &self.inner.token {
+            Some(token) => token.checkpoint(rec.id()),
+            None => self.checkpoint(rec),
         }
     }
 
@@ -474,6 +557,11 @@ impl Runtime {
     /// # Blocking
     /// When it hands its core over, until it has one again.
     pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
+        // Every kind of yield is a decision in the deterministic mode.
+        if let Some(token) = &self.inner.token {
+            token.yield_turn(rec.id());
+            return true;
+        }
         let y = self.inner.vcores.yield_core(rec, kind, self.spin_of(rec));
         crate::trace::yielded(kind as u8, y.handed);
         self.log_escape(rec, y.escape);
@@ -549,6 +637,9 @@ impl Runtime {
         self.inner.last.keep(|| self.live());
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return;
+        }
+        if let Some(token) = &self.inner.token {
+            token.stop();
         }
         crate::chaos::point();
         self.inner.reactor.shutdown();

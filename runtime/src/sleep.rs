@@ -38,6 +38,7 @@ use crate::stats::{Counters, SleepPath};
 use crate::sys;
 use crate::time::nanos;
 use crate::trace;
+use crate::vcore::Occupant;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -121,6 +122,16 @@ pub fn sleep_current(ns: u64) -> bool {
 fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     if rt.is_shut_down() {
         return;
+    }
+    // The deterministic mode: a guest sleep is a wait on the virtual clock (`token.rs`).
+    if let (Some(token), Some(t)) = (rt.token(), ctx.thread()) {
+        if token.is_on() {
+            t.mark_wait(Some("sleep"));
+            token.sleep(t.id(), ns);
+            t.mark_wait(None);
+            t.count_sleep();
+            return;
+        }
     }
     let waiter = ctx.waiter();
     let deadline = sys::now().saturating_add(ns);

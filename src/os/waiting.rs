@@ -20,8 +20,8 @@ use crate::svc::timeout::timeout_from_ns;
 use crate::sync::{lock, Mutex};
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
-    block_on, current, deadline_after, poll_found, sys, with_guest, DeadlineClass, Runtime,
-    SpinGate, Timer, Wait,
+    block_on, current, deadline_after, det_deadline, det_now, det_timeout_at, poll_found, sys,
+    with_guest, DeadlineClass, Runtime, SpinGate, Timer, Wait,
 };
 use std::any::type_name;
 use std::future::Future;
@@ -259,7 +259,8 @@ impl Limits {
         self.deadline = match timeout {
             Timeout::Never => None,
             Timeout::Poll => Some(0),
-            Timeout::After(d) => Some(deadline_after(d)),
+            // A guest thread in the deterministic mode times out on the virtual clock.
+            Timeout::After(d) => Some(det_deadline(d).unwrap_or_else(|| deadline_after(d))),
         };
     }
 
@@ -298,6 +299,14 @@ impl Limits {
             }
         }
         let deadline = self.deadline?;
+        // The deterministic mode's timeout: on the virtual clock, served by the token.
+        if let Some(vt) = det_now() {
+            if vt >= deadline {
+                return Some(ResultCode::TIMED_OUT);
+            }
+            det_timeout_at(deadline);
+            return None;
+        }
         if sys::now() >= deadline {
             return Some(ResultCode::TIMED_OUT);
         }

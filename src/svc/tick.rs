@@ -7,7 +7,7 @@
 //! every thread and every runtime of the process.
 
 use crate::entry::entry;
-use hos_runtime::internal::sys;
+use hos_runtime::internal::{det_tick, sys};
 
 /// The console's tick rate (CNTFRQ_EL0): 19.2 MHz.
 pub const TICKS_PER_SECOND: u64 = 19_200_000;
@@ -19,7 +19,8 @@ pub(crate) fn ticks_in(ns: u128) -> u64 {
 }
 
 /// svcGetSystemTick (0x1E): the system tick now, 19.2 MHz ticks of the runtime's monotonic
-/// clock (module invariant). A recompiled game reads the counter with `mrs cntpct_el0`
+/// clock (module invariant); a guest thread of a runtime in the deterministic mode reads the
+/// virtual clock's tick instead (docs/determinism.md section 4). A recompiled game reads the counter with `mrs cntpct_el0`
 /// rather than the svc (the SDK does): a host maps that read here too.
 ///
 /// ```
@@ -30,6 +31,10 @@ pub(crate) fn ticks_in(ns: u128) -> u64 {
 /// ```
 pub fn get_system_tick() -> u64 {
     entry();
+    // A guest thread in the deterministic mode reads the virtual clock.
+    if let Some(tick) = det_tick() {
+        return tick;
+    }
     ticks_in(u128::from(sys::now()))
 }
 

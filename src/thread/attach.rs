@@ -47,7 +47,10 @@ impl Builder {
         }
         let (thread, share, trace) = self.make()?;
         let rt = thread.0.rt.clone();
-        rt.guests().admit_here(rt.inner(), &thread.0.record)?;
+        rt.guests()
+            .admit_here(rt.inner(), &thread.0.record)
+            .inspect_err(|_| rt.inner().end_thread(&thread.0.record))?;
+        rt.inner().start_thread(&thread.0.record);
         let entered = thread.enter_here(trace);
         // Given back by `Attached::drop`.
         rt.inner().acquire_core(&thread.0.record);
@@ -94,5 +97,7 @@ impl Drop for Attached {
         t.exit.signal();
         drop(self.entered.take());
         t.rt.guests().leave(&t.record);
+        // The deterministic mode's token goes on.
+        t.rt.inner().end_thread(&t.record);
     }
 }

@@ -26,6 +26,7 @@ const ORDER: &[&str] = &[
     "runtime",
     // what a runtime or a handle gives
     "stats",
+    "det",
     "wait_tree",
     "trace",
     "role",

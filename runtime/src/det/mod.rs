@@ -6,7 +6,7 @@
 //! Invariant: every part here is a pure function of its construction and the calls it is
 //! given (seeds, decisions, virtual times, posted inputs), never of wall time, addresses,
 //! thread timing or hash-map order, so two runs given the same calls decide the same. These
-//! are the leaves; they are not wired into `block_on` yet.
+//! are the leaves; the runtime's `token.rs` wires them in.
 
 pub mod clock;
 pub mod decisions;

@@ -56,6 +56,7 @@ const ORDER: &[&str] = &[
     "reactor",
     "policy",
     // waiting
+    "token",
     "block_on",
     "pollers",
     "poll",

@@ -6,6 +6,8 @@
 //! through `Builder::env_from`, and the tests of `Builder::env` run this binary again as a
 //! child with its own environment.
 
+use crate::det::clock::Pacing;
+use crate::det::selector::Spec;
 use crate::runtime::Runtime;
 use crate::{BuildError, Builder, Calibration, Config, ShortSleep};
 use std::collections::HashMap;
@@ -152,7 +154,7 @@ fn bad_values_are_errors_naming_switch_and_value() {
 #[test]
 fn bad_builder_values_are_errors_naming_the_method() {
     type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
-    let bad: [(Set, &str, &str); 17] = [
+    let bad: [(Set, &str, &str); 19] = [
         (
             |b| b.idle_poll_stretch_us(1_000_001),
             "idle_poll_stretch_us",
@@ -185,6 +187,12 @@ fn bad_builder_values_are_errors_naming_the_method() {
         (|b| b.wake_slice_us(100_001), "wake_slice_us", "100001"),
         (|b| b.wake_slice_priority(64), "wake_slice_priority", "64"),
         (|b| b.flight_wait_ms(3_600_001), "flight_wait_ms", "3600001"),
+        (|b| b.det_quantum(0), "det_quantum", "0"),
+        (
+            |b| b.det(Some(Spec::Replay("run.hosrec".into()))),
+            "det",
+            "replay:run.hosrec",
+        ),
         (
             |b| b.logical_processors(Some(0)),
             "logical_processors",
@@ -239,6 +247,13 @@ fn every_builder_method_sets_its_switch() {
         .flight_dir("/tmp/d")
         .flight_wait_ms(500)
         .log_stderr(false)
+        .det(Some(Spec::Pct {
+            depth: 2,
+            seed: 5,
+            steps: 100,
+        }))
+        .det_quantum(64)
+        .det_pace(Pacing::Free)
         .calibration(Calibration::default())
         .logical_processors(None)
         .resolve()
@@ -271,6 +286,13 @@ fn every_builder_method_sets_its_switch() {
         flight_dir: Some("/tmp/d".into()),
         flight_wait_ms: 500,
         log_stderr: false,
+        det: Some(Spec::Pct {
+            depth: 2,
+            seed: 5,
+            steps: 100,
+        }),
+        det_quantum: 64,
+        det_pace: Pacing::Free,
         calibration: Some(Calibration::default()),
         logical_processors: Some(None),
     };
@@ -343,6 +365,9 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_FLIGHT_DIR", "/tmp/env"),
         ("HOS_FLIGHT_WAIT_MS", "250"),
         ("HOS_LOG_STDERR", "0"),
+        ("HOS_DET", " random:0x10 "),
+        ("HOS_DET_QUANTUM", "12"),
+        ("HOS_DET_PACE", "FREE"),
     ];
     let code = Builder::new()
         .short_sleep(ShortSleep::Timer)
@@ -371,7 +396,10 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .flight(true)
         .flight_dir("/tmp/code")
         .flight_wait_ms(9)
-        .log_stderr(true);
+        .log_stderr(true)
+        .det(None)
+        .det_quantum(7)
+        .det_pace(Pacing::Paced);
     (env, code)
 }
 
@@ -420,6 +448,9 @@ fn code_wins_over_the_environment_unless_asked() {
         flight_dir: Some("/tmp/env".into()),
         flight_wait_ms: 250,
         log_stderr: false,
+        det: Some(Spec::Random { seed: 16 }),
+        det_quantum: 12,
+        det_pace: Pacing::Free,
         calibration: None,
         logical_processors: None,
     };

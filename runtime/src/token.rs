@@ -1,0 +1,447 @@
+//! The deterministic mode's token (docs/determinism.md section 1): one guest thread runs at
+//! a time, and each hand-off is a decision of the run's selector.
+//!
+//! Invariant: at most one enrolled thread is `Running`, and only the token holder (or, when
+//! no one holds it, the one thread that takes a decision) changes the schedule, under the one
+//! lock. A wake does not move a thread: it only leaves its parker notified, and the next
+//! decision sees that and makes it ready; timers are due on the virtual clock alone. So each
+//! decision's candidates, and so the run, depend only on what the threads did under the
+//! token and on the selector's seed, never on the OS's timing.
+//!
+//! At a decision: waiting threads whose parker holds a token (or whose timeout the clock
+//! reached) and sleepers whose deadline the clock reached become ready (sleepers in
+//! (deadline, insertion) order, then the woken and timed out in id order, each behind the
+//! ready ones); each logical core's candidate is its best ready thread
+//! (lowest Horizon priority value, then first ready); the selector picks among the cores; the
+//! witness goes into the rolling hash. When no thread is ready the clock jumps to the next
+//! sleeper's (or timed wait's) deadline; when none is pending either, nothing can run again by itself (a deadlock,
+//! or a wake a host thread owes) and the token rests until such a wake.
+
+use crate::det::clock::{Clock, Costs, Pacing};
+use crate::det::selector::{SelectError, Selector};
+use crate::det::witness::{Candidate, Reason, Rolling, Witness};
+use crate::parker::Parker;
+use crate::sync::{lock, wait, Arc};
+use crate::sys;
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// How often a thread waiting for a turn looks again while the token rests: a host thread's
+/// wake (outside the contract) or a shutdown is then seen within it.
+const RESTING_LOOK: Duration = Duration::from_millis(1);
+
+/// What an enrolled thread is doing.
+#[derive(Debug)]
+enum Run {
+    /// Enrolled, its OS thread not started yet: no candidate (a turn it could not take).
+    Starting,
+    /// Ready to run; the number orders equals on a core (first ready first).
+    Ready(u64),
+    /// It holds the token.
+    Running,
+    /// Waiting for a wake on its parker, or until a virtual deadline (a wait's timeout).
+    Waiting(Arc<Parker>, Option<u64>),
+    /// Sleeping to a virtual deadline; the number orders equal deadlines (insertion).
+    Sleeping(u64, u64),
+}
+
+/// An enrolled guest thread.
+#[derive(Debug)]
+struct Slot {
+    core: u8,
+    priority: u8,
+    run: Run,
+    /// Where it waits for its turn (under the token's lock).
+    turn: Arc<Condvar>,
+}
+
+/// What the token's lock guards.
+struct State {
+    selector: Box<dyn Selector + Send>,
+    clock: Clock,
+    rolling: Rolling,
+    threads: BTreeMap<u64, Slot>,
+    holder: Option<u64>,
+    /// The holder's checkpoints left in its quantum.
+    left: u32,
+    /// The core of the last holder, for the selector.
+    last_core: Option<u8>,
+    /// The next `Run::Ready` and `Run::Sleeping` order numbers.
+    next_order: u64,
+    /// Off: after a shutdown, or a selector error; every thread runs free.
+    stopped: bool,
+    /// The wall-time sleep the next holder owes its pacing.
+    pace_ns: u64,
+}
+
+/// The token and the schedule of one runtime's guest threads in the deterministic mode.
+pub(crate) struct Token {
+    state: Mutex<State>,
+    cores: u8,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = lock(&self.state);
+        f.debug_struct("Token")
+            .field("cores", &self.cores)
+            .field("holder", &s.holder)
+            .field("decisions", &s.rolling.decisions())
+            .field("vt", &s.clock.now())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A run's figures: how far it went and the hash of its decisions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DetStats {
+    /// Decisions taken.
+    pub decisions: u64,
+    /// The rolling hash of their witnesses (FNV-1a 64, `det::witness`).
+    pub hash: u64,
+    /// The virtual time, in ns.
+    pub vt: u64,
+}
+
+impl Token {
+    /// A token over `cores` logical cores (1 to 8), picking with `selector`.
+    pub(crate) fn new(selector: Box<dyn Selector + Send>, cores: u8, pacing: Pacing) -> Token {
+        Token {
+            state: Mutex::new(State {
+                selector,
+                clock: Clock::new(Costs::default(), pacing),
+                rolling: Rolling::new(),
+                threads: BTreeMap::new(),
+                holder: None,
+                left: 0,
+                last_core: None,
+                next_order: 0,
+                stopped: false,
+                pace_ns: 0,
+            }),
+            cores,
+        }
+    }
+
+    /// The logical core of a thread with `ideal_core` and `core_mask`: the ideal core if it
+    /// is one of the run's, else the mask's lowest core that is, else core 0.
+    pub(crate) fn core_of(&self, ideal_core: i32, core_mask: u64) -> u8 {
+        let n = u32::from(self.cores);
+        match u32::try_from(ideal_core) {
+            Ok(c) if c < n => c as u8,
+            _ => (0..n).find(|c| core_mask & (1 << c) != 0).unwrap_or(0) as u8,
+        }
+    }
+
+    /// Enrolls a new thread `id`, not yet a candidate: [`Token::started`] makes it one.
+    pub(crate) fn enroll(&self, id: u64, core: u8, priority: u8) {
+        lock(&self.state).threads.insert(
+            id,
+            Slot {
+                core,
+                priority,
+                run: Run::Starting,
+                turn: Arc::new(Condvar::new()),
+            },
+        );
+    }
+
+    /// Thread `id`'s OS thread runs (its spawner saw it start): it is ready for its first
+    /// turn, and a token that rests (no holder) is handed at once.
+    pub(crate) fn started(&self, id: u64) {
+        let mut s = lock(&self.state);
+        let order = s.order();
+        match s.threads.get_mut(&id) {
+            Some(t) if matches!(t.run, Run::Starting) => t.run = Run::Ready(order),
+            _ => return,
+        }
+        if s.holder.is_none() && !s.stopped {
+            s.decide(Reason::Start);
+        }
+    }
+
+    /// Sets thread `id`'s priority (its next candidacy uses it).
+    pub(crate) fn set_priority(&self, id: u64, priority: u8) {
+        if let Some(slot) = lock(&self.state).threads.get_mut(&id) {
+            slot.priority = priority;
+        }
+    }
+
+    /// Blocks thread `id` until it holds the token (or the mode stopped).
+    ///
+    /// # Blocking
+    /// Until its turn.
+    pub(crate) fn take_turn(&self, id: u64) {
+        let mut s = lock(&self.state);
+        let Some(turn) = s.threads.get(&id).map(|t| t.turn.clone()) else {
+            return;
+        };
+        while s.holder != Some(id) && !s.stopped {
+            let resting = s.holder.is_none();
+            s = wait(&turn, s, resting.then_some(RESTING_LOOK));
+            // A wake a host thread gave while the token rested: the waiting thread decides.
+            if s.holder.is_none() && !s.stopped && s.any_woken() {
+                s.decide(Reason::Wait);
+            }
+        }
+        let pace = std::mem::take(&mut s.pace_ns);
+        drop(s);
+        if pace > 0 {
+            std::thread::sleep(Duration::from_nanos(pace));
+        }
+    }
+
+    /// Thread `id` (the holder) waits for a wake on `parker`, or until the virtual time
+    /// `deadline`: the token goes on by a decision, and comes back once a decision finds the
+    /// parker notified (or the deadline reached) and picks it. The parker's token is consumed
+    /// before it returns.
+    ///
+    /// # Blocking
+    /// Until its next turn.
+    pub(crate) fn wait(&self, id: u64, parker: &Arc<Parker>, deadline: Option<u64>) {
+        self.give(id, Reason::Wait, |s| {
+            s.clock.op();
+            Run::Waiting(parker.clone(), deadline)
+        });
+        parker.try_take();
+    }
+
+    /// Thread `id` (the holder) sleeps `ns` of virtual time.
+    ///
+    /// # Blocking
+    /// Until its next turn at or after the deadline.
+    pub(crate) fn sleep(&self, id: u64, ns: u64) {
+        self.give(id, Reason::Wait, |s| {
+            let deadline = s.clock.op().saturating_add(ns);
+            Run::Sleeping(deadline, s.order())
+        });
+    }
+
+    /// Thread `id` (the holder) yields: it goes behind the ready threads of its priority.
+    ///
+    /// # Blocking
+    /// Until its next turn.
+    pub(crate) fn yield_turn(&self, id: u64) {
+        self.give(id, Reason::Yield, |s| {
+            s.clock.op();
+            Run::Ready(s.order())
+        });
+    }
+
+    /// A checkpoint of thread `id` (the holder): the clock moves, and at the quantum's end
+    /// the token goes on by a decision.
+    ///
+    /// # Blocking
+    /// At the quantum's end, until its next turn.
+    pub(crate) fn checkpoint(&self, id: u64) {
+        {
+            let mut s = lock(&self.state);
+            if s.holder != Some(id) {
+                return;
+            }
+            s.clock.checkpoint();
+            s.left = s.left.saturating_sub(1);
+            if s.left > 0 {
+                return;
+            }
+        }
+        self.give(id, Reason::QuantumEnd, |s| Run::Ready(s.order()));
+    }
+
+    /// Thread `id` ends: it leaves the schedule, and the token goes on if it held it.
+    pub(crate) fn exit(&self, id: u64) {
+        let mut s = lock(&self.state);
+        s.threads.remove(&id);
+        if s.holder == Some(id) {
+            s.holder = None;
+            s.decide(Reason::Exit);
+        }
+    }
+
+    /// The virtual time, in ns.
+    pub(crate) fn now(&self) -> u64 {
+        lock(&self.state).clock.now()
+    }
+
+    /// A guest's system tick read (a checkpoint of the clock): the tick after it.
+    pub(crate) fn tick(&self) -> u64 {
+        lock(&self.state).clock.tick()
+    }
+
+    /// Decisions so far, their hash and the virtual time.
+    pub(crate) fn stats(&self) -> DetStats {
+        let s = lock(&self.state);
+        DetStats {
+            decisions: s.rolling.decisions(),
+            hash: s.rolling.hash(),
+            vt: s.clock.now(),
+        }
+    }
+
+    /// Ends the mode (a shutdown): every thread runs free, so its waits end as a shutdown's
+    /// do.
+    pub(crate) fn stop(&self) {
+        let mut s = lock(&self.state);
+        s.stopped = true;
+        s.threads.values().for_each(|t| t.turn.notify_one());
+    }
+
+    /// Whether the mode still schedules (not stopped).
+    pub(crate) fn is_on(&self) -> bool {
+        !lock(&self.state).stopped
+    }
+
+    /// Thread `id`, if it holds the token, becomes what `then` says and the token goes on
+    /// for `reason`; then it waits for its next turn. A thread that does not hold it (the
+    /// mode stopped) returns at once.
+    fn give(&self, id: u64, reason: Reason, then: impl FnOnce(&mut State) -> Run) {
+        {
+            let mut s = lock(&self.state);
+            if s.holder != Some(id) || s.stopped {
+                return;
+            }
+            let run = then(&mut s);
+            if let Some(slot) = s.threads.get_mut(&id) {
+                slot.run = run;
+            }
+            s.holder = None;
+            s.decide(reason);
+        }
+        self.take_turn(id);
+    }
+}
+
+impl State {
+    /// The next order number.
+    fn order(&mut self) -> u64 {
+        self.next_order += 1;
+        self.next_order
+    }
+
+    /// Whether a waiting thread's parker holds a token.
+    fn any_woken(&self) -> bool {
+        self.threads
+            .values()
+            .any(|t| matches!(&t.run, Run::Waiting(p, _) if p.is_notified()))
+    }
+
+    /// Makes the woken and the due ready, in the module doc's order.
+    fn ready_due(&mut self) {
+        let vt = self.clock.now();
+        let mut due: Vec<(u64, u64, u64)> = self
+            .threads
+            .iter()
+            .filter_map(|(&id, t)| match t.run {
+                Run::Sleeping(d, o) if d <= vt => Some((d, o, id)),
+                _ => None,
+            })
+            .collect();
+        due.sort_unstable();
+        let woken: Vec<u64> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| match &t.run {
+                Run::Waiting(p, deadline) => p.is_notified() || deadline.is_some_and(|d| d <= vt),
+                _ => false,
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        for id in due.into_iter().map(|(_, _, id)| id).chain(woken) {
+            let order = self.order();
+            if let Some(t) = self.threads.get_mut(&id) {
+                t.run = Run::Ready(order);
+            }
+        }
+    }
+
+    /// Each core's best ready thread, in core order.
+    fn candidates(&self) -> Vec<Candidate> {
+        let mut best: BTreeMap<u8, (u8, u64, u64)> = BTreeMap::new();
+        for (&id, t) in &self.threads {
+            if let Run::Ready(order) = t.run {
+                let key = (t.priority, order, id);
+                let e = best.entry(t.core).or_insert(key);
+                if key < *e {
+                    *e = key;
+                }
+            }
+        }
+        best.into_iter()
+            .map(|(core, (priority, _, thread))| Candidate {
+                core,
+                thread,
+                priority,
+            })
+            .collect()
+    }
+
+    /// The decision (module doc): hands the token to the selector's pick, or rests it.
+    fn decide(&mut self, mut reason: Reason) {
+        debug_assert!(self.holder.is_none(), "a decision while the token is held");
+        loop {
+            self.ready_due();
+            let candidates = self.candidates();
+            if candidates.is_empty() {
+                let next = self
+                    .threads
+                    .values()
+                    .filter_map(|t| match t.run {
+                        Run::Sleeping(d, _) | Run::Waiting(_, Some(d)) => Some(d),
+                        _ => None,
+                    })
+                    .min();
+                match next {
+                    Some(d) => {
+                        self.clock.jump_to(d);
+                        reason = Reason::Timer;
+                        continue;
+                    }
+                    // Nothing can run by itself: the token rests.
+                    None => return,
+                }
+            }
+            let pick = match self.selector.next(&candidates, self.last_core, reason) {
+                Ok(p) => p,
+                Err(e) => return self.fail(&e),
+            };
+            let Some(chosen) = candidates.get(pick.choice as usize).copied() else {
+                return self.fail(&SelectError::OutOfRange {
+                    decision: self.rolling.decisions(),
+                    recorded: pick.choice,
+                    candidates: candidates.len(),
+                });
+            };
+            let witness = Witness {
+                decision: self.rolling.decisions(),
+                vt: self.clock.now(),
+                candidates,
+                pick,
+                reason,
+                object: 0,
+                result: 0,
+            };
+            self.rolling.push(&witness);
+            self.holder = Some(chosen.thread);
+            self.last_core = Some(chosen.core);
+            self.left = pick.quantum.max(1);
+            self.pace_ns = self.clock.pace(sys::now());
+            if let Some(t) = self.threads.get_mut(&chosen.thread) {
+                t.run = Run::Running;
+                t.turn.notify_one();
+            }
+            return;
+        }
+    }
+
+    /// The selector could not pick: the mode stops (every thread runs free), said loudly.
+    fn fail(&mut self, e: &SelectError) {
+        crate::error!(
+            decision = self.rolling.decisions(),
+            vt_ns = self.clock.now(),
+            "the deterministic mode stops: {e}; guest threads run free"
+        );
+        self.stopped = true;
+        self.threads.values().for_each(|t| t.turn.notify_one());
+    }
+}
