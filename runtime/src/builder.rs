@@ -11,7 +11,8 @@
 //! only applies them in order.
 
 use crate::build_error::BuildError;
-use crate::config::{check, parts, unknown, Config, ConfigError, ShortSleep, Switch};
+use crate::config::unknown::unknown;
+use crate::config::{check, parts, Config, ConfigError, ShortSleep, Switch};
 use crate::context::set_default;
 use crate::det::clock::Pacing;
 use crate::det::selector::Spec;

@@ -49,6 +49,7 @@ const ORDER: &[&str] = &[
     // primitives
     "parker",
     "config",
+    "config/unknown",
     "role",
     "build_error",
     // decisions
