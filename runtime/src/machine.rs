@@ -29,10 +29,11 @@ pub struct Calibration {
     /// where the tail is wide; the median sleep is still on time). 0 in a pinned calibration
     /// means `timer_lateness_ns`.
     pub timer_margin_ns: u64,
-    /// How early an unseen poller's precise sleep (a job worker's, from its eighth quiet sleep
-    /// in a row on: `policy::UNSEEN_POLLER_SLEEPS`) arms its own timer: the median of the same
-    /// lateness, tracked apart (half of its sleeps wake before the deadline and spin the rest,
-    /// half wake after it, late by what the timer was late beyond its median). 0 in a pinned calibration means `timer_margin_ns`.
+    /// How early an unseen poller's precise sleep (a job worker's, from its eighth quiet sleep in a
+    /// row on: `policy::UNSEEN_POLLER_SLEEPS`) arms its own timer: the median of the same lateness,
+    /// tracked apart (half of its sleeps wake before the deadline and spin the rest, half wake
+    /// after it, late by what the timer was late beyond its median). 0 in a pinned calibration
+    /// means `timer_margin_ns`.
     pub poller_margin_ns: u64,
     /// How long a parked thread takes to run after its unpark (a high quantile).
     pub wake_latency_ns: u64,

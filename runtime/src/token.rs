@@ -8,14 +8,14 @@
 //! decision's candidates, and so the run, depend only on what the threads did under the
 //! token and on the selector's seed, never on the OS's timing.
 //!
-//! At a decision: waiting threads whose parker holds a token (or whose timeout the clock
-//! reached) and sleepers whose deadline the clock reached become ready (sleepers in
-//! (deadline, insertion) order, then the woken and timed out in id order, each behind the
-//! ready ones); each logical core's candidate is its best ready thread
-//! (lowest Horizon priority value, then first ready); the selector picks among the cores; the
-//! witness goes into the rolling hash. When no thread is ready the clock jumps to the next
-//! sleeper's (or timed wait's) deadline; when none is pending either, nothing can run again by itself (a deadlock,
-//! or a wake a host thread owes) and the token rests until such a wake.
+//! At a decision: waiting threads whose parker holds a token (or whose timeout the clock reached)
+//! and sleepers whose deadline the clock reached become ready (sleepers in (deadline, insertion)
+//! order, then the woken and timed out in id order, each behind the ready ones); each logical
+//! core's candidate is its best ready thread (lowest Horizon priority value, then first ready); the
+//! selector picks among the cores; the witness goes into the rolling hash. When no thread is ready
+//! the clock jumps to the next sleeper's (or timed wait's) deadline; when none is pending either,
+//! nothing can run again by itself (a deadlock, or a wake a host thread owes) and the token rests
+//! until such a wake.
 
 use crate::det::clock::{Clock, Costs, Pacing};
 use crate::det::selector::{SelectError, Selector};

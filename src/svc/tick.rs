@@ -18,10 +18,10 @@ pub(crate) fn ticks_in(ns: u128) -> u64 {
     u64::try_from(ticks).unwrap_or(u64::MAX)
 }
 
-/// svcGetSystemTick (0x1E): the system tick now, 19.2 MHz ticks of the runtime's monotonic
-/// clock (module invariant); a guest thread of a runtime in the deterministic mode reads the
-/// virtual clock's tick instead (docs/determinism.md section 4). A recompiled game reads the counter with `mrs cntpct_el0`
-/// rather than the svc (the SDK does): a host maps that read here too.
+/// svcGetSystemTick (0x1E): the system tick now, 19.2 MHz ticks of the runtime's monotonic clock
+/// (module invariant); a guest thread of a runtime in the deterministic mode reads the virtual
+/// clock's tick instead (docs/determinism.md section 4). A recompiled game reads the counter with
+/// `mrs cntpct_el0` rather than the svc (the SDK does): a host maps that read here too.
 ///
 /// ```
 /// let a = hos::svc::get_system_tick();

@@ -5,13 +5,13 @@
 //! - An event is kept only while some session records ([`ACTIVE`] > 0): the event sites load
 //!   that count (relaxed) and do nothing more when it is 0.
 //! - A thread writes only its own ring, with no lock, no allocation and no system call (its
-//!   ring is made when it records its first event; the time is a `sys::ticks()` reading).
-//!   An event's whole path is the count, the thread-local track, the clock read (where the
-//!   event reads one: see the next rules) and five plain stores to lines only its thread writes (the ring's counters, one slot): no
-//!   read-modify-write, no line another thread writes; the clock read is most of its cost.
-//!   While a session collects a full trace ([`COLLECTING`] > 0), each thread hands what its
-//!   ring holds past the last hand-over to the collector at every [`CHUNK`]th event (the
-//!   count its push returns; the ring holds four chunks): one lock and one allocation per
+//!   ring is made when it records its first event; the time is a `sys::ticks()` reading). An
+//!   event's whole path is the count, the thread-local track, the clock read (where the event reads
+//!   one: see the next rules) and five plain stores to lines only its thread writes (the ring's
+//!   counters, one slot): no read-modify-write, no line another thread writes; the clock read is
+//!   most of its cost. While a session collects a full trace ([`COLLECTING`] > 0), each thread
+//!   hands what its ring holds past the last hand-over to the collector at every [`CHUNK`]th event
+//!   (the count its push returns; the ring holds four chunks): one lock and one allocation per
 //!   chunk, never per event, and before the ring could overwrite them.
 //! - Readers (snapshots, dumps, the wait tree) read rings without a lock; they take the
 //!   collector's lock while they read what was handed over and each ring's `drained`, so no

@@ -161,8 +161,7 @@ struct Inner {
     escape_ns: u64,
     /// HOS_VCORE_CLAIM: whether wakers claim cores (`claim.rs`).
     claims: bool,
-    /// HOS_VCORE_CLAIM_DEFER: whether a claim that queues its thread defers its wake
-    /// (`claim.rs`).
+    /// HOS_VCORE_CLAIM_DEFER: whether a claim that queues its thread defers its wake (`claim.rs`).
     defer: bool,
     counters: Arc<Counters>,
 }
@@ -238,8 +237,8 @@ fn wait_kind() -> Wait<'static> {
 
 impl Vcores {
     /// The slots of `config` (`cores`, `vcore_slice_us`, `vcore_escape_ms`, `vcore_claim`,
-    /// `vcore_claim_defer`, `vcore_grace_us`); with `config.vcores` false the semaphore is off and every method
-    /// returns at once.
+    /// `vcore_claim_defer`, `vcore_grace_us`); with `config.vcores` false the semaphore is off
+    /// and every method returns at once.
     pub fn new(config: &Config, counters: Arc<Counters>) -> Self {
         let inner = config.vcores.then(|| {
             let scale = sys::tick_scale();

@@ -1,17 +1,17 @@
 //! The arbiter: the one table of waits on guest words, behind one lock, and the blocking of
 //! the threads that wait in it.
 //!
-//! Invariant: every arbiter operation (the decision of [`table::Table`] and the atomics it
-//! does on guest words) runs under the one lock, so each is atomic with respect to every
-//! other, as under the console kernel's scheduler lock; guest code still races with it on
-//! the words through their atomics. The one operation that may skip it is a condition-variable
-//! signal that would change nothing (no wait counted in its key's bucket of the table's
-//! [`census::Census`], the key already 0): it reads two words and returns. The priorities the table lends (priority inheritance)
-//! are put on the threads' virtual-core rank still under the lock, so they land in order;
-//! wakes happen after it is dropped. The sleeping pollers of words (a zero-timeout
-//! WaitForAddress that found nothing, a signal that readies them) are kept under the same
-//! lock. Locks nest in one order only: the arbiter's, then the handle table's (looking a
-//! mutex word's owner up) or the virtual cores' (a lent priority).
+//! Invariant: every arbiter operation (the decision of [`table::Table`] and the atomics it does on
+//! guest words) runs under the one lock, so each is atomic with respect to every other, as under
+//! the console kernel's scheduler lock; guest code still races with it on the words through their
+//! atomics. The one operation that may skip it is a condition-variable signal that would change
+//! nothing (no wait counted in its key's bucket of the table's [`census::Census`], the key already
+//! 0): it reads two words and returns. The priorities the table lends (priority inheritance) are
+//! put on the threads' virtual-core rank still under the lock, so they land in order; wakes happen
+//! after it is dropped. The sleeping pollers of words (a zero-timeout WaitForAddress that found
+//! nothing, a signal that readies them) are kept under the same lock. Locks nest in one order only:
+//! the arbiter's, then the handle table's (looking a mutex word's owner up) or the virtual cores'
+//! (a lent priority).
 //!
 //! A wait ends when the table ends it (a signal, a hand-off, an owner gone: its result goes
 //! to the wait's mailbox, which the woken waiter reads without the lock), at its deadline
