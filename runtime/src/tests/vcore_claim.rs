@@ -7,15 +7,79 @@
 use super::vcore_runtime::{load, rig, thread, until, word, SPIN};
 use crate::parker::Parker;
 use crate::role::Role;
+use crate::thread::ThreadRecord;
 use crate::vcore::{Occupant, Vcores};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// `t` takes a core, then steps away from it into an object wait.
-fn away(v: &Vcores, t: &crate::thread::ThreadRecord) {
+pub(super) fn away(v: &Vcores, t: &ThreadRecord) {
     v.acquire(t, SPIN);
     assert!(v.step_away(t));
     assert_eq!(t.seat().slot(), None);
+}
+
+/// A guest thread `name` of `priority` on `rt`'s one core.
+pub(super) fn guest(rt: &crate::runtime::Runtime, name: &str, priority: u8) -> Arc<ThreadRecord> {
+    rt.register_thread(&crate::thread::ThreadSpec {
+        name: name.into(),
+        priority,
+        core_mask: 1,
+        ideal_core: 0,
+        role: Role::Auto,
+    })
+}
+
+/// Starts guest `good` on `rt`: it takes the core, waits on an object until `ready`, then
+/// runs `after` and gives its core back. Returns its handle and the object's waker slot.
+pub(super) fn waiting(
+    rt: &crate::runtime::Runtime,
+    good: &Arc<ThreadRecord>,
+    ready: &Arc<AtomicBool>,
+    after: impl FnOnce(&ThreadRecord) + Send + 'static,
+) -> (
+    std::thread::JoinHandle<()>,
+    Arc<std::sync::Mutex<Option<std::task::Waker>>>,
+) {
+    use crate::block_on::Wait;
+    use crate::context;
+    use crate::policy::SpinGate;
+    use std::future::poll_fn;
+    use std::task::Poll;
+    let waker: Arc<std::sync::Mutex<Option<std::task::Waker>>> = Arc::default();
+    let h = {
+        let (rt, good, ready, waker) = (rt.clone(), good.clone(), ready.clone(), waker.clone());
+        std::thread::spawn(move || {
+            let _guest = context::enter(&rt, good.clone());
+            rt.acquire_core(&good);
+            let gate = SpinGate::default();
+            context::block_on(
+                poll_fn(|cx| {
+                    *waker.lock().unwrap() = Some(cx.waker().clone());
+                    if ready.load(Ordering::SeqCst) {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                }),
+                Wait::object("test object", &gate),
+            );
+            after(&good);
+            assert!(rt.release_core(&good));
+        })
+    };
+    (h, waker)
+}
+
+/// Wakes `good` through `waker` once it is parked in its object wait.
+pub(super) fn wake(good: &ThreadRecord, waker: &std::sync::Mutex<Option<std::task::Waker>>) {
+    let start = Instant::now();
+    while !good.is_parked() || waker.lock().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(10), "never parked");
+        std::thread::yield_now();
+    }
+    waker.lock().unwrap().as_ref().unwrap().wake_by_ref();
 }
 
 #[test]
@@ -209,14 +273,8 @@ fn the_wake_hook_runs_before_a_parked_owner_runs_and_not_for_a_running_one() {
 
 #[test]
 fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_it_back() {
-    use crate::block_on::Wait;
-    use crate::policy::SpinGate;
     use crate::runtime::Runtime;
-    use crate::thread::ThreadSpec;
-    use crate::{context, Calibration, Config};
-    use std::future::poll_fn;
-    use std::sync::Mutex;
-    use std::task::{Poll, Waker};
+    use crate::{Calibration, Config};
     let rt = crate::Builder::<Runtime>::new()
         .config(Config {
             cores: 1,
@@ -231,52 +289,16 @@ fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_i
         })
         .build()
         .expect("a valid config");
-    let spec = |name: &str, priority| ThreadSpec {
-        name: name.into(),
-        priority,
-        core_mask: 1,
-        ideal_core: 0,
-        role: Role::Auto,
-    };
-    let bad = rt.register_thread(&spec("Worse", 45));
-    let good = rt.register_thread(&spec("Better", 44));
+    let (bad, good) = (guest(&rt, "Worse", 45), guest(&rt, "Better", 44));
     let ready = Arc::new(AtomicBool::new(false));
-    let waker: Arc<Mutex<Option<Waker>>> = Arc::default();
-    let h = {
-        let (rt, good, ready, waker) = (rt.clone(), good.clone(), ready.clone(), waker.clone());
-        std::thread::spawn(move || {
-            let _guest = context::enter(&rt, good.clone());
-            rt.acquire_core(&good);
-            let gate = SpinGate::default();
-            context::block_on(
-                poll_fn(|cx| {
-                    *waker.lock().unwrap() = Some(cx.waker().clone());
-                    if ready.load(Ordering::SeqCst) {
-                        Poll::Ready(())
-                    } else {
-                        Poll::Pending
-                    }
-                }),
-                Wait::object("test object", &gate),
-            );
-            assert_eq!(good.seat().slot(), Some(0));
-            assert!(rt.release_core(&good));
-        })
-    };
+    let (h, waker) = waiting(&rt, &good, &ready, |good| {
+        assert_eq!(good.seat().slot(), Some(0));
+    });
     let c = rt.counters();
     until(&c.parks, 1);
     rt.acquire_core(&bad);
-    // Wakes the better thread once it is parked (a wake before that claims nothing).
-    let wake = || {
-        let start = std::time::Instant::now();
-        while !good.is_parked() {
-            assert!(start.elapsed().as_secs() < 10, "the waiter never parked");
-            std::thread::yield_now();
-        }
-        waker.lock().unwrap().as_ref().unwrap().wake_by_ref();
-    };
     // A wake that does not end the wait: the claim (and its kick) goes back.
-    wake();
+    wake(&good, &waker);
     assert_eq!(
         load(&c.vcore_kicks[0]),
         1,
@@ -292,7 +314,7 @@ fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_i
     // The wake that ends it: the worse holder is kicked before the better thread runs.
     ready.store(true, Ordering::SeqCst);
     let kicks = load(&c.vcore_kicks[0]);
-    wake();
+    wake(&good, &waker);
     assert!(load(&c.vcore_kicks[0]) > kicks, "kicked by the wake");
     rt.checkpoint(&bad);
     h.join().unwrap();

@@ -4,11 +4,11 @@
 //! timer); a claim that finds a free core, or any claim with the switch off, defers nothing.
 //! Bounded by the escape time and by `until`; no timing asserts.
 
+use super::vcore_claim::{away, guest, waiting, wake};
 use super::vcore_runtime::{load, rig_of, thread, until, word, SPIN};
 use crate::parker::Parker;
-use crate::role::Role;
 use crate::thread::ThreadRecord;
-use crate::vcore::{Occupant, Vcores};
+use crate::vcore::Occupant;
 use crate::Config;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -33,12 +33,6 @@ fn bound(id: u64, priority: u8) -> (Arc<ThreadRecord>, Arc<Parker>) {
     let p = Arc::new(Parker::new());
     t.bind(p.clone());
     (t, p)
-}
-
-/// `t` takes a core, then steps away from it into an object wait.
-fn away(v: &Vcores, t: &ThreadRecord) {
-    v.acquire(t, SPIN);
-    assert!(v.step_away(t));
 }
 
 /// Waits until `p` has a token and takes it; a token that never comes fails the test.
@@ -156,66 +150,6 @@ fn runtime(escape_ms: u64) -> crate::runtime::Runtime {
         .expect("a valid config")
 }
 
-/// A guest thread `name` of `priority` on `rt`'s one core.
-fn guest(rt: &crate::runtime::Runtime, name: &str, priority: u8) -> Arc<ThreadRecord> {
-    rt.register_thread(&crate::thread::ThreadSpec {
-        name: name.into(),
-        priority,
-        core_mask: 1,
-        ideal_core: 0,
-        role: Role::Auto,
-    })
-}
-
-/// Starts guest `good` on `rt`: it takes the core, waits on an object until `ready`, then
-/// runs `after` and gives its core back. Returns its handle and the object's waker slot.
-fn waiting(
-    rt: &crate::runtime::Runtime,
-    good: &Arc<ThreadRecord>,
-    ready: &Arc<AtomicBool>,
-) -> (
-    std::thread::JoinHandle<()>,
-    Arc<std::sync::Mutex<Option<std::task::Waker>>>,
-) {
-    use crate::block_on::Wait;
-    use crate::context;
-    use crate::policy::SpinGate;
-    use std::future::poll_fn;
-    use std::task::Poll;
-    let waker: Arc<std::sync::Mutex<Option<std::task::Waker>>> = Arc::default();
-    let h = {
-        let (rt, good, ready, waker) = (rt.clone(), good.clone(), ready.clone(), waker.clone());
-        std::thread::spawn(move || {
-            let _guest = context::enter(&rt, good.clone());
-            rt.acquire_core(&good);
-            let gate = SpinGate::default();
-            context::block_on(
-                poll_fn(|cx| {
-                    *waker.lock().unwrap() = Some(cx.waker().clone());
-                    if ready.load(Ordering::SeqCst) {
-                        Poll::Ready(())
-                    } else {
-                        Poll::Pending
-                    }
-                }),
-                Wait::object("test object", &gate),
-            );
-            assert!(rt.release_core(&good));
-        })
-    };
-    (h, waker)
-}
-
-/// Wakes `good` through `waker` once it is parked in its object wait.
-fn wake(good: &ThreadRecord, waker: &std::sync::Mutex<Option<std::task::Waker>>) {
-    let start = Instant::now();
-    while !good.is_parked() || waker.lock().unwrap().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(10), "never parked");
-        std::thread::yield_now();
-    }
-    waker.lock().unwrap().as_ref().unwrap().wake_by_ref();
-}
-
 /// Checks for a while (50 ms; a slow machine only checks less) that `good` stays parked in
 /// its object wait, as a deferred wake leaves it: a thread given the token would run, leave
 /// the object wait and park again in its wait for a core (`parks` one more).
@@ -240,7 +174,7 @@ fn a_guest_woken_behind_a_worse_holder_runs_once_the_holder_hands_its_core_over(
     let rt = runtime(60_000);
     let (bad, good) = (guest(&rt, "Worse", 45), guest(&rt, "Better", 44));
     let ready = Arc::new(AtomicBool::new(false));
-    let (h, waker) = waiting(&rt, &good, &ready);
+    let (h, waker) = waiting(&rt, &good, &ready, |_| {});
     until(&rt.counters().parks, 1);
     rt.acquire_core(&bad);
     ready.store(true, Ordering::SeqCst);
@@ -261,7 +195,7 @@ fn a_deferred_guest_behind_a_holder_that_never_answers_escapes_on_time() {
     let rt = runtime(30);
     let (bad, good) = (guest(&rt, "Worse", 45), guest(&rt, "Better", 44));
     let ready = Arc::new(AtomicBool::new(false));
-    let (h, waker) = waiting(&rt, &good, &ready);
+    let (h, waker) = waiting(&rt, &good, &ready, |_| {});
     until(&rt.counters().parks, 1);
     rt.acquire_core(&bad);
     ready.store(true, Ordering::SeqCst);
