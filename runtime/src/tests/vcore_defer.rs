@@ -169,16 +169,30 @@ fn stays_deferred(good: &ThreadRecord, parks: &std::sync::atomic::AtomicU64) {
     }
 }
 
-#[test]
-fn a_guest_woken_behind_a_worse_holder_runs_once_the_holder_hands_its_core_over() {
-    let rt = runtime(60_000);
-    let (bad, good) = (guest(&rt, "Worse", 45), guest(&rt, "Better", 44));
+/// On `rt`'s one core: a better guest waits on an object, a worse one takes the core, and
+/// the object's wake ends the better one's wait (the claim queues it behind the holder).
+/// Returns the worse and the better thread and the better one's handle.
+fn woken_behind_a_worse_holder(
+    rt: &crate::runtime::Runtime,
+) -> (
+    Arc<ThreadRecord>,
+    Arc<ThreadRecord>,
+    std::thread::JoinHandle<()>,
+) {
+    let (bad, good) = (guest(rt, "Worse", 45), guest(rt, "Better", 44));
     let ready = Arc::new(AtomicBool::new(false));
-    let (h, waker) = waiting(&rt, &good, &ready, |_| {});
+    let (h, waker) = waiting(rt, &good, &ready, |_| {});
     until(&rt.counters().parks, 1);
     rt.acquire_core(&bad);
     ready.store(true, Ordering::SeqCst);
     wake(&good, &waker);
+    (bad, good, h)
+}
+
+#[test]
+fn a_guest_woken_behind_a_worse_holder_runs_once_the_holder_hands_its_core_over() {
+    let rt = runtime(60_000);
+    let (bad, good, h) = woken_behind_a_worse_holder(&rt);
     assert_eq!(load(&rt.counters().vcore_kicks[0]), 1, "the wake claimed");
     stays_deferred(&good, &rt.counters().parks);
     // The kicked holder hands the core over at its checkpoint, and waits to get it back.
@@ -193,13 +207,7 @@ fn a_guest_woken_behind_a_worse_holder_runs_once_the_holder_hands_its_core_over(
 #[test]
 fn a_deferred_guest_behind_a_holder_that_never_answers_escapes_on_time() {
     let rt = runtime(30);
-    let (bad, good) = (guest(&rt, "Worse", 45), guest(&rt, "Better", 44));
-    let ready = Arc::new(AtomicBool::new(false));
-    let (h, waker) = waiting(&rt, &good, &ready, |_| {});
-    until(&rt.counters().parks, 1);
-    rt.acquire_core(&bad);
-    ready.store(true, Ordering::SeqCst);
-    wake(&good, &waker);
+    let (bad, _good, h) = woken_behind_a_worse_holder(&rt);
     // The holder never reaches a checkpoint: the claim's timer wakes the thread at its
     // escape time, and it runs beside the core.
     until(&rt.counters().vcore_escapes, 1);
