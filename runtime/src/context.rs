@@ -287,19 +287,22 @@ fn det_block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
 /// the virtual clock's (a read counts as a checkpoint of the clock); `None` otherwise, one
 /// thread-local read.
 pub fn det_tick() -> Option<u64> {
-    if !DET.try_with(Cell::get).unwrap_or(false) {
-        return None;
-    }
-    with_guest(|rt, _| rt.token().map(crate::token::Token::tick)).flatten()
+    with_token(crate::token::Token::tick)
 }
 
 /// The virtual time of the calling thread if it is a guest thread in the deterministic mode,
 /// in ns; `None` otherwise.
 pub fn det_now() -> Option<u64> {
+    with_token(crate::token::Token::now)
+}
+
+/// `f` of the calling thread's runtime's token, if it is a guest thread in the deterministic
+/// mode; `None` otherwise, after one thread-local read.
+fn with_token<R>(f: impl FnOnce(&crate::token::Token) -> R) -> Option<R> {
     if !DET.try_with(Cell::get).unwrap_or(false) {
         return None;
     }
-    with_guest(|rt, _| rt.token().map(crate::token::Token::now)).flatten()
+    with_guest(|rt, _| rt.token().map(f)).flatten()
 }
 
 /// The deadline `d` from now on the virtual clock, if the calling thread is a guest thread
