@@ -125,7 +125,7 @@ fn cpu_bound_once(quantum: u32, steps: u64) -> (Duration, Duration, u64) {
             }
             svc::checkpoint();
         }
-        thread_cpu() - start
+        thread_cpu().saturating_sub(start)
     });
     let decisions = rt.det_stats().expect("the mode is on").decisions - before;
     rt.shutdown();
