@@ -17,13 +17,27 @@ use hos::{svc, Calibration, Runtime};
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex};
 use trial::{run, Outcome, Setup, Trial};
-use zoo::{Bug, STEPS};
+use zoo::{pct_seeds, Bug, STEPS};
 
 /// Runs of `stable` compared per bug.
 const STABLE_RUNS: usize = 3;
 
 /// Runs of a failing seed that must fail as it did.
 const REPRODUCE: usize = 10;
+
+/// `bug`'s pct selector: its depth, change points over the zoo's [`STEPS`].
+fn pct(bug: Bug, seed: u64) -> Spec {
+    Spec::Pct {
+        depth: bug.depth(),
+        seed,
+        steps: STEPS,
+    }
+}
+
+/// Whether the bug showed (as the program saw it, a hang or a panic).
+fn failed(t: &Trial) -> bool {
+    t.outcome != Outcome::Ok
+}
 
 #[test]
 fn stable_gives_each_bug_one_outcome() {
@@ -38,12 +52,12 @@ fn stable_gives_each_bug_one_outcome() {
 #[test]
 fn pct_finds_each_bug_within_its_bound_and_the_seed_reproduces() {
     for bug in Bug::ALL {
-        let bound = bug.pct_seeds(0.99);
+        let bound = pct_seeds(bug.threads(), bug.depth(), 0.99);
         let (seed, found) = (0..bound)
             .find_map(|seed| {
-                let t = run(bug, &Setup::det(bug.pct(seed)));
+                let t = run(bug, &Setup::det(pct(bug, seed)));
                 let figures = t.figures.expect("the mode is on");
-                if !t.outcome.failed() {
+                if !failed(&t) {
                     // A clean run's decisions bound its steps: the bound's k holds.
                     assert!(
                         figures.decisions <= STEPS,
@@ -51,11 +65,11 @@ fn pct_finds_each_bug_within_its_bound_and_the_seed_reproduces() {
                         bug.name()
                     );
                 }
-                t.outcome.failed().then_some((seed, t))
+                failed(&t).then_some((seed, t))
             })
             .unwrap_or_else(|| panic!("{}: no failing seed in {bound}", bug.name()));
         for _ in 0..REPRODUCE {
-            let again = run(bug, &Setup::det(bug.pct(seed)));
+            let again = run(bug, &Setup::det(pct(bug, seed)));
             assert_eq!(again, found, "{} seed {seed} did not reproduce", bug.name());
         }
     }
@@ -63,14 +77,12 @@ fn pct_finds_each_bug_within_its_bound_and_the_seed_reproduces() {
 
 #[test]
 fn the_seed_count_follows_the_pct_bound() {
-    // REPLAY.md's figure: n = 4, k = 200, d = 2 needs about 3,700 seeds for P >= 0.99.
-    let each: f64 = 1.0 / (4.0 * 200.0);
-    let seeds = ((0.01f64).ln() / (1.0 - each).ln()).ceil() as u64;
-    assert_eq!(seeds, 3682);
-    // Depth 1 with the zoo's n = 3: 1 - (2/3)^12 >= 0.99 > 1 - (2/3)^11.
-    assert_eq!(Bug::SignalBeforeWait.pct_seeds(0.99), 12);
+    // Depth 1, n = 3: 1 - (2/3)^12 >= 0.99 > 1 - (2/3)^11.
+    assert_eq!(pct_seeds(3, 1, 0.99), 12);
     // Depth 2, n = 3, k = 24: p = 1/72.
-    assert_eq!(Bug::LockOrder.pct_seeds(0.99), 330);
+    assert_eq!(pct_seeds(3, 2, 0.99), 330);
+    // Depth 3, n = 4: p = 1/2304.
+    assert_eq!(pct_seeds(4, 3, 0.5), 1597);
 }
 
 #[test]

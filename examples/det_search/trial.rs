@@ -85,11 +85,6 @@ pub(crate) enum Outcome {
 }
 
 impl Outcome {
-    /// Whether the bug showed (as the program saw it, a hang or a panic).
-    pub(crate) fn failed(&self) -> bool {
-        !matches!(self, Outcome::Ok)
-    }
-
     /// Its kind, one word: `ok`, `bug`, `hang` or `panic`.
     pub(crate) fn kind(&self) -> &'static str {
         match self {

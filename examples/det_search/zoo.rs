@@ -14,7 +14,6 @@
 //! leaves a thread waiting for ever is not reported by the program: it hangs, and the trial
 //! that runs it sees the hang (`trial.rs`).
 
-use hos::det::selector::Spec;
 use hos::os::{ClearMode, ConditionVariable, Event, Mutex};
 use hos::svc;
 use hos::thread::JoinHandle;
@@ -53,6 +52,15 @@ pub(crate) const SPINS: u32 = 200;
 /// tries (the most seen is 20). A program's pct selector draws its change points over it
 /// (`pct:DEPTH:SEED:24`).
 pub(crate) const STEPS: u64 = 24;
+
+/// The seeds PCT needs to show a bug of depth `depth` among `threads` threads with
+/// probability `p` (0 < p < 1) by its bound: each run finds it with probability at least
+/// 1 / (n k^(d-1)) (ASPLOS 2010), k being [`STEPS`], so ceil(ln(1 - p) / ln(1 - 1 / (n
+/// k^(d-1)))) runs.
+pub(crate) fn pct_seeds(threads: u32, depth: u32, p: f64) -> u64 {
+    let each = 1.0 / (f64::from(threads) * (STEPS as f64).powi(depth as i32 - 1));
+    ((1.0 - p).ln() / (1.0 - each).ln()).ceil() as u64
+}
 
 /// Increments each of the split counter's two threads makes.
 const INCREMENTS: u32 = 3;
@@ -102,24 +110,6 @@ impl Bug {
         match self {
             Bug::YieldLivelock => 4,
             _ => 3,
-        }
-    }
-
-    /// The seeds PCT needs to show the bug with probability `p` (0 < p < 1) by its bound:
-    /// each run finds it with probability at least 1 / (n k^(d-1)) (ASPLOS 2010), so
-    /// ceil(ln(1 - p) / ln(1 - 1 / (n k^(d-1)))) runs.
-    pub(crate) fn pct_seeds(self, p: f64) -> u64 {
-        let k = STEPS as f64;
-        let each = 1.0 / (f64::from(self.threads()) * k.powi(self.depth() as i32 - 1));
-        ((1.0 - p).ln() / (1.0 - each).ln()).ceil() as u64
-    }
-
-    /// Its pct selector with `seed`: its depth, change points over [`STEPS`].
-    pub(crate) fn pct(self, seed: u64) -> Spec {
-        Spec::Pct {
-            depth: self.depth(),
-            seed,
-            steps: STEPS,
         }
     }
 
