@@ -98,7 +98,7 @@ mod tests {
     }
 
     fn parse(args: &[&str]) -> Result<crate::args::Parsed, ArgError> {
-        crate::args::parse(args.iter().map(|a| a.to_string()))
+        crate::args::parse(args.iter().map(ToString::to_string))
     }
 
     #[test]
