@@ -111,8 +111,9 @@ FLAGS:
                         (one cell only, no mode)
   --det SPEC            run the arms in the deterministic mode under the selector SPEC
                         (stable, random:SEED, pct:DEPTH:SEED[:STEPS], chaos:SEED) and print
-                        each run's decisions, hash and virtual time (one cell only, no
-                        mode; docs/determinism.md says why the figures vary run to run)
+                        each run's decisions, hash and virtual time, taken as the last
+                        measured frame is presented: the load's bursts, linger and frame
+                        limiter run on the virtual clock (one cell only, no mode)
   --det-pace P          paced (the default) or free, with --det
   -h, --help            this text
 

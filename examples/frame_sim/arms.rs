@@ -237,6 +237,7 @@ pub(crate) fn run(
     )
     .build()
     .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
+    crate::vclock::set_virtual(spec.det.is_some());
     let running = match load::spawn(&rt, spec.load, spec.warmup, spec.frames) {
         Ok(r) => r,
         Err(e) => {
@@ -273,7 +274,7 @@ pub(crate) fn run(
         let before = (rt.stats(), running.host_cpu());
         let (t0, n0) = (Instant::now(), running.presented());
         wait(Mark::WindowEnd, progress)?;
-        let after = (rt.stats(), running.host_cpu(), rt.det_stats());
+        let after = (rt.stats(), running.host_cpu(), running.det_at_end());
         let (t1, n1) = (Instant::now(), running.presented());
         Ok((before, after, t1 - t0, n1.saturating_sub(n0).max(1)))
     });

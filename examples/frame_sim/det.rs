@@ -2,12 +2,13 @@
 //! (docs/determinism.md), each run printing the token's figures.
 //!
 //! Invariant: a bad value is an error naming the flag and the value (the selector's own
-//! message), never a panic; with `--det` off nothing here touches a run. The figures are
-//! read at the measured window's end, while the load still runs: frame_sim's Presentation
-//! Thread paces on the host clock (`Instant::now`, `host_sleep`) and the controller stops the
-//! run at a wall-time point, so the load does not keep the host contract (docs/determinism.md
-//! section 8) and two runs' figures differ; they say how many decisions a run took, not
-//! that it reproduces.
+//! message), never a panic; with `--det` off nothing here touches a run. In the mode the
+//! load keeps the host contract (docs/determinism.md section 8): a guest thread starts it,
+//! its bursts, linger and frame limiter run on the virtual clock (`vclock.rs`), and the
+//! figures are taken by the Presentation Thread itself as it presents the last measured
+//! frame, a point of the run; so one selector gives one set of figures, run after run, for
+//! a scene without host threads (`field`, `forest`). A scene's host threads (renderer, GPU
+//! submit, audio) still run on wall time, outside the contract.
 
 use crate::args::ArgError;
 use hos::det::clock::Pacing;
@@ -120,6 +121,44 @@ mod tests {
         assert_eq!(
             err(&["--det", "stable", "--matrix", "2"]),
             Some("--det with --matrix, --check-reference or --fit: it runs one cell".into())
+        );
+    }
+
+    /// The figures of one short run of the field scene under `spec`.
+    fn figures(spec: Spec) -> Option<DetStats> {
+        let det = Det {
+            spec,
+            pacing: Pacing::Free,
+        };
+        let run_spec = crate::arms::RunSpec {
+            load: crate::scenes::Scene::Field.load(),
+            warmup: 2,
+            frames: 4,
+            calibration: Some(hos::Calibration::default()),
+            trace: None,
+            det: Some(&det),
+        };
+        let mut progress = crate::progress::Progress::new("", 1, 2, 4);
+        let run = crate::arms::run(crate::arms::Arm::Reactor, 1, &run_spec, &mut progress);
+        run.expect("a run in the mode").det
+    }
+
+    #[test]
+    fn a_selector_gives_one_run_and_seeds_explore() {
+        let first = figures(Spec::Random { seed: 1 }).expect("figures");
+        assert!(first.decisions > 1000, "the load ran: {first:?}");
+        // The limiter slept on the virtual clock: five periods of 60 fps between the six
+        // presents, where the frame's bursts alone are about 11 ms.
+        assert!(first.vt >= 5 * 16_666_666, "{first:?}");
+        assert_eq!(
+            figures(Spec::Random { seed: 1 }),
+            Some(first),
+            "the same seed again"
+        );
+        assert_ne!(
+            figures(Spec::Random { seed: 2 }),
+            Some(first),
+            "another seed"
         );
     }
 

@@ -61,6 +61,7 @@ mod scenes;
 #[path = "../sleep_compare/spread.rs"]
 mod spread;
 mod svg;
+mod vclock;
 mod verdict;
 
 use args::{Mode, Options, Parsed};
