@@ -1,4 +1,4 @@
-//! The bug zoo in the deterministic mode (docs/determinism.md, "The bug zoo"): `stable` gives
+//! The bug zoo in the deterministic mode (docs/determinism.md section 9): `stable` gives
 //! each planted bug one outcome run after run; `pct` shows each within the seed count its
 //! bound gives for P >= 0.99, and a failing seed fails the same way 10 times of 10; and the
 //! token is fair: N same-priority threads of one core each wait behind at most N - 1 turns.

@@ -14,9 +14,9 @@ det_search: search seeds of the deterministic mode for a zoo bug, shrink what fa
 
 USAGE: cargo run --release --example det_search -- --bug NAME [FLAGS]
 
-Each seed is one trial of the bug's program in a fresh runtime (docs/determinism.md, the bug
-zoo); trials run in batches in child processes (this program re-invoked), --jobs at a time;
-a child that crashes or outlives its bound fails the seed it was running.
+Each seed is one trial of the bug's program in a fresh runtime (docs/determinism.md section
+9); trials run in batches in child processes (this program re-invoked), --jobs at a time; a
+child that crashes or goes silent for 30 s fails the seed it was running.
 
   --bug NAME        lost-wakeup, signal-before-wait, use-before-publish, split-counter,
                     lock-order, yield-livelock, or all

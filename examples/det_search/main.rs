@@ -1,7 +1,7 @@
 //! det_search: runs seeds of the deterministic mode on a bug of the zoo in parallel child
 //! processes until enough fail, prints the failing seeds, shrinks the first one's setup, and
 //! puts beside it how often normal mode (the mode off) shows the same bug
-//! (docs/determinism.md, "Searching: det_search"; `--help` for the flags).
+//! (docs/determinism.md section 9; `--help` for the flags).
 //!
 //! Invariant: every figure printed comes from trials that ran: a failing seed is printed
 //! with the outcome and the decisions its trial gave, and nothing is extrapolated.

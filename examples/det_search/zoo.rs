@@ -1,5 +1,5 @@
 //! The bug zoo: six guest programs, each with one planted concurrency bug of the kinds that
-//! softlock games (docs/determinism.md, "The bug zoo"), written only against hos's public API
+//! softlock games (docs/determinism.md section 9), written only against hos's public API
 //! (guest threads, `hos::os` objects, svcs, checkpoints). Shared by `tests/det_zoo.rs` and the
 //! `det_search` example (`#[path]`), so both run the very same programs.
 //!
