@@ -183,3 +183,49 @@ fn kill(r: &mut Running) {
         let _ = r.child.kill();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool() -> Pool {
+        Pool {
+            jobs: 2,
+            batch: 2,
+            quantum: 1,
+            stall: None,
+            silence: Duration::from_secs(30),
+        }
+    }
+
+    // In a test this program is the test harness, which refuses `--child`: every child dies
+    // before its first trial.
+    #[test]
+    fn a_child_that_dies_fails_each_of_its_jobs_once() {
+        let jobs: Vec<String> = (0..5).map(|s| format!("random:{s}")).collect();
+        let lines = pool()
+            .run(Bug::SplitCounter, &jobs, |_| false)
+            .expect("children start");
+        let answered: Vec<&str> = lines.iter().map(|l| l.job.as_str()).collect();
+        assert_eq!(answered, jobs, "one line a job, in the jobs' order");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.kind == "exit" && l.text.contains("during this trial")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn enough_stops_the_search() {
+        let jobs: Vec<String> = (0..40).map(|s| format!("random:{s}")).collect();
+        let lines = pool()
+            .run(Bug::SplitCounter, &jobs, |ls| !ls.is_empty())
+            .expect("children start");
+        assert!(
+            !lines.is_empty() && lines.len() < jobs.len(),
+            "{}",
+            lines.len()
+        );
+    }
+}
