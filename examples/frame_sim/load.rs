@@ -3,7 +3,9 @@
 //! Invariant: every thread of the load ends once [`Running::stop`] has been called (a stop
 //! flag, then the runtime's shutdown, which ends every wait with Cancelled), so a run always
 //! joins; and a frame's work is CPU time spent on each thread's own clock (`burst.rs`), the
-//! same on any machine, whatever the runtime or the neighbours cost.
+//! same on any machine, whatever the runtime or the neighbours cost. With `--det` the load
+//! reads only the virtual clock (`vclock.rs`) and a guest thread starts it, so one selector
+//! gives one run.
 //!
 //! One frame, as in the measured game (docs/design.md, the introduction):
 //!
