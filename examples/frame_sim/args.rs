@@ -109,6 +109,12 @@ FLAGS:
   --trace DIR           trace the first pair: one Chrome trace-event file an arm in DIR
                         (open it in ui.perfetto.dev), and each arm's critical path
                         (one cell only, no mode)
+  --det SPEC            run the arms in the deterministic mode under the selector SPEC
+                        (stable, random:SEED, pct:DEPTH:SEED[:STEPS], chaos:SEED) and print
+                        each run's decisions, hash and virtual time, taken as the last
+                        measured frame is presented: the load's bursts, linger and frame
+                        limiter run on the virtual clock (one cell only, no mode)
+  --det-pace P          paced (the default) or free, with --det
   -h, --help            this text
 
 Bursts are 0..=1000000 us; the scene sets every one not given. Output: a progress bar on
@@ -166,6 +172,10 @@ pub(crate) struct Options {
     pub(crate) trace: Option<PathBuf>,
     /// `--repeat`: how many times the cells run (>= 1; 1 unless given).
     pub(crate) repeat: usize,
+    /// `--det` (with `--det-pace`), if given.
+    pub(crate) det: Option<crate::det::Det>,
+    /// `--det-pace`, if given.
+    pub(crate) det_pace: Option<hos::det::clock::Pacing>,
 }
 
 /// What `parse` returns besides options.
@@ -319,6 +329,8 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
         json: None,
         trace: None,
         repeat: 1,
+        det: None,
+        det_pace: None,
     };
     const BURST: u64 = 1_000_000;
     for (flag, v) in sets {
@@ -341,6 +353,8 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                 | "--matrix"
                 | "--check-reference"
                 | "--fit"
+                | "--det"
+                | "--det-pace"
         );
         match f {
             "--arms" => o.arms = Some(arms(f, v)?),
@@ -393,6 +407,13 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                     _ => o.trace = Some(PathBuf::from(v)),
                 }
             }
+            "--det" => {
+                o.det = Some(crate::det::Det {
+                    spec: crate::det::spec(f, v)?,
+                    pacing: hos::det::clock::Pacing::Paced,
+                });
+            }
+            "--det-pace" => o.det_pace = Some(crate::det::pacing(f, v)?),
             "--matrix" | "--check-reference" | "--fit" => {
                 if o.mode != Mode::Cell {
                     return Err(ArgError(format!("{f} {v:?}: one mode at a time")));
@@ -401,6 +422,9 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
             }
             _ => unreachable!("KNOWN and this match disagree on {f}"),
         }
+    }
+    if let (Some(d), Some(p)) = (&mut o.det, o.det_pace) {
+        d.pacing = p;
     }
     Ok(o)
 }
@@ -417,6 +441,14 @@ fn check(o: &Options, chosen: Option<Scene>, fps_given: bool) -> Result<(), ArgE
         return Err(ArgError(
             "--trace with --matrix, --check-reference or --fit: it traces one cell's first pair"
                 .into(),
+        ));
+    }
+    if o.det_pace.is_some() && o.det.is_none() {
+        return Err(ArgError("--det-pace without --det".into()));
+    }
+    if o.det.is_some() && o.mode != Mode::Cell {
+        return Err(ArgError(
+            "--det with --matrix, --check-reference or --fit: it runs one cell".into(),
         ));
     }
     if o.repeat > 1 && o.trace.is_some() {
@@ -540,6 +572,8 @@ const KNOWN: &[&str] = &[
     "--matrix",
     "--check-reference",
     "--fit",
+    "--det",
+    "--det-pace",
 ];
 
 #[cfg(test)]

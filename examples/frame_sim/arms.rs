@@ -177,6 +177,8 @@ pub(crate) struct Run {
     pub(crate) window_frames: u64,
     /// The measured frames' mean critical path, when the run was traced.
     pub(crate) critical: Option<hos::Breakdown>,
+    /// The deterministic mode's figures at the window's end (`--det`; module `det`).
+    pub(crate) det: Option<hos::DetStats>,
 }
 
 /// Measures the machine once, as a runtime does at build (a runtime built and shut down).
@@ -210,6 +212,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) calibration: Option<Calibration>,
     /// The folder of the first pair's traces (`--trace`), if any.
     pub(crate) trace: Option<&'a std::path::Path>,
+    /// The deterministic mode (`--det`), if on.
+    pub(crate) det: Option<&'a crate::det::Det>,
 }
 
 /// Runs `arm` once.
@@ -224,12 +228,16 @@ pub(crate) fn run(
     progress: &mut Progress,
 ) -> Result<Run, String> {
     let trace = crate::critical::trace_file(spec.trace, arm, pair);
-    let rt = crate::critical::traced(
-        hos::Runtime::builder().config(arm.config(spec.calibration)),
-        &trace,
+    let rt = crate::det::apply(
+        crate::critical::traced(
+            hos::Runtime::builder().config(arm.config(spec.calibration)),
+            &trace,
+        ),
+        spec.det,
     )
     .build()
     .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
+    crate::vclock::set_virtual(spec.det.is_some());
     let running = match load::spawn(&rt, spec.load, spec.warmup, spec.frames) {
         Ok(r) => r,
         Err(e) => {
@@ -266,7 +274,7 @@ pub(crate) fn run(
         let before = (rt.stats(), running.host_cpu());
         let (t0, n0) = (Instant::now(), running.presented());
         wait(Mark::WindowEnd, progress)?;
-        let after = (rt.stats(), running.host_cpu());
+        let after = (rt.stats(), running.host_cpu(), running.det_at_end());
         let (t1, n1) = (Instant::now(), running.presented());
         Ok((before, after, t1 - t0, n1.saturating_sub(n0).max(1)))
     });
@@ -274,7 +282,7 @@ pub(crate) fn run(
         .is_some()
         .then(|| crate::critical::window(&rt.critical_path(), spec.warmup, spec.frames));
     let ended = running.stop(&rt);
-    let ((before, host_before), (after, host_after), window, window_frames) =
+    let ((before, host_before), (after, host_after, det), window, window_frames) =
         window.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
     let ended = ended.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
     let times = ended.times;
@@ -302,5 +310,6 @@ pub(crate) fn run(
         window,
         window_frames,
         critical,
+        det,
     })
 }

@@ -3,7 +3,9 @@
 //! Invariant: a burst of `us` ends once the thread has spent `us` of its own CPU time on it
 //! (within a chunk), whatever preemption or neighbours do, so a frame is the same work on any
 //! machine; between chunks it passes `hos::svc::checkpoint` (a kicked guest thread gives its
-//! virtual core up there; nothing happens on a host thread).
+//! virtual core up there; nothing happens on a host thread). In the deterministic mode
+//! (`--det`, `vclock.rs`) a burst of `us` is `us` checkpoints instead, each 1 us of virtual
+//! time, so it reads no clock and is the same run after run.
 
 use std::hint::black_box;
 
@@ -35,6 +37,18 @@ thread_local! {
 /// is the thread's own, so the burst is the same CPU on a loaded machine, only later.
 pub(crate) fn burst(us: u64) {
     if us == 0 {
+        return;
+    }
+    if crate::vclock::is_virtual() {
+        // On the virtual clock a checkpoint is 1 us: the burst is `us` of them, each after a
+        // few steps of work (`vclock.rs`).
+        let mut x = us | 1;
+        for _ in 0..us {
+            for _ in 0..8 {
+                x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+            }
+            hos::svc::checkpoint();
+        }
         return;
     }
     let start = thread_cpu_ns();

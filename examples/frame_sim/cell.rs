@@ -31,6 +31,8 @@ pub(crate) struct CellSpec {
     pub(crate) calibrate_once: bool,
     /// Where the first pair's traces go (`--trace`), if anywhere.
     pub(crate) trace: Option<PathBuf>,
+    /// The deterministic mode (`--det`), if on.
+    pub(crate) det: Option<crate::det::Det>,
 }
 
 /// A cell, run.
@@ -76,6 +78,7 @@ pub(crate) fn run(spec: CellSpec, label: &str) -> Result<Cell, String> {
         frames: spec.frames,
         calibration,
         trace: spec.trace.as_deref(),
+        det: spec.det.as_ref(),
     };
     let mut progress = Progress::new(
         label,

@@ -92,6 +92,7 @@ pub(crate) mod tests {
                 frames: 1,
                 calibrate_once: true,
                 trace: None,
+                det: None,
             },
             processors: Some(2),
             calibration: None,

@@ -3,7 +3,9 @@
 //! Invariant: every thread of the load ends once [`Running::stop`] has been called (a stop
 //! flag, then the runtime's shutdown, which ends every wait with Cancelled), so a run always
 //! joins; and a frame's work is CPU time spent on each thread's own clock (`burst.rs`), the
-//! same on any machine, whatever the runtime or the neighbours cost.
+//! same on any machine, whatever the runtime or the neighbours cost. With `--det` the load
+//! reads only the virtual clock (`vclock.rs`) and a guest thread starts it, so one selector
+//! gives one run.
 //!
 //! One frame, as in the measured game (docs/design.md, the introduction):
 //!
@@ -12,7 +14,7 @@
 //! | `MainThread` | 44 | all | burst `main_us`; post `jobs` jobs and one message to each executor; wait for the last of them (an auto-clear Event); hand the frame on (a queue of 1: at most one frame ahead) |
 //! | `BaseProcExecutor{i}` | 44 | `1 << i` | receive from its own LightMessageQueue, burst `exec_us`, count down |
 //! | `ModuleSystemWorker{i}` | 45 | all | `try_receive` the shared job queue: a job is a burst of `job_us` and a count down; nothing there is a `sleep_thread(poll_us)`; with `linger_us`, once the queue has been empty that long the worker blocks in `receive` until the next job, or with `repoll_us` for at most that long, then polls for its linger again |
-//! | `Presentation Thread` | 44 | all | receive the frame, burst `present_us` (submit), hand it to the host's renderer if there is one (`host.rs`), sleep to the next frame boundary with `host_sleep` (the frame limiter), present |
+//! | `Presentation Thread` | 44 | all | receive the frame, burst `present_us` (submit), hand it to the host's renderer if there is one (`host.rs`), sleep to the next frame boundary with `host_sleep` (the frame limiter; on the virtual clock with `--det`, `vclock.rs`), present |
 //!
 //! The workers rank one step below the frame's chain (45): when virtual cores are short, a
 //! polling worker gives way to the frame, as a background job system does on the console.
@@ -23,6 +25,7 @@ use crate::burst::burst;
 use crate::group::Group;
 use crate::host::{self, Host, HostLoad, RenderLink};
 use crate::pickup::{Kind, Pickups, Post};
+use crate::vclock;
 use hos::os::{ClearMode, Event, LightMessageQueue, MessageQueue};
 use hos::thread::JoinHandle;
 use hos::CpuTime;
@@ -167,6 +170,8 @@ struct Shared {
     presented: AtomicU64,
     /// Pickup latencies of the measured frames' posts.
     pickups: Pickups,
+    /// The deterministic mode's figures as the last measured frame was presented (`--det`).
+    det_at_end: std::sync::Mutex<Option<hos::DetStats>>,
 }
 
 impl Shared {
@@ -223,6 +228,12 @@ impl Running {
     /// The host threads' CPU so far, by group.
     pub(crate) fn host_cpu(&self) -> Vec<(Group, CpuTime)> {
         self.host.cpu()
+    }
+
+    /// The deterministic mode's figures the presentation thread took as it presented the
+    /// last measured frame (`None` before, or with the mode off).
+    pub(crate) fn det_at_end(&self) -> Option<hos::DetStats> {
+        *hos::internal::lock(&self.shared.det_at_end)
     }
 
     /// Stops the load and shuts the runtime down; returns what the run leaves, or why it
@@ -286,10 +297,25 @@ pub(crate) fn spawn(
         // Present n (from 1) is main frame n - 1: the measured presents are main frames
         // warmup..warmup + frames.
         pickups: Pickups::new(warmup as u64, (warmup + frames) as u64),
+        det_at_end: std::sync::Mutex::new(None),
     });
     let (host, link) = host::spawn(rt, load.host)?;
     let (mark_tx, marks) = mpsc::channel();
-    match spawn_threads(rt, &shared, load, [warmup, warmup + frames], mark_tx, link) {
+    let marks_at = [warmup, warmup + frames];
+    let spawned = if vclock::is_virtual() {
+        // In the mode, a guest thread starts the load, so each start is a point of the run.
+        let s = shared.clone();
+        let boot = rt.clone();
+        rt.thread()
+            .name("Boot")
+            .priority(PRIORITY_FRAME)
+            .spawn(move || spawn_threads(&boot, &s, load, marks_at, mark_tx, link))
+            .map_err(|code| format!("spawning Boot: {code:?}"))
+            .and_then(|t| t.join().map_err(|_| "Boot panicked".to_string())?)
+    } else {
+        spawn_threads(rt, &shared, load, marks_at, mark_tx, link)
+    };
+    match spawned {
         Ok((threads, presenter)) => Ok(Running {
             shared,
             threads,
@@ -407,18 +433,20 @@ fn executor(s: &Shared, i: usize, exec_us: u64) {
 /// for at most that long, then poll for the linger again.
 fn worker(s: &Shared, load: Load) {
     let poll_ns = (load.poll_us * 1000) as i64;
-    let linger = load.linger_us.map(Duration::from_micros);
+    let linger = load.linger_us.map(|us| us * 1000);
     let repoll = load.repoll_us.map(Duration::from_micros);
     let mut pickups = s.pickups.recorder(Kind::Job);
     // Since when the queue has been found empty (read only with a linger).
-    let mut idle_since: Option<Instant> = None;
+    let mut idle_since: Option<u64> = None;
     while !s.stopped() {
         hos::svc::checkpoint();
         let post = match s.jobs.try_receive() {
             Some(post) => post,
             None => {
-                let lingered = linger
-                    .is_some_and(|l| idle_since.get_or_insert_with(Instant::now).elapsed() >= l);
+                let lingered = linger.is_some_and(|l| {
+                    let now = vclock::now_ns();
+                    now - *idle_since.get_or_insert(now) >= l
+                });
                 if !lingered {
                     hos::svc::sleep_thread(poll_ns);
                     continue;
@@ -455,8 +483,8 @@ fn presenter(
     marks: mpsc::Sender<Mark>,
     renderer: Option<RenderLink>,
 ) -> Vec<Instant> {
-    let period = (load.fps > 0).then(|| Duration::from_secs(1) / load.fps);
-    let mut next: Option<Instant> = None;
+    let period = (load.fps > 0).then(|| 1_000_000_000 / u64::from(load.fps));
+    let mut next: Option<u64> = None;
     let mut times = Vec::with_capacity(keep);
     while let Ok(frame) = s.present.receive() {
         burst(load.present_us);
@@ -468,10 +496,10 @@ fn presenter(
         }
         if let Some(p) = period {
             // The frame limiter: sleep to the next boundary; a late frame starts a new grid.
-            let now = Instant::now();
+            let now = vclock::now_ns();
             next = Some(match next {
                 Some(t) if t > now => {
-                    rt.host_sleep(t - now);
+                    vclock::sleep_ns(rt, t - now);
                     t + p
                 }
                 _ => now + p,
@@ -491,6 +519,10 @@ fn presenter(
         } else {
             None
         };
+        if mark == Some(Mark::WindowEnd) {
+            // Here, on the load's own thread, the mode's figures are a point of the run.
+            *hos::internal::lock(&s.det_at_end) = rt.det_stats();
+        }
         if let Some(m) = mark {
             // An unbounded channel: never blocks; a gone controller is no error here.
             let _ = marks.send(m);

@@ -41,6 +41,7 @@ mod arms;
 mod burst;
 mod cell;
 mod critical;
+mod det;
 mod figures;
 mod fit;
 mod grace;
@@ -60,6 +61,7 @@ mod scenes;
 #[path = "../sleep_compare/spread.rs"]
 mod spread;
 mod svg;
+mod vclock;
 mod verdict;
 
 use args::{Mode, Options, Parsed};
@@ -125,6 +127,7 @@ fn one_cell(o: &Options, out: &Path) -> Result<(), String> {
                 frames: o.frames.unwrap_or(300),
                 calibrate_once: o.calibrate_once,
                 trace: o.trace.clone(),
+                det: o.det.clone(),
             },
             &if o.repeat > 1 {
                 format!("r{repeat}/{}", o.repeat)
@@ -143,6 +146,11 @@ fn one_cell(o: &Options, out: &Path) -> Result<(), String> {
         print!("{}", report::table(&ctx));
         if let Some(v) = GraceRound::of(&cell.summary).and_then(|r| GraceVerdict::of(&[r])) {
             println!("grace, {} over the default: {v}", grace::GRACE.name());
+        }
+        if o.det.is_some() {
+            for r in &cell.runs {
+                println!("{}", det::line(r.arm.name(), r.pair, r.det));
+            }
         }
         if let Some(dir) = &o.trace {
             print!("\n{}", critical::table(&cell.runs));

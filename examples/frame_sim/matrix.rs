@@ -159,6 +159,7 @@ fn run_cells(
                     frames: o.frames.unwrap_or(180),
                     calibrate_once: std.once,
                     trace: None,
+                    det: None,
                 },
                 &format!("{tag}p{n} {}", std.name),
             )?;

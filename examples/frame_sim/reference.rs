@@ -417,6 +417,7 @@ pub(crate) fn run_row(
             frames: shape.frames,
             calibrate_once: true,
             trace: None,
+            det: None,
         },
         label,
     )?;

@@ -393,6 +393,7 @@ mod tests {
                 frames: 1,
                 calibrate_once: false,
                 trace: None,
+                det: None,
             },
             processors: Some(2),
             calibration: None,
