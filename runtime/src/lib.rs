@@ -22,7 +22,7 @@
 //! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
 //! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
-//! | `det::{rng, witness, decisions, selector, clock, post, record}` | leaf | the deterministic mode's parts (seeded streams, witnesses, selectors, virtual clock, posted events, `.hosrec`) |
+//! | `det::{rng, witness, decisions, history, softlock, selector, clock, post, record}` | leaf | the deterministic mode's parts (seeded streams, witnesses, threads' last turns, the softlock report, selectors, virtual clock, posted events, `.hosrec`) |
 //! | `chaos` | leaf | seeded yields and delays at every decision point (off: one load) |
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
 //! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
