@@ -45,9 +45,10 @@
 //! | `pause` | waiting | a guest thread's pause: asked, taken at its next pause point |
 //! | `thread` | waiting | the runtime's record of a guest thread |
 //! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
+//! | `stuck` | composition | the deterministic mode's softlocks: completed from the wait tree, told, kept |
 //! | `context` | composition | which runtime and guest thread the calling thread is |
 //! | `sleep` | composition | guest and host sleeps along their routes |
-//! | `watchdog` | composition | the flight recorder's wait bound: dumps a guest wait past it |
+//! | `watchdog` | composition | the flight recorder's wait bound (dumps a guest wait past it) and the deterministic token's (names its holder) |
 //! | `builder` | composition | [`Builder`]: switches in code and from the environment |
 //! | `observe` | composition | the trace file, frame marks, dumps, the wait tree, critical paths |
 //!
@@ -78,6 +79,7 @@ mod runtime;
 mod sleep;
 mod spawn;
 mod stats;
+mod stuck;
 mod sync;
 mod sys;
 mod thread;

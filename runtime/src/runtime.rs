@@ -156,7 +156,7 @@ impl Runtime {
             precise = ?c.precise,
             "hos runtime started"
         );
-        Ok(Runtime {
+        let rt = Runtime {
             inner: Arc::new(Inner {
                 config,
                 policy,
@@ -173,7 +173,9 @@ impl Runtime {
                 traced: AtomicBool::new(false),
                 last: LastSeen::new(),
             }),
-        })
+        };
+        rt.hook_softlocks();
+        Ok(rt)
     }
 
     /// Whether two handles are the same runtime.
@@ -267,7 +269,7 @@ impl Runtime {
     pub fn set_priority(&self, rec: &ThreadRecord, priority: u8) {
         rec.set_priority(priority);
         if let Some(token) = &self.inner.token {
-            token.set_priority(rec.id(), priority);
+            token.set_priority(rec.id(), rec.running_priority());
         }
         self.trace_retitle(rec, Kind::Priority);
         self.inner.vcores.refresh(rec);
@@ -310,6 +312,9 @@ impl Runtime {
     /// runs at the better of its own and the lent one (priority inheritance).
     pub fn lend_priority(&self, rec: &ThreadRecord, lent: Option<u8>) {
         rec.set_lent_priority(lent);
+        if let Some(token) = &self.inner.token {
+            token.set_priority(rec.id(), rec.running_priority());
+        }
         crate::trace::lent(self.session().id(), rec.id(), lent);
         self.inner.vcores.refresh(rec);
     }

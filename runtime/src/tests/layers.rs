@@ -70,6 +70,7 @@ const ORDER: &[&str] = &[
     "thread",
     // composition
     "runtime",
+    "stuck",
     "context",
     "sleep",
     "watchdog",
