@@ -3,8 +3,8 @@
 //! (each thread, what it waits on, who holds it, the cycle), the decision index and each
 //! thread's last turns; a thread that keeps the token without a checkpoint is named by the
 //! watchdog; a run that goes on by itself (sleeps, timed waits) is never reported. And two
-//! of the mode's hazards: pausing is refused in it, and a lock's lent priority ranks its
-//! holder for the token.
+//! of the mode's hazards: a paused thread is no candidate for the token until resumed (by a
+//! host or by a guest, reproducibly), and a lock's lent priority ranks its holder for it.
 
 mod sdk;
 
@@ -13,8 +13,8 @@ use hos::det::selector::Spec;
 use hos::det::softlock::{Cause, Softlock, Standing};
 use hos::os::{ClearMode, ConditionVariable, Event, Mutex};
 use hos::svc::{self, ThreadActivity};
-use hos::{Calibration, ResultCode, Runtime};
-use std::sync::atomic::{AtomicBool, Ordering};
+use hos::{Calibration, Doing, GuestState, ResultCode, Runtime};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
@@ -261,35 +261,130 @@ fn the_watchdog_names_a_holder_that_never_checkpoints() {
     rt.shutdown();
 }
 
+/// Waits (on a host thread) until `cond`; a failsafe bound, not a timing.
+fn until(what: &str, cond: impl Fn() -> bool) {
+    let end = Instant::now() + Duration::from_secs(20);
+    while !cond() {
+        assert!(Instant::now() < end, "never: {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[test]
-fn pausing_is_refused_in_the_mode() {
-    let rt = runtime(0);
-    let go = Arc::new(AtomicBool::new(false));
+fn a_host_pauses_and_resumes_guests_in_the_mode() {
+    // A quantum no test reaches: the worker gives the token up only at a pause point.
+    let rt = Runtime::builder()
+        .calibration(Calibration::default())
+        .det(Some(Spec::Stable))
+        .det_pace(Pacing::Free)
+        .det_quantum(1_000_000)
+        .build()
+        .expect("a runtime in the deterministic mode");
+    let (count, stop) = (
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
     let t = rt
         .thread()
         .name("Worker")
         .spawn({
-            let go = go.clone();
-            // Busy, with checkpoints (a wait for a host's signal would be a softlock).
+            let (count, stop) = (count.clone(), stop.clone());
+            // Busy with checkpoints, holding the token most of the time.
             move || {
-                while !go.load(Ordering::Relaxed) {
+                while !stop.load(Ordering::Relaxed) {
+                    count.fetch_add(1, Ordering::Relaxed);
                     svc::checkpoint();
                 }
             }
         })
         .expect("a guest thread");
-    let h = t.thread().handle();
-    // Bounded: a pause the mode took would wait for a stop that never comes.
-    let bound = Some(Duration::from_millis(100));
-    assert_eq!(rt.pause_guests(bound), Err(ResultCode::INVALID_STATE));
-    assert_eq!(
-        svc::set_thread_activity(h, ThreadActivity::Paused),
-        Err(ResultCode::INVALID_STATE)
+    until("the worker runs", || count.load(Ordering::Relaxed) > 0);
+    // A failsafe bound: the worker stops at its next checkpoint.
+    assert_eq!(rt.pause_guests(Some(Duration::from_secs(20))), Ok(1));
+    let at = count.load(Ordering::Relaxed);
+    // It stopped at its next checkpoint, not at its quantum's end: it shows paused.
+    let states = rt.guest_states();
+    assert!(
+        matches!(
+            states[..],
+            [GuestState {
+                doing: Doing::Waiting { on: "pause", .. },
+                ..
+            }]
+        ),
+        "{states:?}"
     );
-    go.store(true, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(
+        count.load(Ordering::Relaxed),
+        at,
+        "no guest code runs while paused"
+    );
+    assert_eq!(rt.det_softlock(), None, "a pause is no deadlock");
+    assert_eq!(rt.resume_guests(), 1);
+    until("the worker goes on", || count.load(Ordering::Relaxed) > at);
+    stop.store(true, Ordering::Relaxed);
     t.join().expect("the worker ends");
     assert_eq!(rt.det_softlock(), None);
     rt.shutdown();
+}
+
+/// A guest pauses another for a virtual millisecond and resumes it: the count the paused
+/// thread reached before and after the pause, and the run's figures.
+fn guest_pause_run() -> (u64, u64, hos::DetStats) {
+    let rt = runtime(0);
+    let seen = Arc::new(StdMutex::new((0, 0)));
+    let main = main_thread(&rt, {
+        let seen = seen.clone();
+        move |rt| {
+            let (count, stop) = (
+                Arc::new(AtomicU64::new(0)),
+                Arc::new(AtomicBool::new(false)),
+            );
+            let w = rt
+                .thread()
+                .name("Worker")
+                .priority(44)
+                .ideal_core(1)
+                .spawn({
+                    let (count, stop) = (count.clone(), stop.clone());
+                    move || {
+                        while !stop.load(Ordering::Relaxed) {
+                            count.fetch_add(1, Ordering::Relaxed);
+                            svc::checkpoint();
+                        }
+                    }
+                })
+                .expect("the worker");
+            let h = w.thread().handle();
+            svc::sleep_thread(50_000);
+            svc::set_thread_activity(h, ThreadActivity::Paused).expect("paused");
+            let before = count.load(Ordering::Relaxed);
+            // Only this sleep's deadline moves the clock: the worker is no candidate.
+            svc::sleep_thread(1_000_000);
+            let after = count.load(Ordering::Relaxed);
+            svc::set_thread_activity(h, ThreadActivity::Runnable).expect("resumed");
+            svc::sleep_thread(50_000);
+            stop.store(true, Ordering::Relaxed);
+            svc::wait_synchronization(&[h], -1).expect("the worker ends");
+            w.join().expect("it ended");
+            *seen.lock().unwrap() = (before, after);
+        }
+    });
+    main.join().expect("main ends");
+    let stats = rt.det_stats().expect("the mode");
+    assert_eq!(rt.det_softlock(), None);
+    rt.shutdown();
+    let (before, after) = *seen.lock().unwrap();
+    (before, after, stats)
+}
+
+#[test]
+fn a_guest_pauses_another_and_the_run_stays_reproducible() {
+    let first = guest_pause_run();
+    assert!(first.0 > 0, "the worker ran before the pause: {first:?}");
+    assert_eq!(first.0, first.1, "the paused worker ran: {first:?}");
+    assert_eq!(guest_pause_run(), first, "two runs differ");
 }
 
 #[test]

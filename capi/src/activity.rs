@@ -21,9 +21,8 @@ pub const HOS_THREAD_ACTIVITY_PAUSED: u32 = 1;
 ///
 /// Errors: InvalidEnumValue for an activity that is neither `HOS_THREAD_ACTIVITY_*`;
 /// InvalidHandle; Busy for the calling thread itself; InvalidState for an ended thread, a
-/// pause of a paused one, a resume of one not paused, or a pause in the deterministic mode
-/// (HOS_DET: a paused thread would keep the run's token); Cancelled if the runtime shuts
-/// down before the thread stopped (every paused thread is released then).
+/// pause of a paused one or a resume of one not paused; Cancelled if the runtime shuts down
+/// before the thread stopped (every paused thread is released then).
 #[no_mangle]
 pub extern "C" fn hos_svc_set_thread_activity(thread: hos_handle, activity: u32) -> hos_result {
     entry(|| {
@@ -39,8 +38,7 @@ pub extern "C" fn hos_svc_set_thread_activity(thread: hos_handle, activity: u32)
 ///
 /// Errors: InvalidPointer for a NULL `rt`, or a NULL or misaligned `paused`; TimedOut if some thread
 /// did not stop in time (it stops at its next checkpoint; `hos_resume_guests` releases it);
-/// Cancelled once the runtime shuts down; InvalidState in the deterministic mode (HOS_DET),
-/// which pauses nothing.
+/// Cancelled once the runtime shuts down.
 ///
 /// # Safety
 /// `rt` is NULL or from `hos_runtime_new`, not freed; `paused` is NULL or points to a

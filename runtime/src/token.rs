@@ -11,11 +11,11 @@
 //! At a decision: waiting threads whose parker holds a token (or whose timeout the clock reached)
 //! and sleepers whose deadline the clock reached become ready (sleepers in (deadline, insertion)
 //! order, then the woken and timed out in id order, each behind the ready ones); each logical
-//! core's candidate is its best ready thread (lowest Horizon priority value, then first ready); the
-//! selector picks among the cores; the witness goes into the rolling hash. When no thread is ready
-//! the clock jumps to the next sleeper's (or timed wait's) deadline; when none is pending either,
-//! nothing can run again by itself (a deadlock, or a wake a host thread owes) and the token rests
-//! until such a wake.
+//! core's candidate is its best ready thread not paused (lowest Horizon priority value, then first
+//! ready); the selector picks among the cores; the witness goes into the rolling hash. When no
+//! thread is ready the clock jumps to the next sleeper's (or timed wait's) deadline; when none is
+//! pending either, nothing can run again by itself (a deadlock, or a wake a host thread owes) and
+//! the token rests until such a wake.
 //!
 //! Softlocks (docs/determinism.md section 7): the decision that finds nothing can run again by
 //! itself (every enrolled thread waits without a timeout, none is starting) makes a report,
@@ -65,6 +65,8 @@ struct Slot {
     turn: Arc<Condvar>,
     /// Its last turns, for a softlock's report.
     history: History,
+    /// Paused (svcSetThreadActivity, `pause_guests`): no candidate until resumed.
+    paused: bool,
 }
 
 /// What the token's lock guards.
@@ -187,6 +189,7 @@ impl Token {
                 run: Run::Starting,
                 turn: Arc::new(Condvar::new()),
                 history: History::default(),
+                paused: false,
             },
         );
     }
@@ -261,6 +264,31 @@ impl Token {
             let deadline = s.clock.op().saturating_add(ns);
             Run::Sleeping(deadline, s.order())
         });
+    }
+
+    /// Pauses (`on`) or resumes thread `id`: a paused thread is no candidate, whatever it
+    /// does, until resumed (a holder asked to pause gives the token up at its next
+    /// checkpoint: `Runtime::checkpoint_kicked`); a resume while the token rests hands it at
+    /// once.
+    pub(crate) fn set_paused(&self, id: u64, on: bool) {
+        let mut s = lock(&self.state);
+        let Some(t) = s.threads.get_mut(&id) else {
+            return;
+        };
+        t.paused = on;
+        if !on && s.holder.is_none() && !s.stopped {
+            s.decide(Reason::Start);
+            self.tell_found(s);
+        }
+    }
+
+    /// Whether thread `id` runs no guest code until resumed: paused and not the holder, or
+    /// ended.
+    pub(crate) fn is_paused_out(&self, id: u64) -> bool {
+        let s = lock(&self.state);
+        s.threads
+            .get(&id)
+            .is_none_or(|t| t.paused && s.holder != Some(id))
     }
 
     /// Thread `id` (the holder) yields: it goes behind the ready threads of its priority.
@@ -456,7 +484,7 @@ impl State {
     /// Each core's best ready thread, in core order.
     fn candidates(&self) -> Vec<Candidate> {
         let mut best: BTreeMap<u8, (u8, u64, u64)> = BTreeMap::new();
-        for (&id, t) in &self.threads {
+        for (&id, t) in self.threads.iter().filter(|(_, t)| !t.paused) {
             if let Run::Ready(order) = t.run {
                 let key = (t.priority, order, id);
                 let e = best.entry(t.core).or_insert(key);
@@ -555,7 +583,9 @@ impl State {
             .threads
             .values()
             .any(|t| matches!(t.run, Run::Starting));
-        if self.stopped || self.quiet || !waits || starts {
+        // A paused thread waits for whoever paused it to resume it: no deadlock to tell.
+        let paused = self.threads.values().any(|t| t.paused);
+        if self.stopped || self.quiet || !waits || starts || paused {
             return;
         }
         self.quiet = true;

@@ -8,8 +8,8 @@
 //! thread holds no virtual core and shows as waiting on `"pause"` in
 //! [`crate::Runtime::guest_states`]. A shutdown releases every paused thread (its waits then
 //! end Cancelled) and ends a pause's wait for the stop with Cancelled. In the deterministic
-//! mode (HOS_DET) a pause is refused with InvalidState: a paused thread would keep the
-//! run's one token, so the run would stop (docs/determinism.md section 0, known limits).
+//! mode (HOS_DET) a paused thread is no candidate for the run's token until resumed; a
+//! holder gives the token up at its next checkpoint or yield (docs/determinism.md section 0).
 
 use super::handle::Handle;
 use super::handles::thread_of;
@@ -57,8 +57,8 @@ impl TryFrom<u32> for ThreadActivity {
 ///
 /// # Errors
 /// InvalidHandle for a handle that names no thread; Busy for the calling thread itself;
-/// InvalidState for a thread that has ended, a pause of a paused thread, a resume of one
-/// that is not paused, or a pause in the deterministic mode (module doc); Cancelled if the runtime shuts down before the thread stopped (it is
+/// InvalidState for a thread that has ended, a pause of a paused thread, or a resume of one
+/// that is not paused; Cancelled if the runtime shuts down before the thread stopped (it is
 /// released then).
 ///
 /// # Blocking
@@ -101,7 +101,6 @@ pub fn set_thread_activity(h: Handle, activity: ThreadActivity) -> Result<(), Re
     match activity {
         // A shut-down runtime pauses nothing (its shutdown lifted every pause).
         ThreadActivity::Paused if rt.is_shut_down() => Err(ResultCode::CANCELLED),
-        ThreadActivity::Paused if rt.det_stats().is_some() => Err(ResultCode::INVALID_STATE),
         ThreadActivity::Paused if rt.inner().ask_pause(rec) => {
             wait_stopped(rt, std::slice::from_ref(rec), None)
         }
@@ -140,8 +139,7 @@ impl Runtime {
     /// # Errors
     /// TimedOut if some thread did not stop in time: it stays asked, stops at its next
     /// checkpoint, and `resume_guests` releases it; Cancelled once the runtime shuts down
-    /// (which releases every paused thread); InvalidState in the deterministic mode, which
-    /// pauses nothing (module doc).
+    /// (which releases every paused thread).
     ///
     /// # Blocking
     /// Until every thread has stopped; a guest caller holds no virtual core meanwhile.
@@ -149,9 +147,6 @@ impl Runtime {
         entry();
         if self.is_shut_down() {
             return Err(ResultCode::CANCELLED);
-        }
-        if self.det_stats().is_some() {
-            return Err(ResultCode::INVALID_STATE);
         }
         let me = with_guest(|_, t| t.id());
         let paused: Vec<_> = self

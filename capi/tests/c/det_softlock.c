@@ -4,8 +4,8 @@
  * threads (each holds one mutex and waits for the other's) is reported at virtual
  * quiescence, read as figures (hos_det_softlock_get: the cause, the decision, the threads,
  * the cycle) and as text (hos_det_softlock_text: each thread, its mutex and its holder, the
- * cycle); pausing is refused in the mode; a run with the mode off reports nothing. Run by
- * capi/tests/c_hosts.rs.
+ * cycle); pausing and resuming the stuck threads makes no new report; a run with the mode
+ * off reports nothing. Run by capi/tests/c_hosts.rs.
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "check.h"
@@ -112,8 +112,15 @@ int main(void) {
     TRUE(strstr(text, "held by A") != NULL);
     TRUE(strstr(text, "deadlock: cycle") != NULL);
     TRUE(strstr(text, "selector stable") != NULL);
-    uint32_t paused = 0;
-    EXPECT(hos_pause_guests(rt, 0, &paused), HOS_RESULT_INVALID_STATE);
+    /* Every thread waits: each is stopped at once; a pause is no new report. */
+    uint32_t paused = 0, resumed = 0;
+    OK(hos_pause_guests(rt, -1, &paused));
+    TRUE(paused == 3);
+    OK(hos_resume_guests(rt, &resumed));
+    TRUE(resumed == 3);
+    hos_det_softlock again = {.size = sizeof again};
+    OK(hos_det_softlock_get(rt, &again));
+    TRUE(again.decision == s.decision);
 
     OK(hos_runtime_shutdown(rt, -1));
     OK(hos_thread_join(main_t, -1));
