@@ -1193,9 +1193,8 @@ hos_result hos_svc_exit_thread(void);
 //
 // Errors: InvalidEnumValue for an activity that is neither `HOS_THREAD_ACTIVITY_*`;
 // InvalidHandle; Busy for the calling thread itself; InvalidState for an ended thread, a
-// pause of a paused one, a resume of one not paused, or a pause in the deterministic mode
-// (HOS_DET: a paused thread would keep the run's token); Cancelled if the runtime shuts
-// down before the thread stopped (every paused thread is released then).
+// pause of a paused one or a resume of one not paused; Cancelled if the runtime shuts down
+// before the thread stopped (every paused thread is released then).
 hos_result hos_svc_set_thread_activity(hos_handle thread, uint32_t activity);
 
 // Pauses every guest thread of `rt` but the calling one (a debugger's stop, a save state)
@@ -1205,8 +1204,7 @@ hos_result hos_svc_set_thread_activity(hos_handle thread, uint32_t activity);
 //
 // Errors: InvalidPointer for a NULL `rt`, or a NULL or misaligned `paused`; TimedOut if some thread
 // did not stop in time (it stops at its next checkpoint; `hos_resume_guests` releases it);
-// Cancelled once the runtime shuts down; InvalidState in the deterministic mode (HOS_DET),
-// which pauses nothing.
+// Cancelled once the runtime shuts down.
 //
 // # Safety
 // `rt` is NULL or from `hos_runtime_new`, not freed; `paused` is NULL or points to a
