@@ -54,6 +54,17 @@
 // `hos_abi_version()` at start: a library of another version may not match the header.
 #define HOS_ABI_VERSION 1
 
+// `hos_det_softlock.cause`: no softlock was reported (or the mode is off).
+#define HOS_DET_SOFTLOCK_NONE 0
+
+// `hos_det_softlock.cause`: a deadlock at virtual quiescence (no thread can run, no timer
+// and no post pending).
+#define HOS_DET_SOFTLOCK_DEADLOCK 1
+
+// `hos_det_softlock.cause`: thread `holder` held the token `held_ms` of wall time without a
+// checkpoint (HOS_DET_WATCHDOG_MS).
+#define HOS_DET_SOFTLOCK_HELD 2
+
 // `hos_guest_state.doing`: running guest code, or blocked outside the runtime (an OS call, a
 // lock of the host's, a join): nothing the runtime can end.
 #define HOS_DOING_GUEST_CODE 0
@@ -290,6 +301,27 @@ typedef struct {
   // The virtual time, in nanoseconds.
   uint64_t vt_ns;
 } hos_det_stats;
+
+// What `hos_det_softlock_get` reads. Set `size` to `sizeof(hos_det_softlock)` before the
+// call.
+typedef struct {
+  // Set by the caller: `sizeof(hos_det_softlock)`.
+  uint32_t size;
+  // One of `HOS_DET_SOFTLOCK_*`.
+  uint32_t cause;
+  // Decisions taken when it was found.
+  uint64_t decision;
+  // The virtual time then, in nanoseconds.
+  uint64_t vt_ns;
+  // `HOS_DET_SOFTLOCK_HELD`: the holder's id (`hos_svc_get_thread_id`); else 0.
+  uint64_t holder;
+  // `HOS_DET_SOFTLOCK_HELD`: how long it held the token, in ms of wall time; else 0.
+  uint64_t held_ms;
+  // The enrolled threads in the report.
+  uint32_t threads;
+  // The cycles of lock holders among them (a lock-order deadlock).
+  uint32_t cycles;
+} hos_det_softlock;
 
 // What one live guest thread is doing. Set `size` of the first element of the array to
 // `sizeof(hos_guest_state)` before `hos_guest_states`.
@@ -701,6 +733,35 @@ hos_result hos_stats_threads(const hos_runtime *rt,
 // `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `out->size`
 // writable bytes.
 hos_result hos_det_stats_get(const hos_runtime *rt, hos_det_stats *out);
+
+// Reads the figures of the deterministic mode's last softlock into `*out`: `cause`
+// `HOS_DET_SOFTLOCK_NONE` (every field 0) if none was reported or the mode is off. A
+// deadlock is reported once a quiescence; the run then rests, and a host thread's wake
+// (outside the contract) could still end it. Set `out->size` to `sizeof(hos_det_softlock)`
+// first.
+//
+// Errors: InvalidPointer for a NULL `rt` or `out`, or a misaligned `out`; InvalidSize for an
+// `out->size` below the first version's.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `out->size`
+// writable bytes.
+hos_result hos_det_softlock_get(const hos_runtime *rt, hos_det_softlock *out);
+
+// Prints the deterministic mode's last softlock report into `buf[0..size]` as snprintf does
+// (as much as fits, NUL-terminated, cut on a character boundary), and its whole length in
+// bytes, without the NUL, into `*len`: "" if none was reported. The report is what the log
+// said: the cause, the decision index, the virtual time and the selector, then each
+// enrolled thread ("A (id 2, priority 44, core 0) waits on mutex::Lock 0x..., held by B")
+// with its last turns, then each cycle ("deadlock: cycle A -> B -> A"). `buf` may be NULL
+// when `size` is 0 (a length query).
+//
+// Errors: InvalidPointer for a NULL `rt` or `len`, or a NULL `buf` with a size.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `buf` is NULL or points to `size`
+// writable bytes; `len` is NULL or points to a writable `size_t`.
+hos_result hos_det_softlock_text(const hos_runtime *rt, char *buf, size_t size, size_t *len);
 
 // Reads what each live guest thread of `rt` is doing into `out[0..capacity]`, and their
 // number into `*count` (which may exceed `capacity`: call again with a larger array). Set

@@ -242,6 +242,11 @@ forward! {
     /// default); `Pacing::Free` skips idle virtual time.
     det_pace(pacing: Pacing);
 
+    /// HOS_DET_WATCHDOG_MS: in the deterministic mode, report a token held this long in wall
+    /// time without a checkpoint, naming its holder (`Runtime::det_softlock`, the log),
+    /// 0..=3_600_000 ms (default 2000; 0: never).
+    det_watchdog_ms(ms: u64);
+
     /// Pins the calibration instead of measuring it at build (reproducible runs).
     calibration(calibration: Calibration);
 

@@ -8,6 +8,7 @@
 //! [`Runtime::resume_guests`] in `svc/activity.rs`, [`Runtime::shutdown`] in `shutdown.rs`.
 
 use crate::guests::{GuestState, Guests};
+use hos_runtime::det::softlock::Softlock;
 use hos_runtime::{Breakdown, Config, DetStats, Stats, WaitTree};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,6 +59,16 @@ impl Runtime {
     /// virtual time; `None` when the mode is off.
     pub fn det_stats(&self) -> Option<DetStats> {
         self.inner.det_stats()
+    }
+
+    /// The deterministic mode's last softlock (docs/determinism.md section 7): a deadlock
+    /// found at virtual quiescence (no guest thread can run, no timer and no post pending),
+    /// or a token held past HOS_DET_WATCHDOG_MS of wall time without a checkpoint; with the
+    /// wait-for graph (each thread, what it waits on, who holds that), the decision index,
+    /// the virtual time, the selector and each thread's last turns. `Display` prints it as
+    /// the log does. `None` if none was reported or the mode is off.
+    pub fn det_softlock(&self) -> Option<Softlock> {
+        self.inner.det_softlock()
     }
 
     /// Writes the trace to `path` as Chrome trace-event JSON (drag it onto ui.perfetto.dev):

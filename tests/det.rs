@@ -44,6 +44,8 @@ fn run(spec: Spec) -> Run {
         .expect("the main guest thread");
     main.join().expect("main did not panic");
     let stats = rt.det_stats().expect("the mode is on");
+    // Waits, sleeps and yields that go on by themselves: no softlock.
+    assert_eq!(rt.det_softlock(), None);
     rt.shutdown();
     let log = std::mem::take(&mut *log.lock().unwrap());
     Run { stats, log }

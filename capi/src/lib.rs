@@ -32,6 +32,7 @@
 //! | [`runtime`] | `hos_runtime`: boot, bounded shutdown, host sleep |
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
 //! | [`det`] | the deterministic mode's figures: `hos_det_stats` |
+//! | [`softlock`] | the deterministic mode's last softlock: `hos_det_softlock`, its text |
 //! | [`guest_state`] | what each live guest thread is doing now |
 //! | [`wait_tree`] | the wait tree, as nodes or text |
 //! | [`trace`] | the trace file, frame marks, flight dumps, each frame's critical path |
@@ -66,6 +67,8 @@ pub mod runtime;
 pub mod stats;
 
 pub mod det;
+
+pub mod softlock;
 
 pub mod guest_state;
 

@@ -4,7 +4,11 @@
 //! if the spawn succeeded (the thread's handle is made before its OS thread starts), and only
 //! once its handle is kept open for the host, so the entry may close it at once. The new
 //! thread waits for that gate as a guest thread waits (its virtual core given back), since
-//! the spawner may need a core to get there (a checkpoint).
+//! the spawner may need a core to get there (a checkpoint). In the deterministic mode it
+//! waits holding the run's token instead (a yield loop, no decision): a guest spawner opens
+//! the gate before it gives the token up, so the thread finds it open; a host spawner opens
+//! it microseconds after the thread's start, and a wait on it would make the run's
+//! decisions depend on which came first (and rest the token: a false softlock report).
 
 use crate::boundary::{self, Error, Out, Result, Versioned};
 use crate::object::{self, hos_handle};
@@ -84,11 +88,12 @@ impl Gate {
         self.0.signal();
     }
 
-    /// Waits on the new thread until the gate is open.
-    fn pass(&self) {
+    /// Waits on the new thread until the gate is open; `det`: in the deterministic mode,
+    /// without a runtime wait (module invariant).
+    fn pass(&self, det: bool) {
         // A wait cancelled by a shutdown ends at once from then on: the gate opens right after
         // the spawn's last call, so yield until it does.
-        while self.0.wait().is_err() && !self.0.is_signalled() {
+        while (det || self.0.wait().is_err()) && !self.0.is_signalled() {
             std::thread::yield_now();
         }
     }
@@ -152,8 +157,9 @@ pub unsafe extern "C" fn hos_thread_spawn(
         let host = Entry { f, arg };
         let gate = Gate::new();
         let pass = gate.clone();
+        let det = rt.rt.det_stats().is_some();
         let thread = builder.spawn(move || {
-            pass.pass();
+            pass.pass(det);
             host.run();
         })?;
         let h = object::keep_thread(thread.handle_share());

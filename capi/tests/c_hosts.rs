@@ -359,3 +359,9 @@ fn the_deterministic_mode_from_c() {
     let out = host("capi/tests/c/det.c", false, &[]);
     assert!(out.contains("deterministic mode checked"), "{out}");
 }
+
+#[test]
+fn the_deterministic_softlock_report_from_c() {
+    let out = host("capi/tests/c/det_softlock.c", false, &[]);
+    assert!(out.contains("deterministic softlock checked"), "{out}");
+}

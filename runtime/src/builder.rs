@@ -385,6 +385,14 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::DetPace)
     }
 
+    /// HOS_DET_WATCHDOG_MS: in the deterministic mode, report a token held this long in wall
+    /// time without a checkpoint, naming its holder, 0..=3_600_000 ms (default 2000; 0:
+    /// never).
+    pub fn det_watchdog_ms(mut self, ms: u64) -> Self {
+        self.config.det_watchdog_ms = ms;
+        self.in_code(Switch::DetWatchdogMs)
+    }
+
     /// HOS_LOG_STDERR: `false` keeps hos's warnings and errors off stderr when no `tracing`
     /// subscriber (or C log sink) takes them (default on: they are written to stderr, each
     /// line starting `hos: `). Process-wide: the newest runtime built decides.

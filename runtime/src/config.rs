@@ -57,6 +57,10 @@ pub(crate) const DEFAULT_WAKE_SLICE_PRIORITY: u8 = 44;
 /// HOS_DET_QUANTUM's default, in checkpoints.
 pub(crate) const DEFAULT_DET_QUANTUM: u32 = 1000;
 
+/// HOS_DET_WATCHDOG_MS's default, in milliseconds: far past any turn between two checkpoints
+/// of instrumented code, short enough to name a stuck holder while someone still looks.
+pub(crate) const DEFAULT_DET_WATCHDOG_MS: u64 = 2000;
+
 /// How guest sleeps under 1 ms are served (docs/design.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShortSleep {
@@ -168,6 +172,10 @@ pub struct Config {
     /// HOS_DET_PACE: `paced` (virtual time never runs ahead of wall time) or `free` (idle
     /// virtual time is skipped; default `paced`).
     pub det_pace: Pacing,
+    /// HOS_DET_WATCHDOG_MS, 0..=3_600_000: in the deterministic mode, report a token held
+    /// this long in wall time without a checkpoint, naming its holder (default 2000; 0:
+    /// never).
+    pub det_watchdog_ms: u64,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -208,6 +216,7 @@ impl Default for Config {
             det: None,
             det_quantum: DEFAULT_DET_QUANTUM,
             det_pace: Pacing::Paced,
+            det_watchdog_ms: DEFAULT_DET_WATCHDOG_MS,
             calibration: None,
             logical_processors: None,
         }
@@ -271,11 +280,12 @@ pub(crate) enum Switch {
     Det,
     DetQuantum,
     DetPace,
+    DetWatchdogMs,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 30] = [
+    pub(crate) const ALL: [Switch; 31] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -306,6 +316,7 @@ impl Switch {
         Switch::Det,
         Switch::DetQuantum,
         Switch::DetPace,
+        Switch::DetWatchdogMs,
     ];
 
     /// The environment variable.
@@ -341,6 +352,7 @@ impl Switch {
             Switch::Det => "HOS_DET",
             Switch::DetQuantum => "HOS_DET_QUANTUM",
             Switch::DetPace => "HOS_DET_PACE",
+            Switch::DetWatchdogMs => "HOS_DET_WATCHDOG_MS",
         }
     }
 
@@ -399,6 +411,7 @@ impl Switch {
             Switch::Det => config.det = parse_det(name, raw)?,
             Switch::DetQuantum => config.det_quantum = QUANTUM.parse(name, raw)? as u32,
             Switch::DetPace => config.det_pace = parse_pace(name, raw)?,
+            Switch::DetWatchdogMs => config.det_watchdog_ms = WAIT_BOUND.parse(name, raw)?,
         }
         Ok(odd.then(|| {
             format!(
@@ -442,6 +455,7 @@ impl Switch {
             Switch::Det => c.det.as_ref().map_or("off".into(), Spec::to_string),
             Switch::DetQuantum => c.det_quantum.to_string(),
             Switch::DetPace => format!("{:?}", c.det_pace),
+            Switch::DetWatchdogMs => c.det_watchdog_ms.to_string(),
         }
     }
 
@@ -669,6 +683,7 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     PRIORITY.check("wake_slice_priority", u64::from(config.wake_slice_priority))?;
     WAIT_BOUND.check("flight_wait_ms", config.flight_wait_ms)?;
     QUANTUM.check("det_quantum", u64::from(config.det_quantum))?;
+    WAIT_BOUND.check("det_watchdog_ms", config.det_watchdog_ms)?;
     if let Some(spec) = &config.det {
         let refused = match spec {
             Spec::Replay(_) => true,

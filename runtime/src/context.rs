@@ -261,10 +261,21 @@ fn det_block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     let mut fut = std::pin::pin!(fut);
     with_parker(|p, w| {
         let mut cx = std::task::Context::from_waker(w);
+        // Traced as `block_on_with` traces a wait, so the wait tree (and a softlock's report)
+        // sees what it waits on and who holds that.
+        trace::first_poll();
+        let mut begun = false;
         loop {
             DET_DEADLINE.set(None);
             if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                trace::wait_end(false);
                 return v;
+            }
+            if begun {
+                trace::repoll(false);
+            } else {
+                trace::wait_begin(wait.what);
+                begun = true;
             }
             let deadline = DET_DEADLINE.take();
             let waited = with_guest(|rt, t| match rt.token() {
@@ -277,6 +288,7 @@ fn det_block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
                 _ => false,
             });
             if waited != Some(true) {
+                trace::wait_end(false);
                 return block_on_with(p, w, fut.as_mut(), wait, || None, current);
             }
         }

@@ -22,7 +22,7 @@
 //! | `time` | leaf | nanoseconds: the one `Duration` conversion |
 //! | `sys` | leaf | the OS layer behind one contract (Linux; a std fallback) |
 //! | `spawn` | leaf | how the runtime starts its own threads (a refusal is an error) |
-//! | `det::{rng, witness, decisions, selector, clock, post, record}` | leaf | the deterministic mode's parts (seeded streams, witnesses, selectors, virtual clock, posted events, `.hosrec`) |
+//! | `det::{rng, witness, decisions, history, softlock, selector, clock, post, record}` | leaf | the deterministic mode's parts (seeded streams, witnesses, threads' last turns, the softlock report, selectors, virtual clock, posted events, `.hosrec`) |
 //! | `chaos` | leaf | seeded yields and delays at every decision point (off: one load) |
 //! | `wheel` | leaf | hierarchical timer wheel, a pure data structure |
 //! | `machine` | leaf | [`Calibration`]: what the machine's timers and wake-ups cost, a value |
@@ -45,9 +45,10 @@
 //! | `pause` | waiting | a guest thread's pause: asked, taken at its next pause point |
 //! | `thread` | waiting | the runtime's record of a guest thread |
 //! | `runtime` | composition | one runtime: config, policy, reactor, cores, counters, threads |
+//! | `stuck` | composition | the deterministic mode's softlocks: completed from the wait tree, told, kept |
 //! | `context` | composition | which runtime and guest thread the calling thread is |
 //! | `sleep` | composition | guest and host sleeps along their routes |
-//! | `watchdog` | composition | the flight recorder's wait bound: dumps a guest wait past it |
+//! | `watchdog` | composition | the flight recorder's wait bound (dumps a guest wait past it) and the deterministic token's (names its holder) |
 //! | `builder` | composition | [`Builder`]: switches in code and from the environment |
 //! | `observe` | composition | the trace file, frame marks, dumps, the wait tree, critical paths |
 //!
@@ -78,6 +79,7 @@ mod runtime;
 mod sleep;
 mod spawn;
 mod stats;
+mod stuck;
 mod sync;
 mod sys;
 mod thread;

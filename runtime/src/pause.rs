@@ -20,6 +20,12 @@
 //! write comes first, the asker sees a wait; the thread's pause point at the wait's end reads
 //! the bit after that write, and so after the bit was set: it stops there. The asker's wait
 //! checks and sleeps under this lock, and a notify takes it, so no notify falls between.
+//!
+//! In the deterministic mode the token keeps the rule instead (`Token::set_paused`): a paused
+//! thread is no candidate for the token, so only the holder can run guest code, and it gives
+//! the token up at its next checkpoint or yield (`Runtime::checkpoint_kicked`), noting
+//! `PAUSED`; any other thread has stopped at once. A holder that gives the token up tells no
+//! asker, so the asker looks again every millisecond (`Runtime::wait_paused`).
 
 use crate::sync::{lock, wait};
 use crate::vcore::Seat;

@@ -156,7 +156,7 @@ impl Runtime {
             precise = ?c.precise,
             "hos runtime started"
         );
-        Ok(Runtime {
+        let rt = Runtime {
             inner: Arc::new(Inner {
                 config,
                 policy,
@@ -173,7 +173,9 @@ impl Runtime {
                 traced: AtomicBool::new(false),
                 last: LastSeen::new(),
             }),
-        })
+        };
+        rt.hook_softlocks();
+        Ok(rt)
     }
 
     /// Whether two handles are the same runtime.
@@ -267,7 +269,7 @@ impl Runtime {
     pub fn set_priority(&self, rec: &ThreadRecord, priority: u8) {
         rec.set_priority(priority);
         if let Some(token) = &self.inner.token {
-            token.set_priority(rec.id(), priority);
+            token.set_priority(rec.id(), rec.running_priority());
         }
         self.trace_retitle(rec, Kind::Priority);
         self.inner.vcores.refresh(rec);
@@ -310,6 +312,9 @@ impl Runtime {
     /// runs at the better of its own and the lent one (priority inheritance).
     pub fn lend_priority(&self, rec: &ThreadRecord, lent: Option<u8>) {
         rec.set_lent_priority(lent);
+        if let Some(token) = &self.inner.token {
+            token.set_priority(rec.id(), rec.running_priority());
+        }
         crate::trace::lent(self.session().id(), rec.id(), lent);
         self.inner.vcores.refresh(rec);
     }
@@ -459,9 +464,31 @@ impl Runtime {
     /// As [`Runtime::checkpoint`], or at the quantum's end until its next turn.
     pub(crate) fn checkpoint_kicked(&self, rec: &ThreadRecord) {
         match &self.inner.token {
-            Some(token) => token.checkpoint(rec.id()),
+            Some(token) => {
+                self.det_pause_point(rec, token);
+                token.checkpoint(rec.id());
+            }
             None => self.checkpoint(rec),
         }
+    }
+
+    /// A pause point of the calling guest thread `rec` in the deterministic mode: if a pause
+    /// is asked of it, it gives the token up (a yield's decision), shows waiting on
+    /// [`PAUSED`], and goes on once resumed and picked (`Token::set_paused`). One load when
+    /// none is asked.
+    ///
+    /// # Blocking
+    /// While it is paused, and then until its turn.
+    fn det_pause_point(&self, rec: &ThreadRecord, token: &Token) {
+        if !rec.seat().pause_asked() {
+            return;
+        }
+        crate::trace::wait_begin(WaitFor::Object);
+        crate::trace::blocked(rec.pause() as *const _ as usize, PAUSED, 0);
+        rec.mark_wait(Some(PAUSED));
+        token.yield_turn(rec.id());
+        rec.mark_wait(None);
+        crate::trace::wait_end(false);
     }
 
     #[cold]
@@ -518,14 +545,27 @@ impl Runtime {
     /// Asks guest thread `rec` to pause at its next pause point (`pause.rs`); `false` if a
     /// pause is asked of it already.
     pub fn ask_pause(&self, rec: &ThreadRecord) -> bool {
+        // In the deterministic mode the token first: the holder's pause point then gives the
+        // token to the others only.
+        if let Some(token) = &self.inner.token {
+            if !rec.pause().is_asked() {
+                token.set_paused(rec.id(), true);
+            }
+        }
         rec.pause().ask(rec.seat())
     }
 
-    /// Lifts the pause asked of guest thread `rec` and wakes it; `false` if none was asked.
+    /// Lifts the pause asked of guest thread `rec` and wakes it (in the deterministic mode,
+    /// makes it a candidate again); `false` if none was asked.
     pub fn lift_pause(&self, rec: &ThreadRecord) -> bool {
         let lifted = rec.pause().lift(rec.seat());
         if lifted {
-            rec.unpark();
+            // In the deterministic mode it waits for its turn, not on its parker: an unpark
+            // there would wake its wait (a decision the run did not make).
+            match &self.inner.token {
+                Some(token) => token.set_paused(rec.id(), false),
+                None => rec.unpark(),
+            }
         }
         lifted
     }
@@ -544,11 +584,28 @@ impl Runtime {
     /// # Blocking
     /// Until one of the above.
     pub fn wait_paused(&self, rec: &ThreadRecord, deadline: Option<u64>) -> bool {
+        let token = self.inner.token.as_ref();
         let stopped = || {
             self.is_shut_down()
                 || matches!(rec.activity(), Activity::Waiting { .. } | Activity::Ended)
+                || token.is_some_and(|t| t.is_paused_out(rec.id()))
         };
-        rec.pause().wait_stopped(stopped, deadline)
+        if token.is_none() {
+            return rec.pause().wait_stopped(stopped, deadline);
+        }
+        // A holder that gives the token up tells no asker: look again every millisecond.
+        loop {
+            let look = sys::now().saturating_add(1_000_000);
+            if rec
+                .pause()
+                .wait_stopped(stopped, Some(deadline.map_or(look, |d| d.min(look))))
+            {
+                return true;
+            }
+            if deadline.is_some_and(|d| sys::now() >= d) {
+                return false;
+            }
+        }
     }
 
     /// A yield of the calling guest thread `rec` on the virtual cores; `true` if it handed its
@@ -557,8 +614,9 @@ impl Runtime {
     /// # Blocking
     /// When it hands its core over, until it has one again.
     pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
-        // Every kind of yield is a decision in the deterministic mode.
+        // Every kind of yield is a decision in the deterministic mode (a pause point too).
         if let Some(token) = &self.inner.token {
+            self.det_pause_point(rec, token);
             token.yield_turn(rec.id());
             return true;
         }

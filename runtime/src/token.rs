@@ -11,20 +11,29 @@
 //! At a decision: waiting threads whose parker holds a token (or whose timeout the clock reached)
 //! and sleepers whose deadline the clock reached become ready (sleepers in (deadline, insertion)
 //! order, then the woken and timed out in id order, each behind the ready ones); each logical
-//! core's candidate is its best ready thread (lowest Horizon priority value, then first ready); the
-//! selector picks among the cores; the witness goes into the rolling hash. When no thread is ready
-//! the clock jumps to the next sleeper's (or timed wait's) deadline; when none is pending either,
-//! nothing can run again by itself (a deadlock, or a wake a host thread owes) and the token rests
-//! until such a wake.
+//! core's candidate is its best ready thread not paused (lowest Horizon priority value, then first
+//! ready); the selector picks among the cores; the witness goes into the rolling hash. When no
+//! thread is ready the clock jumps to the next sleeper's (or timed wait's) deadline; when none is
+//! pending either, nothing can run again by itself (a deadlock, or a wake a host thread owes) and
+//! the token rests until such a wake.
+//!
+//! Softlocks (docs/determinism.md section 7): the decision that finds nothing can run again by
+//! itself (every enrolled thread waits without a timeout, none is starting) makes a report,
+//! once for that quiescence, which the runtime's hook completes and tells outside the lock
+//! ([`Token::on_softlock`]); the token's progress count (checkpoints, tick reads, hand-offs)
+//! lets the runtime's watchdog name a holder that keeps it past a wall-time bound
+//! ([`Token::held`]).
 
 use crate::det::clock::{Clock, Costs, Pacing};
+use crate::det::history::{History, Turn};
 use crate::det::selector::{SelectError, Selector};
+use crate::det::softlock::{Cause, Softlock, Standing, Stuck};
 use crate::det::witness::{Candidate, Reason, Rolling, Witness};
 use crate::parker::Parker;
 use crate::sync::{lock, wait, Arc};
 use crate::sys;
 use std::collections::BTreeMap;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 /// How often a thread waiting for a turn looks again while the token rests: a host thread's
@@ -54,6 +63,10 @@ struct Slot {
     run: Run,
     /// Where it waits for its turn (under the token's lock).
     turn: Arc<Condvar>,
+    /// Its last turns, for a softlock's report.
+    history: History,
+    /// Paused (svcSetThreadActivity, `pause_guests`): no candidate until resumed.
+    paused: bool,
 }
 
 /// What the token's lock guards.
@@ -73,12 +86,38 @@ struct State {
     stopped: bool,
     /// The wall-time sleep the next holder owes its pacing.
     pace_ns: u64,
+    /// Checkpoints, tick reads and hand-offs so far: the holder's progress, for the watchdog.
+    progress: u64,
+    /// When the holder's turn began, after its pacing's sleep (a `sys::now()` value).
+    turn_start: u64,
+    /// Whether this quiescence was reported (cleared when the token is handed again).
+    quiet: bool,
+    /// A softlock found under the lock, for the runtime's hook once the lock is dropped.
+    found: Option<Softlock>,
+    /// The last softlock reported, as the runtime completed it.
+    report: Option<Softlock>,
 }
+
+/// What the watchdog sees of the token's holder ([`Token::held`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Held {
+    /// The holder's id.
+    pub(crate) thread: u64,
+    /// The token's progress count: a checkpoint, a tick read or a hand-off changes it.
+    pub(crate) progress: u64,
+    /// When the holder's turn began (a `sys::now()` value).
+    pub(crate) since: u64,
+}
+
+/// What completes and tells a softlock's report (the runtime's, `Token::on_softlock`).
+pub(crate) type Tell = Box<dyn Fn(Softlock) + Send + Sync>;
 
 /// The token and the schedule of one runtime's guest threads in the deterministic mode.
 pub(crate) struct Token {
     state: Mutex<State>,
     cores: u8,
+    /// The runtime's hook for a softlock, called outside the lock.
+    tell: OnceLock<Tell>,
 }
 
 impl std::fmt::Debug for Token {
@@ -119,8 +158,14 @@ impl Token {
                 next_order: 0,
                 stopped: false,
                 pace_ns: 0,
+                progress: 0,
+                turn_start: 0,
+                quiet: false,
+                found: None,
+                report: None,
             }),
             cores,
+            tell: OnceLock::new(),
         }
     }
 
@@ -143,6 +188,8 @@ impl Token {
                 priority,
                 run: Run::Starting,
                 turn: Arc::new(Condvar::new()),
+                history: History::default(),
+                paused: false,
             },
         );
     }
@@ -161,7 +208,8 @@ impl Token {
         }
     }
 
-    /// Sets thread `id`'s priority (its next candidacy uses it).
+    /// Sets thread `id`'s priority, the one it runs at (a lent one included): its next
+    /// candidacy uses it.
     pub(crate) fn set_priority(&self, id: u64, priority: u8) {
         if let Some(slot) = lock(&self.state).threads.get_mut(&id) {
             slot.priority = priority;
@@ -218,6 +266,31 @@ impl Token {
         });
     }
 
+    /// Pauses (`on`) or resumes thread `id`: a paused thread is no candidate, whatever it
+    /// does, until resumed (a holder asked to pause gives the token up at its next
+    /// checkpoint: `Runtime::checkpoint_kicked`); a resume while the token rests hands it at
+    /// once.
+    pub(crate) fn set_paused(&self, id: u64, on: bool) {
+        let mut s = lock(&self.state);
+        let Some(t) = s.threads.get_mut(&id) else {
+            return;
+        };
+        t.paused = on;
+        if !on && s.holder.is_none() && !s.stopped {
+            s.decide(Reason::Start);
+            self.tell_found(s);
+        }
+    }
+
+    /// Whether thread `id` runs no guest code until resumed: paused and not the holder, or
+    /// ended.
+    pub(crate) fn is_paused_out(&self, id: u64) -> bool {
+        let s = lock(&self.state);
+        s.threads
+            .get(&id)
+            .is_none_or(|t| t.paused && s.holder != Some(id))
+    }
+
     /// Thread `id` (the holder) yields: it goes behind the ready threads of its priority.
     ///
     /// # Blocking
@@ -241,6 +314,7 @@ impl Token {
                 return;
             }
             s.clock.checkpoint();
+            s.progress += 1;
             s.left = s.left.saturating_sub(1);
             if s.left > 0 {
                 return;
@@ -256,6 +330,7 @@ impl Token {
         if s.holder == Some(id) {
             s.holder = None;
             s.decide(Reason::Exit);
+            self.tell_found(s);
         }
     }
 
@@ -266,7 +341,9 @@ impl Token {
 
     /// A guest's system tick read (a checkpoint of the clock): the tick after it.
     pub(crate) fn tick(&self) -> u64 {
-        lock(&self.state).clock.tick()
+        let mut s = lock(&self.state);
+        s.progress += 1;
+        s.clock.tick()
     }
 
     /// Decisions so far, their hash and the virtual time.
@@ -304,11 +381,60 @@ impl Token {
             let run = then(&mut s);
             if let Some(slot) = s.threads.get_mut(&id) {
                 slot.run = run;
+                slot.history.end(reason);
             }
             s.holder = None;
             s.decide(reason);
+            self.tell_found(s);
         }
         self.take_turn(id);
+    }
+
+    /// Sets the hook that completes and tells each softlock's report (once; the runtime's).
+    pub(crate) fn on_softlock(&self, tell: Tell) {
+        let _ = self.tell.set(tell);
+    }
+
+    /// Drops the lock, then hands a softlock the decision under it found to the hook.
+    fn tell_found(&self, mut s: MutexGuard<'_, State>) {
+        let found = s.found.take();
+        drop(s);
+        if let (Some(report), Some(tell)) = (found, self.tell.get()) {
+            tell(report);
+        }
+    }
+
+    /// Keeps `report`, completed and told, as the last softlock.
+    pub(crate) fn keep(&self, report: Softlock) {
+        lock(&self.state).report = Some(report);
+    }
+
+    /// The last softlock reported, if any.
+    pub(crate) fn softlock(&self) -> Option<Softlock> {
+        lock(&self.state).report.clone()
+    }
+
+    /// The token's holder now, with its progress count and when its turn began; `None`
+    /// when the token rests or the mode stopped.
+    pub(crate) fn held(&self) -> Option<Held> {
+        let s = lock(&self.state);
+        s.held_now().map(|(thread, progress)| Held {
+            thread,
+            progress,
+            since: s.turn_start,
+        })
+    }
+
+    /// The report of `held`'s holder keeping the token `held_ms` of wall time, if it still
+    /// holds it with no progress since.
+    pub(crate) fn held_report(&self, held: Held, held_ms: u64) -> Option<Softlock> {
+        let s = lock(&self.state);
+        (s.held_now() == Some((held.thread, held.progress))).then(|| {
+            s.report(Cause::Held {
+                thread: held.thread,
+                held_ms,
+            })
+        })
     }
 }
 
@@ -358,7 +484,7 @@ impl State {
     /// Each core's best ready thread, in core order.
     fn candidates(&self) -> Vec<Candidate> {
         let mut best: BTreeMap<u8, (u8, u64, u64)> = BTreeMap::new();
-        for (&id, t) in &self.threads {
+        for (&id, t) in self.threads.iter().filter(|(_, t)| !t.paused) {
             if let Run::Ready(order) = t.run {
                 let key = (t.priority, order, id);
                 let e = best.entry(t.core).or_insert(key);
@@ -398,7 +524,7 @@ impl State {
                         continue;
                     }
                     // Nothing can run by itself: the token rests.
-                    None => return,
+                    None => return self.quiesce(),
                 }
             }
             let pick = match self.selector.next(&candidates, self.last_core, reason) {
@@ -425,12 +551,85 @@ impl State {
             self.holder = Some(chosen.thread);
             self.last_core = Some(chosen.core);
             self.left = pick.quantum.max(1);
-            self.pace_ns = self.clock.pace(sys::now());
+            let now = sys::now();
+            self.pace_ns = self.clock.pace(now);
+            self.turn_start = now.saturating_add(self.pace_ns);
+            self.progress += 1;
+            self.quiet = false;
             if let Some(t) = self.threads.get_mut(&chosen.thread) {
                 t.run = Run::Running;
+                t.history.push(Turn {
+                    decision: witness.decision,
+                    vt: witness.vt,
+                    given: reason,
+                    candidates: witness.candidates.len() as u32,
+                    ended: None,
+                });
                 t.turn.notify_one();
             }
             return;
+        }
+    }
+
+    /// Nothing can run by itself (no thread ready, no deadline pending): if threads wait and
+    /// none is starting (its spawner, a host thread, will make it ready), the run is
+    /// deadlocked, and the first such decision of this quiescence finds a softlock.
+    fn quiesce(&mut self) {
+        let waits = self
+            .threads
+            .values()
+            .any(|t| matches!(t.run, Run::Waiting(..)));
+        let starts = self
+            .threads
+            .values()
+            .any(|t| matches!(t.run, Run::Starting));
+        // A paused thread waits for whoever paused it to resume it: no deadlock to tell.
+        let paused = self.threads.values().any(|t| t.paused);
+        if self.stopped || self.quiet || !waits || starts || paused {
+            return;
+        }
+        self.quiet = true;
+        self.found = Some(self.report(Cause::Deadlock));
+    }
+
+    /// The holder and the progress count now, while the mode schedules.
+    fn held_now(&self) -> Option<(u64, u64)> {
+        self.holder
+            .filter(|_| !self.stopped)
+            .map(|h| (h, self.progress))
+    }
+
+    /// A softlock's report of what the token knows now (the runtime adds names, objects,
+    /// holders and the selector).
+    fn report(&self, cause: Cause) -> Softlock {
+        let threads = self
+            .threads
+            .iter()
+            .map(|(&id, t)| Stuck {
+                id,
+                name: String::new(),
+                priority: t.priority,
+                lent: None,
+                core: t.core,
+                standing: match t.run {
+                    Run::Starting => Standing::Starting,
+                    Run::Ready(_) => Standing::Ready,
+                    Run::Running => Standing::Holds,
+                    Run::Waiting(_, until) => Standing::Waiting { until },
+                    Run::Sleeping(until, _) => Standing::Sleeping { until },
+                },
+                waits_on: String::new(),
+                holders: Vec::new(),
+                turns: t.history.turns(),
+            })
+            .collect();
+        Softlock {
+            cause,
+            decision: self.rolling.decisions(),
+            vt: self.clock.now(),
+            selector: String::new(),
+            threads,
+            cycles: Vec::new(),
         }
     }
 

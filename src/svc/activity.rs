@@ -7,7 +7,9 @@
 //! missed), or ended; from then on none of its guest code runs until it is resumed. A paused
 //! thread holds no virtual core and shows as waiting on `"pause"` in
 //! [`crate::Runtime::guest_states`]. A shutdown releases every paused thread (its waits then
-//! end Cancelled) and ends a pause's wait for the stop with Cancelled.
+//! end Cancelled) and ends a pause's wait for the stop with Cancelled. In the deterministic
+//! mode (HOS_DET) a paused thread is no candidate for the run's token until resumed; a
+//! holder gives the token up at its next checkpoint or yield (docs/determinism.md section 0).
 
 use super::handle::Handle;
 use super::handles::thread_of;

@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     // what a runtime or a handle gives
     "stats",
     "det",
+    "softlock",
     "wait_tree",
     "trace",
     "role",

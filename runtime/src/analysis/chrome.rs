@@ -310,6 +310,17 @@ impl Writer {
                 "t",
             ),
             Kind::Frame => (format!("frame {}", e.a), "g"),
+            Kind::Softlock if e.x == 0 => (
+                format!("softlock: deadlock at decision {}, vt {} ns", e.a, e.b),
+                "g",
+            ),
+            Kind::Softlock => (
+                format!(
+                    "softlock: guest {} held the token at decision {}, vt {} ns",
+                    e.x, e.a, e.b
+                ),
+                "g",
+            ),
             _ => return None,
         };
         Some(format!(

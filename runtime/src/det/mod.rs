@@ -10,10 +10,12 @@
 
 pub mod clock;
 pub mod decisions;
+pub mod history;
 pub mod post;
 pub mod record;
 pub mod rng;
 pub mod selector;
+pub mod softlock;
 pub mod witness;
 
 use record::{RecordError, Recording};

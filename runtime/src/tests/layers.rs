@@ -16,6 +16,8 @@ const ORDER: &[&str] = &[
     "det/rng",
     "det/witness",
     "det/decisions",
+    "det/history",
+    "det/softlock",
     "det/selector",
     "det/clock",
     "det/post",
@@ -68,6 +70,7 @@ const ORDER: &[&str] = &[
     "thread",
     // composition
     "runtime",
+    "stuck",
     "context",
     "sleep",
     "watchdog",

@@ -154,7 +154,7 @@ fn bad_values_are_errors_naming_switch_and_value() {
 #[test]
 fn bad_builder_values_are_errors_naming_the_method() {
     type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
-    let bad: [(Set, &str, &str); 19] = [
+    let bad: [(Set, &str, &str); 20] = [
         (
             |b| b.idle_poll_stretch_us(1_000_001),
             "idle_poll_stretch_us",
@@ -188,6 +188,11 @@ fn bad_builder_values_are_errors_naming_the_method() {
         (|b| b.wake_slice_priority(64), "wake_slice_priority", "64"),
         (|b| b.flight_wait_ms(3_600_001), "flight_wait_ms", "3600001"),
         (|b| b.det_quantum(0), "det_quantum", "0"),
+        (
+            |b| b.det_watchdog_ms(3_600_001),
+            "det_watchdog_ms",
+            "3600001",
+        ),
         (
             |b| b.det(Some(Spec::Replay("run.hosrec".into()))),
             "det",
@@ -254,6 +259,7 @@ fn every_builder_method_sets_its_switch() {
         }))
         .det_quantum(64)
         .det_pace(Pacing::Free)
+        .det_watchdog_ms(300)
         .calibration(Calibration::default())
         .logical_processors(None)
         .resolve()
@@ -293,6 +299,7 @@ fn every_builder_method_sets_its_switch() {
         }),
         det_quantum: 64,
         det_pace: Pacing::Free,
+        det_watchdog_ms: 300,
         calibration: Some(Calibration::default()),
         logical_processors: Some(None),
     };
@@ -368,6 +375,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_DET", " random:0x10 "),
         ("HOS_DET_QUANTUM", "12"),
         ("HOS_DET_PACE", "FREE"),
+        ("HOS_DET_WATCHDOG_MS", "0"),
     ];
     let code = Builder::new()
         .short_sleep(ShortSleep::Timer)
@@ -399,7 +407,8 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .log_stderr(true)
         .det(None)
         .det_quantum(7)
-        .det_pace(Pacing::Paced);
+        .det_pace(Pacing::Paced)
+        .det_watchdog_ms(70);
     (env, code)
 }
 
@@ -451,6 +460,7 @@ fn code_wins_over_the_environment_unless_asked() {
         det: Some(Spec::Random { seed: 16 }),
         det_quantum: 12,
         det_pace: Pacing::Free,
+        det_watchdog_ms: 0,
         calibration: None,
         logical_processors: None,
     };

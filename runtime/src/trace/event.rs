@@ -83,10 +83,14 @@ pub enum Kind {
     /// waiting for it moved to `b`, or a signal took a condition-variable waiter to its
     /// mutex, which `b` holds. Recorded by the thread that moved it, under the arbiter's lock.
     Moved,
+    /// The deterministic mode reported a softlock (docs/determinism.md section 7): `a` the
+    /// decision index, `b` the virtual time in ns; `x` 0 for a deadlock, else the id of the
+    /// guest thread that held the token too long. Recorded by the thread that told it.
+    Softlock,
 }
 
 impl Kind {
-    const ALL: [Kind; 22] = [
+    const ALL: [Kind; 23] = [
         Kind::ThreadStart,
         Kind::ThreadExit,
         Kind::Rename,
@@ -109,6 +113,7 @@ impl Kind {
         Kind::Frame,
         Kind::Lent,
         Kind::Moved,
+        Kind::Softlock,
     ];
 
     /// The kind a word's low byte names; `None` for a slot never written or torn.

@@ -279,6 +279,15 @@ pub fn lent(runtime: u64, guest: u64, lent: Option<u8>) {
     }
 }
 
+/// The deterministic mode reported a softlock at decision `decision`, virtual time `vt` ns:
+/// a deadlock (`held` `None`), or guest `held` kept the token too long.
+#[inline]
+pub fn softlock(decision: u64, vt: u64, held: Option<u64>) {
+    if on() {
+        record(Kind::Softlock, held.unwrap_or(0), decision, vt);
+    }
+}
+
 /// A host frame mark, number `n`.
 #[inline]
 pub fn frame(n: u64) {
