@@ -29,8 +29,9 @@ child that crashes or goes silent for 30 s fails the seed it was running.
   --until F         stop after F failing seeds, 0..=1000000 (default 1; 0: try them all and
                     print how many seeds a find took, median and most)
   --quantum Q       HOS_DET_QUANTUM, 1..=1000000 checkpoints (default 1)
-  --stall-ms MS     a hang: every guest thread waiting this long with no decision,
-                    10..=60000 (default 100; 250 in normal mode)
+  --stall-ms MS     a hang in normal mode: every guest thread waiting this long,
+                    10..=60000 (default 250; in the mode a hang is the runtime's
+                    softlock report, at once)
   --fail-on KINDS   which outcomes fail a seed, of bug,hang,panic,exit (default all)
   --jobs J          child processes at a time, 1..=256 (default: the processors)
   --batch B         trials a child runs, 1..=10000 (default 16)

@@ -3,11 +3,11 @@
 //!
 //! Invariant: a trial returns within its wall-time bound plus its shutdown's, and leaves no
 //! guest thread of its own running: a program that hangs is shut down (every wait ends
-//! Cancelled, and the zoo's loops are bounded). A hang is judged by the host thread alone,
-//! from outside the schedule: every guest thread waiting, and in the mode the token's
-//! figures unchanged, for the whole stall window (in the mode nothing runs again after a
-//! deadlock); or the wall-time bound passing. The exact softlock report, once the runtime
-//! gives one, replaces the first test ([`Hang::why`] is where it goes).
+//! Cancelled, and the zoo's loops are bounded). A hang is, in the mode, the runtime's
+//! softlock report (`Runtime::det_softlock`: nothing can run, no timer and no post pending,
+//! found at the decision itself); in normal mode, judged from outside the schedule: every
+//! guest thread waiting for the whole stall window; in both, the wall-time bound passing (a
+//! livelock: threads that run and never finish).
 
 use crate::zoo::{Bug, Verdict};
 use hos::det::clock::Pacing;
@@ -24,7 +24,8 @@ pub(crate) struct Setup {
     pub(crate) det: Option<Spec>,
     /// HOS_DET_QUANTUM, in checkpoints.
     pub(crate) quantum: u32,
-    /// How long every guest thread must wait, with nothing decided, to be a hang.
+    /// Normal mode: how long every guest thread must wait to be a hang (the mode has the
+    /// runtime's softlock report instead).
     pub(crate) stall: Duration,
     /// The most a trial runs before it is called a hang whatever its threads do.
     pub(crate) bound: Duration,
@@ -37,7 +38,7 @@ impl Setup {
         Setup {
             det: Some(spec),
             quantum: 1,
-            stall: Duration::from_millis(100),
+            stall: Duration::ZERO,
             bound: Duration::from_secs(10),
         }
     }
@@ -56,7 +57,9 @@ impl Setup {
 /// Why a trial was called a hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Why {
-    /// Every guest thread waited, and nothing was decided, for the stall window.
+    /// The runtime's softlock report, at this decision (the mode).
+    Softlock(u64),
+    /// Every guest thread waited for the stall window (normal mode).
     Stalled,
     /// The wall-time bound passed.
     Bound,
@@ -103,11 +106,11 @@ impl fmt::Display for Outcome {
             Outcome::Bug(what) => write!(f, "bug: {what}"),
             Outcome::Panic(what) => write!(f, "panic: {what}"),
             Outcome::Hang(h) => {
-                let why = match h.why {
-                    Why::Stalled => "every thread waits",
-                    Why::Bound => "the wall-time bound passed",
-                };
-                write!(f, "hang ({why}):")?;
+                match h.why {
+                    Why::Softlock(d) => write!(f, "hang (softlock at decision {d}):")?,
+                    Why::Stalled => write!(f, "hang (every thread waits):")?,
+                    Why::Bound => write!(f, "hang (the wall-time bound passed):")?,
+                }
                 for (name, on) in &h.threads {
                     match on {
                         Some(on) => write!(f, " {name} on {on};")?,
@@ -191,8 +194,8 @@ enum Watched {
 /// Watches the trial until its verdict comes or it hangs (module doc).
 fn watch(rt: &Runtime, rx: &Receiver<Verdict>, setup: &Setup) -> Watched {
     let start = Instant::now();
-    // The figures when every thread was last seen starting to wait, and since when.
-    let mut still: Option<(Option<DetStats>, Instant)> = None;
+    // Since when every thread was last seen waiting (normal mode).
+    let mut still: Option<Instant> = None;
     loop {
         match rx.recv_timeout(LOOK) {
             Ok(v) => return Watched::Verdict(v),
@@ -200,19 +203,22 @@ fn watch(rt: &Runtime, rx: &Receiver<Verdict>, setup: &Setup) -> Watched {
             Err(RecvTimeoutError::Timeout) => {}
         }
         let states = rt.guest_states();
-        let all_wait = !states.is_empty()
+        if let Some(report) = rt.det_softlock() {
+            return Watched::Hang(hang(states, Why::Softlock(report.decision)));
+        }
+        let all_wait = setup.det.is_none()
+            && !states.is_empty()
             && states
                 .iter()
                 .all(|s| matches!(s.doing, Doing::Waiting { .. }));
-        let figures = rt.det_stats();
         still = match still {
-            Some((f, since)) if all_wait && f == figures => {
+            Some(since) if all_wait => {
                 if since.elapsed() >= setup.stall {
                     return Watched::Hang(hang(states, Why::Stalled));
                 }
-                Some((f, since))
+                Some(since)
             }
-            _ if all_wait => Some((figures, Instant::now())),
+            _ if all_wait => Some(Instant::now()),
             _ => None,
         };
         if start.elapsed() >= setup.bound {
