@@ -242,6 +242,13 @@ forward! {
     /// default); `Pacing::Free` skips idle virtual time.
     det_pace(pacing: Pacing);
 
+    /// HOS_DET_RECORD: records the deterministic run to the `.hosrec` file at `path` (created
+    /// or replaced at build, finished at shutdown); `None` records nothing (the default).
+    det_record(path: Option<PathBuf>);
+
+    /// HOS_DET_RECORD_DECISIONS: the recording holds every decision too (default off).
+    det_record_decisions(on: bool);
+
     /// Pins the calibration instead of measuring it at build (reproducible runs).
     calibration(calibration: Calibration);
 

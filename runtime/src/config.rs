@@ -161,13 +161,19 @@ pub struct Config {
     /// HOS_DET: the deterministic mode's selector (docs/determinism.md): `None` (unset, empty
     /// or an off word) runs normally; `stable`, `random:SEED`, `pct:DEPTH:SEED[:STEPS]` or
     /// `chaos:SEED` runs one guest thread at a time over HOS_CORES logical cores (default
-    /// off). `replay:PATH` is refused: replay is not wired yet.
+    /// off); `replay:PATH` replays the `.hosrec` there (its header must match this config).
     pub det: Option<Spec>,
     /// HOS_DET_QUANTUM, 1..=1_000_000: a turn's length in checkpoints (default 1000).
     pub det_quantum: u32,
     /// HOS_DET_PACE: `paced` (virtual time never runs ahead of wall time) or `free` (idle
     /// virtual time is skipped; default `paced`).
     pub det_pace: Pacing,
+    /// HOS_DET_RECORD: records the deterministic run to this `.hosrec` file, created or
+    /// replaced, finished at shutdown (default none; ignored with the mode off).
+    pub det_record: Option<PathBuf>,
+    /// HOS_DET_RECORD_DECISIONS: the recording holds every decision too (default off: the
+    /// seed replays the same build; the log replays across code changes).
+    pub det_record_decisions: bool,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -208,6 +214,8 @@ impl Default for Config {
             det: None,
             det_quantum: DEFAULT_DET_QUANTUM,
             det_pace: Pacing::Paced,
+            det_record: None,
+            det_record_decisions: false,
             calibration: None,
             logical_processors: None,
         }
@@ -271,11 +279,13 @@ pub(crate) enum Switch {
     Det,
     DetQuantum,
     DetPace,
+    DetRecord,
+    DetRecordDecisions,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 30] = [
+    pub(crate) const ALL: [Switch; 32] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -306,6 +316,8 @@ impl Switch {
         Switch::Det,
         Switch::DetQuantum,
         Switch::DetPace,
+        Switch::DetRecord,
+        Switch::DetRecordDecisions,
     ];
 
     /// The environment variable.
@@ -341,12 +353,14 @@ impl Switch {
             Switch::Det => "HOS_DET",
             Switch::DetQuantum => "HOS_DET_QUANTUM",
             Switch::DetPace => "HOS_DET_PACE",
+            Switch::DetRecord => "HOS_DET_RECORD",
+            Switch::DetRecordDecisions => "HOS_DET_RECORD_DECISIONS",
         }
     }
 
     /// This switch's bit in [`Builder`](crate::Builder)'s set-in-code mask.
-    pub(crate) fn bit(self) -> u32 {
-        1 << self as u32
+    pub(crate) fn bit(self) -> u64 {
+        1 << self as u64
     }
 
     /// Parses `raw` by this switch's rule into `config`; the error names the variable. A
@@ -399,6 +413,8 @@ impl Switch {
             Switch::Det => config.det = parse_det(name, raw)?,
             Switch::DetQuantum => config.det_quantum = QUANTUM.parse(name, raw)? as u32,
             Switch::DetPace => config.det_pace = parse_pace(name, raw)?,
+            Switch::DetRecord => config.det_record = path(raw),
+            Switch::DetRecordDecisions => config.det_record_decisions = flag(raw),
         }
         Ok(odd.then(|| {
             format!(
@@ -442,6 +458,8 @@ impl Switch {
             Switch::Det => c.det.as_ref().map_or("off".into(), Spec::to_string),
             Switch::DetQuantum => c.det_quantum.to_string(),
             Switch::DetPace => format!("{:?}", c.det_pace),
+            Switch::DetRecord => format!("{:?}", c.det_record),
+            Switch::DetRecordDecisions => c.det_record_decisions.to_string(),
         }
     }
 
@@ -543,8 +561,8 @@ const QUANTUM: Range = Range {
 
 /// What HOS_DET accepts.
 const DET_ACCEPTED: &str = "off (unset, empty or an off word), stable, random:SEED, \
-    pct:DEPTH:SEED[:STEPS] (DEPTH and STEPS at least 1) or chaos:SEED, seeds decimal or 0x hex \
-    (replay:PATH is not wired yet)";
+    pct:DEPTH:SEED[:STEPS] (DEPTH and STEPS at least 1), chaos:SEED or replay:PATH (a .hosrec \
+    file), seeds decimal or 0x hex";
 
 impl Range {
     /// `value` if it lies in the range, else the error naming `switch`.
@@ -613,7 +631,7 @@ fn parse_mode(switch: &'static str, raw: &str) -> Result<ShortSleep, ConfigError
 }
 
 /// HOS_DET's rule: off (empty or an off word), else a selector `det::selector` parses
-/// (trimmed, any case for the name), except `replay`, not wired yet.
+/// (trimmed, any case for the name); a replay's file is read when the runtime is built.
 fn parse_det(switch: &'static str, raw: &str) -> Result<Option<Spec>, ConfigError> {
     if switch_on(raw) == Some(false) {
         return Ok(None);
@@ -624,7 +642,7 @@ fn parse_det(switch: &'static str, raw: &str) -> Result<Option<Spec>, ConfigErro
         accepted: DET_ACCEPTED,
     };
     match raw.trim().parse::<Spec>() {
-        Ok(Spec::Replay(_)) | Err(_) => Err(error()),
+        Err(_) => Err(error()),
         Ok(spec) => Ok(Some(spec)),
     }
 }
@@ -671,7 +689,6 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     QUANTUM.check("det_quantum", u64::from(config.det_quantum))?;
     if let Some(spec) = &config.det {
         let refused = match spec {
-            Spec::Replay(_) => true,
             Spec::Pct { depth, steps, .. } => *depth == 0 || *steps == 0,
             _ => false,
         };

@@ -10,6 +10,8 @@
 
 pub mod clock;
 pub mod decisions;
+pub mod feed;
+pub mod journal;
 pub mod post;
 pub mod record;
 pub mod rng;

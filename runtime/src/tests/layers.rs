@@ -20,6 +20,8 @@ const ORDER: &[&str] = &[
     "det/clock",
     "det/post",
     "det/record",
+    "det/feed",
+    "det/journal",
     "det",
     "sys",
     "spawn",
@@ -58,6 +60,7 @@ const ORDER: &[&str] = &[
     "policy",
     // waiting
     "token",
+    "det_run",
     "block_on",
     "pollers",
     "poll",
@@ -69,6 +72,8 @@ const ORDER: &[&str] = &[
     // composition
     "runtime",
     "context",
+    "posting",
+    "verify",
     "sleep",
     "watchdog",
     "builder",
