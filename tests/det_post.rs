@@ -399,6 +399,7 @@ fn verify_agrees_on_a_clean_program_and_names_a_wall_time_signal() {
     .unwrap();
     let d = leaky.divergence.expect("the leak is named");
     assert!(d.decision < leaky.runs[0].decisions, "{d}");
+    assert!(d.actual.is_some(), "named at a witness, not at the end: {d}");
     assert!(matches!(d.expected, Expected::Witness(_)), "{d}");
     assert!(d.to_string().contains("expected decision"), "{d}");
 }
