@@ -134,7 +134,8 @@ fn run(b: RuntimeBuilder, host: impl FnOnce(&Runtime) + Send + 'static) -> Run {
     }
 }
 
-/// The host of a live run: vsyncs at their virtual times, inputs on wall time, then the end.
+/// The host of a live run: vsyncs at their virtual times, inputs on wall time, then the end
+/// after the last vsync.
 fn live_host(rt: &Runtime) {
     for frame in 0..FRAMES {
         rt.post_at(VSYNC, frame * FRAME, [frame as u8])
@@ -144,7 +145,8 @@ fn live_host(rt: &Runtime) {
         std::thread::sleep(Duration::from_micros(300));
         rt.post(INPUT, [0xA0 | i as u8; 16]).expect("posted");
     }
-    rt.post(QUIT, []).expect("posted");
+    // After the last vsync: the inputs, posted before it at earlier times, all precede it.
+    rt.post_at(QUIT, FRAMES * FRAME, []).expect("posted");
 }
 
 /// The host of a replay: its posts are refused, the recording supplies them.
@@ -399,7 +401,10 @@ fn verify_agrees_on_a_clean_program_and_names_a_wall_time_signal() {
     .unwrap();
     let d = leaky.divergence.expect("the leak is named");
     assert!(d.decision < leaky.runs[0].decisions, "{d}");
-    assert!(d.actual.is_some(), "named at a witness, not at the end: {d}");
+    assert!(
+        d.actual.is_some(),
+        "named at a witness, not at the end: {d}"
+    );
     assert!(matches!(d.expected, Expected::Witness(_)), "{d}");
     assert!(d.to_string().contains("expected decision"), "{d}");
 }

@@ -359,3 +359,12 @@ fn the_deterministic_mode_from_c() {
     let out = host("capi/tests/c/det.c", false, &[]);
     assert!(out.contains("deterministic mode checked"), "{out}");
 }
+
+#[test]
+fn recording_and_replay_from_c() {
+    let out = host("capi/tests/c/det_record.c", false, &[]);
+    assert!(
+        out.contains("deterministic record and replay checked"),
+        "{out}"
+    );
+}

@@ -27,6 +27,8 @@ const ORDER: &[&str] = &[
     // what a runtime or a handle gives
     "stats",
     "det",
+    "det_post",
+    "det_check",
     "wait_tree",
     "trace",
     "role",
