@@ -360,8 +360,8 @@ impl Recording {
                     let decisions = header
                         .decisions
                         .then(|| Decisions::from_parts(deviations, tail));
-                    return Recording::whole(header, inputs, checks, decisions, total)
-                        .map(|rec| Recording { hash, ..rec })
+                    let parts = (inputs, checks, decisions);
+                    return Recording::whole(header, parts, total, hash)
                         .map_err(|what| r.corrupt_at(at, what));
                 }
                 tag => return Err(r.corrupt_at(at, format!("unknown entry tag {tag}"))),
@@ -369,13 +369,13 @@ impl Recording {
         }
     }
 
-    /// A recording whose parts agree with its decision count, or what disagrees.
+    /// A recording whose parts (inputs, checks, decision log) agree with its decision count,
+    /// or what disagrees.
     fn whole(
         header: Header,
-        inputs: Vec<Input>,
-        checks: Vec<u64>,
-        decisions: Option<Decisions>,
+        (inputs, checks, decisions): (Vec<Input>, Vec<u64>, Option<Decisions>),
         total: u64,
+        hash: u64,
     ) -> Result<Recording, String> {
         if checks.len() as u64 != total / CHECK_EVERY {
             return Err(format!("{} checks for {total} decisions", checks.len()));
@@ -392,7 +392,7 @@ impl Recording {
             checks,
             decisions,
             total,
-            hash: 0,
+            hash,
         })
     }
 
