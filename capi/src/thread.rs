@@ -4,7 +4,9 @@
 //! if the spawn succeeded (the thread's handle is made before its OS thread starts), and only
 //! once its handle is kept open for the host, so the entry may close it at once. The new
 //! thread waits for that gate as a guest thread waits (its virtual core given back), since
-//! the spawner may need a core to get there (a checkpoint).
+//! a guest spawner may need a core to get there (a checkpoint). In the deterministic mode a
+//! host spawner's opening would be a wall-time wake the mode decides on, and it needs no core
+//! or token: there the new thread yields until it opens, without a guest wait.
 
 use crate::boundary::{self, Error, Out, Result, Versioned};
 use crate::object::{self, hos_handle};
@@ -71,12 +73,14 @@ impl Entry {
     }
 }
 
-/// The start gate of a spawned thread (module invariant): open once its handle is kept.
-struct Gate(Event);
+/// The start gate of a spawned thread (module invariant): open once its handle is kept; and
+/// whether the new thread yields for it (a host spawner in the deterministic mode).
+struct Gate(Event, bool);
 
 impl Gate {
-    fn new() -> Arc<Gate> {
-        Arc::new(Gate(Event::new(ClearMode::Manual)))
+    fn new(rt: &hos_runtime) -> Arc<Gate> {
+        let yields = rt.rt.det_stats().is_some() && hos_rs::thread::current().is_none();
+        Arc::new(Gate(Event::new(ClearMode::Manual), yields))
     }
 
     /// The spawner's word: the host's entry may run.
@@ -86,6 +90,14 @@ impl Gate {
 
     /// Waits on the new thread until the gate is open.
     fn pass(&self) {
+        // A host spawner in the deterministic mode opens it right after the spawn's last
+        // call, needing nothing of ours (module invariant): yield until it does.
+        if self.1 {
+            while !self.0.is_signalled() {
+                std::thread::yield_now();
+            }
+            return;
+        }
         // A wait cancelled by a shutdown ends at once from then on: the gate opens right after
         // the spawn's last call, so yield until it does.
         while self.0.wait().is_err() && !self.0.is_signalled() {
@@ -150,7 +162,7 @@ pub unsafe extern "C" fn hos_thread_spawn(
         // SAFETY: forwarded from the caller.
         let builder = unsafe { builder(rt, p) }?;
         let host = Entry { f, arg };
-        let gate = Gate::new();
+        let gate = Gate::new(rt);
         let pass = gate.clone();
         let thread = builder.spawn(move || {
             pass.pass();

@@ -3,8 +3,8 @@
  * takes the host's posts (vsyncs at virtual times, inputs posted on wall time) with
  * hos_det_next_post; the run recorded through HOS_DET_RECORD replays (HOS_DET=replay:PATH)
  * with the same figures, the same posts seen and no divergence, while the host's own posts
- * are refused; another quantum is refused naming the field and both values; hos_det_verify
- * agrees on the program. Run by capi/tests/c_hosts.rs.
+ * are refused; a replay of another program reports its divergence; another quantum is
+ * refused naming the field and both values; hos_det_verify agrees on the program. Run by capi/tests/c_hosts.rs.
  */
 #include "check.h"
 
@@ -152,6 +152,18 @@ int main(void) {
     TRUE(a.decisions == b.decisions && a.hash == b.hash && a.vt_ns == b.vt_ns);
     TRUE(rep.n == rec.n && memcmp(rep.seen, rec.seen, sizeof rec.seen[0] * rec.n) == 0);
 
+    /* A replay of another program diverges, and says where (read after the shutdown). */
+    cfg = config(det, NULL, "5");
+    OK(hos_runtime_new(cfg, &rt));
+    hos_config_free(cfg);
+    program(rt, NULL);
+    OK(hos_runtime_shutdown(rt, -1));
+    OK(hos_det_divergence_get(rt, &d));
+    OK(hos_det_divergence_text(rt, text, sizeof text, &len));
+    hos_runtime_free(rt);
+    TRUE(d.diverged == 1 && d.decision < a.decisions);
+    TRUE(len > 0 && strncmp(text, "diverged at decision", 20) == 0);
+
     /* Another quantum: named, with both values. */
     cfg = config(det, NULL, "7");
     EXPECT(hos_runtime_new(cfg, &rt), HOS_RESULT_INVALID_STATE);
@@ -165,6 +177,9 @@ int main(void) {
     len = 99;
     OK(hos_det_verify(cfg, program, NULL, &v, text, sizeof text, &len));
     TRUE(v.diverged == 0 && len == 0);
+    if (v.diverged) {
+        fprintf(stderr, "verify: %s\n", text);
+    }
     TRUE(v.decisions[0] == v.decisions[1] && v.decisions[0] > 3 && v.hash[0] == v.hash[1]);
     EXPECT(hos_det_verify(cfg, NULL, NULL, &v, text, sizeof text, &len),
            HOS_RESULT_INVALID_POINTER);
