@@ -6,7 +6,7 @@
 //! Invariant: the two runs are built alike by the caller's function and run the caller's
 //! program alike; the first keeps every witness, the second compares each of its own with the
 //! first's (and its end with the first's end), and the first difference is the report. The
-//! first run's witnesses are held in memory (about 40 bytes a decision plus 16 a candidate):
+//! first run's witnesses are held in memory (about 64 bytes a decision plus 16 a candidate):
 //! for long runs, record one run (HOS_DET_RECORD) and replay it, which checks every 4,096
 //! decisions instead.
 
