@@ -17,7 +17,7 @@ use crate::runtime::Runtime;
 use crate::token::DetStats;
 use std::fmt;
 
-/// What [`Runtime::det_verify`] found.
+/// What a verify found ([`verify`]; the `hos` crate's `Runtime::det_verify`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DetVerified {
     /// The two runs' figures, first then second.
@@ -26,7 +26,7 @@ pub struct DetVerified {
     pub divergence: Option<Divergence>,
 }
 
-/// Why [`Runtime::det_verify`] could not compare.
+/// Why a verify ([`verify`]) could not compare.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum VerifyError {
