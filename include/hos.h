@@ -323,6 +323,50 @@ typedef struct {
   uint32_t cycles;
 } hos_det_softlock;
 
+// What `hos_det_next_post` took. Set `size` to `sizeof(hos_det_posted)` before the call.
+typedef struct {
+  // Set by the caller: `sizeof(hos_det_posted)`.
+  uint32_t size;
+  // Who posted it (the host's number for a device or service).
+  uint32_t source;
+  // When it was due, in virtual nanoseconds.
+  uint64_t vt_ns;
+  // Its place among its source's posts in the order applied, from 0.
+  uint64_t seq;
+  // The payload's whole length in bytes (more than the buffer's size: the copy was cut).
+  uint64_t len;
+} hos_det_posted;
+
+// What `hos_det_divergence_get` reads. Set `size` to `sizeof(hos_det_divergence)` first.
+typedef struct {
+  // Set by the caller: `sizeof(hos_det_divergence)`.
+  uint32_t size;
+  // 1 if the run left its reference, else 0 (and every field below is 0).
+  uint32_t diverged;
+  // The decision at which it was seen.
+  uint64_t decision;
+  // Its virtual time, in nanoseconds.
+  uint64_t vt_ns;
+} hos_det_divergence;
+
+// A verify's program: starts the guest threads on `rt` and returns when they are done.
+// `rt` is the run's runtime: do not shut it down or free it (verify does).
+typedef void (*hos_det_program)(hos_runtime *rt, void *arg);
+
+// What `hos_det_verify` found. Set `size` to `sizeof(hos_det_verify_report)` first.
+typedef struct {
+  // Set by the caller: `sizeof(hos_det_verify_report)`.
+  uint32_t size;
+  // 0: the two runs agree witness by witness.
+  uint32_t diverged;
+  // Each run's decisions, first then second.
+  uint64_t decisions[2];
+  // Each run's rolling witness hash.
+  uint64_t hash[2];
+  // Where they first differ (when `diverged`): the decision and its virtual time.
+  hos_det_divergence divergence;
+} hos_det_verify_report;
+
 // What one live guest thread is doing. Set `size` of the first element of the array to
 // `sizeof(hos_guest_state)` before `hos_guest_states`.
 typedef struct {
@@ -762,6 +806,106 @@ hos_result hos_det_softlock_get(const hos_runtime *rt, hos_det_softlock *out);
 // `rt` is NULL or from `hos_runtime_new`, not freed; `buf` is NULL or points to `size`
 // writable bytes; `len` is NULL or points to a writable `size_t`.
 hos_result hos_det_softlock_text(const hos_runtime *rt, char *buf, size_t size, size_t *len);
+
+// Posts `len` bytes at `data` from `source`, applied at the next decision of the
+// deterministic mode; `*seq` (if not NULL) gets its number among `source`'s posts. Host
+// threads call it while guests run.
+//
+// Errors: InvalidPointer for a NULL `rt`, a NULL `data` with a `len`, or a misaligned `seq`;
+// InvalidState with the mode off or while a recording is replayed (it supplies every post);
+// Cancelled once the mode stopped.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `data` is NULL or points to `len`
+// readable bytes; `seq` is NULL or points to a writable `uint64_t`.
+hos_result hos_det_post(const hos_runtime *rt,
+                        uint32_t source,
+                        const uint8_t *data,
+                        size_t len,
+                        uint64_t *seq);
+
+// Posts `len` bytes at `data` from `source`, due at virtual time `vt_ns` (a vsync, an audio
+// period, a GPU fence at submit plus a modelled latency): applied at the first decision at or
+// after it; when nothing else can run the clock jumps to it.
+//
+// Errors: as `hos_det_post`.
+//
+// # Safety
+// As `hos_det_post`.
+hos_result hos_det_post_at(const hos_runtime *rt,
+                           uint32_t source,
+                           uint64_t vt_ns,
+                           const uint8_t *data,
+                           size_t len,
+                           uint64_t *seq);
+
+// The calling guest thread takes the oldest post applied, waiting at most `timeout_ns` of
+// virtual time (negative: no limit; 0: only a look): its figures into `*out`, its payload
+// into `buf[0..size]` (cut to `size`; `out->len` is the whole length). A host's event pump
+// is a guest thread that loops on it and acts on each post (signals the fence's event,
+// writes the input sample) as guest code.
+//
+// Errors: InvalidPointer for a NULL `rt` or `out`, a misaligned `out`, or a NULL `buf` with
+// a `size`; InvalidSize for an `out->size` below the first version's; InvalidState with the
+// mode off or on a thread that is no guest thread of `rt`; TimedOut after `timeout_ns`;
+// Cancelled once the mode stopped (a shutdown ends the wait).
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `out->size`
+// writable bytes; `buf` is NULL or points to `size` writable bytes.
+hos_result hos_det_next_post(const hos_runtime *rt,
+                             int64_t timeout_ns,
+                             hos_det_posted *out,
+                             uint8_t *buf,
+                             size_t size);
+
+// Reads where the deterministic run left the recording it replays (HOS_DET=replay:PATH) into
+// `*out`: all 0 while it follows it (or without a reference). A replay is reported, never
+// stopped: the host decides what to do. Its end (fewer decisions, or a final hash that
+// differs) is checked at the shutdown: read after `hos_runtime_shutdown`.
+//
+// Errors: InvalidPointer for a NULL `rt` or `out`, or a misaligned `out`; InvalidSize for an
+// `out->size` below the first version's.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `out` is NULL or points to `out->size`
+// writable bytes.
+hos_result hos_det_divergence_get(const hos_runtime *rt, hos_det_divergence *out);
+
+// Prints the run's first divergence into `buf[0..size]` as snprintf does, and its whole
+// length into `*len`: the decision, its virtual time, what the recording expected (the
+// witness, the pick, the check hash or the end) and the actual witness. Empty with none.
+//
+// Errors: InvalidPointer for a NULL `rt` or `len`, or a NULL `buf` with a size.
+//
+// # Safety
+// `rt` is NULL or from `hos_runtime_new`, not freed; `buf` is NULL or points to `size`
+// writable bytes; `len` is NULL or points to a writable `size_t`.
+hos_result hos_det_divergence_text(const hos_runtime *rt, char *buf, size_t size, size_t *len);
+
+// `verify`: runs `program(rt, arg)` twice, each time in a fresh runtime built from `cfg`
+// (which must set HOS_DET), shuts each down after it, and compares the two runs witness by
+// witness: the figures into `*out`, and the first difference as text into `buf[0..size]`
+// (snprintf-style, `*len` its whole length; empty when they agree). A host that breaks the
+// contract (a host thread that signals a guest on wall time) is named at the first decision
+// it changed.
+//
+// Errors: InvalidPointer for a NULL `cfg`, `program`, `out` or `len`, a misaligned `out`, or
+// a NULL `buf` with a size; InvalidSize for an `out->size` below the first version's;
+// InvalidValue or InvalidState for a runtime that does not build (as `hos_runtime_new`), or
+// InvalidState for one not in the deterministic mode.
+//
+// # Safety
+// `cfg` is NULL or from `hos_config_new`, not freed; `program` is NULL or a function as
+// described; `out` is NULL or points to `out->size` writable bytes; `buf` is NULL or points
+// to `size` writable bytes; `len` is NULL or points to a writable `size_t`.
+hos_result hos_det_verify(const hos_config *cfg,
+                          hos_det_program program,
+                          void *arg,
+                          hos_det_verify_report *out,
+                          char *buf,
+                          size_t size,
+                          size_t *len);
 
 // Reads what each live guest thread of `rt` is doing into `out[0..capacity]`, and their
 // number into `*count` (which may exceed `capacity`: call again with a larger array). Set

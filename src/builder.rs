@@ -247,6 +247,13 @@ forward! {
     /// 0..=3_600_000 ms (default 2000; 0: never).
     det_watchdog_ms(ms: u64);
 
+    /// HOS_DET_RECORD: records the deterministic run to the `.hosrec` file at `path` (created
+    /// or replaced at build, finished at shutdown); `None` records nothing (the default).
+    det_record(path: Option<PathBuf>);
+
+    /// HOS_DET_RECORD_DECISIONS: the recording holds every decision too (default off).
+    det_record_decisions(on: bool);
+
     /// Pins the calibration instead of measuring it at build (reproducible runs).
     calibration(calibration: Calibration);
 

@@ -87,6 +87,7 @@ pub use hos_runtime::{
     Bound, Breakdown, BuildError, Calibration, Config, ConfigError, CpuTime, DetStats, Lateness,
     Node, PrecisePath, ShortSleep, SleepPath, State, Stats, ThreadStats, WaitTree, LATE_BUCKETS,
 };
+pub use hos_runtime::{DetVerified, VerifyError};
 /// The README's Rust examples, compiled (and the runnable ones run) as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -8,8 +8,13 @@
 //! [`Runtime::resume_guests`] in `svc/activity.rs`, [`Runtime::shutdown`] in `shutdown.rs`.
 
 use crate::guests::{GuestState, Guests};
+use hos_runtime::det::feed::PostError;
+use hos_runtime::det::post::Post;
+use hos_runtime::det::record::Divergence;
 use hos_runtime::det::softlock::Softlock;
-use hos_runtime::{Breakdown, Config, DetStats, Stats, WaitTree};
+use hos_runtime::{
+    Breakdown, BuildError, Config, DetStats, DetVerified, Stats, VerifyError, WaitTree,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,6 +74,66 @@ impl Runtime {
     /// the log does. `None` if none was reported or the mode is off.
     pub fn det_softlock(&self) -> Option<Softlock> {
         self.inner.det_softlock()
+    }
+
+    /// Posts a host event from `source`, applied at the next decision of the deterministic
+    /// mode (docs/determinism.md section 5); a guest thread takes it with
+    /// [`Runtime::next_post`]. Its sequence number among `source`'s posts.
+    ///
+    /// # Errors
+    /// The mode is off or stopped, or a recording is replayed (it supplies every post).
+    pub fn post(&self, source: u32, payload: impl Into<Vec<u8>>) -> Result<u64, PostError> {
+        self.inner.post(source, payload)
+    }
+
+    /// Posts a host event from `source` due at virtual time `vt_ns` (a vsync, an audio
+    /// period, a GPU fence at submit plus a modelled latency).
+    ///
+    /// # Errors
+    /// As [`Runtime::post`].
+    pub fn post_at(
+        &self,
+        source: u32,
+        vt_ns: u64,
+        payload: impl Into<Vec<u8>>,
+    ) -> Result<u64, PostError> {
+        self.inner.post_at(source, vt_ns, payload)
+    }
+
+    /// The calling guest thread takes the oldest post applied, waiting at most `timeout` of
+    /// virtual time (`None`: no limit). A host's event pump is a guest thread that loops on it.
+    ///
+    /// # Errors
+    /// The mode is off or stopped, the caller is no guest thread of this runtime, or the
+    /// timeout passed.
+    ///
+    /// # Blocking
+    /// Until a decision applies a post; other guest threads run meanwhile.
+    pub fn next_post(&self, timeout: Option<Duration>) -> Result<Post, PostError> {
+        self.inner.next_post(timeout)
+    }
+
+    /// The first divergence of the deterministic run from the recording it replays
+    /// (HOS_DET=replay:PATH) or the run it is verified against: the decision, its virtual
+    /// time and both witnesses. A replay is reported, never stopped.
+    pub fn det_divergence(&self) -> Option<Divergence> {
+        self.inner.det_divergence()
+    }
+
+    /// `verify`: runs `program` twice, each time in a fresh runtime from `build` (in the
+    /// deterministic mode), shutting it down after, and compares the runs witness by witness.
+    /// `program` starts the guest threads and returns when they are done.
+    ///
+    /// # Errors
+    /// A runtime did not build, or is not in the mode.
+    ///
+    /// # Blocking
+    /// For the two runs.
+    pub fn det_verify(
+        build: impl Fn() -> Result<Runtime, BuildError>,
+        program: impl Fn(&Runtime),
+    ) -> Result<DetVerified, VerifyError> {
+        hos_runtime::internal::det_verify(build, program, |rt| &rt.inner, Runtime::shutdown)
     }
 
     /// Writes the trace to `path` as Chrome trace-event JSON (drag it onto ui.perfetto.dev):

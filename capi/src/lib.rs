@@ -33,6 +33,8 @@
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
 //! | [`det`] | the deterministic mode's figures: `hos_det_stats` |
 //! | [`softlock`] | the deterministic mode's last softlock: `hos_det_softlock`, its text |
+//! | [`det_post`] | host events into the deterministic mode: `hos_det_post`, `hos_det_post_at`, `hos_det_next_post` |
+//! | [`det_check`] | a deterministic run against a reference: its divergence, `hos_det_verify` |
 //! | [`guest_state`] | what each live guest thread is doing now |
 //! | [`wait_tree`] | the wait tree, as nodes or text |
 //! | [`trace`] | the trace file, frame marks, flight dumps, each frame's critical path |
@@ -69,6 +71,10 @@ pub mod stats;
 pub mod det;
 
 pub mod softlock;
+
+pub mod det_post;
+
+pub mod det_check;
 
 pub mod guest_state;
 

@@ -36,7 +36,7 @@ impl hos_runtime {
 
     /// Shuts down, joining guest threads for at most `timeout` (`None`: all of them), and
     /// keeps the report.
-    fn shutdown(&self, timeout: Option<Duration>) -> ShutdownReport {
+    pub(crate) fn shutdown(&self, timeout: Option<Duration>) -> ShutdownReport {
         // Relaxed: a flag read by `hos_runtime_free` on the same object after this returned.
         self.shut_down.store(true, Ordering::Relaxed);
         // A timeout past what an `Instant` holds is none: the shutdown waits for every thread.
@@ -50,6 +50,26 @@ impl hos_runtime {
     /// The report of its last shutdown.
     pub(crate) fn report(&self) -> Option<ShutdownReport> {
         lock(&self.report).clone()
+    }
+}
+
+/// A runtime that did not build, as a result code: InvalidValue for a switch, InvalidState
+/// for the rest (a trace or recording file, a replay's file or header, a thread).
+pub(crate) fn build_error(e: BuildError) -> Error {
+    match e {
+        BuildError::Config(e) => Error::new(HOS_RESULT_INVALID_VALUE, e.to_string()),
+        e => Error::new(HOS_RESULT_INVALID_STATE, e.to_string()),
+    }
+}
+
+impl From<Runtime> for hos_runtime {
+    /// The C handle of a runtime just built.
+    fn from(rt: Runtime) -> hos_runtime {
+        hos_runtime {
+            rt,
+            report: Mutex::default(),
+            shut_down: AtomicBool::new(false),
+        }
     }
 }
 
@@ -106,15 +126,8 @@ pub unsafe extern "C" fn hos_runtime_new(
             // SAFETY: forwarded from the caller (a live config).
             false => unsafe { boundary::arg(cfg, "cfg") }?.builder(),
         };
-        let rt = builder.build().map_err(|e| match e {
-            BuildError::Config(e) => Error::new(HOS_RESULT_INVALID_VALUE, e.to_string()),
-            e => Error::new(HOS_RESULT_INVALID_STATE, e.to_string()),
-        })?;
-        out.write(Box::into_raw(Box::new(hos_runtime {
-            rt,
-            report: Mutex::default(),
-            shut_down: AtomicBool::new(false),
-        })));
+        let rt = builder.build().map_err(build_error)?;
+        out.write(Box::into_raw(Box::new(hos_runtime::from(rt))));
         Ok(())
     })
 }

@@ -4,11 +4,9 @@
 //! if the spawn succeeded (the thread's handle is made before its OS thread starts), and only
 //! once its handle is kept open for the host, so the entry may close it at once. The new
 //! thread waits for that gate as a guest thread waits (its virtual core given back), since
-//! the spawner may need a core to get there (a checkpoint). In the deterministic mode it
-//! waits holding the run's token instead (a yield loop, no decision): a guest spawner opens
-//! the gate before it gives the token up, so the thread finds it open; a host spawner opens
-//! it microseconds after the thread's start, and a wait on it would make the run's
-//! decisions depend on which came first (and rest the token: a false softlock report).
+//! a guest spawner may need a core to get there (a checkpoint). In the deterministic mode a
+//! host spawner's opening would be a wall-time wake the mode decides on, and it needs no core
+//! or token: there the new thread yields until it opens, without a guest wait.
 
 use crate::boundary::{self, Error, Out, Result, Versioned};
 use crate::object::{self, hos_handle};
@@ -75,12 +73,14 @@ impl Entry {
     }
 }
 
-/// The start gate of a spawned thread (module invariant): open once its handle is kept.
-struct Gate(Event);
+/// The start gate of a spawned thread (module invariant): open once its handle is kept; and
+/// whether the new thread yields for it (a host spawner in the deterministic mode).
+struct Gate(Event, bool);
 
 impl Gate {
-    fn new() -> Arc<Gate> {
-        Arc::new(Gate(Event::new(ClearMode::Manual)))
+    fn new(rt: &hos_runtime) -> Arc<Gate> {
+        let yields = rt.rt.det_stats().is_some() && hos_rs::thread::current().is_none();
+        Arc::new(Gate(Event::new(ClearMode::Manual), yields))
     }
 
     /// The spawner's word: the host's entry may run.
@@ -88,12 +88,19 @@ impl Gate {
         self.0.signal();
     }
 
-    /// Waits on the new thread until the gate is open; `det`: in the deterministic mode,
-    /// without a runtime wait (module invariant).
-    fn pass(&self, det: bool) {
+    /// Waits on the new thread until the gate is open.
+    fn pass(&self) {
+        // A host spawner in the deterministic mode opens it right after the spawn's last
+        // call, needing nothing of ours (module invariant): yield until it does.
+        if self.1 {
+            while !self.0.is_signalled() {
+                std::thread::yield_now();
+            }
+            return;
+        }
         // A wait cancelled by a shutdown ends at once from then on: the gate opens right after
         // the spawn's last call, so yield until it does.
-        while (det || self.0.wait().is_err()) && !self.0.is_signalled() {
+        while self.0.wait().is_err() && !self.0.is_signalled() {
             std::thread::yield_now();
         }
     }
@@ -155,11 +162,10 @@ pub unsafe extern "C" fn hos_thread_spawn(
         // SAFETY: forwarded from the caller.
         let builder = unsafe { builder(rt, p) }?;
         let host = Entry { f, arg };
-        let gate = Gate::new();
+        let gate = Gate::new(rt);
         let pass = gate.clone();
-        let det = rt.rt.det_stats().is_some();
         let thread = builder.spawn(move || {
-            pass.pass(det);
+            pass.pass();
             host.run();
         })?;
         let h = object::keep_thread(thread.handle_share());

@@ -365,3 +365,12 @@ fn the_deterministic_softlock_report_from_c() {
     let out = host("capi/tests/c/det_softlock.c", false, &[]);
     assert!(out.contains("deterministic softlock checked"), "{out}");
 }
+
+#[test]
+fn recording_and_replay_from_c() {
+    let out = host("capi/tests/c/det_record.c", false, &[]);
+    assert!(
+        out.contains("deterministic record and replay checked"),
+        "{out}"
+    );
+}

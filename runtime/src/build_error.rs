@@ -5,6 +5,7 @@
 //! runtime left running (a reactor thread that started is joined before the error returns).
 
 use crate::config::ConfigError;
+use crate::det::record::RecordError;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -51,6 +52,16 @@ pub enum BuildError {
     /// The boot calibration could not measure the machine (why). A host that pins a
     /// calibration (the builder's `calibration`) starts without measuring.
     Calibration(String),
+    /// HOS_DET=replay:PATH: the recording cannot be read, or it was made with another build
+    /// or configuration (the error names the field and both values).
+    Replay(RecordError),
+    /// The HOS_DET_RECORD file (`Builder::det_record`) cannot be created or written.
+    Record {
+        /// The path, as given.
+        path: PathBuf,
+        /// What the OS said.
+        error: std::io::Error,
+    },
 }
 
 impl BuildError {
@@ -80,6 +91,12 @@ impl fmt::Display for BuildError {
                 "the calibration could not measure the machine: {why} (a pinned calibration \
                  starts without measuring)"
             ),
+            BuildError::Replay(e) => write!(f, "HOS_DET=replay: {e}"),
+            BuildError::Record { path, error } => write!(
+                f,
+                "the recording {} (HOS_DET_RECORD) cannot be written: {error}",
+                path.display()
+            ),
         }
     }
 }
@@ -88,7 +105,10 @@ impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BuildError::Config(e) => Some(e),
-            BuildError::Thread { error, .. } | BuildError::Trace { error, .. } => Some(error),
+            BuildError::Thread { error, .. }
+            | BuildError::Trace { error, .. }
+            | BuildError::Record { error, .. } => Some(error),
+            BuildError::Replay(e) => Some(e),
             BuildError::Calibration(_) => None,
         }
     }

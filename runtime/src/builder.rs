@@ -22,7 +22,7 @@ use crate::runtime::Runtime;
 use crate::spawn;
 use crate::watchdog;
 use std::marker::PhantomData;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A host function from a variable's name to its value, `None` if unset.
 type Lookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -92,7 +92,7 @@ struct Settled {
 pub struct Builder<R = Runtime> {
     config: Config,
     /// Switches set in code, one [`Switch::bit`] each.
-    in_code: u32,
+    in_code: u64,
     env: Option<EnvSource>,
     env_overrides: bool,
     out: PhantomData<fn() -> R>,
@@ -365,7 +365,8 @@ impl<R: From<Runtime>> Builder<R> {
 
     /// HOS_DET: runs the guest threads deterministically with `selector`, one at a time over
     /// HOS_CORES logical cores (docs/determinism.md); `None` runs normally (the default).
-    /// `Spec::Replay` is refused at build: replay is not wired yet.
+    /// `Spec::Replay(path)` replays that recording: `build` reads it and fails
+    /// ([`BuildError::Replay`]) on a file it cannot read or a header that does not match.
     pub fn det(mut self, selector: Option<Spec>) -> Self {
         self.config.det = selector;
         self.in_code(Switch::Det)
@@ -391,6 +392,20 @@ impl<R: From<Runtime>> Builder<R> {
     pub fn det_watchdog_ms(mut self, ms: u64) -> Self {
         self.config.det_watchdog_ms = ms;
         self.in_code(Switch::DetWatchdogMs)
+    }
+
+    /// HOS_DET_RECORD: records the deterministic run to the `.hosrec` file at `path` (created
+    /// or replaced at build, finished at shutdown); `None` records nothing (the default).
+    pub fn det_record(mut self, path: Option<PathBuf>) -> Self {
+        self.config.det_record = path;
+        self.in_code(Switch::DetRecord)
+    }
+
+    /// HOS_DET_RECORD_DECISIONS: the recording holds every decision too, a few bytes per pick
+    /// that differs from `stable` (default off).
+    pub fn det_record_decisions(mut self, on: bool) -> Self {
+        self.config.det_record_decisions = on;
+        self.in_code(Switch::DetRecordDecisions)
     }
 
     /// HOS_LOG_STDERR: `false` keeps hos's warnings and errors off stderr when no `tracing`

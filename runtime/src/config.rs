@@ -165,7 +165,7 @@ pub struct Config {
     /// HOS_DET: the deterministic mode's selector (docs/determinism.md): `None` (unset, empty
     /// or an off word) runs normally; `stable`, `random:SEED`, `pct:DEPTH:SEED[:STEPS]` or
     /// `chaos:SEED` runs one guest thread at a time over HOS_CORES logical cores (default
-    /// off). `replay:PATH` is refused: replay is not wired yet.
+    /// off); `replay:PATH` replays the `.hosrec` there (its header must match this config).
     pub det: Option<Spec>,
     /// HOS_DET_QUANTUM, 1..=1_000_000: a turn's length in checkpoints (default 1000).
     pub det_quantum: u32,
@@ -176,6 +176,12 @@ pub struct Config {
     /// this long in wall time without a checkpoint, naming its holder (default 2000; 0:
     /// never).
     pub det_watchdog_ms: u64,
+    /// HOS_DET_RECORD: records the deterministic run to this `.hosrec` file, created or
+    /// replaced, finished at shutdown (default none; ignored with the mode off).
+    pub det_record: Option<PathBuf>,
+    /// HOS_DET_RECORD_DECISIONS: the recording holds every decision too (default off: the
+    /// seed replays the same build; the log replays across code changes).
+    pub det_record_decisions: bool,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -217,6 +223,8 @@ impl Default for Config {
             det_quantum: DEFAULT_DET_QUANTUM,
             det_pace: Pacing::Paced,
             det_watchdog_ms: DEFAULT_DET_WATCHDOG_MS,
+            det_record: None,
+            det_record_decisions: false,
             calibration: None,
             logical_processors: None,
         }
@@ -281,11 +289,13 @@ pub(crate) enum Switch {
     DetQuantum,
     DetPace,
     DetWatchdogMs,
+    DetRecord,
+    DetRecordDecisions,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 31] = [
+    pub(crate) const ALL: [Switch; 33] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -317,6 +327,8 @@ impl Switch {
         Switch::DetQuantum,
         Switch::DetPace,
         Switch::DetWatchdogMs,
+        Switch::DetRecord,
+        Switch::DetRecordDecisions,
     ];
 
     /// The environment variable.
@@ -353,12 +365,14 @@ impl Switch {
             Switch::DetQuantum => "HOS_DET_QUANTUM",
             Switch::DetPace => "HOS_DET_PACE",
             Switch::DetWatchdogMs => "HOS_DET_WATCHDOG_MS",
+            Switch::DetRecord => "HOS_DET_RECORD",
+            Switch::DetRecordDecisions => "HOS_DET_RECORD_DECISIONS",
         }
     }
 
     /// This switch's bit in [`Builder`](crate::Builder)'s set-in-code mask.
-    pub(crate) fn bit(self) -> u32 {
-        1 << self as u32
+    pub(crate) fn bit(self) -> u64 {
+        1 << self as u64
     }
 
     /// Parses `raw` by this switch's rule into `config`; the error names the variable. A
@@ -412,6 +426,8 @@ impl Switch {
             Switch::DetQuantum => config.det_quantum = QUANTUM.parse(name, raw)? as u32,
             Switch::DetPace => config.det_pace = parse_pace(name, raw)?,
             Switch::DetWatchdogMs => config.det_watchdog_ms = WAIT_BOUND.parse(name, raw)?,
+            Switch::DetRecord => config.det_record = path(raw),
+            Switch::DetRecordDecisions => config.det_record_decisions = flag(raw),
         }
         Ok(odd.then(|| {
             format!(
@@ -456,6 +472,8 @@ impl Switch {
             Switch::DetQuantum => c.det_quantum.to_string(),
             Switch::DetPace => format!("{:?}", c.det_pace),
             Switch::DetWatchdogMs => c.det_watchdog_ms.to_string(),
+            Switch::DetRecord => format!("{:?}", c.det_record),
+            Switch::DetRecordDecisions => c.det_record_decisions.to_string(),
         }
     }
 
@@ -557,8 +575,8 @@ const QUANTUM: Range = Range {
 
 /// What HOS_DET accepts.
 const DET_ACCEPTED: &str = "off (unset, empty or an off word), stable, random:SEED, \
-    pct:DEPTH:SEED[:STEPS] (DEPTH and STEPS at least 1) or chaos:SEED, seeds decimal or 0x hex \
-    (replay:PATH is not wired yet)";
+    pct:DEPTH:SEED[:STEPS] (DEPTH and STEPS at least 1), chaos:SEED or replay:PATH (a .hosrec \
+    file), seeds decimal or 0x hex";
 
 impl Range {
     /// `value` if it lies in the range, else the error naming `switch`.
@@ -627,7 +645,7 @@ fn parse_mode(switch: &'static str, raw: &str) -> Result<ShortSleep, ConfigError
 }
 
 /// HOS_DET's rule: off (empty or an off word), else a selector `det::selector` parses
-/// (trimmed, any case for the name), except `replay`, not wired yet.
+/// (trimmed, any case for the name); a replay's file is read when the runtime is built.
 fn parse_det(switch: &'static str, raw: &str) -> Result<Option<Spec>, ConfigError> {
     if switch_on(raw) == Some(false) {
         return Ok(None);
@@ -638,7 +656,7 @@ fn parse_det(switch: &'static str, raw: &str) -> Result<Option<Spec>, ConfigErro
         accepted: DET_ACCEPTED,
     };
     match raw.trim().parse::<Spec>() {
-        Ok(Spec::Replay(_)) | Err(_) => Err(error()),
+        Err(_) => Err(error()),
         Ok(spec) => Ok(Some(spec)),
     }
 }
@@ -686,7 +704,6 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     WAIT_BOUND.check("det_watchdog_ms", config.det_watchdog_ms)?;
     if let Some(spec) = &config.det {
         let refused = match spec {
-            Spec::Replay(_) => true,
             Spec::Pct { depth, steps, .. } => *depth == 0 || *steps == 0,
             _ => false,
         };

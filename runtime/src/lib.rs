@@ -65,6 +65,7 @@ mod chaos;
 mod config;
 mod context;
 pub mod det;
+mod det_run;
 mod machine;
 mod observe;
 mod parker;
@@ -72,6 +73,7 @@ mod pause;
 mod policy;
 mod poll;
 mod pollers;
+mod posting;
 mod reactor;
 mod report;
 mod role;
@@ -87,6 +89,7 @@ mod time;
 mod token;
 mod trace;
 mod vcore;
+mod verify;
 mod watchdog;
 mod wheel;
 
@@ -102,6 +105,7 @@ pub use role::Role;
 pub use stats::{Bound, Lateness, SleepPath, Stats, ThreadStats, LATE_BUCKETS};
 pub use sys::CpuTime;
 pub use token::DetStats;
+pub use verify::{DetVerified, VerifyError};
 
 /// What the `hos` crate, hos's benches and its examples' internals need of the runtime, and a
 /// host must not call: a host uses the `hos` crate.
@@ -136,6 +140,7 @@ pub mod internal {
     pub use crate::thread::{Activity, ThreadRecord, ThreadSpec};
     pub use crate::time::nanos;
     pub use crate::vcore::{Escape, Occupant, Seat, Traits, Vcores, Who, YieldKind, Yielded};
+    pub use crate::verify::verify as det_verify;
     pub use crate::wheel::{Wheel, WheelKey};
     pub use tracing;
 

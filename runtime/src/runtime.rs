@@ -131,12 +131,7 @@ impl Runtime {
             spawn,
         )?;
         let vcores = Vcores::new(&config, counters.clone());
-        // A resolved config's selector is seeded (replay is refused there).
-        let token = config
-            .det
-            .as_ref()
-            .and_then(|spec| spec.seeded(config.det_quantum))
-            .map(|selector| Token::new(selector, config.cores as u8, config.det_pace));
+        let token = crate::det_run::token(&config)?;
         // Relaxed: a unique id.
         let id = NEXT_RUNTIME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let session = Session::start(

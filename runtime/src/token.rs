@@ -23,9 +23,19 @@
 //! ([`Token::on_softlock`]); the token's progress count (checkpoints, tick reads, hand-offs)
 //! lets the runtime's watchdog name a holder that keeps it past a wall-time bound
 //! ([`Token::held`]).
+//!
+//! Posted host events (`det::feed`) enter at decisions too: each decision first applies the
+//! posts due by the clock, which wakes the guest threads that take them, and its witness then
+//! says `Post` and covers them; when nothing can run the clock jumps to the earlier of the next
+//! deadline and the next post. Every witness goes to the run's journal (`det::journal`: the
+//! recording, the replay's checks, a verify's comparison).
 
 use crate::det::clock::{Clock, Costs, Pacing};
+use crate::det::feed::{Feed, PostError};
 use crate::det::history::{History, Turn};
+use crate::det::journal::Journal;
+use crate::det::post::Post;
+use crate::det::record::Divergence;
 use crate::det::selector::{SelectError, Selector};
 use crate::det::softlock::{Cause, Softlock, Standing, Stuck};
 use crate::det::witness::{Candidate, Reason, Rolling, Witness};
@@ -34,6 +44,7 @@ use crate::sync::{lock, wait, Arc};
 use crate::sys;
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::task::Waker;
 use std::time::Duration;
 
 /// How often a thread waiting for a turn looks again while the token rests: a host thread's
@@ -96,6 +107,10 @@ struct State {
     found: Option<Softlock>,
     /// The last softlock reported, as the runtime completed it.
     report: Option<Softlock>,
+    /// The posts on their way in.
+    feed: Feed,
+    /// Where each decision is recorded and checked.
+    journal: Journal,
 }
 
 /// What the watchdog sees of the token's holder ([`Token::held`]).
@@ -144,8 +159,15 @@ pub struct DetStats {
 }
 
 impl Token {
-    /// A token over `cores` logical cores (1 to 8), picking with `selector`.
-    pub(crate) fn new(selector: Box<dyn Selector + Send>, cores: u8, pacing: Pacing) -> Token {
+    /// A token over `cores` logical cores (1 to 8), picking with `selector`, its posts from
+    /// `feed`, its decisions to `journal`.
+    pub(crate) fn new(
+        selector: Box<dyn Selector + Send>,
+        cores: u8,
+        pacing: Pacing,
+        feed: Feed,
+        journal: Journal,
+    ) -> Token {
         Token {
             state: Mutex::new(State {
                 selector,
@@ -163,6 +185,8 @@ impl Token {
                 quiet: false,
                 found: None,
                 report: None,
+                feed,
+                journal,
             }),
             cores,
             tell: OnceLock::new(),
@@ -357,11 +381,55 @@ impl Token {
     }
 
     /// Ends the mode (a shutdown): every thread runs free, so its waits end as a shutdown's
-    /// do.
+    /// do; the journal is finished (the recording flushed).
     pub(crate) fn stop(&self) {
         let mut s = lock(&self.state);
         s.stopped = true;
         s.threads.values().for_each(|t| t.turn.notify_one());
+        s.end_journal();
+    }
+
+    /// A host's post of `payload` from `source`, due at virtual time `at` (`None`: at the next
+    /// decision); its sequence number. A token that rests (nothing could run) decides at
+    /// once, so the post is applied and whoever takes it runs.
+    pub(crate) fn post(
+        &self,
+        source: u32,
+        at: Option<u64>,
+        payload: Vec<u8>,
+    ) -> Result<u64, PostError> {
+        let mut s = lock(&self.state);
+        if s.stopped {
+            return Err(PostError::Stopped);
+        }
+        let seq = s.feed.post(source, at, payload)?;
+        // Before the first guest thread enrolls, posts only wait: no decision has anyone
+        // to give the token to, and time moves only for guests.
+        if s.holder.is_none() && !s.threads.is_empty() {
+            s.decide(Reason::Post);
+        }
+        Ok(seq)
+    }
+
+    /// The holder takes the oldest post applied; `None`, and `waker` is woken at the decision
+    /// that applies one (or when the mode stops).
+    pub(crate) fn take_post(&self, waker: &Waker) -> Result<Option<Post>, PostError> {
+        let mut s = lock(&self.state);
+        if s.stopped {
+            return Err(PostError::Stopped);
+        }
+        Ok(s.feed.take(waker))
+    }
+
+    /// The first divergence from the recording replayed (or the run verified against).
+    pub(crate) fn divergence(&self) -> Option<Divergence> {
+        lock(&self.state).journal.divergence().cloned()
+    }
+
+    /// `f` on the run's journal, before the first decision (a verify sets it up, takes its
+    /// witnesses after).
+    pub(crate) fn with_journal<R>(&self, f: impl FnOnce(&mut Journal) -> R) -> R {
+        f(&mut lock(&self.state).journal)
     }
 
     /// Whether the mode still schedules (not stopped).
@@ -506,9 +574,23 @@ impl State {
     fn decide(&mut self, mut reason: Reason) {
         debug_assert!(self.holder.is_none(), "a decision while the token is held");
         loop {
+            let due = self.feed.apply(self.rolling.decisions(), self.clock.now());
+            due.iter().for_each(|p| self.journal.input(p));
+            // A replayed input's time, as the live run had jumped to it (`det::feed`).
+            if let Some(vt) = due.iter().map(|p| p.vt).max() {
+                self.clock.jump_to(vt);
+            }
             self.ready_due();
             let candidates = self.candidates();
             if candidates.is_empty() {
+                // A thread about to start is one that will run: time waits for it.
+                if self
+                    .threads
+                    .values()
+                    .any(|t| matches!(t.run, Run::Starting))
+                {
+                    return;
+                }
                 let next = self
                     .threads
                     .values()
@@ -517,6 +599,11 @@ impl State {
                         _ => None,
                     })
                     .min();
+                let post = self.feed.next_due();
+                let next = match (next, post) {
+                    (Some(d), Some(p)) => Some(d.min(p)),
+                    (d, p) => d.or(p),
+                };
                 match next {
                     Some(d) => {
                         self.clock.jump_to(d);
@@ -526,6 +613,10 @@ impl State {
                     // Nothing can run by itself: the token rests.
                     None => return self.quiesce(),
                 }
+            }
+            let posted = self.feed.witness();
+            if posted.count > 0 {
+                reason = Reason::Post;
             }
             let pick = match self.selector.next(&candidates, self.last_core, reason) {
                 Ok(p) => p,
@@ -544,10 +635,11 @@ impl State {
                 candidates,
                 pick,
                 reason,
-                object: 0,
-                result: 0,
+                object: posted.digest,
+                result: posted.count,
             };
             self.rolling.push(&witness);
+            self.journal.decision(&witness, self.last_core);
             self.holder = Some(chosen.thread);
             self.last_core = Some(chosen.core);
             self.left = pick.quantum.max(1);
@@ -642,5 +734,21 @@ impl State {
         );
         self.stopped = true;
         self.threads.values().for_each(|t| t.turn.notify_one());
+        self.end_journal();
+    }
+
+    /// The mode ends: the journal is finished and the guest threads waiting for a post see
+    /// the end.
+    fn end_journal(&mut self) {
+        let vt = self.clock.now();
+        self.journal.finish(vt);
+        self.feed.wake_all();
+    }
+}
+
+impl Drop for Token {
+    /// A runtime dropped without a shutdown still leaves a whole recording.
+    fn drop(&mut self) {
+        lock(&self.state).end_journal();
     }
 }

@@ -28,6 +28,8 @@ const ORDER: &[&str] = &[
     "stats",
     "det",
     "softlock",
+    "det_post",
+    "det_check",
     "wait_tree",
     "trace",
     "role",

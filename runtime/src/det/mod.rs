@@ -11,6 +11,8 @@
 pub mod clock;
 pub mod decisions;
 pub mod history;
+pub mod feed;
+pub mod journal;
 pub mod post;
 pub mod record;
 pub mod rng;

@@ -15,7 +15,7 @@
 //! | input (tag 1) | decision and virtual time as varint deltas from the previous input (the time zigzag-signed), source varint, payload (varint length, bytes) |
 //! | check (tag 2) | the rolling witness hash u64, after each 4,096 decisions |
 //! | deviation (tag 3) | decisions that picked as `Stable` since the last deviation, then the choice and the quantum, varints (only with the decisions flag) |
-//! | end (tag 4) | decisions that picked as `Stable` since the last deviation, then the decision count, varints |
+//! | end (tag 4) | decisions that picked as `Stable` since the last deviation, then the decision count, varints, then the rolling hash of every witness u64 |
 
 use super::clock::Costs;
 use super::decisions::{Cursor, Decisions, Deviation};
@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 const MAGIC: &[u8; 8] = b"HOSREC\0\n";
 const INPUT: u8 = 1;
@@ -259,6 +259,8 @@ impl<W: Write> Writer<W> {
         self.buf.push(END);
         varint(&mut self.buf, self.same);
         varint(&mut self.buf, self.rolling.decisions());
+        self.buf
+            .extend_from_slice(&self.rolling.hash().to_le_bytes());
         self.out.write_all(&self.buf)?;
         self.out.flush()?;
         Ok(self.out)
@@ -278,6 +280,8 @@ pub struct Recording {
     pub decisions: Option<Decisions>,
     /// Decisions the run took.
     pub total: u64,
+    /// The rolling hash of all their witnesses.
+    pub hash: u64,
 }
 
 impl Recording {
@@ -347,6 +351,7 @@ impl Recording {
                 END => {
                     let tail = r.varint("the end's run")?;
                     let total = r.varint("the decision count")?;
+                    let hash = r.u64("the final hash")?;
                     if r.pos != bytes.len() {
                         return Err(
                             r.corrupt(format!("{} bytes after the end", bytes.len() - r.pos))
@@ -355,7 +360,8 @@ impl Recording {
                     let decisions = header
                         .decisions
                         .then(|| Decisions::from_parts(deviations, tail));
-                    return Recording::whole(header, inputs, checks, decisions, total)
+                    let parts = (inputs, checks, decisions);
+                    return Recording::whole(header, parts, total, hash)
                         .map_err(|what| r.corrupt_at(at, what));
                 }
                 tag => return Err(r.corrupt_at(at, format!("unknown entry tag {tag}"))),
@@ -363,13 +369,13 @@ impl Recording {
         }
     }
 
-    /// A recording whose parts agree with its decision count, or what disagrees.
+    /// A recording whose parts (inputs, checks, decision log) agree with its decision count,
+    /// or what disagrees.
     fn whole(
         header: Header,
-        inputs: Vec<Input>,
-        checks: Vec<u64>,
-        decisions: Option<Decisions>,
+        (inputs, checks, decisions): (Vec<Input>, Vec<u64>, Option<Decisions>),
         total: u64,
+        hash: u64,
     ) -> Result<Recording, String> {
         if checks.len() as u64 != total / CHECK_EVERY {
             return Err(format!("{} checks for {total} decisions", checks.len()));
@@ -386,6 +392,7 @@ impl Recording {
             checks,
             decisions,
             total,
+            hash,
         })
     }
 
@@ -506,8 +513,8 @@ pub struct Divergence {
     pub vt: u64,
     /// What the recording holds there.
     pub expected: Expected,
-    /// What the run did.
-    pub actual: Box<Witness>,
+    /// What the run did there; `None`: the run ended there.
+    pub actual: Option<Box<Witness>>,
 }
 
 /// What a recording expected at a divergence.
@@ -550,7 +557,10 @@ impl fmt::Display for Divergence {
             )?,
             Expected::End(n) => write!(f, "the end after {n} decisions")?,
         }
-        write!(f, "; actual {}", self.actual)
+        match &self.actual {
+            Some(w) => write!(f, "; actual {w}"),
+            None => write!(f, "; actual: the run ended"),
+        }
     }
 }
 
@@ -563,27 +573,36 @@ pub fn compare(expected: &Witness, actual: &Witness) -> Result<(), Divergence> {
         decision: actual.decision,
         vt: actual.vt,
         expected: Expected::Witness(Box::new(expected.clone())),
-        actual: Box::new(actual.clone()),
+        actual: Some(Box::new(actual.clone())),
     })
 }
 
 /// Follows a live run's witnesses against a recording: each pick against the recorded one
 /// (if the recording holds decisions), and the rolling hash at each check.
 #[derive(Debug)]
-pub struct Verifier<'a> {
-    recording: &'a Recording,
+pub struct Verifier {
+    recording: Recording,
     rolling: Rolling,
     cursor: Option<Cursor>,
+    /// The virtual time of the last decision observed.
+    vt: u64,
 }
 
-impl<'a> Verifier<'a> {
+impl Verifier {
     /// Before the first decision of a replay of `recording`.
-    pub fn new(recording: &'a Recording) -> Verifier<'a> {
+    pub fn new(recording: Recording) -> Verifier {
+        let cursor = recording.decisions.as_ref().map(Decisions::cursor);
         Verifier {
             recording,
             rolling: Rolling::new(),
-            cursor: recording.decisions.as_ref().map(Decisions::cursor),
+            cursor,
+            vt: 0,
         }
+    }
+
+    /// The recording followed.
+    pub fn recording(&self) -> &Recording {
+        &self.recording
     }
 
     /// The next decision: its witness, and `Stable`'s pick for it.
@@ -592,16 +611,18 @@ impl<'a> Verifier<'a> {
             decision: w.decision,
             vt: w.vt,
             expected,
-            actual: Box::new(w.clone()),
+            actual: Some(Box::new(w.clone())),
         };
-        if self.rolling.decisions() >= self.recording.total {
-            return Err(diverged(Expected::End(self.recording.total)));
+        self.vt = w.vt;
+        let total = self.recording.total;
+        if self.rolling.decisions() >= total {
+            return Err(diverged(Expected::End(total)));
         }
         if let (Some(cursor), Some(log)) = (&mut self.cursor, &self.recording.decisions) {
             match cursor.next(log, stable) {
                 Some(p) if p == w.pick => {}
                 Some(p) => return Err(diverged(Expected::Pick(p))),
-                None => return Err(diverged(Expected::End(self.recording.total))),
+                None => return Err(diverged(Expected::End(total))),
             }
         }
         if let Some(check) = self.rolling.push(w) {
@@ -617,6 +638,30 @@ impl<'a> Verifier<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The run ended: a replay that took fewer decisions than the recording diverged where
+    /// it ended, and one whose witnesses since the last check differ, at its end.
+    pub fn finish(&self) -> Result<(), Divergence> {
+        let done = self.rolling.decisions();
+        let (total, recorded) = (self.recording.total, self.recording.hash);
+        let expected = if done < total {
+            Expected::End(total)
+        } else if self.rolling.hash() != recorded {
+            Expected::Hash {
+                since: done / CHECK_EVERY * CHECK_EVERY,
+                recorded,
+                live: self.rolling.hash(),
+            }
+        } else {
+            return Ok(());
+        };
+        Err(Divergence {
+            decision: done,
+            vt: self.vt,
+            expected,
+            actual: None,
+        })
     }
 }
 

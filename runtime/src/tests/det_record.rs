@@ -112,10 +112,11 @@ fn a_recording_reads_back_as_written() {
         if let Some(log) = &rec.decisions {
             assert!(!log.deviations().is_empty(), "pct deviates from stable");
         }
-        let mut v = Verifier::new(&rec);
+        let mut v = Verifier::new(rec.clone());
         for (w, s) in &r {
             v.observe(w, *s).unwrap();
         }
+        v.finish().unwrap();
     }
 }
 
@@ -210,7 +211,7 @@ fn a_bad_file_names_what_is_wrong() {
     );
     assert!(
         e.to_string()
-            .contains("version 2, this build reads version 1"),
+            .contains("version 3, this build reads version 2"),
         "{e}"
     );
 
@@ -225,7 +226,9 @@ fn a_bad_file_names_what_is_wrong() {
     assert!(e.to_string().contains("1 bytes after the end"), "{e}");
 
     let mut tag = file.clone();
-    let end = tag.iter().rposition(|&b| b == 4).unwrap();
+    // The end: its tag, two one-byte varints and the 8-byte hash.
+    let end = tag.len() - 11;
+    assert_eq!(tag[end], 4);
     tag[end] = 9;
     let e = Recording::parse(&tag).unwrap_err();
     assert!(e.to_string().contains("unknown entry tag 9"), "{e}");
@@ -276,7 +279,7 @@ fn the_verifier_names_where_a_replay_left_the_recording() {
     let r = run(&mut pct(), 2 * CHECK_EVERY + 5);
     for decisions in [false, true] {
         let rec = Recording::parse(&record(&header(decisions), &r, &[])).unwrap();
-        let mut v = Verifier::new(&rec);
+        let mut v = Verifier::new(rec.clone());
         let at = 5_000;
         let mut err = None;
         for (w, s) in &r {
@@ -306,7 +309,7 @@ fn the_verifier_names_where_a_replay_left_the_recording() {
     }
 
     let rec = Recording::parse(&record(&header(true), &r, &[])).unwrap();
-    let mut v = Verifier::new(&rec);
+    let mut v = Verifier::new(rec.clone());
     for (w, s) in &r[..10] {
         v.observe(w, *s).unwrap();
     }
@@ -322,12 +325,32 @@ fn the_verifier_names_where_a_replay_left_the_recording() {
     );
 
     let short = Recording::parse(&record(&header(false), &r[..3], &[])).unwrap();
-    let mut v = Verifier::new(&short);
+    let mut v = Verifier::new(short.clone());
     for (w, s) in &r[..3] {
         v.observe(w, *s).unwrap();
     }
     let e = v.observe(&r[3].0, r[3].1).unwrap_err();
     assert_eq!(e.expected, Expected::End(3));
+
+    // A replay that ends early diverged where it ended.
+    let mut v = Verifier::new(short.clone());
+    v.observe(&r[0].0, r[0].1).unwrap();
+    let e = v.finish().unwrap_err();
+    assert_eq!((e.decision, e.vt, e.actual.is_none()), (1, r[0].0.vt, true));
+    assert!(e.to_string().ends_with("actual: the run ended"), "{e}");
+
+    // A witness that differs after the last check is caught at the end, by the final hash.
+    let mut v = Verifier::new(short.clone());
+    for (i, (w, s)) in r[..3].iter().enumerate() {
+        let mut w = w.clone();
+        w.result += u32::from(i == 1);
+        v.observe(&w, *s).unwrap();
+    }
+    let e = v.finish().unwrap_err();
+    assert!(
+        matches!(e.expected, Expected::Hash { since: 0, recorded, .. } if recorded == short.hash),
+        "{e}"
+    );
 }
 
 #[test]

@@ -194,9 +194,15 @@ fn bad_builder_values_are_errors_naming_the_method() {
             "3600001",
         ),
         (
-            |b| b.det(Some(Spec::Replay("run.hosrec".into()))),
+            |b| {
+                b.det(Some(Spec::Pct {
+                    depth: 0,
+                    seed: 1,
+                    steps: 10,
+                }))
+            },
             "det",
-            "replay:run.hosrec",
+            "pct:0:1:10",
         ),
         (
             |b| b.logical_processors(Some(0)),
@@ -260,6 +266,8 @@ fn every_builder_method_sets_its_switch() {
         .det_quantum(64)
         .det_pace(Pacing::Free)
         .det_watchdog_ms(300)
+        .det_record(Some("r.hosrec".into()))
+        .det_record_decisions(true)
         .calibration(Calibration::default())
         .logical_processors(None)
         .resolve()
@@ -300,6 +308,8 @@ fn every_builder_method_sets_its_switch() {
         det_quantum: 64,
         det_pace: Pacing::Free,
         det_watchdog_ms: 300,
+        det_record: Some("r.hosrec".into()),
+        det_record_decisions: true,
         calibration: Some(Calibration::default()),
         logical_processors: Some(None),
     };
@@ -376,6 +386,8 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_DET_QUANTUM", "12"),
         ("HOS_DET_PACE", "FREE"),
         ("HOS_DET_WATCHDOG_MS", "0"),
+        ("HOS_DET_RECORD", "env.hosrec"),
+        ("HOS_DET_RECORD_DECISIONS", "on"),
     ];
     let code = Builder::new()
         .short_sleep(ShortSleep::Timer)
@@ -408,7 +420,9 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .det(None)
         .det_quantum(7)
         .det_pace(Pacing::Paced)
-        .det_watchdog_ms(70);
+        .det_watchdog_ms(70)
+        .det_record(Some("code.hosrec".into()))
+        .det_record_decisions(false);
     (env, code)
 }
 
@@ -461,6 +475,8 @@ fn code_wins_over_the_environment_unless_asked() {
         det_quantum: 12,
         det_pace: Pacing::Free,
         det_watchdog_ms: 0,
+        det_record: Some("env.hosrec".into()),
+        det_record_decisions: true,
         calibration: None,
         logical_processors: None,
     };
