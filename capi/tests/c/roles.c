@@ -172,7 +172,9 @@ int main(void) {
     OK(hos_svc_close_handle(h));
     hos_stats s = {.size = sizeof s};
     OK(hos_stats_get(rt, &s));
-    TRUE(s.vcore_kicks_first == 1);
+    /* One kick a core wait of Lead's: its start, and again after its start gate if it
+     * reached the gate before this thread opened it (a guest wait gives the core back). */
+    TRUE(s.vcore_kicks_first >= 1 && s.vcore_kicks_first <= 2);
     TRUE(s.vcore_escapes == 0);
 
     OK(hos_svc_close_handle(hold));
