@@ -10,8 +10,8 @@
 
 pub mod clock;
 pub mod decisions;
-pub mod history;
 pub mod feed;
+pub mod history;
 pub mod journal;
 pub mod post;
 pub mod record;

@@ -215,3 +215,23 @@ fn a_deferred_guest_behind_a_holder_that_never_answers_escapes_on_time() {
     assert!(rt.release_core(&bad));
     rt.shutdown();
 }
+
+#[test]
+fn a_deferred_wake_leaves_no_timer_once_its_thread_has_the_core() {
+    let rt = runtime(60_000);
+    let (bad, _good, h) = woken_behind_a_worse_holder(&rt);
+    rt.checkpoint(&bad);
+    h.join().unwrap();
+    // The claim's escape timer (60 s away) went with the deferral: once a due timer makes
+    // the reactor drain its queue, none is left.
+    crate::context::block_on(
+        rt.reactor().timer(
+            crate::sys::now() + 100_000,
+            crate::reactor::DeadlineClass::Relaxed,
+        ),
+        crate::block_on::Wait::sleep(),
+    );
+    super::common::wait_until(|| rt.reactor().pending() == 0);
+    assert!(rt.release_core(&bad));
+    rt.shutdown();
+}
