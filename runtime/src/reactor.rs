@@ -230,8 +230,9 @@ impl Reactor {
     }
 
     /// A weak handle on the reactor's shared state: it upgrades while the reactor thread
-    /// runs or any timer or handle holds it (tests use it to see the thread end).
-    #[cfg(test)]
+    /// runs or any timer or handle holds it (tests use it to see the thread end; none is a
+    /// loom model).
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn shared_weak(&self) -> std::sync::Weak<impl Sized> {
         Arc::downgrade(&self.shared)
     }

@@ -1,26 +1,29 @@
 //! The one place sync primitives are imported from, so that loom can swap them, and the one
 //! way a lock is taken.
 //!
-//! Invariant: runtime code takes atomics, `Arc`, `Mutex` and `thread_local!` from here, never
-//! from `std` directly; under `--cfg loom` they are loom's (`Arc` excepted, below) and every
-//! model sees them. Every lock, loom's or std's (process bookkeeping outside the models), is
-//! taken through [`lock`], [`read`] or [`write()`], and every std condition variable waited on
-//! through [`wait`], which take a poisoned lock over: no code in hos panics while it holds a
-//! lock with its state half-changed, so poison tells nothing.
+//! Invariant: runtime code takes atomics, `Arc`, `Mutex`, `Condvar` and `thread_local!` from
+//! here, never from `std` directly; under `--cfg loom` they are loom's (`Arc` excepted, below)
+//! and every model sees them. Every lock, loom's or std's (process bookkeeping outside the
+//! models), is taken through [`lock`], [`read`] or [`write()`], and every condition variable,
+//! loom's or std's, waited on through [`wait`], which take a poisoned lock over: no code in hos
+//! panics while it holds a lock with its state half-changed, so poison tells nothing.
+//!
+//! Under loom a wait's limit is not kept: loom's `Condvar::wait_timeout` waits for a notify
+//! as `wait` does, so a model covers only schedules whose waits end by a notify.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{atomic, Mutex};
+pub(crate) use loom::sync::{atomic, Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread_local;
 /// std's `Arc` under loom too: loom's has no `Weak`, no `Arc<str>` and no `Wake`, and the
 /// models check what the state machines are made of, the atomics and locks.
 pub(crate) use std::sync::Arc;
 #[cfg(not(loom))]
-pub(crate) use std::sync::{atomic, Mutex};
+pub(crate) use std::sync::{atomic, Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread_local;
 
-use std::sync::{Condvar, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 /// A mutex [`lock`] can take: std's, and under loom loom's too.
@@ -87,23 +90,59 @@ pub fn write<T: ?Sized>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A condition variable [`wait`] can wait on: std's, and under loom loom's too.
+pub trait Waitable {
+    /// The guard of the lock it waits with.
+    type Guard<'a, T: 'a>;
+
+    /// Waits for a notify, at most `limit`, taking a poisoned lock over (module invariant).
+    fn wait_taking_poison<'a, T>(
+        &self,
+        guard: Self::Guard<'a, T>,
+        limit: Option<Duration>,
+    ) -> Self::Guard<'a, T>;
+}
+
+/// Implements [`Waitable`] for a condition variable whose lock's guard is `$guard` (std's
+/// and loom's have the same methods).
+macro_rules! waitable {
+    ($cv:ty, $($guard:ident)::+) => {
+        impl Waitable for $cv {
+            type Guard<'a, T: 'a> = $($guard)::+<'a, T>;
+
+            fn wait_taking_poison<'a, T>(
+                &self,
+                guard: Self::Guard<'a, T>,
+                limit: Option<Duration>,
+            ) -> Self::Guard<'a, T> {
+                match limit {
+                    None => self.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                    // Under loom this waits for a notify all the same (module doc).
+                    Some(d) => {
+                        self.wait_timeout(guard, d)
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .0
+                    }
+                }
+            }
+        }
+    };
+}
+
+waitable!(std::sync::Condvar, std::sync::MutexGuard);
+#[cfg(loom)]
+waitable!(loom::sync::Condvar, loom::sync::MutexGuard);
+
 /// Waits on `cv` with `guard`'s lock for a notify, at most `limit` (`None`: no limit), taking
 /// a poisoned lock over (module invariant). It may return early or at the limit: the caller
 /// checks its condition again.
 #[inline]
-pub fn wait<'a, T>(
-    cv: &Condvar,
-    guard: MutexGuard<'a, T>,
+pub fn wait<'a, C: Waitable, T>(
+    cv: &C,
+    guard: C::Guard<'a, T>,
     limit: Option<Duration>,
-) -> MutexGuard<'a, T> {
-    match limit {
-        None => cv.wait(guard).unwrap_or_else(PoisonError::into_inner),
-        Some(d) => {
-            cv.wait_timeout(guard, d)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0
-        }
-    }
+) -> C::Guard<'a, T> {
+    cv.wait_taking_poison(guard, limit)
 }
 
 /// One step of a busy wait: a CPU pause hint, or under loom a yield so the model can progress.

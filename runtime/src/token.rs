@@ -40,10 +40,10 @@ use crate::det::selector::{SelectError, Selector};
 use crate::det::softlock::{Cause, Softlock, Standing, Stuck};
 use crate::det::witness::{Candidate, Reason, Rolling, Witness};
 use crate::parker::Parker;
-use crate::sync::{lock, wait, Arc};
+use crate::sync::{lock, wait, Arc, Condvar, Mutex, MutexGuard};
 use crate::sys;
 use std::collections::BTreeMap;
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::task::Waker;
 use std::time::Duration;
 
@@ -251,7 +251,7 @@ impl Token {
         };
         while s.holder != Some(id) && !s.stopped {
             let resting = s.holder.is_none();
-            s = wait(&turn, s, resting.then_some(RESTING_LOOK));
+            s = wait(&*turn, s, resting.then_some(RESTING_LOOK));
             // A wake a host thread gave while the token rested: the waiting thread decides.
             if s.holder.is_none() && !s.stopped && s.any_woken() {
                 s.decide(Reason::Wait);

@@ -19,6 +19,8 @@ mod loom_block_on;
 #[cfg(loom)]
 mod loom_poll;
 #[cfg(loom)]
+mod loom_token;
+#[cfg(loom)]
 mod loom_vcore;
 #[cfg(not(loom))]
 mod policy_table;
