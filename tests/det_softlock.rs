@@ -270,6 +270,24 @@ fn until(what: &str, cond: impl Fn() -> bool) {
     }
 }
 
+/// A guest thread from `builder` busy with checkpoints, holding the token most of the time:
+/// it counts each in `count` until `stop`.
+fn checkpointer(
+    builder: hos::thread::Builder,
+    count: &Arc<AtomicU64>,
+    stop: &Arc<AtomicBool>,
+) -> hos::thread::JoinHandle<()> {
+    let (count, stop) = (count.clone(), stop.clone());
+    builder
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                count.fetch_add(1, Ordering::Relaxed);
+                svc::checkpoint();
+            }
+        })
+        .expect("a guest thread")
+}
+
 #[test]
 fn a_host_pauses_and_resumes_guests_in_the_mode() {
     // A quantum no test reaches: the worker gives the token up only at a pause point.
@@ -284,20 +302,7 @@ fn a_host_pauses_and_resumes_guests_in_the_mode() {
         Arc::new(AtomicU64::new(0)),
         Arc::new(AtomicBool::new(false)),
     );
-    let t = rt
-        .thread()
-        .name("Worker")
-        .spawn({
-            let (count, stop) = (count.clone(), stop.clone());
-            // Busy with checkpoints, holding the token most of the time.
-            move || {
-                while !stop.load(Ordering::Relaxed) {
-                    count.fetch_add(1, Ordering::Relaxed);
-                    svc::checkpoint();
-                }
-            }
-        })
-        .expect("a guest thread");
+    let t = checkpointer(rt.thread().name("Worker"), &count, &stop);
     until("the worker runs", || count.load(Ordering::Relaxed) > 0);
     // A failsafe bound: the worker stops at its next checkpoint.
     assert_eq!(rt.pause_guests(Some(Duration::from_secs(20))), Ok(1));
@@ -341,21 +346,11 @@ fn guest_pause_run() -> (u64, u64, hos::DetStats) {
                 Arc::new(AtomicU64::new(0)),
                 Arc::new(AtomicBool::new(false)),
             );
-            let w = rt
-                .thread()
-                .name("Worker")
-                .priority(44)
-                .ideal_core(1)
-                .spawn({
-                    let (count, stop) = (count.clone(), stop.clone());
-                    move || {
-                        while !stop.load(Ordering::Relaxed) {
-                            count.fetch_add(1, Ordering::Relaxed);
-                            svc::checkpoint();
-                        }
-                    }
-                })
-                .expect("the worker");
+            let w = checkpointer(
+                rt.thread().name("Worker").priority(44).ideal_core(1),
+                &count,
+                &stop,
+            );
             let h = w.thread().handle();
             svc::sleep_thread(50_000);
             svc::set_thread_activity(h, ThreadActivity::Paused).expect("paused");
