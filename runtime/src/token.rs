@@ -228,7 +228,7 @@ impl Token {
             _ => return,
         }
         if s.holder.is_none() && !s.stopped {
-            s.decide(Reason::Start);
+            self.decide(s, Reason::Start);
         }
     }
 
@@ -253,6 +253,8 @@ impl Token {
             let resting = s.holder.is_none();
             s = wait(&*turn, s, resting.then_some(RESTING_LOOK));
             // A wake a host thread gave while the token rested: the waiting thread decides.
+            // A woken thread makes the decision find a candidate (or, paused, no deadlock),
+            // so it finds no softlock to tell and the lock is kept for the wait.
             if s.holder.is_none() && !s.stopped && s.any_woken() {
                 s.decide(Reason::Wait);
             }
@@ -301,8 +303,7 @@ impl Token {
         };
         t.paused = on;
         if !on && s.holder.is_none() && !s.stopped {
-            s.decide(Reason::Start);
-            self.tell_found(s);
+            self.decide(s, Reason::Start);
         }
     }
 
@@ -353,8 +354,7 @@ impl Token {
         s.threads.remove(&id);
         if s.holder == Some(id) {
             s.holder = None;
-            s.decide(Reason::Exit);
-            self.tell_found(s);
+            self.decide(s, Reason::Exit);
         }
     }
 
@@ -398,7 +398,7 @@ impl Token {
         at: Option<u64>,
         payload: Vec<u8>,
     ) -> Result<u64, PostError> {
-        let mut s = lock(&self.state);
+        let s = lock(&self.state);
         if s.stopped {
             return Err(PostError::Stopped);
         }
@@ -406,7 +406,7 @@ impl Token {
         // Before the first guest thread enrolls, posts only wait: no decision has anyone
         // to give the token to, and time moves only for guests.
         if s.holder.is_none() && !s.threads.is_empty() {
-            s.decide(Reason::Post);
+            self.decide(s, Reason::Post);
         }
         Ok(seq)
     }
@@ -452,8 +452,7 @@ impl Token {
                 slot.history.end(reason);
             }
             s.holder = None;
-            s.decide(reason);
-            self.tell_found(s);
+            self.decide(s, reason);
         }
         self.take_turn(id);
     }
@@ -463,8 +462,10 @@ impl Token {
         let _ = self.tell.set(tell);
     }
 
-    /// Drops the lock, then hands a softlock the decision under it found to the hook.
-    fn tell_found(&self, mut s: MutexGuard<'_, State>) {
+    /// Decides (`State::decide`), drops the lock, then hands a softlock the decision found to
+    /// the hook: every decision that can find one goes through here.
+    fn decide(&self, mut s: MutexGuard<'_, State>, reason: Reason) {
+        s.decide(reason);
         let found = s.found.take();
         drop(s);
         if let (Some(report), Some(tell)) = (found, self.tell.get()) {
@@ -598,12 +599,8 @@ impl State {
                         Run::Sleeping(d, _) | Run::Waiting(_, Some(d)) => Some(d),
                         _ => None,
                     })
+                    .chain(self.feed.next_due())
                     .min();
-                let post = self.feed.next_due();
-                let next = match (next, post) {
-                    (Some(d), Some(p)) => Some(d.min(p)),
-                    (d, p) => d.or(p),
-                };
                 match next {
                     Some(d) => {
                         self.clock.jump_to(d);
@@ -663,21 +660,18 @@ impl State {
         }
     }
 
-    /// Nothing can run by itself (no thread ready, no deadline pending): if threads wait and
-    /// none is starting (its spawner, a host thread, will make it ready), the run is
-    /// deadlocked, and the first such decision of this quiescence finds a softlock.
+    /// Nothing can run by itself (no thread ready or starting: `decide` returns before this
+    /// while one starts, since its spawner will make it ready; no deadline or post pending):
+    /// if threads wait, the run is deadlocked, and the first such decision of this
+    /// quiescence finds a softlock.
     fn quiesce(&mut self) {
         let waits = self
             .threads
             .values()
             .any(|t| matches!(t.run, Run::Waiting(..)));
-        let starts = self
-            .threads
-            .values()
-            .any(|t| matches!(t.run, Run::Starting));
         // A paused thread waits for whoever paused it to resume it: no deadlock to tell.
         let paused = self.threads.values().any(|t| t.paused);
-        if self.stopped || self.quiet || !waits || starts || paused {
+        if self.stopped || self.quiet || !waits || paused {
             return;
         }
         self.quiet = true;
