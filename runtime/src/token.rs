@@ -611,6 +611,11 @@ impl State {
                     None => return self.quiesce(),
                 }
             }
+            // The reference was cut here by its host: take no decision it never took, and
+            // wait for this run's host to stop it too (`Journal::holds_at`).
+            if self.journal.holds_at() == Some(self.rolling.decisions()) {
+                return;
+            }
             let posted = self.feed.witness();
             if posted.count > 0 {
                 reason = Reason::Post;
@@ -735,8 +740,22 @@ impl State {
     /// the end.
     fn end_journal(&mut self) {
         let vt = self.clock.now();
-        self.journal.finish(vt);
+        let cut = !self.at_rest();
+        self.journal.finish(vt, cut);
         self.feed.wake_all();
+    }
+
+    /// Whether the run had come to rest: no holder, and no thread that could run now or
+    /// later by itself (ready, starting, woken, or due at a deadline or a post). Otherwise a
+    /// stop now cuts it (`Recording::cut`).
+    fn at_rest(&self) -> bool {
+        self.holder.is_none()
+            && self.feed.next_due().is_none()
+            && !self.any_woken()
+            && self.threads.values().all(|t| match t.run {
+                Run::Waiting(_, deadline) => deadline.is_none(),
+                Run::Starting | Run::Ready(_) | Run::Running | Run::Sleeping(..) => false,
+            })
     }
 }
 

@@ -85,7 +85,10 @@ pub fn verify<R>(
     };
     let (first, _, kept) = once(&mut Journal::keep)?;
     let mut kept = kept;
-    let (second, divergence, _) = once(&mut |j| j.follow(kept.take().unwrap_or_default()))?;
+    let (second, divergence, _) = once(&mut |j| {
+        let (first, cut) = kept.take().unwrap_or_default();
+        j.follow(first, cut);
+    })?;
     Ok(DetVerified {
         runs: [first, second],
         divergence,

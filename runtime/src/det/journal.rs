@@ -5,7 +5,9 @@
 //! Invariant: the journal sees every decision of the run in order, with the posts applied
 //! before it, and keeps the first divergence it finds and only that one (a run that left its
 //! recording once differs from it ever after: later reports would only be echoes). Nothing
-//! here changes what the run decides: a replay is reported, never stopped.
+//! here changes what the run decides: a replay is reported, never stopped. The one thing
+//! the journal tells the token is where its reference was cut ([`Journal::holds_at`]), so
+//! that a replay or a verify's second run takes no decision its reference never took.
 
 use super::post::Post;
 use super::record::{compare, Divergence, Expected, Header, Recording, Verifier, Writer};
@@ -18,10 +20,12 @@ use std::path::{Path, PathBuf};
 /// The earlier run a `verify` compares with.
 #[derive(Debug)]
 enum Trail {
-    /// The first run: every witness kept.
-    Keep(Vec<Witness>),
-    /// The second: the first run's witnesses, and how many were compared.
-    Follow(Vec<Witness>, usize),
+    /// The first run: every witness kept, and at its end whether it was cut
+    /// ([`Recording::cut`](super::record::Recording::cut)).
+    Keep(Vec<Witness>, bool),
+    /// The second: the first run's witnesses, how many were compared, and whether the first
+    /// run was cut.
+    Follow(Vec<Witness>, usize, bool),
 }
 
 /// The recording being written, and where.
@@ -83,12 +87,27 @@ impl Journal {
 
     /// Keeps every witness of the run (a `verify`'s first run).
     pub fn keep(&mut self) {
-        self.trail = Some(Trail::Keep(Vec::new()));
+        self.trail = Some(Trail::Keep(Vec::new(), false));
     }
 
-    /// Compares every witness of the run with `first`'s (a `verify`'s second run).
-    pub fn follow(&mut self, first: Vec<Witness>) {
-        self.trail = Some(Trail::Follow(first, 0));
+    /// Compares every witness of the run with `first`'s (a `verify`'s second run), `cut`
+    /// saying whether the first run was cut ([`Journal::take_kept`]).
+    pub fn follow(&mut self, first: Vec<Witness>, cut: bool) {
+        self.trail = Some(Trail::Follow(first, 0, cut));
+    }
+
+    /// The decision count at which the run holds, while it still follows a reference that its
+    /// host cut there (a replay, or a verify's second run): the token takes no decision at
+    /// that count, so the run stops where its reference was stopped and waits for its own
+    /// host's stop. `None` without such a reference, or once the run left it.
+    pub fn holds_at(&self) -> Option<u64> {
+        if let Some(v) = &self.replay {
+            return v.holds_at();
+        }
+        match &self.trail {
+            Some(Trail::Follow(first, _, true)) => Some(first.len() as u64),
+            _ => None,
+        }
     }
 
     /// Post `post` is applied at the coming decision.
@@ -124,8 +143,8 @@ impl Journal {
             }
         }
         match &mut self.trail {
-            Some(Trail::Keep(kept)) => kept.push(w.clone()),
-            Some(Trail::Follow(first, next)) => {
+            Some(Trail::Keep(kept, _)) => kept.push(w.clone()),
+            Some(Trail::Follow(first, next, _)) => {
                 let seen = match first.get(*next) {
                     Some(expected) => compare(expected, w),
                     None => Err(Divergence {
@@ -144,12 +163,16 @@ impl Journal {
         }
     }
 
-    /// The run's mode ends: the recording gets its end and is flushed; a replay or a verify
-    /// that ended short of its reference diverged there. Only the first call does anything.
-    pub fn finish(&mut self, vt: u64) {
+    /// The run's mode ends, `cut` saying whether a thread could still run: the recording
+    /// gets its end and is flushed; a replay or a verify that ended short of its reference
+    /// diverged there. Only the first call does anything.
+    pub fn finish(&mut self, vt: u64, cut: bool) {
+        if let Some(Trail::Keep(_, was_cut)) = &mut self.trail {
+            *was_cut = cut;
+        }
         if let Some(r) = self.recorder.take() {
             let path = r.path;
-            if let Err(e) = r.writer.finish() {
+            if let Err(e) = r.writer.finish(cut) {
                 crate::error!(
                     "the recording {} could not be finished: {e}",
                     path.display()
@@ -161,7 +184,7 @@ impl Journal {
                 self.diverged(d);
             }
         }
-        if let Some(Trail::Follow(first, next)) = &self.trail {
+        if let Some(Trail::Follow(first, next, _)) = &self.trail {
             if *next < first.len() {
                 let d = Divergence {
                     decision: *next as u64,
@@ -179,10 +202,10 @@ impl Journal {
         self.divergence.as_ref()
     }
 
-    /// The witnesses kept ([`Journal::keep`]), taken.
-    pub fn take_kept(&mut self) -> Option<Vec<Witness>> {
+    /// The witnesses kept ([`Journal::keep`]), taken, and whether the run was cut.
+    pub fn take_kept(&mut self) -> Option<(Vec<Witness>, bool)> {
         match self.trail.take() {
-            Some(Trail::Keep(kept)) => Some(kept),
+            Some(Trail::Keep(kept, cut)) => Some((kept, cut)),
             other => {
                 self.trail = other;
                 None
@@ -241,27 +264,51 @@ mod tests {
         let mut first = Journal::new(5);
         first.keep();
         (0..6).for_each(|i| first.decision(&witness(i, 1), None));
-        let kept = first.take_kept().unwrap();
-        assert_eq!(kept.len(), 6);
+        first.finish(6_000, false);
+        let (kept, cut) = first.take_kept().unwrap();
+        assert_eq!((kept.len(), cut), (6, false));
 
         let mut same = Journal::new(5);
-        same.follow(kept.clone());
+        same.follow(kept.clone(), false);
+        assert_eq!(same.holds_at(), None, "the first run came to rest");
         (0..6).for_each(|i| same.decision(&witness(i, 1), None));
-        same.finish(6_000);
+        same.finish(6_000, false);
         assert_eq!(same.divergence(), None);
 
         let mut other = Journal::new(5);
-        other.follow(kept.clone());
+        other.follow(kept.clone(), false);
         (0..6).for_each(|i| other.decision(&witness(i, if i >= 3 { 2 } else { 1 }), None));
         let d = other.divergence().unwrap();
         assert_eq!((d.decision, d.vt), (3, 3_000));
         assert_eq!(d.expected, Expected::Witness(Box::new(witness(3, 1))));
 
         let mut short = Journal::new(5);
-        short.follow(kept);
+        short.follow(kept.clone(), false);
         (0..4).for_each(|i| short.decision(&witness(i, 1), None));
-        short.finish(4_000);
+        short.finish(4_000, false);
         let d = short.divergence().unwrap();
         assert_eq!((d.decision, d.actual.is_none()), (4, true));
+    }
+
+    #[test]
+    fn a_cut_run_is_kept_as_cut_and_its_follower_holds_at_its_end() {
+        let mut first = Journal::new(5);
+        first.keep();
+        (0..6).for_each(|i| first.decision(&witness(i, 1), None));
+        first.finish(6_000, true);
+        let (kept, cut) = first.take_kept().unwrap();
+        assert!(cut);
+        let mut second = Journal::new(5);
+        second.follow(kept, cut);
+        assert_eq!(second.holds_at(), Some(6));
+        (0..6).for_each(|i| second.decision(&witness(i, 1), None));
+        second.finish(6_000, true);
+        assert_eq!(second.divergence(), None);
+        // A run that left its reference holds nowhere: it goes on, reported.
+        let mut other = Journal::new(5);
+        other.follow(vec![witness(0, 1)], true);
+        other.decision(&witness(0, 2), None);
+        assert!(other.divergence().is_some());
+        assert_eq!(other.holds_at(), None);
     }
 }

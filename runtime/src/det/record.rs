@@ -15,7 +15,7 @@
 //! | input (tag 1) | decision and virtual time as varint deltas from the previous input (the time zigzag-signed), source varint, payload (varint length, bytes) |
 //! | check (tag 2) | the rolling witness hash u64, after each 4,096 decisions |
 //! | deviation (tag 3) | decisions that picked as `Stable` since the last deviation, then the choice and the quantum, varints (only with the decisions flag) |
-//! | end (tag 4) | decisions that picked as `Stable` since the last deviation, then the decision count, varints, then the rolling hash of every witness u64 |
+//! | end (tag 4) | decisions that picked as `Stable` since the last deviation, then the decision count, varints, then the rolling hash of every witness u64, then u8 1 if the host stopped the run while a thread could still run (a replay holds there), else 0 |
 
 use super::clock::Costs;
 use super::decisions::{Cursor, Decisions, Deviation};
@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const MAGIC: &[u8; 8] = b"HOSREC\0\n";
 const INPUT: u8 = 1;
@@ -253,14 +253,16 @@ impl<W: Write> Writer<W> {
         self.rolling.decisions()
     }
 
-    /// Writes the end marker and flushes; the output.
-    pub fn finish(mut self) -> io::Result<W> {
+    /// Writes the end marker, `cut` saying whether the host stopped the run while a thread
+    /// could still run ([`Recording::cut`]), and flushes; the output.
+    pub fn finish(mut self, cut: bool) -> io::Result<W> {
         self.buf.clear();
         self.buf.push(END);
         varint(&mut self.buf, self.same);
         varint(&mut self.buf, self.rolling.decisions());
         self.buf
             .extend_from_slice(&self.rolling.hash().to_le_bytes());
+        self.buf.push(u8::from(cut));
         self.out.write_all(&self.buf)?;
         self.out.flush()?;
         Ok(self.out)
@@ -282,6 +284,11 @@ pub struct Recording {
     pub total: u64,
     /// The rolling hash of all their witnesses.
     pub hash: u64,
+    /// Whether the host stopped the run while a thread could still run (a shutdown at a
+    /// wall-time point): a replay holds there, taking no decision past `total`, until its
+    /// host stops it too. Otherwise the run had come to rest, and a replay that could go on
+    /// diverged.
+    pub cut: bool,
 }
 
 impl Recording {
@@ -352,6 +359,11 @@ impl Recording {
                     let tail = r.varint("the end's run")?;
                     let total = r.varint("the decision count")?;
                     let hash = r.u64("the final hash")?;
+                    let cut = match r.u8("the end's cut flag")? {
+                        0 => false,
+                        1 => true,
+                        v => return Err(r.corrupt(format!("cut flag {v} is not 0 or 1"))),
+                    };
                     if r.pos != bytes.len() {
                         return Err(
                             r.corrupt(format!("{} bytes after the end", bytes.len() - r.pos))
@@ -361,7 +373,7 @@ impl Recording {
                         .decisions
                         .then(|| Decisions::from_parts(deviations, tail));
                     let parts = (inputs, checks, decisions);
-                    return Recording::whole(header, parts, total, hash)
+                    return Recording::whole(header, parts, (total, hash, cut))
                         .map_err(|what| r.corrupt_at(at, what));
                 }
                 tag => return Err(r.corrupt_at(at, format!("unknown entry tag {tag}"))),
@@ -374,8 +386,7 @@ impl Recording {
     fn whole(
         header: Header,
         (inputs, checks, decisions): (Vec<Input>, Vec<u64>, Option<Decisions>),
-        total: u64,
-        hash: u64,
+        (total, hash, cut): (u64, u64, bool),
     ) -> Result<Recording, String> {
         if checks.len() as u64 != total / CHECK_EVERY {
             return Err(format!("{} checks for {total} decisions", checks.len()));
@@ -393,6 +404,7 @@ impl Recording {
             decisions,
             total,
             hash,
+            cut,
         })
     }
 
@@ -603,6 +615,13 @@ impl Verifier {
     /// The recording followed.
     pub fn recording(&self) -> &Recording {
         &self.recording
+    }
+
+    /// The decision count at which the replay holds: the recording's end, where its host
+    /// stopped a run that could have gone on ([`Recording::cut`]); `None` where it had come
+    /// to rest.
+    pub fn holds_at(&self) -> Option<u64> {
+        self.recording.cut.then_some(self.recording.total)
     }
 
     /// The next decision: its witness, and `Stable`'s pick for it.

@@ -76,7 +76,7 @@ fn record(header: &Header, run: &[(Witness, Pick)], inputs: &[Input]) -> Vec<u8>
         w.input(&i.post).unwrap();
     }
     assert_eq!(w.decisions(), run.len() as u64);
-    w.finish().unwrap()
+    w.finish(false).unwrap()
 }
 
 fn pct() -> Pct {
@@ -117,7 +117,28 @@ fn a_recording_reads_back_as_written() {
             v.observe(w, *s).unwrap();
         }
         v.finish().unwrap();
+        assert!(!rec.cut);
+        assert_eq!(
+            v.holds_at(),
+            None,
+            "a run at rest: a replay that goes on diverges"
+        );
     }
+}
+
+#[test]
+fn a_cut_run_says_so_and_its_replay_holds_at_its_end() {
+    let r = run(&mut pct(), 40);
+    let mut w = Writer::new(Vec::new(), &header(false)).unwrap();
+    r.iter().for_each(|(wi, s)| w.decision(wi, *s).unwrap());
+    let file = w.finish(true).unwrap();
+    let rec = Recording::parse(&file).unwrap();
+    assert!(rec.cut);
+    assert_eq!(Verifier::new(rec).holds_at(), Some(40));
+    let mut bad = file.clone();
+    *bad.last_mut().unwrap() = 2;
+    let e = Recording::parse(&bad).unwrap_err().to_string();
+    assert!(e.contains("cut flag 2 is not 0 or 1"), "{e}");
 }
 
 proptest! {
@@ -211,7 +232,7 @@ fn a_bad_file_names_what_is_wrong() {
     );
     assert!(
         e.to_string()
-            .contains("version 3, this build reads version 2"),
+            .contains("version 4, this build reads version 3"),
         "{e}"
     );
 
@@ -226,8 +247,8 @@ fn a_bad_file_names_what_is_wrong() {
     assert!(e.to_string().contains("1 bytes after the end"), "{e}");
 
     let mut tag = file.clone();
-    // The end: its tag, two one-byte varints and the 8-byte hash.
-    let end = tag.len() - 11;
+    // The end: its tag, two one-byte varints, the 8-byte hash and the cut flag.
+    let end = tag.len() - 12;
     assert_eq!(tag[end], 4);
     tag[end] = 9;
     let e = Recording::parse(&tag).unwrap_err();
@@ -418,7 +439,7 @@ fn ten_minutes_of_inputs_and_checks_stay_under_1_mb() {
             witness.decision += 1;
         }
     }
-    let file = w.finish().unwrap();
+    let file = w.finish(false).unwrap();
     assert_eq!(witness.decision, FRAMES * (RATE / 60));
     assert!(file.len() < 1_000_000, "{} bytes", file.len());
     let rec = Recording::parse(&file).unwrap();
