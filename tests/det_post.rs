@@ -435,3 +435,54 @@ fn run_clean(rt: &Runtime) {
         .unwrap();
     main.join().unwrap();
 }
+
+/// One run of a guest that never rests (it waits 1 ms of virtual time on an event nobody
+/// signals, over and over), cut by its host's shutdown at a wall-time point once `enough`
+/// says so; its figures at the shutdown and its divergence after it.
+fn cut_run(b: RuntimeBuilder, enough: impl Fn(&DetStats) -> bool) -> (DetStats, Option<String>) {
+    let rt = b.build().expect("a runtime in the deterministic mode");
+    let busy = rt
+        .thread()
+        .name("Busy")
+        .priority(44)
+        .spawn(|| {
+            let never = Event::new(ClearMode::Auto);
+            // A timeout goes on; the shutdown's Cancelled ends the loop.
+            while never.wait_timeout(Duration::from_millis(1)) != Err(hos::ResultCode::CANCELLED) {}
+        })
+        .expect("the guest");
+    while !rt.det_stats().is_some_and(|s| enough(&s)) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Let it run on a little past the point, on wall time: where the cut lands is the host's.
+    std::thread::sleep(Duration::from_millis(20));
+    let stats = rt.det_stats().expect("the mode is on");
+    rt.shutdown();
+    drop(busy);
+    (stats, rt.det_divergence().map(|d| d.to_string()))
+}
+
+#[test]
+fn a_replay_of_a_cut_run_holds_at_its_end() {
+    let path = temp("cut");
+    let (live, d) = cut_run(builder(Spec::Stable).det_record(Some(path.clone())), |s| {
+        s.decisions >= 200
+    });
+    assert_eq!(d, None);
+    let rec = hos::det::record::Recording::open(&path).expect("the recording");
+    assert!(rec.cut, "the host stopped a run that could go on");
+    assert!(
+        rec.total >= live.decisions,
+        "{} < {}",
+        rec.total,
+        live.decisions
+    );
+    // The replay reaches the recording's end and takes no decision past it, however long
+    // its host waits, then its shutdown finds nothing to report.
+    let (replayed, d) = cut_run(builder(Spec::Replay(path.clone())), |s| {
+        s.decisions >= rec.total
+    });
+    assert_eq!(replayed.decisions, rec.total, "held at the end");
+    assert_eq!(d, None);
+    std::fs::remove_file(&path).expect("the recording removed");
+}

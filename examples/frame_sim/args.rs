@@ -110,11 +110,18 @@ FLAGS:
                         (open it in ui.perfetto.dev), and each arm's critical path
                         (one cell only, no mode)
   --det SPEC            run the arms in the deterministic mode under the selector SPEC
-                        (stable, random:SEED, pct:DEPTH:SEED[:STEPS], chaos:SEED) and print
-                        each run's decisions, hash and virtual time, taken as the last
+                        (stable, random:SEED, pct:DEPTH:SEED[:STEPS], chaos:SEED, or
+                        replay:PATH, a recording made with the same flags and arm) and
+                        print each run's decisions, hash and virtual time, its pad inputs
+                        (a 60 Hz device posted on the virtual clock, read by the game
+                        thread each frame) and a replay's divergence, taken as the last
                         measured frame is presented: the load's bursts, linger and frame
                         limiter run on the virtual clock (one cell only, no mode)
   --det-pace P          paced (the default) or free, with --det
+  --det-record PATH     record each run to PATH (one run), else to PATH's stem plus
+                        -ARM-PAIR beside it; with --det
+  --det-record-decisions PATH
+                        the same, with every decision in the recording
   -h, --help            this text
 
 Bursts are 0..=1000000 us; the scene sets every one not given. Output: a progress bar on
@@ -176,6 +183,8 @@ pub(crate) struct Options {
     pub(crate) det: Option<crate::det::Det>,
     /// `--det-pace`, if given.
     pub(crate) det_pace: Option<hos::det::clock::Pacing>,
+    /// `--det-record` or `--det-record-decisions`, if given.
+    pub(crate) det_record: Option<crate::det::Record>,
 }
 
 /// What `parse` returns besides options.
@@ -331,6 +340,7 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
         repeat: 1,
         det: None,
         det_pace: None,
+        det_record: None,
     };
     const BURST: u64 = 1_000_000;
     for (flag, v) in sets {
@@ -355,6 +365,8 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                 | "--fit"
                 | "--det"
                 | "--det-pace"
+                | "--det-record"
+                | "--det-record-decisions"
         );
         match f {
             "--arms" => o.arms = Some(arms(f, v)?),
@@ -411,9 +423,18 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
                 o.det = Some(crate::det::Det {
                     spec: crate::det::spec(f, v)?,
                     pacing: hos::det::clock::Pacing::Paced,
+                    record: None,
                 });
             }
             "--det-pace" => o.det_pace = Some(crate::det::pacing(f, v)?),
+            "--det-record" | "--det-record-decisions" => {
+                if o.det_record.is_some() {
+                    return Err(ArgError(format!(
+                        "{f} {v:?}: one of --det-record and --det-record-decisions, once"
+                    )));
+                }
+                o.det_record = Some(crate::det::record(f, v)?);
+            }
             "--matrix" | "--check-reference" | "--fit" => {
                 if o.mode != Mode::Cell {
                     return Err(ArgError(format!("{f} {v:?}: one mode at a time")));
@@ -425,6 +446,9 @@ fn apply(chosen: Scene, sets: &[(String, String)]) -> Result<Options, ArgError> 
     }
     if let (Some(d), Some(p)) = (&mut o.det, o.det_pace) {
         d.pacing = p;
+    }
+    if let Some(d) = &mut o.det {
+        d.record = o.det_record.clone();
     }
     Ok(o)
 }
@@ -445,6 +469,9 @@ fn check(o: &Options, chosen: Option<Scene>, fps_given: bool) -> Result<(), ArgE
     }
     if o.det_pace.is_some() && o.det.is_none() {
         return Err(ArgError("--det-pace without --det".into()));
+    }
+    if o.det_record.is_some() && o.det.is_none() {
+        return Err(ArgError("--det-record without --det".into()));
     }
     if o.det.is_some() && o.mode != Mode::Cell {
         return Err(ArgError(
@@ -574,6 +601,8 @@ const KNOWN: &[&str] = &[
     "--fit",
     "--det",
     "--det-pace",
+    "--det-record",
+    "--det-record-decisions",
 ];
 
 #[cfg(test)]

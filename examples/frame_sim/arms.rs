@@ -178,7 +178,9 @@ pub(crate) struct Run {
     /// The measured frames' mean critical path, when the run was traced.
     pub(crate) critical: Option<hos::Breakdown>,
     /// The deterministic mode's figures at the window's end (`--det`; module `det`).
-    pub(crate) det: Option<hos::DetStats>,
+    pub(crate) det: Option<crate::det::AtEnd>,
+    /// A replayed run's outcome (`--det replay:PATH`): `Err` names the first divergence.
+    pub(crate) replay: Option<Result<(), String>>,
 }
 
 /// Measures the machine once, as a runtime does at build (a runtime built and shut down).
@@ -214,6 +216,8 @@ pub(crate) struct RunSpec<'a> {
     pub(crate) trace: Option<&'a std::path::Path>,
     /// The deterministic mode (`--det`), if on.
     pub(crate) det: Option<&'a crate::det::Det>,
+    /// The runs of the cell (a recording's file is named by its run where there are several).
+    pub(crate) runs: usize,
 }
 
 /// Runs `arm` once.
@@ -228,12 +232,17 @@ pub(crate) fn run(
     progress: &mut Progress,
 ) -> Result<Run, String> {
     let trace = crate::critical::trace_file(spec.trace, arm, pair);
+    let record = spec
+        .det
+        .and_then(|d| d.record.as_ref())
+        .map(|r| r.path(arm.name(), pair, spec.runs));
     let rt = crate::det::apply(
         crate::critical::traced(
             hos::Runtime::builder().config(arm.config(spec.calibration)),
             &trace,
         ),
         spec.det,
+        record.as_deref(),
     )
     .build()
     .map_err(|e| format!("building the {} runtime: {e}", arm.name()))?;
@@ -281,7 +290,8 @@ pub(crate) fn run(
     let critical = trace
         .is_some()
         .then(|| crate::critical::window(&rt.critical_path(), spec.warmup, spec.frames));
-    let ended = running.stop(&rt);
+    let ended = running.stop(&rt, window.is_ok());
+    let replay = crate::det::replayed(spec.det, &rt);
     let ((before, host_before), (after, host_after, det), window, window_frames) =
         window.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
     let ended = ended.map_err(|e| format!("{} pair {pair}: {e}", arm.name()))?;
@@ -311,5 +321,6 @@ pub(crate) fn run(
         window_frames,
         critical,
         det,
+        replay,
     })
 }

@@ -79,6 +79,7 @@ pub(crate) fn run(spec: CellSpec, label: &str) -> Result<Cell, String> {
         calibration,
         trace: spec.trace.as_deref(),
         det: spec.det.as_ref(),
+        runs: spec.arms.len() * spec.pairs,
     };
     let mut progress = Progress::new(
         label,

@@ -2,9 +2,12 @@
 //!
 //! Invariant: every thread of the load ends once [`Running::stop`] has been called (a stop
 //! flag, then the runtime's shutdown, which ends every wait with Cancelled), so a run always
-//! joins; and a frame's work is CPU time spent on each thread's own clock (`burst.rs`), the
+//! joins; with `--det`, once the window is over, the load ends itself first (the
+//! Presentation Thread marks the window done, the game thread sends each helper an end), so
+//! the run's last decision is a point of the run, not of the host's stop; and a frame's work is CPU time spent on each thread's own clock (`burst.rs`), the
 //! same on any machine, whatever the runtime or the neighbours cost. With `--det` the load
-//! reads only the virtual clock (`vclock.rs`) and a guest thread starts it, so one selector
+//! reads only the virtual clock (`vclock.rs`), a guest thread starts it, and the game thread
+//! reads a pad that a posted device feeds (`input.rs`, the `HidPump` thread), so one selector
 //! gives one run.
 //!
 //! One frame, as in the measured game (docs/design.md, the introduction):
@@ -14,6 +17,7 @@
 //! | `MainThread` | 44 | all | burst `main_us`; post `jobs` jobs and one message to each executor; wait for the last of them (an auto-clear Event); hand the frame on (a queue of 1: at most one frame ahead) |
 //! | `BaseProcExecutor{i}` | 44 | `1 << i` | receive from its own LightMessageQueue, burst `exec_us`, count down |
 //! | `ModuleSystemWorker{i}` | 45 | all | `try_receive` the shared job queue: a job is a burst of `job_us` and a count down; nothing there is a `sleep_thread(poll_us)`; with `linger_us`, once the queue has been empty that long the worker blocks in `receive` until the next job, or with `repoll_us` for at most that long, then polls for its linger again |
+//! | `HidPump` (`--det` only) | 40 | all | take each posted pad sample (`next_post`) and publish it; the game thread reads the newest at its frame's start (`input.rs`) |
 //! | `Presentation Thread` | 44 | all | receive the frame, burst `present_us` (submit), hand it to the host's renderer if there is one (`host.rs`), sleep to the next frame boundary with `host_sleep` (the frame limiter; on the virtual clock with `--det`, `vclock.rs`), present |
 //!
 //! The workers rank one step below the frame's chain (45): when virtual cores are short, a
@@ -24,6 +28,7 @@
 use crate::burst::burst;
 use crate::group::Group;
 use crate::host::{self, Host, HostLoad, RenderLink};
+use crate::input::{self, Inputs};
 use crate::pickup::{Kind, Pickups, Post};
 use crate::vclock;
 use hos::os::{ClearMode, Event, LightMessageQueue, MessageQueue};
@@ -166,12 +171,17 @@ struct Shared {
     done: Event,
     /// Set once by `stop`: the pollers' loop ends.
     stop: AtomicBool,
+    /// Set by the Presentation Thread at the window's end with `--det`: the game thread ends
+    /// the load ([`Shared::wind_down`]).
+    window_done: AtomicBool,
     /// Frames presented so far (the progress bar reads it).
     presented: AtomicU64,
     /// Pickup latencies of the measured frames' posts.
     pickups: Pickups,
+    /// The pad the game thread reads with `--det` (`input.rs`).
+    inputs: Inputs,
     /// The deterministic mode's figures as the last measured frame was presented (`--det`).
-    det_at_end: std::sync::Mutex<Option<hos::DetStats>>,
+    det_at_end: std::sync::Mutex<Option<crate::det::AtEnd>>,
 }
 
 impl Shared {
@@ -188,7 +198,29 @@ impl Shared {
         // Relaxed: a flag polled in a loop; the shutdown that follows it is what ends waits.
         self.stop.load(Ordering::Relaxed)
     }
+
+    fn window_done(&self) -> bool {
+        // Relaxed: set and read by guest threads of a deterministic run, one at a time.
+        self.window_done.load(Ordering::Relaxed)
+    }
+
+    /// With `--det`, the game thread ends the load once the window is done: an end to each
+    /// executor, worker and the Presentation Thread, each of which then returns (a helper
+    /// takes every job posted before its end, so every frame begun completes).
+    fn wind_down(&self, workers: usize) {
+        // An Err: the runtime shut down (a stall's stop), which ends the threads itself.
+        for q in &self.exec_queues {
+            let _ = q.send(Post::now(END));
+        }
+        for _ in 0..workers {
+            let _ = self.jobs.send(Post::now(END));
+        }
+        let _ = self.present.send(END);
+    }
 }
+
+/// The frame number that ends a helper or the Presentation Thread (`Shared::wind_down`).
+const END: u64 = u64::MAX;
 
 /// The threads of one run, spawned.
 pub(crate) struct Running {
@@ -232,17 +264,27 @@ impl Running {
 
     /// The deterministic mode's figures the presentation thread took as it presented the
     /// last measured frame (`None` before, or with the mode off).
-    pub(crate) fn det_at_end(&self) -> Option<hos::DetStats> {
+    pub(crate) fn det_at_end(&self) -> Option<crate::det::AtEnd> {
         *hos::internal::lock(&self.shared.det_at_end)
     }
 
-    /// Stops the load and shuts the runtime down; returns what the run leaves, or why it
-    /// has nothing.
-    pub(crate) fn stop(mut self, rt: &hos::Runtime) -> Result<Ended, String> {
+    /// The stop flag, the host threads' stop and the runtime's shutdown, which ends every
+    /// wait.
+    fn halt(&self, rt: &hos::Runtime) {
         // Relaxed: the shutdown below ends every wait; the flag only ends the pollers' loop.
         self.shared.stop.store(true, Ordering::Relaxed);
         self.host.stop();
         rt.shutdown();
+    }
+
+    /// Stops the load and shuts the runtime down; returns what the run leaves, or why it
+    /// has nothing. `window` says whether the window ended: then with `--det` the load ends
+    /// itself (module invariant) and is joined before the shutdown.
+    pub(crate) fn stop(mut self, rt: &hos::Runtime, window: bool) -> Result<Ended, String> {
+        let ends_itself = window && vclock::is_virtual();
+        if !ends_itself {
+            self.halt(rt);
+        }
         let mut failed = Vec::new();
         for (name, t) in self.threads.drain(..) {
             if t.join().is_err() {
@@ -256,6 +298,9 @@ impl Running {
                 Vec::new()
             }
         };
+        if ends_itself {
+            self.halt(rt);
+        }
         failed.extend(self.host.join());
         if !failed.is_empty() {
             return Err(format!("threads panicked: {}", failed.join(", ")));
@@ -293,25 +338,30 @@ pub(crate) fn spawn(
         pending: AtomicUsize::new(0),
         done: Event::new(ClearMode::Auto),
         stop: AtomicBool::new(false),
+        window_done: AtomicBool::new(false),
         presented: AtomicU64::new(0),
         // Present n (from 1) is main frame n - 1: the measured presents are main frames
         // warmup..warmup + frames.
         pickups: Pickups::new(warmup as u64, (warmup + frames) as u64),
+        inputs: Inputs::default(),
         det_at_end: std::sync::Mutex::new(None),
     });
     let (host, link) = host::spawn(rt, load.host)?;
     let (mark_tx, marks) = mpsc::channel();
     let marks_at = [warmup, warmup + frames];
     let spawned = if vclock::is_virtual() {
-        // In the mode, a guest thread starts the load, so each start is a point of the run.
+        // In the mode, the device's samples wait for the first guest thread, and a guest
+        // thread starts the load, so each start is a point of the run.
         let s = shared.clone();
         let boot = rt.clone();
-        rt.thread()
-            .name("Boot")
-            .priority(PRIORITY_FRAME)
-            .spawn(move || spawn_threads(&boot, &s, load, marks_at, mark_tx, link))
-            .map_err(|code| format!("spawning Boot: {code:?}"))
-            .and_then(|t| t.join().map_err(|_| "Boot panicked".to_string())?)
+        input::post_all(rt, input::samples(load.fps, warmup + frames)).and_then(|()| {
+            rt.thread()
+                .name("Boot")
+                .priority(PRIORITY_FRAME)
+                .spawn(move || spawn_threads(&boot, &s, load, marks_at, mark_tx, link))
+                .map_err(|code| format!("spawning Boot: {code:?}"))
+                .and_then(|t| t.join().map_err(|_| "Boot panicked".to_string())?)
+        })
     } else {
         spawn_threads(rt, &shared, load, marks_at, mark_tx, link)
     };
@@ -372,6 +422,17 @@ fn spawn_threads(
             .map_err(err(&name))?;
         threads.push((name, t));
     }
+    if vclock::is_virtual() {
+        let s = shared.clone();
+        let pump_rt = rt.clone();
+        let t = rt
+            .thread()
+            .name("HidPump")
+            .priority(input::PRIORITY_PUMP)
+            .spawn(move || input::pump(&pump_rt, &s.inputs, || s.window_done()))
+            .map_err(err("HidPump"))?;
+        threads.push(("HidPump".into(), t));
+    }
     let s = shared.clone();
     let prt = rt.clone();
     let presenter = rt
@@ -399,6 +460,13 @@ fn main_thread(s: &Shared, load: Load) {
         if s.stopped() {
             return;
         }
+        if s.window_done() {
+            s.wind_down(load.workers);
+            return;
+        }
+        if vclock::is_virtual() {
+            s.inputs.read();
+        }
         burst(load.main_us);
         // Relaxed: `pending` is 0 here (module invariant); the sends below publish it.
         s.pending.store(helpers, Ordering::Relaxed);
@@ -422,6 +490,9 @@ fn main_thread(s: &Shared, load: Load) {
 fn executor(s: &Shared, i: usize, exec_us: u64) {
     let mut pickups = s.pickups.recorder(Kind::Exec);
     while let Ok(post) = s.exec_queues[i].receive() {
+        if post.frame == END {
+            return;
+        }
         pickups.started(post);
         burst(exec_us);
         s.count_down();
@@ -467,6 +538,9 @@ fn worker(s: &Shared, load: Load) {
                 }
             }
         };
+        if post.frame == END {
+            return;
+        }
         idle_since = None;
         pickups.started(post);
         burst(load.job_us);
@@ -487,6 +561,12 @@ fn presenter(
     let mut next: Option<u64> = None;
     let mut times = Vec::with_capacity(keep);
     while let Ok(frame) = s.present.receive() {
+        if frame == END {
+            break;
+        }
+        if s.window_done() {
+            continue;
+        }
         burst(load.present_us);
         if let Some(r) = &renderer {
             // One frame in the renderer: wait (as a guest) until it took the last one.
@@ -519,9 +599,16 @@ fn presenter(
         } else {
             None
         };
+        if mark == Some(Mark::WindowEnd) && vclock::is_virtual() {
+            // Relaxed: read by guest threads of the deterministic run, one at a time.
+            s.window_done.store(true, Ordering::Relaxed);
+        }
         if mark == Some(Mark::WindowEnd) {
             // Here, on the load's own thread, the mode's figures are a point of the run.
-            *hos::internal::lock(&s.det_at_end) = rt.det_stats();
+            *hos::internal::lock(&s.det_at_end) = rt.det_stats().map(|stats| crate::det::AtEnd {
+                stats,
+                inputs: s.inputs.figures(),
+            });
         }
         if let Some(m) = mark {
             // An unbounded channel: never blocks; a gone controller is no error here.

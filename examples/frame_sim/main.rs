@@ -48,6 +48,7 @@ mod grace;
 mod group;
 mod headline;
 mod host;
+mod input;
 mod load;
 mod matrix;
 mod output;
@@ -149,7 +150,10 @@ fn one_cell(o: &Options, out: &Path) -> Result<(), String> {
         }
         if o.det.is_some() {
             for r in &cell.runs {
-                println!("{}", det::line(r.arm.name(), r.pair, r.det));
+                println!(
+                    "{}",
+                    det::line(r.arm.name(), r.pair, r.det, r.replay.as_ref())
+                );
             }
         }
         if let Some(dir) = &o.trace {
