@@ -172,7 +172,7 @@ forward! {
 
     /// HOS_VCORE_CLAIM_DEFER: `true` makes a claim that queues the woken thread (no free core
     /// it may take) wake it only when its core is handed to it, from the thread that hands it
-    /// over (default off).
+    /// over (default on).
     vcore_claim_defer(on: bool);
 
     /// HOS_VCORE_GRACE_US: 0..=1_000_000 microseconds after which a waiter whose kick a holder

@@ -44,8 +44,9 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
            virtual cores until its next checkpoint (the default holds the strict bound)
   noslice  the reactor without the wake slice: every guest thread keeps the OS default
            slice (HOS_WAKE_SLICE_US=0)
-  defer    the reactor with deferred claim wakes: a woken thread whose claim found no free
-           core is woken by the holder that hands it the core (HOS_VCORE_CLAIM_DEFER=1)
+  nodefer  the reactor without deferred claim wakes: a woken thread whose claim found no
+           free core is woken by its waker, to queue, not by the holder that hands it the
+           core (HOS_VCORE_CLAIM_DEFER=0)
 
 MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.

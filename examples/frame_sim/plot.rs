@@ -31,7 +31,7 @@ fn color(arm: Arm) -> &'static str {
         Arm::NoClaim => "#b9770e",
         Arm::Grace => "#5d6d7e",
         Arm::NoSlice => "#a04000",
-        Arm::Defer => "#1e8449",
+        Arm::NoDefer => "#1e8449",
     }
 }
 

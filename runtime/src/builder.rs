@@ -270,7 +270,8 @@ impl<R: From<Runtime>> Builder<R> {
 
     /// HOS_VCORE_CLAIM_DEFER: `true` makes a claim that queues the woken thread (no free core
     /// it may take) wake it only when its core is handed to it, from the thread that hands it
-    /// over (default off; `vcore/claim.rs`, docs/switches.md).
+    /// over (default on; `false` wakes it at once, to queue; `vcore/claim.rs`,
+    /// docs/switches.md).
     pub fn vcore_claim_defer(mut self, on: bool) -> Self {
         self.config.vcore_claim_defer = on;
         self.in_code(Switch::VcoreClaimDefer)

@@ -128,7 +128,7 @@ pub struct Config {
     pub vcore_claim: bool,
     /// HOS_VCORE_CLAIM_DEFER: a claim that queues the woken thread (no free core it may take)
     /// withholds its wake until the core is handed to it, so that the thread that hands it
-    /// over, whose processor is about to go idle, wakes it (default off; `vcore/claim.rs`).
+    /// over, whose processor is about to go idle, wakes it (default on; `vcore/claim.rs`).
     pub vcore_claim_defer: bool,
     /// HOS_VCORE_GRACE_US, 0..=1_000_000: a waiter whose kick a holder has not answered in
     /// this long takes the holder's core, and the holder waits at its next checkpoint
@@ -208,7 +208,7 @@ impl Default for Config {
             vcore_escape_ms: 2000,
             vcore_first: Vec::new(),
             vcore_claim: true,
-            vcore_claim_defer: false,
+            vcore_claim_defer: true,
             vcore_grace_us: DEFAULT_VCORE_GRACE_US,
             wake_slice_us: DEFAULT_WAKE_SLICE_US,
             wake_slice_priority: DEFAULT_WAKE_SLICE_PRIORITY,

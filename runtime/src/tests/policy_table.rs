@@ -364,7 +364,7 @@ fn boolean_switches_follow_one_rule() {
     let switches: [(&str, Get, bool); 7] = [
         ("HOS_VCORES", |c| c.vcores, true),
         ("HOS_VCORE_CLAIM", |c| c.vcore_claim, true),
-        ("HOS_VCORE_CLAIM_DEFER", |c| c.vcore_claim_defer, false),
+        ("HOS_VCORE_CLAIM_DEFER", |c| c.vcore_claim_defer, true),
         ("HOS_IDLE_POLL", |c| c.idle_poll, true),
         ("HOS_IDLE_POLL_COALESCE", |c| c.idle_poll_coalesce, false),
         ("HOS_SLEEP_LOG", |c| c.sleep_log, false),

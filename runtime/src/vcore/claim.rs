@@ -23,10 +23,10 @@
 //! already and asks for itself. Sleeps do not claim (their wake is the reactor's or their own
 //! timer's, and a promoted idle poll may sleep on).
 //!
-//! # Deferred wakes (HOS_VCORE_CLAIM_DEFER, off by default)
+//! # Deferred wakes (HOS_VCORE_CLAIM_DEFER, on by default)
 //!
 //! A claim that finds no free core queues the thread, and the thread cannot run guest code
-//! before a holder hands it a core. With the switch on, such a claim also keeps the thread's
+//! before a holder hands it a core. With the switch on (the default), such a claim also keeps the thread's
 //! wake back: the queued wait gets the thread's waker ([`Occupant::waker`]) and the waker's
 //! unpark gives no token (`parker.rs`), so the thread is woken once, by whoever ends the
 //! queued wait: the holder that hands it the core (the grant, from a processor that is about
