@@ -82,6 +82,10 @@ fn a_known_scenario_gives_exactly_its_slices_instants_and_flows() {
         // No kick's grace: a waiter parked until its grace ends may wake by that time just as
         // the holder hands the core over, and the scenario's waits must each end by a wake.
         .vcore_grace_us(0)
+        // Claims wake at once: the scenario is that schedule's. Deferred (the default), B's
+        // wake by A's signal would come at A's hand-over of the core, after A parked, and
+        // its instant would sit there on A's track (`runtime/src/tests/vcore_defer.rs` covers deferral).
+        .vcore_claim_defer(false)
         .trace(&file)
         .build()
         .unwrap();
