@@ -481,7 +481,7 @@ impl Runtime {
         crate::trace::wait_begin(WaitFor::Object);
         crate::trace::blocked(rec.pause() as *const _ as usize, PAUSED, 0);
         rec.mark_wait(Some(PAUSED));
-        token.yield_turn(rec.id());
+        token.yield_turn(rec.id(), YieldKind::SamePriority);
         rec.mark_wait(None);
         crate::trace::wait_end(false);
     }
@@ -609,10 +609,11 @@ impl Runtime {
     /// # Blocking
     /// When it hands its core over, until it has one again.
     pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
-        // Every kind of yield is a decision in the deterministic mode (a pause point too).
+        // Every kind of yield is a decision in the deterministic mode (a pause point too),
+        // which follows the kind within the thread's core (`token/yielding.rs`).
         if let Some(token) = &self.inner.token {
             self.det_pause_point(rec, token);
-            token.yield_turn(rec.id());
+            token.yield_turn(rec.id(), kind);
             return true;
         }
         let y = self.inner.vcores.yield_core(rec, kind, self.spin_of(rec));
