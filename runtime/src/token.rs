@@ -268,9 +268,17 @@ impl Token {
             }
         }
         let pace = std::mem::take(&mut s.pace_ns);
+        let turn = (s.holder == Some(id))
+            .then(|| s.threads.get(&id).and_then(|t| t.history.last()))
+            .flatten();
         drop(s);
         if pace > 0 {
             std::thread::sleep(Duration::from_nanos(pace));
+        }
+        // The turn's marker on this thread's track: its events up to its next marker fall in
+        // this decision (only here, so the mode off costs the event path nothing).
+        if let Some(turn) = turn {
+            crate::trace::decision(turn.decision, turn.vt);
         }
     }
 

@@ -38,7 +38,7 @@ fn ready(t: &Slot) -> Option<u64> {
 /// last turn's decision, after 0 for a thread that never ran. Turns never overlap, so the
 /// order of their starts is the order of their ends.
 fn last_ran(t: &Slot) -> u64 {
-    t.history.turns().last().map_or(0, |turn| turn.decision + 1)
+    t.history.last().map_or(0, |turn| turn.decision + 1)
 }
 
 impl State {
