@@ -37,6 +37,8 @@ struct Inner {
     vcores: Vcores,
     /// The deterministic mode's token (HOS_DET); `None`: the mode is off.
     token: Option<Token>,
+    /// The guest's random entropy (`entropy.rs`).
+    entropy: [u64; 4],
     ticks: Ticks,
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
@@ -131,7 +133,11 @@ impl Runtime {
             spawn,
         )?;
         let vcores = Vcores::new(&config, counters.clone());
-        let token = crate::det_run::token(&config)?;
+        let det = crate::det_run::token(&config)?;
+        let entropy = det
+            .as_ref()
+            .map_or_else(crate::entropy::from_os, |d| d.entropy);
+        let token = det.map(|d| d.token);
         // Relaxed: a unique id.
         let id = NEXT_RUNTIME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let session = Session::start(
@@ -160,6 +166,7 @@ impl Runtime {
                 reactor,
                 vcores,
                 token,
+                entropy,
                 ticks: Ticks::default(),
                 threads: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
@@ -386,6 +393,13 @@ impl Runtime {
     /// The deterministic mode's token, if the mode is on.
     pub(crate) fn token(&self) -> Option<&Token> {
         self.inner.token.as_ref()
+    }
+
+    /// The guest's random entropy, svcGetInfo(RandomEntropy)'s four words, fixed at build:
+    /// in the deterministic mode drawn from the run's entropy seed (the selector's, or the
+    /// replayed recording's), so a replay's guest sees the same; else from the OS.
+    pub fn entropy(&self) -> [u64; 4] {
+        self.inner.entropy
     }
 
     /// The deterministic mode's figures (decisions, their hash, the virtual time); `None`

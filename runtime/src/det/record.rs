@@ -11,7 +11,7 @@
 //!
 //! | part | encoding |
 //! | --- | --- |
-//! | header | build hash u64, config hash u64, cores u8, quantum u32, checkpoint and op costs u64 each, entropy seed u64, the selector as its switch (varint length, UTF-8), decisions flag u8 |
+//! | header | build hash u64, config hash u64, cores u8, quantum u32, checkpoint and op costs u64 each, entropy seed u64, the selector as its switch (varint length, UTF-8), the host's build id (varint length, UTF-8), decisions flag u8 |
 //! | input (tag 1) | decision and virtual time as varint deltas from the previous input (the time zigzag-signed), source varint, payload (varint length, bytes) |
 //! | check (tag 2) | the rolling witness hash u64, after each 4,096 decisions |
 //! | deviation (tag 3) | decisions that picked as `Stable` since the last deviation, then the choice and the quantum, varints (only with the decisions flag) |
@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const MAGIC: &[u8; 8] = b"HOSREC\0\n";
 const INPUT: u8 = 1;
@@ -39,9 +39,12 @@ const END: u8 = 4;
 /// What a run was configured with: a replay must match it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
-    /// The host's hash of what it runs: hos's version, the guest build id, the host ISA. A
-    /// seed means the same schedule only on the same build.
+    /// The hash of what runs: hos's version and the host's build id (`det_run.rs`). A seed
+    /// means the same schedule only on the same build.
     pub build: u64,
+    /// The host's own build id (HOS_DET_BUILD_ID: its guest's title and version, say), folded
+    /// into `build`; empty when it gave none. Kept so a refusal can name both.
+    pub build_id: String,
     /// Logical cores.
     pub cores: u8,
     /// Checkpoints a turn.
@@ -76,6 +79,8 @@ impl Header {
             return Err(RecordError::Build {
                 recorded: self.build,
                 live: live.build,
+                recorded_id: self.build_id.clone(),
+                live_id: live.build_id.clone(),
             });
         }
         let fields: [(&'static str, u64, u64); 4] = [
@@ -111,6 +116,8 @@ impl Header {
         let spec = self.selector.to_string();
         varint(out, spec.len() as u64);
         out.extend_from_slice(spec.as_bytes());
+        varint(out, self.build_id.len() as u64);
+        out.extend_from_slice(self.build_id.as_bytes());
         out.push(u8::from(self.decisions));
     }
 
@@ -143,6 +150,12 @@ impl Header {
             .map_err(|_| r.corrupt_at(at_spec, "the selector is not UTF-8".into()))?
             .parse()
             .map_err(RecordError::Selector)?;
+        let len = r.varint("the build id's length")?;
+        let at_id = r.pos;
+        let id = r.take(r.len_of(len, "the build id")?, "the build id")?;
+        let build_id = std::str::from_utf8(id)
+            .map_err(|_| r.corrupt_at(at_id, "the build id is not UTF-8".into()))?
+            .to_string();
         let decisions = match r.u8("the decisions flag")? {
             0 => false,
             1 => true,
@@ -150,6 +163,7 @@ impl Header {
         };
         let header = Header {
             build,
+            build_id,
             cores,
             quantum,
             costs,
@@ -452,6 +466,10 @@ pub enum RecordError {
         recorded: u64,
         /// The live run's.
         live: u64,
+        /// The recording's host build id (empty: none).
+        recorded_id: String,
+        /// The live run's.
+        live_id: String,
     },
     /// Recorded with another configuration.
     Config {
@@ -482,9 +500,17 @@ impl fmt::Display for RecordError {
                 write!(f, "recording corrupt at byte {offset}: {what}")
             }
             RecordError::Selector(e) => write!(f, "the recording's {e}"),
-            RecordError::Build { recorded, live } => write!(
+            RecordError::Build {
+                recorded,
+                live,
+                recorded_id,
+                live_id,
+            } => write!(
                 f,
-                "recorded on build {recorded:#018x}, this is build {live:#018x}"
+                "recorded on build {recorded:#018x} (host build id {}), this is build \
+                 {live:#018x} (host build id {})",
+                BuildId(recorded_id),
+                BuildId(live_id)
             ),
             RecordError::Config {
                 field,
@@ -503,6 +529,18 @@ impl fmt::Display for RecordError {
 }
 
 impl std::error::Error for RecordError {}
+
+/// A host build id as a refusal names it: quoted, or `none`.
+struct BuildId<'a>(&'a str);
+
+impl fmt::Display for BuildId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            "" => write!(f, "none"),
+            id => write!(f, "{id:?}"),
+        }
+    }
+}
 
 /// Where a run stopped following its recording.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -26,6 +26,7 @@ const ORDER: &[&str] = &[
     "det/journal",
     "det",
     "sys",
+    "entropy",
     "spawn",
     "chaos",
     "wheel",
