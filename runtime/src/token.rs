@@ -13,10 +13,10 @@
 //! order, then the woken and timed out in id order, each behind the ready ones); each logical
 //! core's candidate is its best ready thread not paused (lowest Horizon priority value, then first
 //! ready), a thread away since a yield to any thread only when nothing else on its core is ready
-//! (`token/yielding.rs`, Horizon's three yields); the selector picks among the cores; the witness goes into the rolling hash. When no
-//! thread is ready the clock jumps to the next sleeper's (or timed wait's) deadline; when none is
-//! pending either, nothing can run again by itself (a deadlock, or a wake a host thread owes) and
-//! the token rests until such a wake.
+//! (`token/yielding.rs`, Horizon's three yields); the selector picks among the cores; the
+//! witness goes into the rolling hash. When no thread is ready the clock jumps to the next
+//! sleeper's (or timed wait's) deadline; when none is pending either, nothing can run again by
+//! itself (a deadlock, or a wake a host thread owes) and the token rests until such a wake.
 //!
 //! Softlocks (docs/determinism.md section 7): the decision that finds nothing can run again by
 //! itself (every enrolled thread waits without a timeout, none is starting) makes a report,
