@@ -254,6 +254,11 @@ forward! {
     /// HOS_DET_RECORD_DECISIONS: the recording holds every decision too (default off).
     det_record_decisions(on: bool);
 
+    /// HOS_DET_BUILD_ID: the host's build id (its guest's title and version, say), folded
+    /// into a recording's build hash: a replay on another build is refused naming both ids.
+    /// `None` (the default) or empty: none.
+    det_build_id(id: Option<String>);
+
     /// Pins the calibration instead of measuring it at build (reproducible runs).
     calibration(calibration: Calibration);
 

@@ -10,8 +10,8 @@
 use crate::guests::{GuestState, Guests};
 use hos_runtime::det::feed::PostError;
 use hos_runtime::det::post::Post;
-use hos_runtime::det::record::Divergence;
 use hos_runtime::det::softlock::Softlock;
+use hos_runtime::det::verifier::Divergence;
 use hos_runtime::{
     Breakdown, BuildError, Config, DetStats, DetVerified, Stats, VerifyError, WaitTree,
 };

@@ -51,7 +51,7 @@ pub use handles::{
 };
 pub use info::{
     current_thread_handle, get_current_processor_number, get_info, get_thread_id,
-    INFO_TYPE_THREAD_TICK_COUNT,
+    INFO_TYPE_RANDOM_ENTROPY, INFO_TYPE_THREAD_TICK_COUNT,
 };
 pub use lock::{
     arbitrate_lock, arbitrate_unlock, signal_process_wide_key, wait_process_wide_key_atomic,

@@ -7,8 +7,9 @@
 
 use hos::det::clock::Pacing;
 use hos::det::feed::PostError;
-use hos::det::record::{Expected, RecordError};
+use hos::det::record::RecordError;
 use hos::det::selector::Spec;
+use hos::det::verifier::Expected;
 use hos::os::{ClearMode, Event};
 use hos::svc;
 use hos::{BuildError, Calibration, DetStats, Runtime, RuntimeBuilder};
@@ -46,7 +47,7 @@ fn temp(name: &str) -> PathBuf {
 struct Run {
     stats: DetStats,
     log: Vec<String>,
-    divergence: Option<hos::det::record::Divergence>,
+    divergence: Option<hos::det::verifier::Divergence>,
 }
 
 /// The guest side: a pump that takes posts until QUIT and a worker that sleeps through

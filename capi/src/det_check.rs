@@ -10,7 +10,7 @@ use crate::boundary::{self, entry, Error, TextOut, Versioned};
 use crate::config::hos_config;
 use crate::result::{hos_result, HOS_RESULT_INVALID_POINTER, HOS_RESULT_INVALID_STATE};
 use crate::runtime::{hos_runtime, text_call};
-use hos_rs::det::record::Divergence;
+use hos_rs::det::verifier::Divergence;
 use hos_rs::{Runtime, VerifyError};
 use std::ffi::{c_char, c_void};
 use std::mem::size_of;

@@ -16,8 +16,12 @@ use hos_rs::svc::{self, Handle};
 pub const HOS_MAX_WAIT_HANDLES: i32 = 64;
 
 /// `hos_svc_get_info`'s ThreadTickCount info type (25): a thread's CPU time in 19.2 MHz
-/// ticks, the one info type hos answers.
+/// ticks.
 pub const HOS_INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
+
+/// `hos_svc_get_info`'s RandomEntropy info type (11): one of the runtime's four random words
+/// (Horizon's process entropy), drawn from the recorded seed in the deterministic mode.
+pub const HOS_INFO_TYPE_RANDOM_ENTROPY: u32 = 11;
 
 /// svcSleepThread: sleeps the calling thread `ns` nanoseconds as a guest sleep. 0, -1 and -2
 /// are yields (to the same priority; with migration; to any thread); any other negative value
@@ -256,14 +260,20 @@ pub extern "C" fn hos_svc_get_current_processor_number() -> i32 {
     boundary::entry_or(0, svc::get_current_processor_number)
 }
 
-/// svcGetInfo, for `HOS_INFO_TYPE_THREAD_TICK_COUNT`: the CPU time of the thread `thread`
-/// names (`HOS_CURRENT_THREAD` included) in 19.2 MHz ticks into `*out`: all of it for
-/// `subtype` `UINT64_MAX`; for a core id 0..=63, all of it if `thread` is the caller and that
-/// is the core it holds now (hos does not split a thread's time by core), else 0.
+/// svcGetInfo into `*out`. For `HOS_INFO_TYPE_THREAD_TICK_COUNT`: the CPU time of the thread
+/// `thread` names (`HOS_CURRENT_THREAD` included) in 19.2 MHz ticks: all of it for `subtype`
+/// `UINT64_MAX`; for a core id 0..=63, all of it if `thread` is the caller and that is the
+/// core it holds now (hos does not split a thread's time by core), else 0. For
+/// `HOS_INFO_TYPE_RANDOM_ENTROPY`: word `subtype` (0..=3) of the calling thread's runtime's
+/// random entropy (the default runtime's on a host thread), `thread` being 0; in the
+/// deterministic mode drawn from the run's entropy seed (its selector's, recorded), so a
+/// replay's guest reads the same words.
 ///
 /// Errors: InvalidPointer for a NULL or misaligned `out`; InvalidEnumValue for any other info
-/// type; InvalidCombination for a subtype that is neither `UINT64_MAX` nor 0..=63;
-/// InvalidHandle for a handle that names no thread (`HOS_CURRENT_THREAD` on a host thread).
+/// type; InvalidCombination for a subtype that is neither `UINT64_MAX` nor 0..=63 (tick
+/// count) or over 3 (entropy); InvalidHandle for a handle that names no thread
+/// (`HOS_CURRENT_THREAD` on a host thread) or, for entropy, is not 0; InvalidState for
+/// entropy with no runtime.
 ///
 /// # Safety
 /// `out` is NULL or points to a writable `uint64_t`.

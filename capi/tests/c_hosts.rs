@@ -361,6 +361,21 @@ fn the_deterministic_mode_from_c() {
 }
 
 #[test]
+fn the_deterministic_yields_from_c() {
+    let out = host("capi/tests/c/det_yield.c", false, &[]);
+    assert!(out.contains("deterministic yields checked"), "{out}");
+}
+
+#[test]
+fn the_deterministic_build_id_and_entropy_from_c() {
+    let out = host("capi/tests/c/det_build.c", false, &[]);
+    assert!(
+        out.contains("deterministic build id and entropy checked"),
+        "{out}"
+    );
+}
+
+#[test]
 fn the_deterministic_softlock_report_from_c() {
     let out = host("capi/tests/c/det_softlock.c", false, &[]);
     assert!(out.contains("deterministic softlock checked"), "{out}");

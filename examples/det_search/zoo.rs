@@ -36,7 +36,8 @@ pub(crate) enum Bug {
     /// Two mutexes taken in opposite orders by two threads.
     LockOrder,
     /// A high-priority thread yield-loops for a flag that only a lower-priority thread of its
-    /// core sets: a yield goes only to equals, so the setter never runs again.
+    /// core sets: a yield of kind 0 (or -1) goes only to equals, so the setter never runs
+    /// again (a yield of kind -2 would let it run: `tests/det_yield.rs`).
     YieldLivelock,
 }
 
@@ -310,7 +311,8 @@ fn yield_livelock(crew: &mut Crew) -> Verdict {
             if go.wait().is_err() {
                 return;
             }
-            // The bug: a yield goes only to threads of the same priority, never to the setter.
+            // The bug: a yield of kind 0 goes only to threads of the same priority, never to
+            // the setter (-2, a yield to any thread, would let it run).
             for _ in 0..SPINS {
                 if flag.load(Ordering::Acquire) {
                     return;

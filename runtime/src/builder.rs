@@ -409,6 +409,14 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::DetRecordDecisions)
     }
 
+    /// HOS_DET_BUILD_ID: the host's build id (its guest's title and version, or a hash of
+    /// its binary), folded into a recording's build hash: a replay on another build is
+    /// refused naming both ids. `None` (the default) or an empty id: none.
+    pub fn det_build_id(mut self, id: Option<String>) -> Self {
+        self.config.det_build_id = id.as_deref().and_then(crate::config::text);
+        self.in_code(Switch::DetBuildId)
+    }
+
     /// HOS_LOG_STDERR: `false` keeps hos's warnings and errors off stderr when no `tracing`
     /// subscriber (or C log sink) takes them (default on: they are written to stderr, each
     /// line starting `hos: `). Process-wide: the newest runtime built decides.

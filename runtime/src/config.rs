@@ -182,6 +182,10 @@ pub struct Config {
     /// HOS_DET_RECORD_DECISIONS: the recording holds every decision too (default off: the
     /// seed replays the same build; the log replays across code changes).
     pub det_record_decisions: bool,
+    /// HOS_DET_BUILD_ID: the host's build id (its guest's title and version, say), trimmed,
+    /// folded into a recording's build hash so a replay on another build is refused naming
+    /// both (default none; empty: none).
+    pub det_build_id: Option<String>,
     /// Pinned calibration for reproducible runs; `None` measures at build.
     pub calibration: Option<Calibration>,
     /// Pinned logical processor count (`Some(None)`: unknown; `Some(Some(n))`, n >= 1); `None`
@@ -225,6 +229,7 @@ impl Default for Config {
             det_watchdog_ms: DEFAULT_DET_WATCHDOG_MS,
             det_record: None,
             det_record_decisions: false,
+            det_build_id: None,
             calibration: None,
             logical_processors: None,
         }
@@ -291,11 +296,12 @@ pub(crate) enum Switch {
     DetWatchdogMs,
     DetRecord,
     DetRecordDecisions,
+    DetBuildId,
 }
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 33] = [
+    pub(crate) const ALL: [Switch; 34] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -329,6 +335,7 @@ impl Switch {
         Switch::DetWatchdogMs,
         Switch::DetRecord,
         Switch::DetRecordDecisions,
+        Switch::DetBuildId,
     ];
 
     /// The environment variable.
@@ -367,6 +374,7 @@ impl Switch {
             Switch::DetWatchdogMs => "HOS_DET_WATCHDOG_MS",
             Switch::DetRecord => "HOS_DET_RECORD",
             Switch::DetRecordDecisions => "HOS_DET_RECORD_DECISIONS",
+            Switch::DetBuildId => "HOS_DET_BUILD_ID",
         }
     }
 
@@ -428,6 +436,7 @@ impl Switch {
             Switch::DetWatchdogMs => config.det_watchdog_ms = WAIT_BOUND.parse(name, raw)?,
             Switch::DetRecord => config.det_record = path(raw),
             Switch::DetRecordDecisions => config.det_record_decisions = flag(raw),
+            Switch::DetBuildId => config.det_build_id = text(raw),
         }
         Ok(odd.then(|| {
             format!(
@@ -474,6 +483,7 @@ impl Switch {
             Switch::DetWatchdogMs => c.det_watchdog_ms.to_string(),
             Switch::DetRecord => format!("{:?}", c.det_record),
             Switch::DetRecordDecisions => c.det_record_decisions.to_string(),
+            Switch::DetBuildId => format!("{:?}", c.det_build_id),
         }
     }
 
@@ -627,6 +637,11 @@ fn switch_on(raw: &str) -> Option<bool> {
 /// The path rule: the value as given; empty (trimmed) is none.
 fn path(raw: &str) -> Option<PathBuf> {
     (!raw.trim().is_empty()).then(|| PathBuf::from(raw))
+}
+
+/// A free text switch: trimmed; empty is unset.
+pub(crate) fn text(raw: &str) -> Option<String> {
+    Some(raw.trim().to_string()).filter(|t| !t.is_empty())
 }
 
 /// HOS_SHORT_SLEEP's rule: one of the four modes, trimmed, any case.

@@ -66,6 +66,7 @@ mod config;
 mod context;
 pub mod det;
 mod det_run;
+mod entropy;
 mod machine;
 mod observe;
 mod parker;

@@ -19,7 +19,7 @@ use crate::block_on::Wait;
 use crate::context::{block_on, det_deadline, det_now, det_timeout_at, with_guest};
 use crate::det::feed::PostError;
 use crate::det::post::Post;
-use crate::det::record::Divergence;
+use crate::det::verifier::Divergence;
 use crate::runtime::Runtime;
 use crate::trace::WaitFor;
 use std::future::poll_fn;

@@ -37,6 +37,8 @@ struct Inner {
     vcores: Vcores,
     /// The deterministic mode's token (HOS_DET); `None`: the mode is off.
     token: Option<Token>,
+    /// The guest's random entropy (`entropy.rs`).
+    entropy: [u64; 4],
     ticks: Ticks,
     threads: Mutex<Vec<Weak<ThreadRecord>>>,
     next_id: AtomicU64,
@@ -131,7 +133,11 @@ impl Runtime {
             spawn,
         )?;
         let vcores = Vcores::new(&config, counters.clone());
-        let token = crate::det_run::token(&config)?;
+        let det = crate::det_run::token(&config)?;
+        let entropy = det
+            .as_ref()
+            .map_or_else(crate::entropy::from_os, |d| d.entropy);
+        let token = det.map(|d| d.token);
         // Relaxed: a unique id.
         let id = NEXT_RUNTIME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let session = Session::start(
@@ -160,6 +166,7 @@ impl Runtime {
                 reactor,
                 vcores,
                 token,
+                entropy,
                 ticks: Ticks::default(),
                 threads: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(1),
@@ -388,6 +395,13 @@ impl Runtime {
         self.inner.token.as_ref()
     }
 
+    /// The guest's random entropy, svcGetInfo(RandomEntropy)'s four words, fixed at build:
+    /// in the deterministic mode drawn from the run's entropy seed (the selector's, or the
+    /// replayed recording's), so a replay's guest sees the same; else from the OS.
+    pub fn entropy(&self) -> [u64; 4] {
+        self.inner.entropy
+    }
+
     /// The deterministic mode's figures (decisions, their hash, the virtual time); `None`
     /// when the mode is off.
     pub fn det_stats(&self) -> Option<DetStats> {
@@ -481,7 +495,7 @@ impl Runtime {
         crate::trace::wait_begin(WaitFor::Object);
         crate::trace::blocked(rec.pause() as *const _ as usize, PAUSED, 0);
         rec.mark_wait(Some(PAUSED));
-        token.yield_turn(rec.id());
+        token.yield_turn(rec.id(), YieldKind::SamePriority);
         rec.mark_wait(None);
         crate::trace::wait_end(false);
     }
@@ -609,10 +623,11 @@ impl Runtime {
     /// # Blocking
     /// When it hands its core over, until it has one again.
     pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
-        // Every kind of yield is a decision in the deterministic mode (a pause point too).
+        // Every kind of yield is a decision in the deterministic mode (a pause point too),
+        // which follows the kind within the thread's core (`token/yielding.rs`).
         if let Some(token) = &self.inner.token {
             self.det_pause_point(rec, token);
-            token.yield_turn(rec.id());
+            token.yield_turn(rec.id(), kind);
             return true;
         }
         let y = self.inner.vcores.yield_core(rec, kind, self.spin_of(rec));
@@ -688,11 +703,14 @@ impl Runtime {
     pub fn shutdown(&self) {
         // First, while every thread still runs: what `stats` reads from then on.
         self.inner.last.keep(|| self.live());
-        if self.inner.shut_down.swap(true, Ordering::AcqRel) {
-            return;
-        }
+        // The deterministic mode ends before any guest can see the shutdown (a wait that
+        // returns Cancelled), so a recording ends where the host stopped the run, not a few
+        // decisions later in a race with the flag. Idempotent, as the flag's swap is.
         if let Some(token) = &self.inner.token {
             token.stop();
+        }
+        if self.inner.shut_down.swap(true, Ordering::AcqRel) {
+            return;
         }
         crate::chaos::point();
         self.inner.reactor.shutdown();

@@ -12,10 +12,11 @@
 //! and sleepers whose deadline the clock reached become ready (sleepers in (deadline, insertion)
 //! order, then the woken and timed out in id order, each behind the ready ones); each logical
 //! core's candidate is its best ready thread not paused (lowest Horizon priority value, then first
-//! ready); the selector picks among the cores; the witness goes into the rolling hash. When no
-//! thread is ready the clock jumps to the next sleeper's (or timed wait's) deadline; when none is
-//! pending either, nothing can run again by itself (a deadlock, or a wake a host thread owes) and
-//! the token rests until such a wake.
+//! ready), a thread away since a yield to any thread only when nothing else on its core is ready
+//! (`token/yielding.rs`, Horizon's three yields); the selector picks among the cores; the
+//! witness goes into the rolling hash. When no thread is ready the clock jumps to the next
+//! sleeper's (or timed wait's) deadline; when none is pending either, nothing can run again by
+//! itself (a deadlock, or a wake a host thread owes) and the token rests until such a wake.
 //!
 //! Softlocks (docs/determinism.md section 7): the decision that finds nothing can run again by
 //! itself (every enrolled thread waits without a timeout, none is starting) makes a report,
@@ -35,17 +36,20 @@ use crate::det::feed::{Feed, PostError};
 use crate::det::history::{History, Turn};
 use crate::det::journal::Journal;
 use crate::det::post::Post;
-use crate::det::record::Divergence;
 use crate::det::selector::{SelectError, Selector};
 use crate::det::softlock::{Cause, Softlock, Standing, Stuck};
+use crate::det::verifier::Divergence;
 use crate::det::witness::{Candidate, Reason, Rolling, Witness};
 use crate::parker::Parker;
 use crate::sync::{lock, wait, Arc, Condvar, Mutex, MutexGuard};
 use crate::sys;
+use crate::vcore::step::YieldKind;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::task::Waker;
 use std::time::Duration;
+
+mod yielding;
 
 /// How often a thread waiting for a turn looks again while the token rests: a host thread's
 /// wake (outside the contract) or a shutdown is then seen within it.
@@ -78,6 +82,9 @@ struct Slot {
     history: History,
     /// Paused (svcSetThreadActivity, `pause_guests`): no candidate until resumed.
     paused: bool,
+    /// Off its core's queue since a yield to any thread (Horizon's active core -1): no
+    /// candidate until its core has no other ready thread (`token/yielding.rs`).
+    away: bool,
 }
 
 /// What the token's lock guards.
@@ -177,7 +184,7 @@ impl Token {
                 holder: None,
                 left: 0,
                 last_core: None,
-                next_order: 0,
+                next_order: yielding::FIRST_ORDER,
                 stopped: false,
                 pace_ns: 0,
                 progress: 0,
@@ -214,6 +221,7 @@ impl Token {
                 turn: Arc::new(Condvar::new()),
                 history: History::default(),
                 paused: false,
+                away: false,
             },
         );
     }
@@ -260,9 +268,17 @@ impl Token {
             }
         }
         let pace = std::mem::take(&mut s.pace_ns);
+        let turn = (s.holder == Some(id))
+            .then(|| s.threads.get(&id).and_then(|t| t.history.last()))
+            .flatten();
         drop(s);
         if pace > 0 {
             std::thread::sleep(Duration::from_nanos(pace));
+        }
+        // The turn's marker on this thread's track: its events up to its next marker fall in
+        // this decision (only here, so the mode off costs the event path nothing).
+        if let Some(turn) = turn {
+            crate::trace::decision(turn.decision, turn.vt);
         }
     }
 
@@ -316,14 +332,15 @@ impl Token {
             .is_none_or(|t| t.paused && s.holder != Some(id))
     }
 
-    /// Thread `id` (the holder) yields: it goes behind the ready threads of its priority.
+    /// Thread `id` (the holder) yields by `kind`, as Horizon's scheduler does within a core
+    /// (`token/yielding.rs`): behind its equals, or off its core's queue (`Any`).
     ///
     /// # Blocking
     /// Until its next turn.
-    pub(crate) fn yield_turn(&self, id: u64) {
+    pub(crate) fn yield_turn(&self, id: u64, kind: YieldKind) {
         self.give(id, Reason::Yield, |s| {
             s.clock.op();
-            Run::Ready(s.order())
+            s.yielded(id, kind)
         });
     }
 
@@ -553,7 +570,7 @@ impl State {
     /// Each core's best ready thread, in core order.
     fn candidates(&self) -> Vec<Candidate> {
         let mut best: BTreeMap<u8, (u8, u64, u64)> = BTreeMap::new();
-        for (&id, t) in self.threads.iter().filter(|(_, t)| !t.paused) {
+        for (&id, t) in self.threads.iter().filter(|(_, t)| !t.paused && !t.away) {
             if let Run::Ready(order) = t.run {
                 let key = (t.priority, order, id);
                 let e = best.entry(t.core).or_insert(key);
@@ -582,6 +599,7 @@ impl State {
                 self.clock.jump_to(vt);
             }
             self.ready_due();
+            self.return_away();
             let candidates = self.candidates();
             if candidates.is_empty() {
                 // A thread about to start is one that will run: time waits for it.

@@ -12,7 +12,7 @@
 
 use crate::build_error::BuildError;
 use crate::det::journal::Journal;
-use crate::det::record::Divergence;
+use crate::det::verifier::Divergence;
 use crate::runtime::Runtime;
 use crate::token::DetStats;
 use std::fmt;

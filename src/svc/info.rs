@@ -1,6 +1,7 @@
-//! What a guest thread asks the kernel about threads: its own handle, thread ids
-//! (svcGetThreadId, 0x25), the core it runs on (svcGetCurrentProcessorNumber, 0x10) and
-//! thread CPU ticks (svcGetInfo, 0x29, ThreadTickCount).
+//! What a guest thread asks the kernel about threads and its process: its own handle, thread
+//! ids (svcGetThreadId, 0x25), the core it runs on (svcGetCurrentProcessorNumber, 0x10),
+//! thread CPU ticks and the process's random entropy (svcGetInfo, 0x29, ThreadTickCount and
+//! RandomEntropy).
 //!
 //! Invariant: nothing here blocks or changes state; a bad handle or info type is answered
 //! with its result code.
@@ -12,6 +13,9 @@ use crate::result::ResultCode;
 
 /// svcGetInfo's ThreadTickCount info type (25; firmware 13.0.0 and later).
 pub const INFO_TYPE_THREAD_TICK_COUNT: u32 = 25;
+
+/// svcGetInfo's RandomEntropy info type (11): one of the process's four random words.
+pub const INFO_TYPE_RANDOM_ENTROPY: u32 = 11;
 
 /// The calling guest thread's real handle: the value the SDK keeps in its thread-local
 /// storage and writes into the mutex words it locks (a host puts it there when the guest
@@ -54,17 +58,27 @@ pub fn get_current_processor_number() -> i32 {
     crate::thread::with_current(crate::thread::Thread::current_core).unwrap_or(0)
 }
 
-/// svcGetInfo (0x29). hos answers [`INFO_TYPE_THREAD_TICK_COUNT`]: the CPU time of the
-/// thread `h` names (the pseudo-handle included) in 19.2 MHz ticks, all of it for `subtype`
-/// `u64::MAX`; for a core id 0..=63, all of it if `h` is the calling thread and that is the
-/// core it holds now (hos does not split a thread's time by core), else 0.
+/// svcGetInfo (0x29). hos answers two info types:
+///
+/// - [`INFO_TYPE_THREAD_TICK_COUNT`]: the CPU time of the thread `h` names (the pseudo-handle
+///   included) in 19.2 MHz ticks, all of it for `subtype` `u64::MAX`; for a core id 0..=63,
+///   all of it if `h` is the calling thread and that is the core it holds now (hos does not
+///   split a thread's time by core), else 0.
+/// - [`INFO_TYPE_RANDOM_ENTROPY`]: word `subtype` (0..=3) of the calling thread's runtime's
+///   random entropy (`Runtime::entropy`: in the deterministic mode drawn from the run's
+///   recorded seed, so a replay's guest sees the same), `h` being [`Handle::INVALID`], as
+///   mesosphère checks them.
 ///
 /// # Errors
 /// InvalidEnumValue for any other info type (the console knows more; hos none of them);
-/// InvalidCombination for a subtype that is neither `u64::MAX` nor 0..=63; InvalidHandle
-/// for a handle that names no thread.
+/// InvalidCombination for a subtype that is neither `u64::MAX` nor 0..=63 (tick count) or
+/// over 3 (entropy); InvalidHandle for a handle that names no thread (tick count) or is not
+/// [`Handle::INVALID`] (entropy); InvalidState for entropy asked with no runtime.
 pub fn get_info(info_type: u32, h: Handle, subtype: u64) -> Result<u64, ResultCode> {
     entry();
+    if info_type == INFO_TYPE_RANDOM_ENTROPY {
+        return random_entropy(h, subtype);
+    }
     if info_type != INFO_TYPE_THREAD_TICK_COUNT {
         return Err(ResultCode::INVALID_ENUM_VALUE);
     }
@@ -78,4 +92,15 @@ pub fn get_info(info_type: u32, h: Handle, subtype: u64) -> Result<u64, ResultCo
         return Ok(0);
     }
     Ok(super::tick::ticks_in(t.cpu_time().total().as_nanos()))
+}
+
+/// svcGetInfo's RandomEntropy: word `subtype` of the calling thread's runtime's entropy.
+fn random_entropy(h: Handle, subtype: u64) -> Result<u64, ResultCode> {
+    if h != Handle::INVALID {
+        return Err(ResultCode::INVALID_HANDLE);
+    }
+    let word = usize::try_from(subtype).ok().filter(|&i| i < 4);
+    let word = word.ok_or(ResultCode::INVALID_COMBINATION)?;
+    let rt = hos_runtime::internal::runtime().ok_or(ResultCode::INVALID_STATE)?;
+    Ok(rt.entropy()[word])
 }

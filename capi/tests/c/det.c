@@ -3,11 +3,15 @@
  * hos_config (a bad value is InvalidValue naming the switch and the value), and a runtime in
  * the mode runs a main guest thread that ping-pongs two events with a second guest thread
  * and sleeps: two runs of one seed read the same hos_det_stats (decisions, hash, virtual
- * time), and a runtime with the mode off reads `on` 0. Run by capi/tests/c_hosts.rs.
+ * time), and a runtime with the mode off reads `on` 0. The trace (hos_write_trace) opens
+ * each turn with its decision's index in the mode, and has none with the mode off. Run by
+ * capi/tests/c_hosts.rs.
  */
 #include "check.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { ROUNDS = 40 };
 
@@ -35,6 +39,22 @@ static void main_thread(void *arg) {
     OK(hos_svc_close_handle(other));
 }
 
+/* Whether the file at `path` holds `text`. */
+static int file_has(const char *path, const char *text) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = 0;
+    fclose(f);
+    int has = strstr(buf, text) != NULL;
+    free(buf);
+    return has;
+}
+
 /* One run under `spec` (NULL: the mode off); its figures. */
 static hos_det_stats run(const char *spec) {
     hos_config *cfg;
@@ -55,6 +75,12 @@ static hos_det_stats run(const char *spec) {
     OK(hos_svc_close_handle(main));
     hos_det_stats s = {.size = sizeof s};
     OK(hos_det_stats_get(rt, &s));
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hos-det-c-%d.json", (int)getpid());
+    OK(hos_write_trace(rt, path));
+    TRUE(file_has(path, "\"decision 0 (vt 0 ns)\"") == (spec != NULL));
+    TRUE(file_has(path, "\"decision ") == (spec != NULL));
+    remove(path);
     OK(hos_svc_close_handle(ping));
     OK(hos_svc_close_handle(pong));
     OK(hos_runtime_shutdown(rt, -1));

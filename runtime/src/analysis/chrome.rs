@@ -310,6 +310,7 @@ impl Writer {
                 "t",
             ),
             Kind::Frame => (format!("frame {}", e.a), "g"),
+            Kind::Decision => (format!("decision {} (vt {} ns)", e.a, e.b), "t"),
             Kind::Softlock if e.x == 0 => (
                 format!("softlock: deadlock at decision {}, vt {} ns", e.a, e.b),
                 "g",

@@ -48,6 +48,11 @@ impl History {
         }
     }
 
+    /// The latest turn, if any.
+    pub fn last(&self) -> Option<Turn> {
+        self.turns[self.kept.checked_sub(1)? % LEN]
+    }
+
     /// The turns kept, oldest first.
     pub fn turns(&self) -> Vec<Turn> {
         let start = self.kept.saturating_sub(LEN);
@@ -75,6 +80,7 @@ mod tests {
     fn keeps_the_latest_turns_oldest_first_and_ends_the_last() {
         let mut h = History::default();
         assert!(h.turns().is_empty());
+        assert_eq!(h.last(), None);
         h.end(Reason::Exit);
         assert!(h.turns().is_empty(), "nothing to end");
         for d in 0..LEN as u64 + 2 {
@@ -88,5 +94,10 @@ mod tests {
         assert_eq!(h.turns()[3].ended, None);
         h.end(Reason::Wait);
         assert_eq!(h.turns()[3].ended, Some(Reason::Wait));
+        assert_eq!(
+            h.last(),
+            h.turns().last().copied(),
+            "the last wraps with the ring"
+        );
     }
 }

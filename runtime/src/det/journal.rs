@@ -10,8 +10,9 @@
 //! that a replay or a verify's second run takes no decision its reference never took.
 
 use super::post::Post;
-use super::record::{compare, Divergence, Expected, Header, Recording, Verifier, Writer};
+use super::record::{Header, Recording, Writer};
 use super::selector::{Selector, Stable};
+use super::verifier::{compare, Divergence, Expected, Verifier};
 use super::witness::{Pick, Witness};
 use std::fs::File;
 use std::io::{self, BufWriter};

@@ -18,6 +18,7 @@ pub mod record;
 pub mod rng;
 pub mod selector;
 pub mod softlock;
+pub mod verifier;
 pub mod witness;
 
 use record::{RecordError, Recording};

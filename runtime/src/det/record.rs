@@ -11,14 +11,14 @@
 //!
 //! | part | encoding |
 //! | --- | --- |
-//! | header | build hash u64, config hash u64, cores u8, quantum u32, checkpoint and op costs u64 each, entropy seed u64, the selector as its switch (varint length, UTF-8), decisions flag u8 |
+//! | header | build hash u64, config hash u64, cores u8, quantum u32, checkpoint and op costs u64 each, entropy seed u64, the selector as its switch (varint length, UTF-8), the host's build id (varint length, UTF-8), decisions flag u8 |
 //! | input (tag 1) | decision and virtual time as varint deltas from the previous input (the time zigzag-signed), source varint, payload (varint length, bytes) |
 //! | check (tag 2) | the rolling witness hash u64, after each 4,096 decisions |
 //! | deviation (tag 3) | decisions that picked as `Stable` since the last deviation, then the choice and the quantum, varints (only with the decisions flag) |
 //! | end (tag 4) | decisions that picked as `Stable` since the last deviation, then the decision count, varints, then the rolling hash of every witness u64, then u8 1 if the host stopped the run while a thread could still run (a replay holds there), else 0 |
 
 use super::clock::Costs;
-use super::decisions::{Cursor, Decisions, Deviation};
+use super::decisions::{Decisions, Deviation};
 use super::post::Post;
 use super::selector::{Replay, Selector, Spec, SpecError};
 use super::witness::{Fnv64, Pick, Rolling, Witness, CHECK_EVERY};
@@ -39,9 +39,12 @@ const END: u8 = 4;
 /// What a run was configured with: a replay must match it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
-    /// The host's hash of what it runs: hos's version, the guest build id, the host ISA. A
-    /// seed means the same schedule only on the same build.
+    /// The hash of what runs: hos's version and the host's build id (`det_run.rs`). A seed
+    /// means the same schedule only on the same build.
     pub build: u64,
+    /// The host's own build id (HOS_DET_BUILD_ID: its guest's title and version, say), folded
+    /// into `build`; empty when it gave none. Kept so a refusal can name both.
+    pub build_id: String,
     /// Logical cores.
     pub cores: u8,
     /// Checkpoints a turn.
@@ -76,6 +79,8 @@ impl Header {
             return Err(RecordError::Build {
                 recorded: self.build,
                 live: live.build,
+                recorded_id: self.build_id.clone(),
+                live_id: live.build_id.clone(),
             });
         }
         let fields: [(&'static str, u64, u64); 4] = [
@@ -111,6 +116,8 @@ impl Header {
         let spec = self.selector.to_string();
         varint(out, spec.len() as u64);
         out.extend_from_slice(spec.as_bytes());
+        varint(out, self.build_id.len() as u64);
+        out.extend_from_slice(self.build_id.as_bytes());
         out.push(u8::from(self.decisions));
     }
 
@@ -143,6 +150,12 @@ impl Header {
             .map_err(|_| r.corrupt_at(at_spec, "the selector is not UTF-8".into()))?
             .parse()
             .map_err(RecordError::Selector)?;
+        let len = r.varint("the build id's length")?;
+        let at_id = r.pos;
+        let id = r.take(r.len_of(len, "the build id")?, "the build id")?;
+        let build_id = std::str::from_utf8(id)
+            .map_err(|_| r.corrupt_at(at_id, "the build id is not UTF-8".into()))?
+            .to_string();
         let decisions = match r.u8("the decisions flag")? {
             0 => false,
             1 => true,
@@ -150,6 +163,7 @@ impl Header {
         };
         let header = Header {
             build,
+            build_id,
             cores,
             quantum,
             costs,
@@ -464,6 +478,10 @@ pub enum RecordError {
         recorded: u64,
         /// The live run's.
         live: u64,
+        /// The recording's host build id (empty: none).
+        recorded_id: String,
+        /// The live run's.
+        live_id: String,
     },
     /// Recorded with another configuration.
     Config {
@@ -494,9 +512,17 @@ impl fmt::Display for RecordError {
                 write!(f, "recording corrupt at byte {offset}: {what}")
             }
             RecordError::Selector(e) => write!(f, "the recording's {e}"),
-            RecordError::Build { recorded, live } => write!(
+            RecordError::Build {
+                recorded,
+                live,
+                recorded_id,
+                live_id,
+            } => write!(
                 f,
-                "recorded on build {recorded:#018x}, this is build {live:#018x}"
+                "recorded on build {recorded:#018x} (host build id {}), this is build \
+                 {live:#018x} (host build id {})",
+                BuildId(recorded_id),
+                BuildId(live_id)
             ),
             RecordError::Config {
                 field,
@@ -516,171 +542,15 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
-/// Where a run stopped following its recording.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Divergence {
-    /// The decision at which it was seen.
-    pub decision: u64,
-    /// Its virtual time.
-    pub vt: u64,
-    /// What the recording holds there.
-    pub expected: Expected,
-    /// What the run did there; `None`: the run ended there.
-    pub actual: Option<Box<Witness>>,
-}
+/// A host build id as a refusal names it: quoted, or `none`.
+struct BuildId<'a>(&'a str);
 
-/// What a recording expected at a divergence.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Expected {
-    /// The whole witness (two live runs compared).
-    Witness(Box<Witness>),
-    /// This pick (the recording holds its decisions).
-    Pick(Pick),
-    /// This rolling hash: the run diverged at or after decision `since`.
-    Hash {
-        /// The first decision the hash covers that the previous check did not.
-        since: u64,
-        /// The recorded hash.
-        recorded: u64,
-        /// The run's.
-        live: u64,
-    },
-    /// The end: the recording has this many decisions.
-    End(u64),
-}
-
-impl fmt::Display for Divergence {
+impl fmt::Display for BuildId<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "diverged at decision {} (vt {} ns): expected ",
-            self.decision, self.vt
-        )?;
-        match &self.expected {
-            Expected::Witness(w) => write!(f, "{w}")?,
-            Expected::Pick(p) => write!(f, "pick #{} for {} checkpoints", p.choice, p.quantum)?,
-            Expected::Hash {
-                since,
-                recorded,
-                live,
-            } => write!(
-                f,
-                "witness hash {recorded:#018x}, got {live:#018x} (a difference since decision {since})"
-            )?,
-            Expected::End(n) => write!(f, "the end after {n} decisions")?,
+        match self.0 {
+            "" => write!(f, "none"),
+            id => write!(f, "{id:?}"),
         }
-        match &self.actual {
-            Some(w) => write!(f, "; actual {w}"),
-            None => write!(f, "; actual: the run ended"),
-        }
-    }
-}
-
-/// `actual` against `expected`, the same decision of two runs that should agree.
-pub fn compare(expected: &Witness, actual: &Witness) -> Result<(), Divergence> {
-    if expected == actual {
-        return Ok(());
-    }
-    Err(Divergence {
-        decision: actual.decision,
-        vt: actual.vt,
-        expected: Expected::Witness(Box::new(expected.clone())),
-        actual: Some(Box::new(actual.clone())),
-    })
-}
-
-/// Follows a live run's witnesses against a recording: each pick against the recorded one
-/// (if the recording holds decisions), and the rolling hash at each check.
-#[derive(Debug)]
-pub struct Verifier {
-    recording: Recording,
-    rolling: Rolling,
-    cursor: Option<Cursor>,
-    /// The virtual time of the last decision observed.
-    vt: u64,
-}
-
-impl Verifier {
-    /// Before the first decision of a replay of `recording`.
-    pub fn new(recording: Recording) -> Verifier {
-        let cursor = recording.decisions.as_ref().map(Decisions::cursor);
-        Verifier {
-            recording,
-            rolling: Rolling::new(),
-            cursor,
-            vt: 0,
-        }
-    }
-
-    /// The recording followed.
-    pub fn recording(&self) -> &Recording {
-        &self.recording
-    }
-
-    /// The decision count at which the replay holds: the recording's end, where its host
-    /// stopped a run that could have gone on ([`Recording::cut`]); `None` where it had come
-    /// to rest.
-    pub fn holds_at(&self) -> Option<u64> {
-        self.recording.cut.then_some(self.recording.total)
-    }
-
-    /// The next decision: its witness, and `Stable`'s pick for it.
-    pub fn observe(&mut self, w: &Witness, stable: Pick) -> Result<(), Divergence> {
-        let diverged = |expected| Divergence {
-            decision: w.decision,
-            vt: w.vt,
-            expected,
-            actual: Some(Box::new(w.clone())),
-        };
-        self.vt = w.vt;
-        let total = self.recording.total;
-        if self.rolling.decisions() >= total {
-            return Err(diverged(Expected::End(total)));
-        }
-        if let (Some(cursor), Some(log)) = (&mut self.cursor, &self.recording.decisions) {
-            match cursor.next(log, stable) {
-                Some(p) if p == w.pick => {}
-                Some(p) => return Err(diverged(Expected::Pick(p))),
-                None => return Err(diverged(Expected::End(total))),
-            }
-        }
-        if let Some(check) = self.rolling.push(w) {
-            let k = (check.decisions / CHECK_EVERY - 1) as usize;
-            if let Some(&recorded) = self.recording.checks.get(k) {
-                if recorded != check.hash {
-                    return Err(diverged(Expected::Hash {
-                        since: check.decisions - CHECK_EVERY,
-                        recorded,
-                        live: check.hash,
-                    }));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The run ended: a replay that took fewer decisions than the recording diverged where
-    /// it ended, and one whose witnesses since the last check differ, at its end.
-    pub fn finish(&self) -> Result<(), Divergence> {
-        let done = self.rolling.decisions();
-        let (total, recorded) = (self.recording.total, self.recording.hash);
-        let expected = if done < total {
-            Expected::End(total)
-        } else if self.rolling.hash() != recorded {
-            Expected::Hash {
-                since: done / CHECK_EVERY * CHECK_EVERY,
-                recorded,
-                live: self.rolling.hash(),
-            }
-        } else {
-            return Ok(());
-        };
-        Err(Divergence {
-            decision: done,
-            vt: self.vt,
-            expected,
-            actual: None,
-        })
     }
 }
 

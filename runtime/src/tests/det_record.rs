@@ -3,10 +3,9 @@
 
 use crate::det::clock::Costs;
 use crate::det::post::Post;
-use crate::det::record::{
-    compare, Expected, Header, Input, RecordError, Recording, Verifier, Writer, FORMAT_VERSION,
-};
+use crate::det::record::{Header, Input, RecordError, Recording, Writer, FORMAT_VERSION};
 use crate::det::selector::{Pct, Selector, Spec, Stable};
+use crate::det::verifier::{compare, Expected, Verifier};
 use crate::det::witness::{Candidate, Pick, Reason, Witness, CHECK_EVERY};
 use proptest::prelude::*;
 
@@ -15,6 +14,7 @@ const Q: u32 = 1_000;
 fn header(decisions: bool) -> Header {
     Header {
         build: 0xB11D,
+        build_id: "Game 1.0".into(),
         cores: 3,
         quantum: Q,
         costs: Costs::default(),
@@ -157,6 +157,7 @@ proptest! {
     ) {
         let h = Header {
             build,
+            build_id: format!("id {seed:x}"),
             cores,
             quantum,
             costs: Costs { checkpoint_ns, op_ns: 9 },
@@ -236,6 +237,14 @@ fn a_bad_file_names_what_is_wrong() {
         "{e}"
     );
 
+    let mut id = file.clone();
+    // After the fixed fields (57 bytes), the selector `pct:2:77:500` and its length: the
+    // build id's length, then its first byte.
+    assert_eq!(&id[71..79], b"Game 1.0");
+    id[71] = 0xFF;
+    let e = Recording::parse(&id).unwrap_err();
+    assert!(e.to_string().contains("the build id is not UTF-8"), "{e}");
+
     let mut cores = file.clone();
     cores[28] = 4; // the core count, which the config hash covers
     let e = Recording::parse(&cores).unwrap_err();
@@ -289,9 +298,16 @@ fn a_replay_must_match_the_build_and_config() {
         rec.check(&live),
         Err(RecordError::Build {
             recorded: 0xB11D,
-            live: 1
+            live: 1,
+            ..
         })
     ));
+    live.build_id = "Game 1.1".into();
+    let e = rec.check(&live).unwrap_err().to_string();
+    assert!(
+        e.contains("(host build id \"Game 1.0\")") && e.contains("(host build id \"Game 1.1\")"),
+        "{e}"
+    );
     assert_ne!(live.config_hash(), rec.config_hash());
 }
 

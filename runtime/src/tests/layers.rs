@@ -22,10 +22,12 @@ const ORDER: &[&str] = &[
     "det/clock",
     "det/post",
     "det/record",
+    "det/verifier",
     "det/feed",
     "det/journal",
     "det",
     "sys",
+    "entropy",
     "spawn",
     "chaos",
     "wheel",
@@ -84,8 +86,8 @@ const ORDER: &[&str] = &[
 ];
 
 /// The files that are part of their parent's unit: the kicks' grace (`impl Table` of the
-/// virtual cores' table, which reads its constants).
-const JOINED: &[&str] = &["vcore/table/grace", "vcore/table/lend"];
+/// virtual cores' table, which reads its constants), the token's yields (`impl State`).
+const JOINED: &[&str] = &["vcore/table/grace", "vcore/table/lend", "token/yielding"];
 
 /// The crate's layers, for the checker all crates share.
 const LAYERS: check::Layers = check::Layers {

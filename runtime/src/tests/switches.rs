@@ -268,6 +268,7 @@ fn every_builder_method_sets_its_switch() {
         .det_watchdog_ms(300)
         .det_record(Some("r.hosrec".into()))
         .det_record_decisions(true)
+        .det_build_id(Some(" Game 1.0 ".into()))
         .calibration(Calibration::default())
         .logical_processors(None)
         .resolve()
@@ -310,6 +311,7 @@ fn every_builder_method_sets_its_switch() {
         det_watchdog_ms: 300,
         det_record: Some("r.hosrec".into()),
         det_record_decisions: true,
+        det_build_id: Some("Game 1.0".into()),
         calibration: Some(Calibration::default()),
         logical_processors: Some(None),
     };
@@ -388,6 +390,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_DET_WATCHDOG_MS", "0"),
         ("HOS_DET_RECORD", "env.hosrec"),
         ("HOS_DET_RECORD_DECISIONS", "on"),
+        ("HOS_DET_BUILD_ID", " Game 2.0 "),
     ];
     let code = Builder::new()
         .short_sleep(ShortSleep::Timer)
@@ -422,7 +425,8 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .det_pace(Pacing::Paced)
         .det_watchdog_ms(70)
         .det_record(Some("code.hosrec".into()))
-        .det_record_decisions(false);
+        .det_record_decisions(false)
+        .det_build_id(Some("Game 1.0".into()));
     (env, code)
 }
 
@@ -477,6 +481,7 @@ fn code_wins_over_the_environment_unless_asked() {
         det_watchdog_ms: 0,
         det_record: Some("env.hosrec".into()),
         det_record_decisions: true,
+        det_build_id: Some("Game 2.0".into()),
         calibration: None,
         logical_processors: None,
     };

@@ -87,10 +87,15 @@ pub enum Kind {
     /// decision index, `b` the virtual time in ns; `x` 0 for a deadlock, else the id of the
     /// guest thread that held the token too long. Recorded by the thread that told it.
     Softlock,
+    /// The calling guest thread took the deterministic mode's token: `a` the index of the
+    /// decision that gave it the turn (the witness's, a softlock's turns' and a divergence's
+    /// numbering), `b` the virtual time in ns. Its track's events up to its next `Decision`
+    /// fall in that turn, so a trace of a deterministic run lines up with its decisions.
+    Decision,
 }
 
 impl Kind {
-    const ALL: [Kind; 23] = [
+    const ALL: [Kind; 24] = [
         Kind::ThreadStart,
         Kind::ThreadExit,
         Kind::Rename,
@@ -114,6 +119,7 @@ impl Kind {
         Kind::Lent,
         Kind::Moved,
         Kind::Softlock,
+        Kind::Decision,
     ];
 
     /// The kind a word's low byte names; `None` for a slot never written or torn.

@@ -288,6 +288,15 @@ pub fn softlock(decision: u64, vt: u64, held: Option<u64>) {
     }
 }
 
+/// The calling guest thread took the deterministic mode's token at decision `decision`,
+/// virtual time `vt` ns: its next events fall in that turn.
+#[inline]
+pub fn decision(decision: u64, vt: u64) {
+    if on() {
+        record(Kind::Decision, 0, decision, vt);
+    }
+}
+
 /// A host frame mark, number `n`.
 #[inline]
 pub fn frame(n: u64) {
