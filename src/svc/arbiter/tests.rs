@@ -78,9 +78,37 @@ impl Harness {
     fn lock(&mut self, id: u32, owner: u32, w: &Word) -> Result<Option<WaitKey>, ResultCode> {
         self.fx = noting();
         let me = self.me(id);
-        let r = self
-            .t
-            .lock(&me, owner, w, id, resolver(&self.threads), &mut self.fx);
+        let r = self.t.lock(
+            &me,
+            owner,
+            w,
+            id,
+            false,
+            resolver(&self.threads),
+            &mut self.fx,
+        );
+        self.t.check();
+        r
+    }
+
+    /// As [`Harness::lock`], waiting outside a queue it would join at no better priority.
+    fn lock_outside(
+        &mut self,
+        id: u32,
+        owner: u32,
+        w: &Word,
+    ) -> Result<Option<WaitKey>, ResultCode> {
+        self.fx = noting();
+        let me = self.me(id);
+        let r = self.t.lock(
+            &me,
+            owner,
+            w,
+            id,
+            true,
+            resolver(&self.threads),
+            &mut self.fx,
+        );
         self.t.check();
         r
     }
@@ -190,7 +218,7 @@ fn a_lock_checks_the_word_before_the_owner() {
     let free = word(5);
     let me = h.me(1);
     let nobody = |_: u32| -> Option<Party<u32>> { panic!("looked the owner up") };
-    let r = h.t.lock(&me, 5, &free, 1, nobody, &mut h.fx);
+    let r = h.t.lock(&me, 5, &free, 1, false, nobody, &mut h.fx);
     assert!(
         matches!(r, Ok(None)),
         "the word is not owner | WAITERS: success at once"
@@ -555,7 +583,8 @@ fn a_tag_is_written_as_its_waiter_gave_it() {
     let m = word(1 | WAITERS);
     let tag = 0x4000_0009;
     let me = h.me(2);
-    let k = h.t.lock(&me, 1, &m, tag, resolver(&h.threads), &mut h.fx);
+    let k =
+        h.t.lock(&me, 1, &m, tag, false, resolver(&h.threads), &mut h.fx);
     let k = k.unwrap().unwrap();
     let _other = h.lock(3, 1, &m).unwrap().unwrap();
     h.unlock(1, &m);
@@ -596,4 +625,62 @@ fn the_waits_moved_to_another_owner_are_noted_when_asked() {
     assert_eq!(h.poll(&k), Some(Ok(())));
     h.unlock(2, &m);
     h.unlock(4, &m2);
+}
+
+/// The drain (table/drain.rs): a caller that would queue behind the word's lock waiters at no
+/// better priority waits outside; a better one queues and lends the owner its priority. The
+/// hand-offs go to the queued waiters in Horizon's order, the word keeping WAITERS while
+/// anyone waits outside, and the unlock that leaves the word free ends the waits outside with
+/// success (the caller retries in user space).
+#[test]
+fn a_caller_behind_waiters_of_its_priority_waits_outside_until_they_drain() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44), (4, 30)]);
+    let m = word(1 | WAITERS);
+    let b = h.lock_outside(2, 1, &m).unwrap().expect("waits");
+    assert_eq!(h.t.lock_owner(&b), Some(1), "the first caller queues");
+    let c = h.lock_outside(3, 1, &m).unwrap().expect("waits");
+    assert_eq!((h.t.lock_owner(&c), h.t.outside(addr(&m))), (None, 1));
+    let d = h.lock_outside(4, 1, &m).unwrap().expect("waits");
+    assert_eq!(h.t.lock_owner(&d), Some(1), "a better caller queues");
+    assert_eq!(h.t.effective(1), Some(30));
+    h.unlock(1, &m);
+    assert_eq!(
+        (get(&m), h.poll(&d), h.poll(&c)),
+        (4 | WAITERS, Some(Ok(())), None)
+    );
+    // The last lock waiter is handed the word, which keeps WAITERS for the one outside.
+    h.unlock(4, &m);
+    assert_eq!(
+        (get(&m), h.poll(&b), h.poll(&c)),
+        (2 | WAITERS, Some(Ok(())), None)
+    );
+    h.unlock(2, &m);
+    assert_eq!(
+        (get(&m), h.poll(&c), h.t.outside(addr(&m))),
+        (0, Some(Ok(())), 0),
+        "drained: free, and the wait outside ends with success"
+    );
+}
+
+/// A wait outside that times out (ArbitrateLock's bound) leaves the table, and the caller
+/// then queues for real behind the waiters it stayed out of the way of.
+#[test]
+fn an_outside_wait_that_times_out_leaves_and_the_caller_queues() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
+    let m = word(1 | WAITERS);
+    let b = h.lock_outside(2, 1, &m).unwrap().expect("waits");
+    let c = h.lock_outside(3, 1, &m).unwrap().expect("waits");
+    assert_eq!(
+        h.cancel(&c, ResultCode::TIMED_OUT),
+        Err(ResultCode::TIMED_OUT)
+    );
+    assert_eq!(h.t.outside(addr(&m)), 0);
+    let c = h.lock(3, 1, &m).unwrap().expect("waits");
+    h.unlock(1, &m);
+    assert_eq!(
+        (get(&m), h.poll(&b), h.poll(&c)),
+        (2 | WAITERS, Some(Ok(())), None)
+    );
+    h.unlock(2, &m);
+    assert_eq!((get(&m), h.poll(&c)), (3, Some(Ok(()))));
 }

@@ -3,13 +3,14 @@
 //! operation runs to its end and says in [`Effects`] whom to wake and whose priority changed;
 //! `mod.rs` runs it under the arbiter's one lock and blocks the callers.
 //!
-//! Three kinds of wait, as in mesosphère:
+//! Three kinds of wait as in mesosphère, and one of hos's own:
 //!
 //! | wait | where it is kept | order |
 //! | --- | --- | --- |
 //! | WaitForAddress | the address queue of its word | priority, then arrival |
 //! | WaitProcessWideKeyAtomic, before its signal | the condvar queue of its key | priority, then arrival |
 //! | ArbitrateLock (and a signalled condvar wait whose mutex was held) | the lock owner's list | priority, then arrival |
+//! | ArbitrateLock that stays out of a queue while it drains (hos's own: drain.rs) | the drain queue of its word | priority, then arrival (all end at once) |
 //!
 //! A lock waiter is registered against the owner the mutex word named when it came, so an
 //! unlock only finds the waiters registered against its caller (mesosphère's
@@ -28,6 +29,7 @@
 //!   chain of lock owners (mesosphère's `RestorePriority`).
 
 mod check;
+mod drain;
 
 use super::census::{self, Census};
 use super::hasher::WordHash;
@@ -107,11 +109,13 @@ pub(crate) struct Move {
     pub addr: usize,
 }
 
-/// The two address-keyed trees of a process (lock waiters hang off their owners instead).
+/// The address-keyed trees of a process (lock waiters hang off their owners instead): the
+/// kernel's two, and hos's callers of ArbitrateLock that wait for a queue to drain (drain.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Tree {
     Address,
     CondVar,
+    Drain,
 }
 
 #[derive(Debug)]
@@ -122,6 +126,8 @@ enum Place<W> {
     CondVar { key: usize, mutex: W },
     /// In `owner`'s list of lock waiters, for the mutex word at `addr`.
     Lock { owner: u32, addr: usize },
+    /// Outside the lock waiters of the mutex word at this address, until they drain.
+    Drain(usize),
 }
 
 #[derive(Debug)]
@@ -226,18 +232,26 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     /// svcArbitrateLock up to the wait: `None` (success at once) if the word is no longer
     /// `owner | WAITERS`; InvalidHandle if `resolve` finds no thread for `owner` (looked up
     /// only after the word matched, as the kernel does); else `me` waits in the owner's
-    /// list, lending it its priority.
+    /// list, lending it its priority. With `outside`, a caller that would queue behind the
+    /// word's waiters at no better priority waits outside until they drain (drain.rs).
     pub(crate) fn lock(
         &mut self,
         me: &Party<R>,
         owner: u32,
         word: &AtomicU32,
         tag: u32,
+        outside: bool,
         resolve: impl FnOnce(u32) -> Option<Party<R>>,
         fx: &mut Effects<R>,
     ) -> Result<Option<WaitKey>, ResultCode> {
         if word::load(word) != owner | WAITERS {
             return Ok(None);
+        }
+        if outside {
+            if let Some(key) = self.wait_outside(me, owner, addr_of(word)) {
+                self.check();
+                return Ok(Some(key));
+            }
         }
         let owner = resolve(owner).ok_or(ResultCode::INVALID_HANDLE)?;
         entry(&mut self.threads, &owner);
@@ -481,7 +495,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 self.census.left(key);
                 None
             }
-            Place::Address(_) => None,
+            Place::Address(_) | Place::Drain(_) => None,
         };
         self.unlink(k);
         let w = self.waiters.remove(k);
@@ -602,6 +616,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         let rank = self.rank(k);
         let tree = match &self.waiters[k].place {
             Place::Address(a) => (Tree::Address, *a),
+            Place::Drain(a) => (Tree::Drain, *a),
             Place::CondVar { key, .. } => (Tree::CondVar, *key),
             Place::Lock { owner, .. } => {
                 let owner = *owner;
@@ -626,6 +641,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     fn unlink(&mut self, k: usize) {
         let tree = match &self.waiters[k].place {
             Place::Address(a) => (Tree::Address, *a),
+            Place::Drain(a) => (Tree::Drain, *a),
             Place::CondVar { key, .. } => (Tree::CondVar, *key),
             Place::Lock { owner, .. } => {
                 if let Some(info) = self.threads.get_mut(owner) {
@@ -666,8 +682,8 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
 
     /// Takes the lock waiters registered against `me` for the word at `addr`: the best
     /// becomes the owner (woken with success) and inherits the others. Returns the word's new
-    /// value.
-    fn release(&mut self, me: u32, addr: usize, fx: &mut Effects<R>) -> u32 {
+    /// value, before the drain's rule (drain.rs, `release`).
+    fn hand_off(&mut self, me: u32, addr: usize, fx: &mut Effects<R>) -> u32 {
         let Some(info) = self.threads.get(&me) else {
             return 0;
         };
