@@ -93,7 +93,7 @@ pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), R
         queue: Limits::for_timeout(Timeout::Never),
     };
     let r = arbiter.block("ArbitrateLock", at, limit, |t, fx| {
-        let r = t.lock(&me, owner.0, addr, tag, true, resolve, fx);
+        let r = t.lock_or_wait_outside(&me, owner.0, addr, tag, resolve, fx);
         // A wait that waits for no owner is outside.
         outside.set(matches!(&r, Ok(Some(k)) if t.lock_owner(k).is_none()));
         r
@@ -105,7 +105,7 @@ pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), R
         "ArbitrateLock",
         at,
         Limits::for_timeout(Timeout::Never),
-        |t, fx| t.lock(&me, owner.0, addr, tag, false, resolve, fx),
+        |t, fx| t.lock(&me, owner.0, addr, tag, resolve, fx),
     )
 }
 

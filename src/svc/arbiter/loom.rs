@@ -61,7 +61,7 @@ fn lock(arb: &Arbiter, word: &AtomicU32, me: u32) {
         let owner = v & !WAITERS;
         let mut queued = false;
         let r = arb.block("ArbitrateLock", addr(word), Unlimited, |t, fx| {
-            let r = t.lock(&party(me), owner, word, me, false, resolve, fx);
+            let r = t.lock(&party(me), owner, word, me, resolve, fx);
             queued = matches!(r, Ok(Some(_)));
             r
         });

@@ -78,15 +78,9 @@ impl Harness {
     fn lock(&mut self, id: u32, owner: u32, w: &Word) -> Result<Option<WaitKey>, ResultCode> {
         self.fx = noting();
         let me = self.me(id);
-        let r = self.t.lock(
-            &me,
-            owner,
-            w,
-            id,
-            false,
-            resolver(&self.threads),
-            &mut self.fx,
-        );
+        let r = self
+            .t
+            .lock(&me, owner, w, id, resolver(&self.threads), &mut self.fx);
         self.t.check();
         r
     }
@@ -100,15 +94,9 @@ impl Harness {
     ) -> Result<Option<WaitKey>, ResultCode> {
         self.fx = noting();
         let me = self.me(id);
-        let r = self.t.lock(
-            &me,
-            owner,
-            w,
-            id,
-            true,
-            resolver(&self.threads),
-            &mut self.fx,
-        );
+        let r =
+            self.t
+                .lock_or_wait_outside(&me, owner, w, id, resolver(&self.threads), &mut self.fx);
         self.t.check();
         r
     }
@@ -218,7 +206,7 @@ fn a_lock_checks_the_word_before_the_owner() {
     let free = word(5);
     let me = h.me(1);
     let nobody = |_: u32| -> Option<Party<u32>> { panic!("looked the owner up") };
-    let r = h.t.lock(&me, 5, &free, 1, false, nobody, &mut h.fx);
+    let r = h.t.lock(&me, 5, &free, 1, nobody, &mut h.fx);
     assert!(
         matches!(r, Ok(None)),
         "the word is not owner | WAITERS: success at once"
@@ -583,8 +571,7 @@ fn a_tag_is_written_as_its_waiter_gave_it() {
     let m = word(1 | WAITERS);
     let tag = 0x4000_0009;
     let me = h.me(2);
-    let k =
-        h.t.lock(&me, 1, &m, tag, false, resolver(&h.threads), &mut h.fx);
+    let k = h.t.lock(&me, 1, &m, tag, resolver(&h.threads), &mut h.fx);
     let k = k.unwrap().unwrap();
     let _other = h.lock(3, 1, &m).unwrap().unwrap();
     h.unlock(1, &m);
@@ -683,4 +670,23 @@ fn an_outside_wait_that_times_out_leaves_and_the_caller_queues() {
     );
     h.unlock(2, &m);
     assert_eq!((get(&m), h.poll(&c)), (3, Some(Ok(()))));
+}
+
+/// The hand-off test with the newcomer as ArbitrateLock makes it (it waits outside the queue
+/// it would join): the signalled waiter still gets the mutex first, and the newcomer's wait
+/// ends, with success, only once the word is free.
+#[test]
+fn a_signalled_waiter_gets_the_mutex_before_a_newcomer_that_waits_outside() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
+    let (m, key) = (word(1), word(0));
+    let a = h.wait_condvar(1, &m, &key, false).unwrap();
+    m.store(2, Ordering::SeqCst);
+    h.signal_condvar(&key, 1);
+    let c = h.lock_outside(3, 2, &m).unwrap().expect("C waits");
+    assert_eq!(h.t.lock_owner(&c), None, "outside, behind A");
+    h.unlock(2, &m);
+    assert_eq!(get(&m), 1 | WAITERS, "handed to A, marked for C outside");
+    assert_eq!((h.poll(&a), h.poll(&c)), (Some(Ok(())), None));
+    h.unlock(1, &m);
+    assert_eq!((get(&m), h.poll(&c)), (0, Some(Ok(()))), "free: C retries");
 }

@@ -15,21 +15,37 @@
 //! long as the threads loop (a convoy). Outside, the callers let the queue drain; at the
 //! drain they race for the free word in user space, as before the queue formed.
 
-use super::{Effects, Party, Place, Table, Tree, WaitKey};
+use super::{word, Effects, Party, Place, Table, Tree, WaitKey};
+use crate::result::ResultCode;
 use crate::svc::arbitration::WAITERS;
 use crate::sync::atomic::AtomicU32;
 use std::ops::Deref;
 
 impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
-    /// Registers `me` outside the lock waiters of the word at `addr`, held by `owner`, if it
-    /// would queue behind them at no better priority: its effective priority is no better
-    /// than the best of theirs. `None` if it would not (no waiter there, or it ranks first).
-    pub(super) fn wait_outside(
+    /// svcArbitrateLock up to the wait, as [`Table::lock`], but a caller that would queue
+    /// behind the word's lock waiters at no better priority waits outside until they drain.
+    pub(crate) fn lock_or_wait_outside(
         &mut self,
         me: &Party<R>,
         owner: u32,
-        addr: usize,
-    ) -> Option<WaitKey> {
+        word: &AtomicU32,
+        tag: u32,
+        resolve: impl FnOnce(u32) -> Option<Party<R>>,
+        fx: &mut Effects<R>,
+    ) -> Result<Option<WaitKey>, ResultCode> {
+        if word::load(word) == owner | WAITERS {
+            if let Some(key) = self.wait_outside(me, owner, word as *const AtomicU32 as usize) {
+                self.check();
+                return Ok(Some(key));
+            }
+        }
+        self.lock(me, owner, word, tag, resolve, fx)
+    }
+
+    /// Registers `me` outside the lock waiters of the word at `addr`, held by `owner`, if it
+    /// would queue behind them at no better priority: its effective priority is no better
+    /// than the best of theirs. `None` if it would not (no waiter there, or it ranks first).
+    fn wait_outside(&mut self, me: &Party<R>, owner: u32, addr: usize) -> Option<WaitKey> {
         let held = &self.threads.get(&owner)?.held;
         let here = held.iter().filter(
             |&&k| matches!(self.waiters[k].place, Place::Lock { addr: a, .. } if a == addr),

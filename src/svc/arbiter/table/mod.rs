@@ -232,26 +232,18 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     /// svcArbitrateLock up to the wait: `None` (success at once) if the word is no longer
     /// `owner | WAITERS`; InvalidHandle if `resolve` finds no thread for `owner` (looked up
     /// only after the word matched, as the kernel does); else `me` waits in the owner's
-    /// list, lending it its priority. With `outside`, a caller that would queue behind the
-    /// word's waiters at no better priority waits outside until they drain (drain.rs).
+    /// list, lending it its priority.
     pub(crate) fn lock(
         &mut self,
         me: &Party<R>,
         owner: u32,
         word: &AtomicU32,
         tag: u32,
-        outside: bool,
         resolve: impl FnOnce(u32) -> Option<Party<R>>,
         fx: &mut Effects<R>,
     ) -> Result<Option<WaitKey>, ResultCode> {
         if word::load(word) != owner | WAITERS {
             return Ok(None);
-        }
-        if outside {
-            if let Some(key) = self.wait_outside(me, owner, addr_of(word)) {
-                self.check();
-                return Ok(Some(key));
-            }
         }
         let owner = resolve(owner).ok_or(ResultCode::INVALID_HANDLE)?;
         entry(&mut self.threads, &owner);
