@@ -9,12 +9,21 @@
 //!   two condition variables: libnx's on WaitProcessWideKeyAtomic/SignalProcessWideKey
 //!   against std's. A time is per item. Target: within 2x of std's.
 //!
+//! After each group, what its target reads: `sdk_mutex_8/runs`, the mutex workload 10 times
+//! (8 threads x 100k operations each) on a runtime of its own, each run's time and parks, and
+//! the worst run over the best (target: <= 3x, no convoy mode); `sdk_condvar_4x4/alternated`,
+//! libnx's queue and std's alternated round by round (target: <= 2x).
+//!
 //! The workloads are `tests/sdk/workload.rs`, which `tests/sdk_clients.rs` checks.
-//! `cargo bench --bench sdk_lock`.
+//! `cargo bench --bench sdk_lock` (`-- runs` or `-- alternated` for those alone).
 
+// Shared with the other benches; this one has no use for `mean_trip_ns`.
+#[allow(dead_code)]
+mod alternate;
 #[path = "../tests/sdk/mod.rs"]
 mod sdk;
 
+use alternate::{alternate, filtered_in};
 use criterion::{criterion_group, criterion_main, Criterion};
 use hos::{Calibration, Runtime};
 use sdk::libnx;
@@ -107,6 +116,65 @@ fn runtime() -> Runtime {
         .expect("runtime")
 }
 
+/// Runs of the mutex workload in [`sdk_mutex_runs`].
+const RUNS: usize = 10;
+/// Operations a thread in each of those runs.
+const RUN_OPS: u64 = 100_000;
+
+/// The mutex workload [`RUNS`] times on a runtime of its own, whose counters see only it:
+/// each run's time and parks (a convoy parks about once an operation), then the worst run
+/// over the best.
+fn sdk_mutex_runs() {
+    if !filtered_in("sdk_mutex_8/runs") {
+        return;
+    }
+    let rt = runtime();
+    let times: Vec<Duration> = (0..RUNS)
+        .map(|run| {
+            let parked = rt.stats().parks;
+            let took = count::<libnx::Mutex>(On::Guest(&rt), THREADS * RUN_OPS);
+            let parks = rt.stats().parks - parked;
+            eprintln!(
+                "sdk_mutex_8/runs: run {run}: {:.1} ms, {parks} parks for {} operations",
+                took.as_secs_f64() * 1e3,
+                THREADS * RUN_OPS
+            );
+            took
+        })
+        .collect();
+    let best = times.iter().min().expect("runs");
+    let worst = times.iter().max().expect("runs");
+    eprintln!(
+        "sdk_mutex_8/runs: best {:.1} ms, worst {:.1} ms: {:.2}x (target <= 3x)",
+        best.as_secs_f64() * 1e3,
+        worst.as_secs_f64() * 1e3,
+        worst.as_secs_f64() / best.as_secs_f64()
+    );
+    rt.shutdown();
+}
+
+/// Items an arm of [`sdk_condvar_alternated`] passes in each round.
+const ALTERNATED_ITEMS: u64 = 40_000;
+
+/// libnx's queue and std's alternated over 7 rounds: the median time an item and ratio.
+fn sdk_condvar_alternated() {
+    if !filtered_in("sdk_condvar_4x4/alternated") {
+        return;
+    }
+    let rt = runtime();
+    let per_item = |took: Duration| took.as_nanos() as f64 / ALTERNATED_ITEMS as f64;
+    alternate(
+        "sdk_condvar_4x4/alternated",
+        ["std_pthread", "libnx_svc"],
+        7,
+        |arm| match arm {
+            0 => per_item(pass::<StdQueue>(On::Os, ALTERNATED_ITEMS)),
+            _ => per_item(pass::<LibnxQueue>(On::Guest(&rt), ALTERNATED_ITEMS)),
+        },
+    );
+    rt.shutdown();
+}
+
 fn sdk_mutex(c: &mut Criterion) {
     let rt = runtime();
     let mut g = c.benchmark_group("sdk_mutex_8");
@@ -119,6 +187,7 @@ fn sdk_mutex(c: &mut Criterion) {
     });
     g.finish();
     rt.shutdown();
+    sdk_mutex_runs();
 }
 
 fn sdk_condvar(c: &mut Criterion) {
@@ -133,6 +202,7 @@ fn sdk_condvar(c: &mut Criterion) {
     });
     g.finish();
     rt.shutdown();
+    sdk_condvar_alternated();
 }
 
 /// The group criterion_main! runs (criterion_group! makes a public fn no doc comment reaches).

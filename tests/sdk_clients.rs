@@ -82,6 +82,40 @@ fn libnx_mutex_excludes_across_priorities() {
     assert_eq!(m.0.load(Relaxed), 0, "free, and no waiters bit left behind");
 }
 
+/// Queues at one priority, where ArbitrateLock's callers wait outside a queue until it drains
+/// (the arbiter's table/drain.rs): holders that sleep with the mutex now and then make the
+/// others queue behind them and the later ones wait outside. Still one holder at a time, no
+/// increment lost, every waiter served, and the word free with no waiters bit at the end.
+#[test]
+fn libnx_mutex_excludes_while_queues_drain_at_one_priority() {
+    const THREADS: usize = 6;
+    const ROUNDS: u64 = 400;
+    let (m, g) = (Arc::new(Mutex::new()), Arc::new(Guarded::default()));
+    let (m2, g2) = (m.clone(), g.clone());
+    let workers = (0..THREADS)
+        .map(|i| {
+            let (m, g) = (m2.clone(), g2.clone());
+            rt().thread()
+                .name(format!("DrainWorker{i}"))
+                .priority(44)
+                .spawn(move || {
+                    for r in 0..ROUNDS {
+                        m.lock();
+                        g.bump();
+                        if (r + i as u64) % 40 == 0 {
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        m.unlock();
+                    }
+                })
+                .expect("spawn")
+        })
+        .collect();
+    join_within(workers, LIMIT);
+    assert_eq!(g.value.load(Relaxed), THREADS as u64 * ROUNDS);
+    assert_eq!(m.0.load(Relaxed), 0, "free, and no waiters bit left behind");
+}
+
 #[test]
 fn libnx_condvar_loses_no_wakeup_between_producers_and_consumers() {
     const PAIRS: usize = 4;

@@ -66,6 +66,7 @@ const JOINED: &[&str] = &[
     "thread/attach",
     "svc/arbiter/lent",
     "svc/arbiter/table/check",
+    "svc/arbiter/table/drain",
 ];
 
 /// The crate's layers, for the checker all crates share.

@@ -13,12 +13,12 @@
 //! the arbiter's, then the handle table's (looking a mutex word's owner up) or the virtual cores'
 //! (a lent priority).
 //!
-//! A wait ends when the table ends it (a signal, a hand-off, an owner gone: its result goes
-//! to the wait's mailbox, which the woken waiter reads without the lock), at its deadline
-//! (TimedOut), or at its runtime's shutdown (Cancelled): the last two take it out of the table
-//! under the lock, unless it ended first, whose result then wins. A wait's entry is gone from
-//! the table before the call that made it returns, on every path (its future's drop removes
-//! it).
+//! A wait ends when the table ends it (a signal, a hand-off, a drain, an owner gone: its
+//! result goes to the wait's mailbox, which the woken waiter reads without the lock), at its
+//! deadline (TimedOut), or at its runtime's shutdown (Cancelled): the last two take it out of
+//! the table under the lock, unless it ended first, whose result then wins. A wait's entry is
+//! gone from the table before the call that made it returns, on every path (its future's drop
+//! removes it).
 //!
 //! One table for the process, not sharded: an operation is a few hundred nanoseconds under
 //! the lock against a park of microseconds; `benches/arbiter.rs` measures the hand-offs.

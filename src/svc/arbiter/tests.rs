@@ -85,6 +85,22 @@ impl Harness {
         r
     }
 
+    /// As [`Harness::lock`], waiting outside a queue it would join at no better priority.
+    fn lock_outside(
+        &mut self,
+        id: u32,
+        owner: u32,
+        w: &Word,
+    ) -> Result<Option<WaitKey>, ResultCode> {
+        self.fx = noting();
+        let me = self.me(id);
+        let r =
+            self.t
+                .lock_or_wait_outside(&me, owner, w, id, resolver(&self.threads), &mut self.fx);
+        self.t.check();
+        r
+    }
+
     fn unlock(&mut self, id: u32, w: &Word) {
         self.fx = noting();
         self.t.unlock(id, w, &mut self.fx);
@@ -596,4 +612,81 @@ fn the_waits_moved_to_another_owner_are_noted_when_asked() {
     assert_eq!(h.poll(&k), Some(Ok(())));
     h.unlock(2, &m);
     h.unlock(4, &m2);
+}
+
+/// The drain (table/drain.rs): a caller that would queue behind the word's lock waiters at no
+/// better priority waits outside; a better one queues and lends the owner its priority. The
+/// hand-offs go to the queued waiters in Horizon's order, the word keeping WAITERS while
+/// anyone waits outside, and the unlock that leaves the word free ends the waits outside with
+/// success (the caller retries in user space).
+#[test]
+fn a_caller_behind_waiters_of_its_priority_waits_outside_until_they_drain() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44), (4, 30)]);
+    let m = word(1 | WAITERS);
+    let b = h.lock_outside(2, 1, &m).unwrap().expect("waits");
+    assert_eq!(h.t.lock_owner(&b), Some(1), "the first caller queues");
+    let c = h.lock_outside(3, 1, &m).unwrap().expect("waits");
+    assert_eq!((h.t.lock_owner(&c), h.t.outside(addr(&m))), (None, 1));
+    let d = h.lock_outside(4, 1, &m).unwrap().expect("waits");
+    assert_eq!(h.t.lock_owner(&d), Some(1), "a better caller queues");
+    assert_eq!(h.t.effective(1), Some(30));
+    h.unlock(1, &m);
+    assert_eq!(
+        (get(&m), h.poll(&d), h.poll(&c)),
+        (4 | WAITERS, Some(Ok(())), None)
+    );
+    // The last lock waiter is handed the word, which keeps WAITERS for the one outside.
+    h.unlock(4, &m);
+    assert_eq!(
+        (get(&m), h.poll(&b), h.poll(&c)),
+        (2 | WAITERS, Some(Ok(())), None)
+    );
+    h.unlock(2, &m);
+    assert_eq!(
+        (get(&m), h.poll(&c), h.t.outside(addr(&m))),
+        (0, Some(Ok(())), 0),
+        "drained: free, and the wait outside ends with success"
+    );
+}
+
+/// A wait outside that times out (ArbitrateLock's bound) leaves the table, and the caller
+/// then queues for real behind the waiters it stayed out of the way of.
+#[test]
+fn an_outside_wait_that_times_out_leaves_and_the_caller_queues() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
+    let m = word(1 | WAITERS);
+    let b = h.lock_outside(2, 1, &m).unwrap().expect("waits");
+    let c = h.lock_outside(3, 1, &m).unwrap().expect("waits");
+    assert_eq!(
+        h.cancel(&c, ResultCode::TIMED_OUT),
+        Err(ResultCode::TIMED_OUT)
+    );
+    assert_eq!(h.t.outside(addr(&m)), 0);
+    let c = h.lock(3, 1, &m).unwrap().expect("waits");
+    h.unlock(1, &m);
+    assert_eq!(
+        (get(&m), h.poll(&b), h.poll(&c)),
+        (2 | WAITERS, Some(Ok(())), None)
+    );
+    h.unlock(2, &m);
+    assert_eq!((get(&m), h.poll(&c)), (3, Some(Ok(()))));
+}
+
+/// The hand-off test with the newcomer as ArbitrateLock makes it (it waits outside the queue
+/// it would join): the signalled waiter still gets the mutex first, and the newcomer's wait
+/// ends, with success, only once the word is free.
+#[test]
+fn a_signalled_waiter_gets_the_mutex_before_a_newcomer_that_waits_outside() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
+    let (m, key) = (word(1), word(0));
+    let a = h.wait_condvar(1, &m, &key, false).unwrap();
+    m.store(2, Ordering::SeqCst);
+    h.signal_condvar(&key, 1);
+    let c = h.lock_outside(3, 2, &m).unwrap().expect("C waits");
+    assert_eq!(h.t.lock_owner(&c), None, "outside, behind A");
+    h.unlock(2, &m);
+    assert_eq!(get(&m), 1 | WAITERS, "handed to A, marked for C outside");
+    assert_eq!((h.poll(&a), h.poll(&c)), (Some(Ok(())), None));
+    h.unlock(1, &m);
+    assert_eq!((get(&m), h.poll(&c)), (0, Some(Ok(()))), "free: C retries");
 }

@@ -36,6 +36,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 seen[k] += 1;
                 let here = match &self.waiters[k].place {
                     Place::Address(a) => (Tree::Address, *a),
+                    Place::Drain(a) => (Tree::Drain, *a),
                     Place::CondVar { key, .. } => (Tree::CondVar, *key),
                     p @ Place::Lock { .. } => panic!("waiter {k} in queue {tree:?} is {p:?}"),
                 };

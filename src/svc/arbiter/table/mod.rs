@@ -3,13 +3,14 @@
 //! operation runs to its end and says in [`Effects`] whom to wake and whose priority changed;
 //! `mod.rs` runs it under the arbiter's one lock and blocks the callers.
 //!
-//! Three kinds of wait, as in mesosphère:
+//! Three kinds of wait as in mesosphère, and one of hos's own:
 //!
 //! | wait | where it is kept | order |
 //! | --- | --- | --- |
 //! | WaitForAddress | the address queue of its word | priority, then arrival |
 //! | WaitProcessWideKeyAtomic, before its signal | the condvar queue of its key | priority, then arrival |
 //! | ArbitrateLock (and a signalled condvar wait whose mutex was held) | the lock owner's list | priority, then arrival |
+//! | ArbitrateLock that stays out of a queue while it drains (hos's own: drain.rs) | the drain queue of its word | priority, then arrival (all end at once) |
 //!
 //! A lock waiter is registered against the owner the mutex word named when it came, so an
 //! unlock only finds the waiters registered against its caller (mesosphère's
@@ -28,6 +29,7 @@
 //!   chain of lock owners (mesosphère's `RestorePriority`).
 
 mod check;
+mod drain;
 
 use super::census::{self, Census};
 use super::hasher::WordHash;
@@ -107,11 +109,13 @@ pub(crate) struct Move {
     pub addr: usize,
 }
 
-/// The two address-keyed trees of a process (lock waiters hang off their owners instead).
+/// The address-keyed trees of a process (lock waiters hang off their owners instead): the
+/// kernel's two, and hos's callers of ArbitrateLock that wait for a queue to drain (drain.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Tree {
     Address,
     CondVar,
+    Drain,
 }
 
 #[derive(Debug)]
@@ -122,6 +126,8 @@ enum Place<W> {
     CondVar { key: usize, mutex: W },
     /// In `owner`'s list of lock waiters, for the mutex word at `addr`.
     Lock { owner: u32, addr: usize },
+    /// Outside the lock waiters of the mutex word at this address, until they drain.
+    Drain(usize),
 }
 
 #[derive(Debug)]
@@ -481,7 +487,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 self.census.left(key);
                 None
             }
-            Place::Address(_) => None,
+            Place::Address(_) | Place::Drain(_) => None,
         };
         self.unlink(k);
         let w = self.waiters.remove(k);
@@ -602,6 +608,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         let rank = self.rank(k);
         let tree = match &self.waiters[k].place {
             Place::Address(a) => (Tree::Address, *a),
+            Place::Drain(a) => (Tree::Drain, *a),
             Place::CondVar { key, .. } => (Tree::CondVar, *key),
             Place::Lock { owner, .. } => {
                 let owner = *owner;
@@ -626,6 +633,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     fn unlink(&mut self, k: usize) {
         let tree = match &self.waiters[k].place {
             Place::Address(a) => (Tree::Address, *a),
+            Place::Drain(a) => (Tree::Drain, *a),
             Place::CondVar { key, .. } => (Tree::CondVar, *key),
             Place::Lock { owner, .. } => {
                 if let Some(info) = self.threads.get_mut(owner) {
@@ -666,8 +674,8 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
 
     /// Takes the lock waiters registered against `me` for the word at `addr`: the best
     /// becomes the owner (woken with success) and inherits the others. Returns the word's new
-    /// value.
-    fn release(&mut self, me: u32, addr: usize, fx: &mut Effects<R>) -> u32 {
+    /// value, before the drain's rule (drain.rs, `release`).
+    fn hand_off(&mut self, me: u32, addr: usize, fx: &mut Effects<R>) -> u32 {
         let Some(info) = self.threads.get(&me) else {
             return 0;
         };
