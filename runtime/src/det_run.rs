@@ -51,12 +51,23 @@ pub(crate) fn token(config: &Config) -> Result<Option<Token>, BuildError> {
                 .header
                 .check(&header)
                 .map_err(BuildError::Replay)?;
-            let selector = recording.selector().map_err(BuildError::Replay)?;
+            let selector = crate::det::replayer(&recording).map_err(BuildError::Replay)?;
             // A recording of this replay names the schedule as the replayed one did.
             header.selector = recording.header.selector.clone();
             let feed = Feed::replay(recording.inputs.clone());
             journal.replay(recording);
             (selector, feed)
+        }
+        // A new schedule made of a recording's: its inputs, nothing to check it against.
+        Spec::Guided { path, prefix, drop } => {
+            let recording = Recording::open(path).map_err(BuildError::Replay)?;
+            recording
+                .header
+                .check(&header)
+                .map_err(BuildError::Replay)?;
+            let selector =
+                crate::det::guided(&recording, *prefix, drop).map_err(BuildError::Replay)?;
+            (selector, Feed::replay(recording.inputs))
         }
         seeded => {
             let selector = seeded.seeded(config.det_quantum);
