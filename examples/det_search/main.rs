@@ -1,5 +1,6 @@
 //! det_search: runs seeds of the deterministic mode on a bug of the zoo in parallel child
-//! processes until enough fail, prints the failing seeds, shrinks the first one's setup, and
+//! processes until enough fail, prints the failing seeds, shrinks the first one (its setup,
+//! then its schedule by its decision log, written as a `.hosrec` that replays it), and
 //! puts beside it how often normal mode (the mode off) shows the same bug
 //! (docs/determinism.md section 9; `--help` for the flags).
 //!
