@@ -231,7 +231,8 @@ forward! {
 
     /// HOS_DET: runs the guest threads deterministically with `selector`, one at a time over
     /// HOS_CORES logical cores (docs/determinism.md); `None` runs normally (the default).
-    /// `Spec::Replay` is refused at build: replay is not wired yet.
+    /// `Spec::Replay` replays a recording and `Spec::Guided` runs a schedule made of one:
+    /// `build` reads the file and fails on one it cannot read or that does not match.
     det(selector: Option<Spec>);
 
     /// HOS_DET_QUANTUM: a deterministic turn's length, 1..=1_000_000 checkpoints (default

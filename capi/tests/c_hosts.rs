@@ -382,6 +382,15 @@ fn the_deterministic_softlock_report_from_c() {
 }
 
 #[test]
+fn a_guided_schedule_from_c() {
+    let out = host("capi/tests/c/det_guided.c", false, &[]);
+    assert!(
+        out.contains("deterministic guided schedule checked"),
+        "{out}"
+    );
+}
+
+#[test]
 fn recording_and_replay_from_c() {
     let out = host("capi/tests/c/det_record.c", false, &[]);
     assert!(

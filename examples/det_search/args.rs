@@ -35,17 +35,20 @@ child that crashes or goes silent for 30 s fails the seed it was running.
   --fail-on KINDS   which outcomes fail a seed, of bug,hang,panic,exit (default all)
   --jobs J          child processes at a time, 1..=256 (default: the processors)
   --batch B         trials a child runs, 1..=10000 (default 16)
-  --shrink          shrink the first failing seed's setup (see below)
+  --shrink          shrink the first failing seed's setup, then its schedule (see below)
   --normal N        also run the bug N times in normal mode (the mode off), 1..=1000000,
                     and print how often it shows there
   --help            this text
 
-Shrink: the decision log's replay is not wired yet, so a failing schedule is shrunk over its
-setup, never its decisions: the failure is confirmed 3 times with the same figures; pct's
-depth is lowered while the seed still fails (fewer change points); the quantum is doubled up
-to 1024 while it still fails (fewer preemption points); and stable at that quantum is tried
-(a failure with no deviation from stable at all). It prints each step and the smallest setup
-that fails, with its decisions.
+Shrink: first the setup: the failure is confirmed 3 times with the same figures; pct's depth
+is lowered while the seed still fails (fewer change points); the quantum is doubled up to
+1024 while it still fails (fewer preemption points). Then the schedule, by its decision log
+(HOS_DET=guided:PREFIX:DROP:PATH): the smallest setup is recorded with its decisions; prefix
+bisection finds the shortest prefix of them that, followed by stable, fails the same; ddmin
+keeps the fewest of its deviations from stable that still fail (at most 64 trials). The
+result is recorded to det_search-BUG-PID.hosrec in the temp folder and replayed 3 times. It
+prints each step, the shrunk schedule (its prefix, its deviations: decision, thread,
+candidate) and the HOS_DET=replay:PATH line that reproduces it.
 ";
 
 /// A selector kind the search seeds.

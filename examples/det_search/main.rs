@@ -1,5 +1,6 @@
 //! det_search: runs seeds of the deterministic mode on a bug of the zoo in parallel child
-//! processes until enough fail, prints the failing seeds, shrinks the first one's setup, and
+//! processes until enough fail, prints the failing seeds, shrinks the first one (its setup,
+//! then its schedule by its decision log, written as a `.hosrec` that replays it), and
 //! puts beside it how often normal mode (the mode off) shows the same bug
 //! (docs/determinism.md section 9; `--help` for the flags).
 //!
@@ -14,10 +15,14 @@
 //! | `child.rs` | a child's batch of trials and its result lines |
 //! | `pool.rs` | the children, a few at a time |
 //! | `shrink.rs` | a failing setup made smaller |
+//! | `schedule.rs` | a failing schedule made smaller by its decision log |
+//! | `ddmin.rs` | delta debugging's minimisation |
 
 mod args;
 mod child;
+mod ddmin;
 mod pool;
+mod schedule;
 mod shrink;
 mod trial;
 mod zoo;
@@ -145,24 +150,69 @@ fn search(o: &Options) -> Result<bool, String> {
         }
         if let Some(first) = failed.first().filter(|_| o.shrink) {
             let spec: Spec = first.job.parse().map_err(|e| format!("{e}"))?;
-            let s = shrink::shrink(bug, &spec, o.quantum, o.stall, o.fail_on);
-            println!("  shrink (over the setup: the decision log's replay is not wired):");
-            for step in &s.steps {
-                println!("    {step}");
-            }
-            if let Some((spec, q, t)) = &s.best {
-                let d = t.figures.map_or(0, |f| f.decisions);
-                println!(
-                    "  smallest: {spec} --quantum {q}: {} ({d} decisions)",
-                    t.outcome
-                );
-            }
+            let out = std::env::temp_dir().join(format!(
+                "det_search-{}-{}.hosrec",
+                bug.name(),
+                std::process::id()
+            ));
+            let s = shrink::shrink(bug, &spec, o.quantum, o.stall, o.fail_on, &out);
+            print_shrunk(&s);
         }
         if let Some(n) = o.normal {
             normal(&pool, bug, n, &fails)?;
         }
     }
     Ok(any)
+}
+
+/// Prints a shrink: the setup's steps and smallest setup, then the schedule's.
+fn print_shrunk(s: &shrink::Shrunk) {
+    println!("  shrink, the setup:");
+    for step in &s.steps {
+        println!("    {step}");
+    }
+    if let Some((spec, q, t)) = &s.best {
+        let d = t.figures.map_or(0, |f| f.decisions);
+        println!(
+            "  smallest setup: {spec} --quantum {q}: {} ({d} decisions)",
+            t.outcome
+        );
+    }
+    match &s.schedule {
+        None => {}
+        Some(Err(why)) => println!("  shrink, the schedule: failed: {why}"),
+        Some(Ok(c)) => {
+            println!("  shrink, the schedule (by its decision log):");
+            for step in &c.steps {
+                println!("    {step}");
+            }
+            let d = c.trial.figures.map_or(0, |f| f.decisions);
+            println!(
+                "  shrunk schedule: the first {} decisions then stable, {} of {} deviations \
+                 from stable, {d} decisions, {} trials: {}",
+                c.prefix,
+                c.deviations.len(),
+                c.recorded,
+                c.trials,
+                c.trial.outcome
+            );
+            for v in &c.deviations {
+                println!(
+                    "    decision {}: thread {} (candidate #{})",
+                    v.decision, v.thread, v.choice
+                );
+            }
+            println!(
+                "  written: {} (HOS_DET=replay:{} HOS_DET_QUANTUM={} HOS_CORES=3 \
+                 HOS_DET_PACE=free); replayed to the same trial {} of {}",
+                c.path.display(),
+                c.path.display(),
+                s.best.as_ref().map_or(0, |b| b.1),
+                c.reproduced,
+                shrink::CONFIRM
+            );
+        }
+    }
 }
 
 /// Runs `bug` `n` times in normal mode and prints how often it showed.

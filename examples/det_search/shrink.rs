@@ -1,24 +1,27 @@
-//! Shrinking a failing setup. The decision log's replay is not wired yet (`HOS_DET=replay:`
-//! is refused), so a failing schedule cannot be cut by its decisions (prefix bisection,
-//! fewest deviations from `stable`); it is shrunk over its setup instead, each step a few
-//! trials run here, in this process:
+//! Shrinking a failing run: its setup first, then its schedule by its decision log. The
+//! setup's steps are a few trials run here, in this process:
 //!
 //! 1. confirm: the setup fails [`CONFIRM`] times with the same outcome and figures;
 //! 2. depth: pct's depth lowered, 1 first, while the same seed still fails (fewer change
 //!    points: a simpler schedule);
 //! 3. quantum: doubled up to [`MOST_QUANTUM`] while it still fails (fewer preemption
 //!    points);
-//! 4. stable at that quantum: if it fails too, the bug needs no deviation from stable.
+//! 4. the schedule (`schedule.rs`): the smallest setup's run recorded, the shortest prefix
+//!    of its decisions that fails followed by `stable`, the fewest of its deviations from
+//!    `stable` that still fail, written as a `.hosrec` that `HOS_DET=replay:PATH` replays to
+//!    the same failure.
 //!
 //! Invariant: every setup reported as failing was seen failing, and the last one reported
 //! is the smallest found: it fails, and each step only ever replaces a failing setup by a
-//! failing one.
+//! failing one; the schedule cut from it fails the same way (`schedule.rs`).
 
 use crate::args::FailOn;
 use crate::child::setup;
+use crate::schedule::{self, Cut};
 use crate::trial::{self, Trial};
 use crate::zoo::Bug;
 use hos::det::selector::Spec;
+use std::path::Path;
 use std::time::Duration;
 
 /// Runs that must agree before a setup counts as failing.
@@ -34,6 +37,8 @@ pub(crate) struct Shrunk {
     pub(crate) steps: Vec<String>,
     /// The smallest failing setup, and its trial; `None` if the start did not reproduce.
     pub(crate) best: Option<(Spec, u32, Trial)>,
+    /// Its schedule cut by its decisions, or why it could not be; `None` with no setup.
+    pub(crate) schedule: Option<Result<Cut, String>>,
 }
 
 /// The trial of `spec` at `quantum`, if it fails by `fail_on`.
@@ -49,13 +54,15 @@ fn failing(
     fail_on.fails(t.outcome.kind()).then_some(t)
 }
 
-/// Shrinks `spec` at `quantum`, a setup seen failing `bug`.
+/// Shrinks `spec` at `quantum`, a setup seen failing `bug`; the shrunk schedule's recording
+/// goes to `out`.
 pub(crate) fn shrink(
     bug: Bug,
     spec: &Spec,
     quantum: u32,
     stall: Option<Duration>,
     fail_on: FailOn,
+    out: &Path,
 ) -> Shrunk {
     let mut steps = Vec::new();
     let first = failing(bug, spec, quantum, stall, fail_on);
@@ -66,7 +73,11 @@ pub(crate) fn shrink(
         steps.push(format!(
             "{spec} q={quantum}: did not fail the same way {CONFIRM} times"
         ));
-        return Shrunk { steps, best: None };
+        return Shrunk {
+            steps,
+            best: None,
+            schedule: None,
+        };
     };
     steps.push(format!(
         "{spec} q={quantum}: fails {CONFIRM} of {CONFIRM}, {}",
@@ -110,19 +121,11 @@ pub(crate) fn shrink(
         best = (best.0.clone(), q, t);
         q = q.saturating_mul(2);
     }
-    let stable_fails = failing(bug, &Spec::Stable, best.1, stall, fail_on).is_some();
-    steps.push(format!(
-        "stable q={}: {}",
-        best.1,
-        if stable_fails {
-            "fails too: no deviation from stable needed"
-        } else {
-            "passes"
-        }
-    ));
+    let schedule = schedule::cut(bug, &best.0, best.1, &best.2, out);
     Shrunk {
         steps,
         best: Some(best),
+        schedule: Some(schedule),
     }
 }
 
@@ -151,8 +154,12 @@ mod tests {
         let seed = (0..500)
             .find(|&s| failing(bug, &pct(bug, s), 1, None, ALL).is_some())
             .expect("a failing seed");
-        let s = shrink(bug, &pct(bug, seed), 1, None, ALL);
+        let out = std::env::temp_dir().join(format!("det_search-{}.hosrec", std::process::id()));
+        let s = shrink(bug, &pct(bug, seed), 1, None, ALL, &out);
         let (spec, q, t) = s.best.clone().expect("it reproduces");
+        let cut = s.schedule.clone().expect("a schedule").expect("it cuts");
+        assert_eq!(cut.trial.outcome, t.outcome, "the same verdict");
+        std::fs::remove_file(&out).expect("the recording written");
         assert_ne!(t.outcome.kind(), "ok", "{s:?}");
         assert_eq!(
             failing(bug, &spec, q, None, ALL),
@@ -164,8 +171,10 @@ mod tests {
 
     #[test]
     fn a_passing_setup_does_not_shrink() {
-        let s = shrink(Bug::SignalBeforeWait, &Spec::Stable, 1, None, ALL);
-        assert!(s.best.is_none(), "{s:?}");
+        let out = Path::new("never-written.hosrec");
+        let s = shrink(Bug::SignalBeforeWait, &Spec::Stable, 1, None, ALL, out);
+        assert!(s.best.is_none() && s.schedule.is_none(), "{s:?}");
+        assert!(!out.exists());
         assert_eq!(s.steps.len(), 1);
     }
 }

@@ -14,6 +14,7 @@ use hos::det::clock::Pacing;
 use hos::det::selector::Spec;
 use hos::{Calibration, DetStats, Doing, GuestState, Runtime};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,8 @@ pub(crate) struct Setup {
     pub(crate) stall: Duration,
     /// The most a trial runs before it is called a hang whatever its threads do.
     pub(crate) bound: Duration,
+    /// The `.hosrec` the run is recorded to, with its decisions (the mode only).
+    pub(crate) record: Option<PathBuf>,
 }
 
 impl Setup {
@@ -40,6 +43,7 @@ impl Setup {
             quantum: 1,
             stall: Duration::ZERO,
             bound: Duration::from_secs(10),
+            record: None,
         }
     }
 
@@ -50,6 +54,7 @@ impl Setup {
             quantum: 1,
             stall: Duration::from_millis(250),
             bound: Duration::from_secs(10),
+            record: None,
         }
     }
 }
@@ -131,6 +136,9 @@ pub(crate) struct Trial {
     pub(crate) outcome: Outcome,
     /// Decisions, their hash and the virtual time; `None` in normal mode.
     pub(crate) figures: Option<DetStats>,
+    /// A replay's first divergence from its recording (`None`: it followed it, or it is no
+    /// replay), read after the shutdown.
+    pub(crate) divergence: Option<String>,
 }
 
 /// How often the host thread looks at a running trial.
@@ -147,6 +155,8 @@ pub(crate) fn run(bug: Bug, setup: &Setup) -> Trial {
         .det(setup.det.clone())
         .det_quantum(setup.quantum)
         .det_pace(Pacing::Free)
+        .det_record(setup.record.clone())
+        .det_record_decisions(setup.record.is_some())
         .flight(false)
         .log_stderr(false)
         .build()
@@ -178,7 +188,12 @@ pub(crate) fn run(bug: Bug, setup: &Setup) -> Trial {
     // At a hang: the figures at rest, before the shutdown moves anything.
     let figures = rt.det_stats();
     rt.shutdown_timeout(Duration::from_secs(2));
-    Trial { outcome, figures }
+    let divergence = rt.det_divergence().map(|d| d.to_string());
+    Trial {
+        outcome,
+        figures,
+        divergence,
+    }
 }
 
 /// What the host thread saw of a running trial.

@@ -52,8 +52,9 @@ pub enum BuildError {
     /// The boot calibration could not measure the machine (why). A host that pins a
     /// calibration (the builder's `calibration`) starts without measuring.
     Calibration(String),
-    /// HOS_DET=replay:PATH: the recording cannot be read, or it was made with another build
-    /// or configuration (the error names the field and both values).
+    /// HOS_DET=replay:PATH or guided:PREFIX:DROP:PATH: the recording cannot be read, or it
+    /// was made with another build or configuration (the error names the field and both
+    /// values), or it cannot guide as asked.
     Replay(RecordError),
     /// The HOS_DET_RECORD file (`Builder::det_record`) cannot be created or written.
     Record {
@@ -91,7 +92,7 @@ impl fmt::Display for BuildError {
                 "the calibration could not measure the machine: {why} (a pinned calibration \
                  starts without measuring)"
             ),
-            BuildError::Replay(e) => write!(f, "HOS_DET=replay: {e}"),
+            BuildError::Replay(e) => write!(f, "HOS_DET's recording: {e}"),
             BuildError::Record { path, error } => write!(
                 f,
                 "the recording {} (HOS_DET_RECORD) cannot be written: {error}",

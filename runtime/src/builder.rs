@@ -366,8 +366,10 @@ impl<R: From<Runtime>> Builder<R> {
 
     /// HOS_DET: runs the guest threads deterministically with `selector`, one at a time over
     /// HOS_CORES logical cores (docs/determinism.md); `None` runs normally (the default).
-    /// `Spec::Replay(path)` replays that recording: `build` reads it and fails
-    /// ([`BuildError::Replay`]) on a file it cannot read or a header that does not match.
+    /// `Spec::Replay(path)` replays that recording, `Spec::Guided` runs a schedule made of
+    /// one (its first decisions, chosen deviations dropped, then `stable`): `build` reads it
+    /// and fails ([`BuildError::Replay`]) on a file it cannot read, a header that does not
+    /// match, or a guide it cannot follow.
     pub fn det(mut self, selector: Option<Spec>) -> Self {
         self.config.det = selector;
         self.in_code(Switch::Det)

@@ -165,7 +165,8 @@ pub struct Config {
     /// HOS_DET: the deterministic mode's selector (docs/determinism.md): `None` (unset, empty
     /// or an off word) runs normally; `stable`, `random:SEED`, `pct:DEPTH:SEED[:STEPS]` or
     /// `chaos:SEED` runs one guest thread at a time over HOS_CORES logical cores (default
-    /// off); `replay:PATH` replays the `.hosrec` there (its header must match this config).
+    /// off); `replay:PATH` replays the `.hosrec` there (its header must match this config);
+    /// `guided:PREFIX:DROP:PATH` runs a schedule made of it (`det::guide`).
     pub det: Option<Spec>,
     /// HOS_DET_QUANTUM, 1..=1_000_000: a turn's length in checkpoints (default 1000).
     pub det_quantum: u32,
@@ -585,8 +586,9 @@ const QUANTUM: Range = Range {
 
 /// What HOS_DET accepts.
 const DET_ACCEPTED: &str = "off (unset, empty or an off word), stable, random:SEED, \
-    pct:DEPTH:SEED[:STEPS] (DEPTH and STEPS at least 1), chaos:SEED or replay:PATH (a .hosrec \
-    file), seeds decimal or 0x hex";
+    pct:DEPTH:SEED[:STEPS] (DEPTH and STEPS at least 1), chaos:SEED, replay:PATH (a .hosrec \
+    file) or guided:PREFIX:DROP:PATH (DROP `-` or decisions separated by commas), numbers \
+    decimal or 0x hex";
 
 impl Range {
     /// `value` if it lies in the range, else the error naming `switch`.

@@ -36,7 +36,7 @@ fn build_hash(build_id: &str) -> u64 {
 /// recording's, set where it is read).
 fn entropy_seed(spec: &Spec) -> u64 {
     match spec {
-        Spec::Stable | Spec::Replay(_) => 0,
+        Spec::Stable | Spec::Replay(_) | Spec::Guided { .. } => 0,
         Spec::Random { seed } | Spec::Pct { seed, .. } | Spec::Chaos { seed } => *seed,
     }
 }
@@ -77,7 +77,7 @@ pub(crate) fn token(config: &Config) -> Result<Option<Det>, BuildError> {
                 .header
                 .check(&header)
                 .map_err(BuildError::Replay)?;
-            let selector = recording.selector().map_err(BuildError::Replay)?;
+            let selector = crate::det::replayer(&recording).map_err(BuildError::Replay)?;
             // A recording of this replay names the schedule and the entropy as the replayed
             // one did.
             header.selector = recording.header.selector.clone();
@@ -85,6 +85,19 @@ pub(crate) fn token(config: &Config) -> Result<Option<Det>, BuildError> {
             let feed = Feed::replay(recording.inputs.clone());
             journal.replay(recording);
             (selector, feed)
+        }
+        // A new schedule made of a recording's: its inputs, nothing to check it against.
+        Spec::Guided { path, prefix, drop } => {
+            let recording = Recording::open(path).map_err(BuildError::Replay)?;
+            recording
+                .header
+                .check(&header)
+                .map_err(BuildError::Replay)?;
+            let selector =
+                crate::det::guided(&recording, *prefix, drop).map_err(BuildError::Replay)?;
+            // Its guest draws the guide's entropy, as the run it was made from did.
+            header.entropy_seed = recording.header.entropy_seed;
+            (selector, Feed::replay(recording.inputs))
         }
         seeded => {
             let selector = seeded.seeded(config.det_quantum);

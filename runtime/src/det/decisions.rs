@@ -1,5 +1,6 @@
 //! The decision log: a run's picks, stored as runs of "the same as `Stable`" and the
-//! deviations between them, so that a schedule near the default costs a few bytes.
+//! deviations between them (each with the thread it picked), so that a schedule near the
+//! default costs a few bytes.
 //!
 //! Invariant: replaying a log through [`Cursor::next`] with the same `Stable` picks gives back
 //! exactly the picks pushed, in order; a log never holds an empty deviation (a pick equal to
@@ -14,6 +15,8 @@ pub struct Deviation {
     pub same: u64,
     /// What was picked instead.
     pub pick: Pick,
+    /// The thread it picked (a guide follows it when the candidates differ).
+    pub thread: u64,
 }
 
 /// A run's decisions.
@@ -35,14 +38,16 @@ impl Decisions {
         Decisions { deviations, tail }
     }
 
-    /// Appends a decision: `actual` was picked where `Stable` would have picked `stable`.
-    pub fn push(&mut self, stable: Pick, actual: Pick) {
+    /// Appends a decision: `actual`, which runs `thread`, was picked where `Stable` would have
+    /// picked `stable`.
+    pub fn push(&mut self, stable: Pick, actual: Pick, thread: u64) {
         if actual == stable {
             self.tail += 1;
         } else {
             self.deviations.push(Deviation {
                 same: self.tail,
                 pick: actual,
+                thread,
             });
             self.tail = 0;
         }
@@ -51,6 +56,16 @@ impl Decisions {
     /// The deviations, in order.
     pub fn deviations(&self) -> &[Deviation] {
         &self.deviations
+    }
+
+    /// The deviations with the index of the decision each was, in order.
+    pub fn indexed(&self) -> impl Iterator<Item = (u64, &Deviation)> + '_ {
+        let mut next = 0;
+        self.deviations.iter().map(move |d| {
+            let at = next + d.same;
+            next = at + 1;
+            (at, d)
+        })
     }
 
     /// Decisions after the last deviation.
@@ -116,15 +131,16 @@ mod tests {
     fn same_picks_cost_one_run() {
         let mut log = Decisions::new();
         for _ in 0..1000 {
-            log.push(pick(0), pick(0));
+            log.push(pick(0), pick(0), 7);
         }
-        log.push(pick(0), pick(1));
-        log.push(pick(1), pick(1));
+        log.push(pick(0), pick(1), 8);
+        log.push(pick(1), pick(1), 8);
         assert_eq!(
             log.deviations(),
             [Deviation {
                 same: 1000,
-                pick: pick(1)
+                pick: pick(1),
+                thread: 8,
             }]
         );
         assert_eq!(log.tail(), 1);
@@ -139,9 +155,17 @@ mod tests {
         ) {
             let mut log = Decisions::new();
             for &(s, a, q) in &steps {
-                log.push(pick(s), Pick { choice: a, quantum: q * 50 });
+                log.push(pick(s), Pick { choice: a, quantum: q * 50 }, u64::from(a) + 10);
             }
             prop_assert_eq!(log.len(), steps.len() as u64);
+            let deviating: Vec<(u64, u64)> = steps
+                .iter()
+                .enumerate()
+                .filter(|(_, &(s, a, q))| (s, 100) != (a, q * 50))
+                .map(|(i, &(_, a, _))| (i as u64, u64::from(a) + 10))
+                .collect();
+            let indexed: Vec<(u64, u64)> = log.indexed().map(|(i, d)| (i, d.thread)).collect();
+            prop_assert_eq!(indexed, deviating);
             let rebuilt = Decisions::from_parts(log.deviations().to_vec(), log.tail());
             let mut c = rebuilt.cursor();
             for &(s, a, q) in &steps {

@@ -14,13 +14,14 @@
 //! | header | build hash u64, config hash u64, cores u8, quantum u32, checkpoint and op costs u64 each, entropy seed u64, the selector as its switch (varint length, UTF-8), the host's build id (varint length, UTF-8), decisions flag u8 |
 //! | input (tag 1) | decision and virtual time as varint deltas from the previous input (the time zigzag-signed), source varint, payload (varint length, bytes) |
 //! | check (tag 2) | the rolling witness hash u64, after each 4,096 decisions |
-//! | deviation (tag 3) | decisions that picked as `Stable` since the last deviation, then the choice and the quantum, varints (only with the decisions flag) |
+//! | deviation (tag 3) | decisions that picked as `Stable` since the last deviation, then the choice, the quantum and the picked thread's id, varints (only with the decisions flag) |
 //! | end (tag 4) | decisions that picked as `Stable` since the last deviation, then the decision count, varints, then the rolling hash of every witness u64, then u8 1 if the host stopped the run while a thread could still run (a replay holds there), else 0 |
 
 use super::clock::Costs;
 use super::decisions::{Decisions, Deviation};
+use super::guide::GuideError;
 use super::post::Post;
-use super::selector::{Replay, Selector, Spec, SpecError};
+use super::selector::{Spec, SpecError};
 use super::witness::{Fnv64, Pick, Rolling, Witness, CHECK_EVERY};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -248,10 +249,14 @@ impl<W: Write> Writer<W> {
             if w.pick == stable {
                 self.same += 1;
             } else {
+                // A selector's pick is one of its candidates (its invariant).
+                let thread = w.candidates.get(w.pick.choice as usize);
+                debug_assert!(thread.is_some(), "pick outside its candidates: {w}");
                 self.buf.push(DEVIATION);
                 varint(&mut self.buf, self.same);
                 varint(&mut self.buf, w.pick.choice.into());
                 varint(&mut self.buf, w.pick.quantum.into());
+                varint(&mut self.buf, thread.map_or(u64::MAX, |c| c.thread));
                 self.same = 0;
             }
         }
@@ -358,6 +363,7 @@ impl Recording {
                     let same = r.varint("a deviation's run")?;
                     let choice = r.varint("a deviation's choice")?;
                     let quantum = r.varint("a deviation's quantum")?;
+                    let thread = r.varint("a deviation's thread")?;
                     let (Ok(choice), Ok(quantum)) = (u32::try_from(choice), u32::try_from(quantum))
                     else {
                         return Err(
@@ -367,6 +373,7 @@ impl Recording {
                     deviations.push(Deviation {
                         same,
                         pick: Pick { choice, quantum },
+                        thread,
                     });
                 }
                 END => {
@@ -420,20 +427,6 @@ impl Recording {
             hash,
             cut,
         })
-    }
-
-    /// The selector that replays this recording: its decisions if it holds them, else its
-    /// selector and seed.
-    pub fn selector(&self) -> Result<Box<dyn Selector + Send>, RecordError> {
-        let quantum = self.header.quantum;
-        match &self.decisions {
-            Some(log) => Ok(Box::new(Replay::new(log.clone(), quantum))),
-            None => self
-                .header
-                .selector
-                .seeded(quantum)
-                .ok_or(RecordError::NoSchedule),
-        }
     }
 }
 
@@ -494,6 +487,8 @@ pub enum RecordError {
     },
     /// The recording replays a replay and holds no decisions: nothing says the schedule.
     NoSchedule,
+    /// The recording cannot guide a run as asked.
+    Guide(GuideError),
 }
 
 impl fmt::Display for RecordError {
@@ -536,6 +531,7 @@ impl fmt::Display for RecordError {
                 f,
                 "the recording's selector is a replay and it holds no decisions"
             ),
+            RecordError::Guide(e) => write!(f, "{e}"),
         }
     }
 }

@@ -12,7 +12,7 @@
 use super::decisions::{Cursor, Decisions};
 use super::rng::{Rng, Stream};
 use super::witness::{Candidate, Pick, Reason};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -395,7 +395,7 @@ impl Selector for Replay {
 pub const PCT_STEPS: u64 = 10_000;
 
 /// A selector as a switch names it: `stable`, `random:SEED`, `pct:DEPTH:SEED[:STEPS]`,
-/// `chaos:SEED`, `replay:PATH` (seeds in decimal or `0x` hex).
+/// `chaos:SEED`, `replay:PATH`, `guided:PREFIX:DROP:PATH` (numbers in decimal or `0x` hex).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Spec {
     /// [`Stable`].
@@ -421,18 +421,27 @@ pub enum Spec {
     },
     /// [`Replay`] of the recording at the path.
     Replay(PathBuf),
+    /// [`Guided`](super::guide::Guided) by the recording at `path`, which holds its decisions.
+    Guided {
+        /// The recording.
+        path: PathBuf,
+        /// Its deviations are followed in the run's first `prefix` decisions; `stable` after.
+        prefix: u64,
+        /// The decisions (deviations of the recording) where `stable` picks instead.
+        drop: BTreeSet<u64>,
+    },
 }
 
 impl Spec {
-    /// The selector, with `quantum` checkpoints a turn; `None` for [`Spec::Replay`], which is
-    /// built from its recording.
+    /// The selector, with `quantum` checkpoints a turn; `None` for [`Spec::Replay`] and
+    /// [`Spec::Guided`], which are built from their recordings.
     pub fn seeded(&self, quantum: u32) -> Option<Box<dyn Selector + Send>> {
         Some(match *self {
             Spec::Stable => Box::new(Stable::new(quantum)),
             Spec::Random { seed } => Box::new(Random::new(seed, quantum)),
             Spec::Pct { depth, seed, steps } => Box::new(Pct::new(depth, seed, steps, quantum)),
             Spec::Chaos { seed } => Box::new(Chaos::new(seed, quantum)),
-            Spec::Replay(_) => return None,
+            Spec::Replay(_) | Spec::Guided { .. } => return None,
         })
     }
 }
@@ -448,6 +457,16 @@ impl fmt::Display for Spec {
             Spec::Pct { depth, seed, steps } => write!(f, "pct:{depth}:{seed}:{steps}"),
             Spec::Chaos { seed } => write!(f, "chaos:{seed}"),
             Spec::Replay(path) => write!(f, "replay:{}", path.display()),
+            Spec::Guided { path, prefix, drop } => {
+                write!(f, "guided:{prefix}:")?;
+                if drop.is_empty() {
+                    f.write_str("-")?;
+                }
+                for (i, d) in drop.iter().enumerate() {
+                    write!(f, "{}{d}", if i == 0 { "" } else { "," })?;
+                }
+                write!(f, ":{}", path.display())
+            }
         }
     }
 }
@@ -533,9 +552,31 @@ impl FromStr for Spec {
             }
             "replay" if !rest.is_empty() => Ok(Spec::Replay(PathBuf::from(rest))),
             "replay" => Err(err("expected `replay:PATH`".into())),
+            "guided" => {
+                // The path last and whole: it may hold colons.
+                let [prefix, drop, path] = rest.splitn(3, ':').collect::<Vec<_>>()[..] else {
+                    return Err(err("expected `guided:PREFIX:DROP:PATH`".into()));
+                };
+                if path.is_empty() {
+                    return Err(err("expected `guided:PREFIX:DROP:PATH`".into()));
+                }
+                let prefix = number("prefix", prefix)?;
+                let drop = match drop {
+                    "-" => BTreeSet::new(),
+                    list => list
+                        .split(',')
+                        .map(|d| number("dropped decision", d))
+                        .collect::<Result<_, _>>()?,
+                };
+                Ok(Spec::Guided {
+                    path: PathBuf::from(path),
+                    prefix,
+                    drop,
+                })
+            }
             _ => Err(err(format!(
                 "unknown selector `{kind}` (stable, random:SEED, pct:DEPTH:SEED, chaos:SEED, \
-                 replay:PATH)"
+                 replay:PATH, guided:PREFIX:DROP:PATH)"
             ))),
         }
     }

@@ -409,13 +409,16 @@ fn a_recording_replays_its_schedule() {
     let r = run(&mut pct(), 1_000);
     for decisions in [false, true] {
         let rec = Recording::parse(&record(&header(decisions), &r, &[])).unwrap();
-        let replayed = run(&mut *rec.selector().unwrap(), 1_000);
+        let replayed = run(&mut *crate::det::replayer(&rec).unwrap(), 1_000);
         assert_eq!(replayed, r, "decisions {decisions}");
     }
     let mut h = header(false);
     h.selector = Spec::Replay("old.hosrec".into());
     let rec = Recording::parse(&record(&h, &r[..5], &[])).unwrap();
-    assert_eq!(rec.selector().err(), Some(RecordError::NoSchedule));
+    assert_eq!(
+        crate::det::replayer(&rec).err(),
+        Some(RecordError::NoSchedule)
+    );
 }
 
 #[test]

@@ -321,7 +321,11 @@ fn replay_gives_back_a_recorded_run() {
         let cores: Vec<u8> = (0..3).filter(|c| masks[i % 6] & (1 << c) != 0).collect();
         let c = on(&cores);
         let want = pct.next(&c, current, Reason::Wait).unwrap();
-        log.push(stable.next(&c, current, Reason::Wait).unwrap(), want);
+        log.push(
+            stable.next(&c, current, Reason::Wait).unwrap(),
+            want,
+            c[want.choice as usize].thread,
+        );
         runs.push((c.clone(), current, want));
         current = Some(c[want.choice as usize].core);
     }
@@ -348,6 +352,7 @@ fn replay_names_a_pick_the_run_cannot_make() {
             choice: 2,
             quantum: Q,
         },
+        102,
     );
     let mut replay = Replay::new(log, Q);
     let e = replay.next(&on(&[0, 1]), None, Reason::Wait).unwrap_err();

@@ -19,6 +19,7 @@ const ORDER: &[&str] = &[
     "det/history",
     "det/softlock",
     "det/selector",
+    "det/guide",
     "det/clock",
     "det/post",
     "det/record",

@@ -7,6 +7,8 @@ mod build_errors;
 #[cfg(not(loom))]
 mod common;
 #[cfg(not(loom))]
+mod det_guide;
+#[cfg(not(loom))]
 mod det_record;
 #[cfg(not(loom))]
 mod det_selector;

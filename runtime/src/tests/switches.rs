@@ -56,6 +56,19 @@ fn numbers_and_modes_are_read() {
             mode
         );
     }
+    // A guided schedule's file is read when a runtime is built.
+    let det = resolve(&[("HOS_DET", " guided:40:9,3:run.hosrec ")])
+        .unwrap()
+        .det;
+    let drop = [3, 9].into_iter().collect();
+    assert_eq!(
+        det,
+        Some(Spec::Guided {
+            path: "run.hosrec".into(),
+            prefix: 40,
+            drop
+        })
+    );
 }
 
 #[test]
@@ -130,6 +143,8 @@ fn bad_values_are_errors_naming_switch_and_value() {
         ("HOS_WAKE_SLICE_PRIORITY", "64"),
         ("HOS_WAKE_SLICE_PRIORITY", "-1"),
         ("HOS_WAKE_SLICE_PRIORITY", "0x2C"),
+        ("HOS_DET", "guided:x:-:run.hosrec"),
+        ("HOS_DET", "guided:40:-"),
     ];
     for (name, raw) in bad {
         let err = resolve(&[(name, raw)]).expect_err(&format!("{name}={raw:?} accepted"));
