@@ -217,10 +217,14 @@ fn watch(rt: &Runtime, rx: &Receiver<Verdict>, setup: &Setup) -> Watched {
             Err(RecvTimeoutError::Disconnected) => return Watched::Gone,
             Err(RecvTimeoutError::Timeout) => {}
         }
-        let states = rt.guest_states();
+        // The states after the report: a thread marks its wait before it gives the token up,
+        // so once the report is made every thread shows the wait it is stuck in (read
+        // before it, the last one to wait could still show guest code).
         if let Some(report) = rt.det_softlock() {
+            let states = rt.guest_states();
             return Watched::Hang(hang(states, Why::Softlock(report.decision)));
         }
+        let states = rt.guest_states();
         let all_wait = setup.det.is_none()
             && !states.is_empty()
             && states
