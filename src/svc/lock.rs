@@ -69,7 +69,7 @@ const OUTSIDE: Duration = Duration::from_millis(1);
 /// # Blocking
 /// First yields the processor a few times (the module doc says why), keeping its virtual
 /// core; then through the runtime's `block_on`, where a guest thread holds no virtual core
-/// while it waits: outside the queue while it drains, for at most [`OUTSIDE`], else in it.
+/// while it waits: outside the queue while it drains, for at most 1 ms, else in it.
 ///
 /// ```
 /// use hos::svc::{self, Handle};
