@@ -25,15 +25,6 @@ const STABLE_RUNS: usize = 3;
 /// Runs of a failing seed that must fail as it did.
 const REPRODUCE: usize = 10;
 
-/// `bug`'s pct selector: its depth, change points over the zoo's [`STEPS`].
-fn pct(bug: Bug, seed: u64) -> Spec {
-    Spec::Pct {
-        depth: bug.depth(),
-        seed,
-        steps: STEPS,
-    }
-}
-
 /// Whether the bug showed (as the program saw it, a hang or a panic).
 fn failed(t: &Trial) -> bool {
     t.outcome != Outcome::Ok
@@ -55,7 +46,7 @@ fn pct_finds_each_bug_within_its_bound_and_the_seed_reproduces() {
         let bound = pct_seeds(bug.threads(), bug.depth(), 0.99);
         let (seed, found) = (0..bound)
             .find_map(|seed| {
-                let t = run(bug, &Setup::det(pct(bug, seed)));
+                let t = run(bug, &Setup::det(bug.pct(seed)));
                 let figures = t.figures.expect("the mode is on");
                 if !failed(&t) {
                     // A clean run's decisions bound its steps: the bound's k holds.
@@ -69,7 +60,7 @@ fn pct_finds_each_bug_within_its_bound_and_the_seed_reproduces() {
             })
             .unwrap_or_else(|| panic!("{}: no failing seed in {bound}", bug.name()));
         for _ in 0..REPRODUCE {
-            let again = run(bug, &Setup::det(pct(bug, seed)));
+            let again = run(bug, &Setup::det(bug.pct(seed)));
             assert_eq!(again, found, "{} seed {seed} did not reproduce", bug.name());
         }
     }

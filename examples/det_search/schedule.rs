@@ -246,18 +246,10 @@ pub(crate) fn cut(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zoo::{pct_seeds, STEPS};
+    use crate::zoo::pct_seeds;
 
     /// Replays of a shrunk schedule that must give its trial again.
     const REPRODUCE: usize = 10;
-
-    fn pct(bug: Bug, seed: u64) -> Spec {
-        Spec::Pct {
-            depth: bug.depth(),
-            seed,
-            steps: STEPS,
-        }
-    }
 
     fn guided(bug: Bug, guide: &Path, prefix: u64, drop: BTreeSet<u64>) -> Trial {
         let spec = Spec::Guided {
@@ -278,14 +270,14 @@ mod tests {
         for bug in Bug::ALL {
             let name = bug.name();
             let (seed, found) = (0..pct_seeds(bug.threads(), bug.depth(), 0.99))
-                .map(|seed| (seed, trial::run(bug, &Setup::det(pct(bug, seed)))))
+                .map(|seed| (seed, trial::run(bug, &Setup::det(bug.pct(seed)))))
                 .find(|(_, t)| t.outcome != Outcome::Ok)
                 .unwrap_or_else(|| panic!("{name}: no failing seed"));
             let out = dir.join(format!(
                 "det_search-test-{name}-{}.hosrec",
                 std::process::id()
             ));
-            let c = cut(bug, &pct(bug, seed), 1, &found, &out)
+            let c = cut(bug, &bug.pct(seed), 1, &found, &out)
                 .unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
             eprintln!(
                 "{name} pct seed {seed}: {} deviations recorded, prefix {}, {} kept, {} trials",

@@ -140,22 +140,14 @@ mod tests {
         exit: true,
     };
 
-    fn pct(bug: Bug, seed: u64) -> Spec {
-        Spec::Pct {
-            depth: bug.depth(),
-            seed,
-            steps: crate::zoo::STEPS,
-        }
-    }
-
     #[test]
     fn a_failing_setup_shrinks_to_one_that_fails() {
         let bug = Bug::UseBeforePublish;
         let seed = (0..500)
-            .find(|&s| failing(bug, &pct(bug, s), 1, None, ALL).is_some())
+            .find(|&s| failing(bug, &bug.pct(s), 1, None, ALL).is_some())
             .expect("a failing seed");
         let out = std::env::temp_dir().join(format!("det_search-{}.hosrec", std::process::id()));
-        let s = shrink(bug, &pct(bug, seed), 1, None, ALL, &out);
+        let s = shrink(bug, &bug.pct(seed), 1, None, ALL, &out);
         let (spec, q, t) = s.best.clone().expect("it reproduces");
         let cut = s.schedule.clone().expect("a schedule").expect("it cuts");
         assert_eq!(cut.trial.outcome, t.outcome, "the same verdict");

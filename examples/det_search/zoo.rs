@@ -106,6 +106,17 @@ impl Bug {
         }
     }
 
+    /// Its pct selector for `seed`: its depth, change points over the zoo's [`STEPS`] (the
+    /// tests' search; the tool's own depth comes from its flags).
+    #[cfg(test)]
+    pub(crate) fn pct(self, seed: u64) -> hos::det::selector::Spec {
+        hos::det::selector::Spec::Pct {
+            depth: self.depth(),
+            seed,
+            steps: STEPS,
+        }
+    }
+
     /// Its guest threads, the main one included (PCT's n).
     pub(crate) fn threads(self) -> u32 {
         match self {
