@@ -13,7 +13,9 @@
 //! happened to hash alike.
 
 use hos::det::feed::PostError;
+use hos::det::witness::Fnv64;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// The device's source number in its posts.
 pub(crate) const SOURCE: u32 = 1;
@@ -25,15 +27,16 @@ pub(crate) const PERIOD_NS: u64 = 1_000_000_000 / 60;
 pub(crate) const PRIORITY_PUMP: i32 = 0x28;
 
 /// What the load's threads share of the inputs. Only guest threads touch it, each under the
-/// token, so its relaxed atomics carry no ordering the run depends on.
+/// token, so its relaxed atomics carry no ordering the run depends on, and its lock is never
+/// contended.
 #[derive(Debug, Default)]
 pub(crate) struct Inputs {
     /// The newest sample the pump took (0: none yet).
     latest: AtomicU64,
     /// Samples the pump took.
     taken: AtomicU64,
-    /// The game thread's reads, folded (FNV-1a over each frame's newest sample).
-    fold: AtomicU64,
+    /// The game thread's reads, folded (each frame's newest sample).
+    fold: Mutex<Fnv64>,
 }
 
 impl Inputs {
@@ -46,16 +49,9 @@ impl Inputs {
 
     /// The game thread reads the newest sample at a frame's start.
     pub(crate) fn read(&self) {
-        // Relaxed: as `publish`; the fold has one writer, the game thread.
+        // Relaxed: as `publish`.
         let sample = self.latest.load(Ordering::Relaxed);
-        let fold = self.fold.load(Ordering::Relaxed);
-        let fold = sample
-            .to_le_bytes()
-            .iter()
-            .fold(if fold == 0 { FNV_BASIS } else { fold }, |h, &b| {
-                (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
-            });
-        self.fold.store(fold, Ordering::Relaxed);
+        hos::internal::lock(&self.fold).u64(sample);
     }
 
     /// Samples taken and the game thread's fold, read on a guest thread of the run.
@@ -63,13 +59,10 @@ impl Inputs {
         // Relaxed: as `publish`.
         (
             self.taken.load(Ordering::Relaxed),
-            self.fold.load(Ordering::Relaxed),
+            hos::internal::lock(&self.fold).finish(),
         )
     }
 }
-
-const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
 /// Samples that cover a run of `frames` presents at `fps` (0: uncapped, a frame shorter than
 /// a period), with a second of margin.
