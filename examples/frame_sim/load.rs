@@ -599,16 +599,16 @@ fn presenter(
         } else {
             None
         };
-        if mark == Some(Mark::WindowEnd) && vclock::is_virtual() {
-            // Relaxed: read by guest threads of the deterministic run, one at a time.
-            s.window_done.store(true, Ordering::Relaxed);
-        }
         if mark == Some(Mark::WindowEnd) {
             // Here, on the load's own thread, the mode's figures are a point of the run.
             *hos::internal::lock(&s.det_at_end) = rt.det_stats().map(|stats| crate::det::AtEnd {
                 stats,
                 inputs: s.inputs.figures(),
             });
+            if vclock::is_virtual() {
+                // Relaxed: read by guest threads of the deterministic run, one at a time.
+                s.window_done.store(true, Ordering::Relaxed);
+            }
         }
         if let Some(m) = mark {
             // An unbounded channel: never blocks; a gone controller is no error here.
