@@ -21,7 +21,8 @@ const ORDER: &[&str] = &[
     "log",
     "tick",
     "exit",
-    // a handle's object, and a runtime
+    // a handle's object (through the calling thread's cache of them), and a runtime
+    "handle_cache",
     "object",
     "runtime",
     // what a runtime or a handle gives
