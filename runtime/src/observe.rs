@@ -171,10 +171,14 @@ impl Runtime {
 }
 
 /// Writes `session`'s flight recorder (or its trace so far) to its next dump file, with
-/// `reason` and `notes` in the file; returns the path, or `None` past the session's dumps
-/// or on a write error (logged).
+/// `reason` and `notes` in the file, making its folder if it is missing; returns the path, or
+/// `None` past the session's dumps or on a write error (logged).
 fn dump(session: &Session, reason: &str, notes: Vec<(&str, String)>) -> Option<PathBuf> {
     let path = session.dump_path()?;
+    if let Some(dir) = path.parent() {
+        // A folder that cannot be made fails the write below, which is logged.
+        let _ = std::fs::create_dir_all(dir);
+    }
     let mut all = vec![("reason", reason.to_string())];
     all.extend(notes);
     match chrome::write_file(&path, &session.snapshot(), &all) {

@@ -57,6 +57,15 @@ fn a_guest_wait_past_the_bound_is_dumped_once_under_the_guests_name() {
 }
 
 #[test]
+fn a_dump_folder_that_is_missing_is_made() {
+    let dir = scratch("made").join("made").join("here");
+    let rt = runtime(&dir);
+    guest(&rt, "Dozer", || crate::sleep::sleep_current(100_000_000));
+    assert_eq!(dumps(&dir).len(), 1, "dumped into the folder it made");
+    rt.shutdown();
+}
+
+#[test]
 fn the_watchdog_ends_with_its_runtime() {
     let dir = scratch("ends");
     let rt = runtime(&dir);
