@@ -78,7 +78,7 @@ fn uncontended(c: &mut Criterion) {
             v.release(&*waiter);
         })
     };
-    while counters.vcore_waits.load(Ordering::SeqCst) == 0 {
+    while counters.snapshot().vcore_waits == 0 {
         std::thread::sleep(POLL_GAP);
     }
     g.bench_function("acquire+release, locked", |b| b.iter(pair));

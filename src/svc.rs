@@ -64,7 +64,7 @@ use crate::os::{wait_any, wait_any_async, MAX_WAIT_OBJECTS};
 use crate::result::ResultCode;
 use handles::thread_of;
 use hos_runtime::internal::{
-    block_on, runtime, sleep_current, sys, with_guest, Counters, Wait, YieldKind,
+    block_on, runtime, sleep_current, sys, with_guest, Stripe, Wait, YieldKind,
 };
 use std::time::Duration;
 
@@ -92,12 +92,12 @@ pub fn sleep_thread(ns: i64) {
         -1 => YieldKind::Migrate,
         -2 => YieldKind::Any,
         _ => {
-            Counters::bump(&rt.counters().bad_sleeps);
+            Stripe::bump(&rt.counters().bad_sleeps);
             tracing::debug!(ns, "svcSleepThread with a negative length: returns at once");
             return;
         }
     };
-    Counters::bump(&rt.counters().yields);
+    Stripe::bump(&rt.counters().yields);
     // A yield that kept its virtual core (nobody to hand it to, or no virtual cores) gives
     // the processor to another ready thread instead.
     let handed = with_guest(|rt, t| rt.yield_core(t, kind));

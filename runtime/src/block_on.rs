@@ -18,7 +18,7 @@
 use crate::chaos;
 use crate::parker::Parker;
 use crate::policy::{Spin, SpinGate};
-use crate::stats::Counters;
+use crate::stats::Stripe;
 use crate::sys;
 use crate::trace::{self, SpinEnd, WaitFor};
 use std::future::Future;
@@ -92,7 +92,7 @@ pub trait WaitPolicy {
     fn spin(&self) -> Spin;
 
     /// Where spins and parks are counted; `None`: nowhere.
-    fn counters(&self) -> Option<&Counters>;
+    fn counters(&self) -> Option<&Stripe>;
 
     /// Gives the caller's virtual core back; `true` if it held one. With `claimable` (a wait
     /// on an object), whoever wakes the caller may claim a core for it meanwhile
@@ -116,7 +116,7 @@ impl<P: WaitPolicy + ?Sized> WaitPolicy for &P {
         (**self).spin()
     }
 
-    fn counters(&self) -> Option<&Counters> {
+    fn counters(&self) -> Option<&Stripe> {
         (**self).counters()
     }
 
@@ -251,9 +251,9 @@ fn spin_then_park(
             SpinEnd::Caught => Some(&c.spins_caught),
             SpinEnd::Missed => Some(&c.spins_missed),
         };
-        counter.into_iter().for_each(Counters::bump);
+        counter.into_iter().for_each(Stripe::bump);
         if end != SpinEnd::Caught {
-            Counters::bump(&c.parks);
+            Stripe::bump(&c.parks);
         }
     }
     if end != SpinEnd::Caught {

@@ -15,7 +15,7 @@ use crate::policy::{deadline_class, Spin, Waiter};
 use crate::poll;
 use crate::reactor::DeadlineClass;
 use crate::runtime::{Runtime, WeakRuntime};
-use crate::stats::Counters;
+use crate::stats::Stripe;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
 use crate::trace;
@@ -199,7 +199,7 @@ impl WaitPolicy for Current {
             .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(self.waiter()))
     }
 
-    fn counters(&self) -> Option<&Counters> {
+    fn counters(&self) -> Option<&Stripe> {
         self.rt.as_ref().map(Runtime::counters)
     }
 

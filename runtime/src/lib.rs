@@ -135,7 +135,7 @@ pub mod internal {
     }
     pub use crate::runtime::Runtime;
     pub use crate::sleep::{host_sleep, sleep_current};
-    pub use crate::stats::Counters;
+    pub use crate::stats::{Counters, Stripe};
     pub use crate::sync::{lock, read, wait, write, Lockable, Waitable};
     pub use crate::sys::deadline_after;
     pub use crate::thread::{Activity, ThreadRecord, ThreadSpec};

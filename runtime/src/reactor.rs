@@ -452,6 +452,7 @@ fn run(s: &Shared) {
                 }
             }
             s.counters
+                .here()
                 .reactor_fired
                 .fetch_add(wakers.len() as u64, Ordering::Relaxed);
             // 3. Wake in a batch, holding nothing.
@@ -482,7 +483,10 @@ fn run(s: &Shared) {
         if s.ops.is_empty() && !s.stop.load(Ordering::Acquire) {
             let now = sys::now();
             if wake_at > now {
-                s.counters.reactor_wakeups.fetch_add(1, Ordering::Relaxed);
+                s.counters
+                    .here()
+                    .reactor_wakeups
+                    .fetch_add(1, Ordering::Relaxed);
                 // A timer's wait, never a coarser wait timeout (`sys::wait_precise`).
                 sys::wait_precise(&s.nudge, gen, (wake_at != u64::MAX).then_some(wake_at));
                 let woke = sys::now();

@@ -15,7 +15,7 @@ use crate::pollers::Ticks;
 use crate::reactor::{DeadlineClass, Reactor};
 use crate::role::Role;
 use crate::spawn::{self, Spawn};
-use crate::stats::{Bound, Counters, LastSeen, Live, Stats, ThreadStats};
+use crate::stats::{Bound, Counters, LastSeen, Live, Stats, Stripe, ThreadStats};
 use crate::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys;
@@ -220,9 +220,10 @@ impl Runtime {
         &self.inner.ticks
     }
 
-    /// The live counters (for the runtime's own parts; hosts read [`Runtime::stats`]).
-    pub fn counters(&self) -> &Counters {
-        &self.inner.counters
+    /// The calling thread's stripe of the live counters, for its counts (the runtime's own
+    /// parts count there; hosts read [`Runtime::stats`]).
+    pub fn counters(&self) -> &Stripe {
+        self.inner.counters.here()
     }
 
     /// Registers a guest thread; whether it is serial and first is what its role makes of its

@@ -34,7 +34,7 @@ use crate::poll;
 use crate::pollers::{self, PollSite, Woke};
 use crate::reactor::DeadlineClass;
 use crate::runtime::Runtime;
-use crate::stats::{Counters, SleepPath};
+use crate::stats::{SleepPath, Stripe};
 use crate::sys;
 use crate::time::nanos;
 use crate::trace;
@@ -184,19 +184,19 @@ fn idle_poll(
     sites: &[(Arc<PollSite>, u64)],
 ) -> SleepPath {
     let c = rt.counters();
-    Counters::bump(&c.idle_polls);
+    Stripe::bump(&c.idle_polls);
     let wake_at = idle.wake_at(deadline);
     timer_slack(false);
     let woke = with_parker(|p, _| pollers::wait(sites, p, deadline, wake_at, || rt.is_shut_down()));
     match woke {
         Woke::Tick => {
-            Counters::bump(&c.idle_relaxed);
+            Stripe::bump(&c.idle_relaxed);
             if idle.on_ticks() && rt.ticks().shared(wake_at) {
-                Counters::bump(&c.idle_coalesced);
+                Stripe::bump(&c.idle_coalesced);
             }
         }
         Woke::Promoted { early } => {
-            Counters::bump(&c.idle_promoted);
+            Stripe::bump(&c.idle_promoted);
             if early {
                 precise(rt, ctx, deadline, Precise::Poller);
             }
@@ -240,7 +240,7 @@ fn serve(
         }
         SleepRoute::Precise => match policy.poller_slot(waiter) {
             Some(_slot) if unseen_poller(waiter, polled) => {
-                Counters::bump(&rt.counters().unseen_polls);
+                Stripe::bump(&rt.counters().unseen_polls);
                 precise(rt, ctx, deadline, Precise::Unseen)
             }
             Some(_slot) if waiter == Waiter::Worker => precise(rt, ctx, deadline, Precise::Poller),

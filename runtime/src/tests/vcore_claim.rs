@@ -4,7 +4,7 @@
 //! parker's wake hook, which makes the claim, runs before the woken thread does, and a guest
 //! thread's wake through a runtime claims. Bounded by the escape time; no timing asserts.
 
-use super::vcore_runtime::{load, rig, thread, until, word, SPIN};
+use super::vcore_runtime::{rig, thread, until, word, SPIN};
 use crate::parker::Parker;
 use crate::role::Role;
 use crate::thread::ThreadRecord;
@@ -92,11 +92,11 @@ fn a_claim_takes_a_free_core_which_the_thread_then_holds_without_a_wait() {
     assert_eq!(t.seat().slot(), None, "the thread has not taken it yet");
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 1, "a second wake claims nothing more");
-    let waits = load(&r.stats.vcore_waits);
+    let waits = r.stats.snapshot().vcore_waits;
     r.v.acquire(&*t, SPIN);
     assert_eq!(t.seat().slot(), Some(0));
     assert_eq!(
-        load(&r.stats.vcore_waits),
+        r.stats.snapshot().vcore_waits,
         waits,
         "the claim's core, no wait"
     );
@@ -114,7 +114,7 @@ fn a_claim_kicks_the_worse_holder_before_the_woken_thread_runs() {
     assert_eq!(word(&bad), 0, "nobody waits");
     r.v.claim(&*good);
     assert_ne!(word(&bad), 0, "kicked by the waker, on the waker's thread");
-    assert_eq!(load(&r.stats.vcore_kicks[0]), 1);
+    assert_eq!(r.stats.snapshot().vcore_kicks_priority, 1);
     // The holder gives its core up at its checkpoint and waits for one again.
     let h = {
         let (v, bad) = (r.v.clone(), bad.clone());
@@ -133,7 +133,7 @@ fn a_claim_kicks_the_worse_holder_before_the_woken_thread_runs() {
     assert!(r.v.release(&*good));
     h.join().unwrap();
     assert_eq!(r.v.held(), 0);
-    assert_eq!(load(&r.stats.vcore_escapes), 0);
+    assert_eq!(r.stats.snapshot().vcore_escapes, 0);
 }
 
 #[test]
@@ -294,17 +294,16 @@ fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_i
     let (h, waker) = waiting(&rt, &good, &ready, |good| {
         assert_eq!(good.seat().slot(), Some(0));
     });
-    let c = rt.counters();
-    until(&c.parks, 1);
+    until(|| rt.stats().parks, 1);
     rt.acquire_core(&bad);
     // A wake that does not end the wait: the claim (and its kick) goes back.
     wake(&good, &waker);
     assert_eq!(
-        load(&c.vcore_kicks[0]),
+        rt.stats().vcore_kicks_priority,
         1,
         "the wake claimed: the worse holder kicked"
     );
-    until(&c.parks, 2);
+    until(|| rt.stats().parks, 2);
     // The claim went back before the waiter parked again: the kick is stale, and the
     // holder's checkpoint keeps its core.
     rt.checkpoint(&bad);
@@ -313,13 +312,16 @@ fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_i
     assert_eq!(rt.vcores().held(), 1);
     // The wake that ends it: the worse holder is kicked before the better thread runs.
     ready.store(true, Ordering::SeqCst);
-    let kicks = load(&c.vcore_kicks[0]);
+    let kicks = rt.stats().vcore_kicks_priority;
     wake(&good, &waker);
-    assert!(load(&c.vcore_kicks[0]) > kicks, "kicked by the wake");
+    assert!(
+        rt.stats().vcore_kicks_priority > kicks,
+        "kicked by the wake"
+    );
     rt.checkpoint(&bad);
     h.join().unwrap();
     assert_eq!(bad.seat().slot(), Some(0));
     assert!(rt.release_core(&bad));
-    assert_eq!(load(&c.vcore_escapes), 0);
+    assert_eq!(rt.stats().vcore_escapes, 0);
     rt.shutdown();
 }

@@ -5,7 +5,7 @@
 //! Bounded by the escape time and by `until`; no timing asserts.
 
 use super::vcore_claim::{away, guest, waiting, wake};
-use super::vcore_runtime::{load, rig_of, thread, until, word, SPIN};
+use super::vcore_runtime::{rig_of, thread, until, word, SPIN};
 use crate::parker::Parker;
 use crate::thread::ThreadRecord;
 use crate::vcore::Occupant;
@@ -76,7 +76,7 @@ fn a_deferred_claim_is_woken_by_the_holder_that_hands_the_core_over() {
     assert!(r.v.release(&*good));
     h.join().unwrap();
     assert_eq!(r.v.held(), 0);
-    assert_eq!(load(&r.stats.vcore_escapes), 0);
+    assert_eq!(r.stats.snapshot().vcore_escapes, 0);
 }
 
 #[test]
@@ -153,8 +153,8 @@ fn runtime(escape_ms: u64) -> crate::runtime::Runtime {
 /// Checks for a while (50 ms; a slow machine only checks less) that `good` stays parked in
 /// its object wait, as a deferred wake leaves it: a thread given the token would run, leave
 /// the object wait and park again in its wait for a core (`parks` one more).
-fn stays_deferred(good: &ThreadRecord, parks: &std::sync::atomic::AtomicU64) {
-    let (start, before) = (Instant::now(), load(parks));
+fn stays_deferred(good: &ThreadRecord, parks: impl Fn() -> u64) {
+    let (start, before) = (Instant::now(), parks());
     while start.elapsed() < Duration::from_millis(50) {
         let on = match good.activity() {
             crate::thread::Activity::Waiting { on, .. } => on,
@@ -164,7 +164,7 @@ fn stays_deferred(good: &ThreadRecord, parks: &std::sync::atomic::AtomicU64) {
             on, "test object",
             "the thread ran: its wake was not deferred"
         );
-        assert_eq!(load(parks), before, "the thread parked again");
+        assert_eq!(parks(), before, "the thread parked again");
         std::thread::yield_now();
     }
 }
@@ -182,7 +182,7 @@ fn woken_behind_a_worse_holder(
     let (bad, good) = (guest(rt, "Worse", 45), guest(rt, "Better", 44));
     let ready = Arc::new(AtomicBool::new(false));
     let (h, waker) = waiting(rt, &good, &ready, |_| {});
-    until(&rt.counters().parks, 1);
+    until(|| rt.stats().parks, 1);
     rt.acquire_core(&bad);
     ready.store(true, Ordering::SeqCst);
     wake(&good, &waker);
@@ -193,14 +193,14 @@ fn woken_behind_a_worse_holder(
 fn a_guest_woken_behind_a_worse_holder_runs_once_the_holder_hands_its_core_over() {
     let rt = runtime(60_000);
     let (bad, good, h) = woken_behind_a_worse_holder(&rt);
-    assert_eq!(load(&rt.counters().vcore_kicks[0]), 1, "the wake claimed");
-    stays_deferred(&good, &rt.counters().parks);
+    assert_eq!(rt.stats().vcore_kicks_priority, 1, "the wake claimed");
+    stays_deferred(&good, || rt.stats().parks);
     // The kicked holder hands the core over at its checkpoint, and waits to get it back.
     rt.checkpoint(&bad);
     h.join().unwrap();
     assert_eq!(bad.seat().slot(), Some(0));
     assert!(rt.release_core(&bad));
-    assert_eq!(load(&rt.counters().vcore_escapes), 0);
+    assert_eq!(rt.stats().vcore_escapes, 0);
     rt.shutdown();
 }
 
@@ -210,7 +210,7 @@ fn a_deferred_guest_behind_a_holder_that_never_answers_escapes_on_time() {
     let (bad, _good, h) = woken_behind_a_worse_holder(&rt);
     // The holder never reaches a checkpoint: the claim's timer wakes the thread at its
     // escape time, and it runs beside the core.
-    until(&rt.counters().vcore_escapes, 1);
+    until(|| rt.stats().vcore_escapes, 1);
     h.join().unwrap();
     assert!(rt.release_core(&bad));
     rt.shutdown();

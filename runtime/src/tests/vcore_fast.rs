@@ -4,7 +4,7 @@
 //! wait tree see fast holders; a fast step-away leaves the thread claimable, and a thread that
 //! came home is not claimed for. The races themselves are the loom models' (`loom_vcore.rs`).
 
-use super::vcore_runtime::{load, rig, rig_of, thread, until, SPIN};
+use super::vcore_runtime::{rig, rig_of, thread, until, SPIN};
 use crate::config::Config;
 use crate::role::Role;
 use crate::thread::{ThreadRecord, ThreadSpec};
@@ -33,7 +33,7 @@ fn nobody_waiting_every_slot_stays_lent_through_a_take_and_a_give() {
     assert_eq!((t.seat().slot(), u.seat().slot()), (Some(2), Some(3)));
     assert_eq!((r.v.lent(), r.v.held()), (0b1111, 2));
     assert!(r.v.release(&*t) && r.v.release(&*u));
-    assert_eq!(load(&r.stats.vcore_waits), 0);
+    assert_eq!(r.stats.snapshot().vcore_waits, 0);
 }
 
 #[test]
@@ -73,7 +73,7 @@ fn a_waiter_takes_the_lent_slots_back_kicks_the_fast_holder_and_they_are_lent_ag
             assert!(v.release(&*better));
         })
     };
-    until(&r.stats.vcore_waits, 1);
+    until(|| r.stats.snapshot().vcore_waits, 1);
     // The table took the core back with its holder, and kicked it: nothing is lent.
     assert_eq!(r.v.lent(), 0);
     assert!(

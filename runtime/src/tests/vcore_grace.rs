@@ -6,7 +6,7 @@
 //! where a bug would hang; no timing asserts.
 
 use super::vcore_harness::*;
-use super::vcore_runtime::{load, rig_of, thread, until, word, Rig, SPIN};
+use super::vcore_runtime::{rig_of, thread, until, word, Rig, SPIN};
 use crate::config::Config;
 use crate::vcore::step::{Step, YieldKind};
 use crate::vcore::Occupant;
@@ -343,10 +343,10 @@ fn a_holder_that_never_reaches_a_checkpoint_loses_its_core_after_the_grace() {
         // Only the end of the grace ends this wait: nobody else wakes it.
         r.v.acquire(&*better, SPIN);
         assert_eq!(better.seat().slot(), Some(0), "{then:?}");
-        assert_eq!(load(&r.stats.vcore_revokes), 1, "{then:?}");
-        assert_eq!(load(&r.stats.vcore_kicks[0]), 1, "{then:?}");
+        assert_eq!(r.stats.snapshot().vcore_revokes, 1, "{then:?}");
+        assert_eq!(r.stats.snapshot().vcore_kicks_priority, 1, "{then:?}");
         assert_eq!(
-            load(&r.stats.vcore_escapes),
+            r.stats.snapshot().vcore_escapes,
             0,
             "{then:?}: taken, not escaped"
         );
@@ -354,7 +354,7 @@ fn a_holder_that_never_reaches_a_checkpoint_loses_its_core_after_the_grace() {
         go.send(()).unwrap();
         if !matches!(then, Then::Release) {
             // The old holder waits for the core until the better one releases it.
-            until(&r.stats.vcore_waits, 2);
+            until(|| r.stats.snapshot().vcore_waits, 2);
             assert_eq!(better.seat().slot(), Some(0));
             // The core's kick word is the new holder's: a kick reaches it.
             holder.set_priority(5);
@@ -369,7 +369,7 @@ fn a_holder_that_never_reaches_a_checkpoint_loses_its_core_after_the_grace() {
         h.join().unwrap();
         assert_eq!(word(&holder), 0, "{then:?}");
         assert_eq!(r.v.held(), 0, "{then:?}: nothing left behind");
-        assert_eq!(load(&r.stats.vcore_revokes), 1);
+        assert_eq!(r.stats.snapshot().vcore_revokes, 1);
     }
 }
 
@@ -389,20 +389,20 @@ fn a_claimed_core_taken_before_the_thread_took_it_is_asked_for_again() {
             v.acquire(&*better, SPIN);
             tx.send(better.seat().slot()).unwrap();
             // Keeps the core until the woken thread waits for it.
-            until(&stats.vcore_waits, 2);
+            until(|| stats.snapshot().vcore_waits, 2);
             assert!(v.release(&*better));
         });
         (h, rx)
     };
     assert_eq!(took.recv().unwrap(), Some(0), "taken after the grace");
-    assert_eq!(load(&r.stats.vcore_revokes), 1);
+    assert_eq!(r.stats.snapshot().vcore_revokes, 1);
     assert_eq!(word(&woken), 0, "it was never told it held the core");
     r.v.acquire(&*woken, SPIN);
     assert_eq!(woken.seat().slot(), Some(0), "after the better one");
     h.join().unwrap();
     assert!(r.v.release(&*woken));
     assert_eq!(r.v.held(), 0);
-    assert_eq!(load(&r.stats.vcore_escapes), 0);
+    assert_eq!(r.stats.snapshot().vcore_escapes, 0);
     assert_eq!(better.seat().slot(), None);
 }
 

@@ -55,10 +55,6 @@ pub(super) fn thread(id: u64, priority: u8, mask: u64, first: bool) -> Arc<Threa
     Arc::new(ThreadRecord::new(id, &spec, false, first))
 }
 
-pub(super) fn load(c: &std::sync::atomic::AtomicU64) -> u64 {
-    c.load(Ordering::Relaxed)
-}
-
 impl Rig {
     /// Spawns a thread that acquires for `t`, records it ran, runs `body`, releases.
     fn spawn(
@@ -80,24 +76,28 @@ impl Rig {
     /// Ends a test that must not escape: a lost wake makes the waiter escape (after the rig's
     /// escape time, at most 5 s here), which fails here instead of passing late.
     fn no_escape(&self) {
-        assert_eq!(load(&self.stats.vcore_escapes), 0, "a wait ended by escape");
+        assert_eq!(
+            self.stats.snapshot().vcore_escapes,
+            0,
+            "a wait ended by escape"
+        );
     }
 
     /// Waits until `n` waits have begun.
     fn until_waits(&self, n: u64) {
-        until(&self.stats.vcore_waits, n);
+        until(|| self.stats.snapshot().vcore_waits, n);
     }
 }
 
-/// Waits until `counter` reaches `n` (counters are bumped after the lock is dropped); a
+/// Waits until `read` gives `n` or more (counters are bumped after the lock is dropped); a
 /// counter that never gets there fails the test instead of hanging it.
-pub(super) fn until(counter: &std::sync::atomic::AtomicU64, n: u64) {
+pub(super) fn until(read: impl Fn() -> u64, n: u64) {
     let start = std::time::Instant::now();
-    while load(counter) < n {
+    while read() < n {
         assert!(
             start.elapsed() < std::time::Duration::from_secs(10),
             "counter stuck at {} < {n}",
-            load(counter)
+            read()
         );
         std::thread::yield_now();
     }
@@ -124,7 +124,7 @@ fn seats_follow_acquire_and_release() {
         !r.v.yield_core(&*t, YieldKind::SamePriority, SPIN).handed,
         "holds none"
     );
-    assert_eq!(load(&r.stats.vcore_waits), 0);
+    assert_eq!(r.stats.snapshot().vcore_waits, 0);
     assert_eq!(t.vcore_wait_ns(), 0);
     r.no_escape();
 }
@@ -152,7 +152,7 @@ fn with_the_semaphore_off_every_call_returns_at_once() {
     v.refresh(&*a);
     assert!(!v.release(&*a));
     v.shutdown();
-    assert_eq!(load(&stats.vcore_waits), 0);
+    assert_eq!(stats.snapshot().vcore_waits, 0);
 }
 
 #[test]
@@ -162,8 +162,8 @@ fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
     r.v.acquire(&*holder, SPIN);
     let better = thread(2, 10, 1, false);
     let (h, ran) = r.spawn(&better, |_, _| {});
-    until(&r.stats.vcore_kicks[0], 1);
-    assert_eq!(load(&r.stats.vcore_waits), 1);
+    until(|| r.stats.snapshot().vcore_kicks_priority, 1);
+    assert_eq!(r.stats.snapshot().vcore_waits, 1);
     assert!(!ran.load(Ordering::SeqCst));
     r.v.checkpoint(&*holder, SPIN);
     assert!(
@@ -174,7 +174,7 @@ fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
     h.join().unwrap();
     assert!(holder.vcore_wait_ns() > 0, "the holder waited to come back");
     assert!(better.vcore_wait_ns() > 0);
-    assert_eq!(load(&r.stats.vcore_waits), 2);
+    assert_eq!(r.stats.snapshot().vcore_waits, 2);
     assert!(r.v.release(&*holder));
     r.no_escape();
 }
@@ -199,7 +199,7 @@ fn a_worse_waiter_is_no_reason_to_stop() {
         !ran.load(Ordering::SeqCst),
         "no kick, no turn for a worse waiter"
     );
-    assert_eq!(load(&r.stats.vcore_kicks[1]), 0);
+    assert_eq!(r.stats.snapshot().vcore_kicks_slice, 0);
     // -2 hands the core to any waiter; the yielder waits by its rank and kicks it back.
     assert!(r.v.yield_core(&*holder, YieldKind::Any, SPIN).handed);
     assert!(ran.load(Ordering::SeqCst));
@@ -219,7 +219,7 @@ fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
     let start = std::time::Instant::now();
-    while load(&r.stats.vcore_kicks[1]) == 0 {
+    while r.stats.snapshot().vcore_kicks_slice == 0 {
         assert!(start.elapsed().as_secs() < 10, "no slice turn");
         r.v.checkpoint(&*holder, SPIN);
     }
@@ -240,7 +240,11 @@ fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     assert!(ran.load(Ordering::SeqCst));
     assert_eq!(holder.seat().slot(), Some(0));
     h.join().unwrap();
-    assert_eq!(load(&r.stats.vcore_kicks[1]), 0, "a yield is no kick");
+    assert_eq!(
+        r.stats.snapshot().vcore_kicks_slice,
+        0,
+        "a yield is no kick"
+    );
     r.no_escape();
 }
 
@@ -256,7 +260,7 @@ fn a_slice_turn_never_comes_before_the_slice() {
     let equal = thread(2, 44, 1, false);
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
-    while load(&r.stats.vcore_kicks[1]) == 0 {
+    while r.stats.snapshot().vcore_kicks_slice == 0 {
         assert!(before.elapsed().as_secs() < 10, "no slice turn");
         r.v.checkpoint(&*holder, SPIN);
     }
@@ -340,7 +344,7 @@ fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
             (escape, escaped)
         })
     };
-    while load(&r.stats.vcore_escapes) == 0 {
+    while r.stats.snapshot().vcore_escapes == 0 {
         std::thread::yield_now();
     }
     assert!(r.v.release(&*hog));
@@ -348,7 +352,7 @@ fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
     let (escape, escaped) = h.join().unwrap();
     assert!(escaped);
     assert!(waiter.vcore_wait_ns() >= 30_000_000);
-    assert_eq!(load(&r.stats.vcore_escapes), 1);
+    assert_eq!(r.stats.snapshot().vcore_escapes, 1);
     // The report names each core's holder (by the caller's names) and how long it held.
     let escape = escape.expect("an escape is reported to the caller");
     assert_eq!(escape.escape_ms(), 30);
@@ -385,7 +389,7 @@ fn an_escaped_thread_keeps_running_while_no_core_is_free() {
         v.acquire(&**t, SPIN);
     });
     h.join().unwrap();
-    assert_eq!(load(&r.stats.vcore_escapes), 2);
+    assert_eq!(r.stats.snapshot().vcore_escapes, 2);
     assert!(r.v.release(&*hog));
 }
 
@@ -398,12 +402,12 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     let w = thread(3, 50, 0b11, false);
     let (h, ran) = r.spawn(&w, |_, _| {});
     r.until_waits(1);
-    assert_eq!(load(&r.stats.vcore_kicks[0]), 0);
+    assert_eq!(r.stats.snapshot().vcore_kicks_priority, 0);
     w.set_priority(20);
     r.v.refresh(&*w);
     assert_eq!(w.priority(), 20);
     assert_eq!(
-        load(&r.stats.vcore_kicks[0]),
+        r.stats.snapshot().vcore_kicks_priority,
         1,
         "counted before set_priority returns"
     );
@@ -430,7 +434,11 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     r.v.refresh(&*a);
     r.v.checkpoint(&*a, SPIN);
     assert_eq!(a.seat().slot(), Some(other));
-    assert_eq!(load(&r.stats.vcore_kicks[0]), 1, "a move is no kick");
+    assert_eq!(
+        r.stats.snapshot().vcore_kicks_priority,
+        1,
+        "a move is no kick"
+    );
     r.no_escape();
 }
 
@@ -468,9 +476,9 @@ fn a_first_thread_ranks_before_equal_waiters() {
     r.v.acquire(&*holder, SPIN);
     let first = thread(2, 44, 1, true);
     let (h, ran) = r.spawn(&first, |_, _| {});
-    until(&r.stats.vcore_kicks[2], 1);
+    until(|| r.stats.snapshot().vcore_kicks_first, 1);
     assert_eq!(
-        load(&r.stats.vcore_kicks[0]),
+        r.stats.snapshot().vcore_kicks_priority,
         0,
         "a first kick, not a priority one"
     );
@@ -543,12 +551,14 @@ fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
         })
     };
     // Parked: its spin ran out first.
-    until(&rt.counters().parks, 1);
+    until(|| rt.stats().parks, 1);
     assert!(rt.release_core(&holder));
     h.join().unwrap();
-    let s = rt.counters();
-    assert!(load(&s.spins_missed) >= 1, "the wait spun before it parked");
-    assert_eq!(load(&s.vcore_escapes), 0);
+    assert!(
+        rt.stats().spins_missed >= 1,
+        "the wait spun before it parked"
+    );
+    assert_eq!(rt.stats().vcore_escapes, 0);
     rt.shutdown();
 }
 
@@ -561,7 +571,7 @@ fn a_kick_reaches_the_holder_of_any_core() {
     r.v.acquire(&*bad, SPIN);
     let w = thread(3, 20, 0b11, false);
     let (h, ran) = r.spawn(&w, |_, _| {});
-    until(&r.stats.vcore_kicks[0], 1);
+    until(|| r.stats.snapshot().vcore_kicks_priority, 1);
     r.v.checkpoint(&*good, SPIN);
     assert!(
         !ran.load(Ordering::SeqCst),
@@ -645,7 +655,7 @@ fn the_kick_word_is_set_by_a_kick_and_cleared_when_the_core_is_given_up() {
             "the kicked holder waits, worse: nothing asked of the new one"
         );
     });
-    until(&r.stats.vcore_kicks[0], 1);
+    until(|| r.stats.snapshot().vcore_kicks_priority, 1);
     assert_eq!(word(&holder), 1, "kicked: the word asks for a checkpoint");
     assert!(!ran.load(Ordering::SeqCst));
     r.v.checkpoint(&*holder, SPIN);

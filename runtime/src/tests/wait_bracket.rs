@@ -4,7 +4,7 @@
 use crate::block_on::{block_on_with, Away, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::Spin;
-use crate::stats::Counters;
+use crate::stats::Stripe;
 use std::cell::RefCell;
 use std::future::poll_fn;
 use std::task::Poll;
@@ -33,7 +33,7 @@ impl WaitPolicy for Counting {
         Spin::NONE
     }
 
-    fn counters(&self) -> Option<&Counters> {
+    fn counters(&self) -> Option<&Stripe> {
         None
     }
 

@@ -93,7 +93,7 @@ use crate::chaos;
 use crate::config::Config;
 use crate::parker::with_parker;
 use crate::policy::Spin;
-use crate::stats::Counters;
+use crate::stats::{Counters, Stripe};
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::sys::{self, TickScale};
@@ -209,8 +209,8 @@ impl<O: Occupant> WaitPolicy for CoreWait<'_, O> {
         self.spin
     }
 
-    fn counters(&self) -> Option<&Counters> {
-        Some(self.counters)
+    fn counters(&self) -> Option<&Stripe> {
+        Some(self.counters.here())
     }
 
     fn release_core(&self, _claimable: bool) -> bool {
@@ -640,7 +640,7 @@ impl Inner {
 
     /// Adds what an operation counted ([`Effects::counts`]) to the semaphore's counters.
     fn count(&self, fx: &Effects) {
-        let c = &self.counters;
+        let c = self.counters.here();
         let add = |counter: &AtomicU64, n: u32| {
             if n > 0 {
                 // Relaxed: independent counters (stats module invariant).
