@@ -643,25 +643,23 @@ mod tests {
     #[test]
     fn threads_count_in_stripes_of_their_own_and_a_snapshot_sums_them() {
         let c = std::sync::Arc::new(Counters::default());
-        let stripes: Vec<usize> = (0..8)
-            .map(|i| {
-                let c = c.clone();
-                std::thread::spawn(move || {
-                    for _ in 0..=i {
-                        Stripe::bump(&c.here().yields);
-                        c.here().kick(KickReason::Slice);
-                        c.here().sleep(SleepPath::PreciseOwn, 1_000);
-                    }
-                    stripe_index()
-                })
-                .join()
-                .unwrap()
+        for i in 0..8 {
+            let c = c.clone();
+            std::thread::spawn(move || {
+                for _ in 0..=i {
+                    Stripe::bump(&c.here().yields);
+                    c.here().kick(KickReason::Slice);
+                    c.here().sleep(SleepPath::PreciseOwn, 1_000);
+                }
             })
-            .collect();
-        assert!(
-            stripes.windows(2).any(|w| w[0] != w[1]),
-            "one stripe for all: {stripes:?}"
-        );
+            .join()
+            .unwrap();
+        }
+        let used = c
+            .stripes
+            .iter()
+            .filter(|s| s.yields.load(Ordering::Relaxed) > 0);
+        assert!(used.count() > 1, "one stripe for all");
         let s = c.snapshot();
         // 1 + 2 + ... + 8 of each.
         assert_eq!((s.yields, s.vcore_kicks_slice), (36, 36));
