@@ -75,11 +75,9 @@ pub use guests::{Doing, GuestState};
 pub use hos_runtime::{error, internal::report, warn};
 /// hos's C API's and its examples' share of the runtime's helpers, not for hosts: the one
 /// poison-free way to take a std lock or wait on a std condition variable (hos-runtime's sync
-/// module says why poison tells nothing), the one `Duration` to nanoseconds conversion, and
-/// the handle table's count of closes (the C boundary's lookup cache checks it).
+/// module says why poison tells nothing), and the one `Duration` to nanoseconds conversion.
 #[doc(hidden)]
 pub mod internal {
-    pub use crate::svc::handles::closes as handle_closes;
     pub use hos_runtime::internal::{lock, nanos, read, wait, write};
 }
 /// The deterministic mode's parts: selectors and their switch, the virtual clock's pacing,

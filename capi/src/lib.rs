@@ -48,7 +48,6 @@
 //! | [`arbiter`] | the kernel's svcs on guest words: locks, condition variables, address arbitration |
 //! | [`kernel_event`] | kernel events (two handles each: writable, readable) |
 //! | [`object`] | the objects a handle names, and their lookup |
-//! | `handle_cache` | each thread's cache of the objects its calls looked up, checked against the table's closes |
 //! | [`event`], [`timer_event`], [`queue`], [`semaphore`], [`mutex`], [`condvar`], [`rwlock`], [`barrier`] | one nn::os object each |
 //! | [`log`] | the log sink: hos's warnings into the host's logger |
 
@@ -107,7 +106,6 @@ pub mod arbiter;
 
 pub mod kernel_event;
 
-mod handle_cache;
 pub mod object;
 
 pub mod event;

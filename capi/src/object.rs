@@ -2,16 +2,14 @@
 //! lookup by handle and kind; and the guest threads' handles, kept open for the host.
 //!
 //! Invariant: a handle made here names an [`Object`] until `hos_svc_close_handle`; a lookup
-//! holds the object for the call (out of the calling thread's cache, [`crate::handle_cache`], or
-//! cloned out of the table), so a call uses the object even if another thread closes the
-//! handle meanwhile. A handle of
+//! clones the object's `Arc` out of the table, so a call uses the object after the table's
+//! lock is released and even if another thread closes the handle meanwhile. A handle of
 //! another kind than the call wants is InvalidHandle, as on Horizon. A guest thread's handle
 //! is its one real handle (the one its mutex words hold), made by hos; [`THREADS`] keeps a
 //! share of each one a C call handed out, so that it too stays open until the host closes it,
 //! whether the thread still runs, has ended or has detached.
 
 use crate::boundary::{Error, Out, Result};
-use crate::handle_cache::{lend, Named};
 use crate::result::HOS_RESULT_INVALID_HANDLE;
 use hos_rs::internal::lock;
 use hos_rs::os::{
@@ -83,15 +81,6 @@ fn wrong_kind(h: hos_handle, want: &str) -> Error {
     )
 }
 
-/// Whether the calling thread's cache may keep `o` past a close ([`crate::handle_cache`]): not a
-/// timer event, whose drop stops its timer.
-fn keep(o: &dyn HostObject) -> bool {
-    !matches!(
-        o.as_any().downcast_ref::<Object>(),
-        Some(Object::TimerEvent(_))
-    )
-}
-
 /// Runs `f` on the object `h` names, if `pick` finds the kind it wants in it.
 pub(crate) fn with<T: ?Sized, R>(
     h: hos_handle,
@@ -99,15 +88,15 @@ pub(crate) fn with<T: ?Sized, R>(
     pick: impl FnOnce(&Object) -> Option<&T>,
     f: impl FnOnce(&T) -> Result<R>,
 ) -> Result<R> {
-    match lend(h, keep)? {
-        Named::Host(lent) => {
-            let object = lent.object().as_any().downcast_ref::<Object>();
+    match svc::handle_object(Handle(h))? {
+        HandleObject::Host(o) => {
+            let object = o.as_any().downcast_ref::<Object>();
             match object.and_then(pick) {
                 Some(t) => f(t),
                 None => Err(wrong_kind(h, want)),
             }
         }
-        Named::Other => Err(wrong_kind(h, want)),
+        _ => Err(wrong_kind(h, want)),
     }
 }
 
@@ -143,18 +132,4 @@ pub(crate) fn close(h: hos_handle) -> Result<()> {
         crate::reaper::reap_ended();
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use hos_rs::os::ClearMode;
-
-    #[test]
-    fn the_cache_keeps_every_object_but_a_timer_event() {
-        let timer: Object = Object::TimerEvent(TimerEvent::new(ClearMode::Auto));
-        assert!(!keep(&timer), "its drop stops its timer");
-        assert!(keep(&Object::Event(Event::new(ClearMode::Auto))));
-        assert!(keep(&Object::Semaphore(Semaphore::new(0, 1))));
-    }
 }

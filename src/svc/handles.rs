@@ -8,8 +8,6 @@
 //! invalid after its slot is reused (until the 32767th refill). The
 //! table is behind one std mutex (process bookkeeping, outside the loom models), held only to
 //! look up, insert or remove: a lookup clones the entry out, and no wait happens under it.
-//! Every close is counted ([`closes`]) after its slot is emptied, so that a cache of lookups
-//! (the C boundary's) can tell that a handle it holds may have been closed.
 
 use super::handle::Handle;
 use crate::entry::entry;
@@ -18,7 +16,6 @@ use crate::result::ResultCode;
 use crate::sync::lock;
 use crate::thread::Thread;
 use std::any::Any;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Handles a process may hold at once (Horizon's usual handle table size).
@@ -113,18 +110,6 @@ static TABLE: Mutex<Table> = Mutex::new(Table {
     next_linear: 1,
 });
 
-/// Handles closed so far, process-wide.
-static CLOSES: AtomicU64 = AtomicU64::new(0);
-
-/// How many handles have been closed so far: a close that happened before this call (in any
-/// thread) is counted in it. A cache of lookups that read this before its lookup is stale
-/// once it reads more.
-pub fn closes() -> u64 {
-    // Relaxed: only the count is read, and coherence alone makes a close that happened
-    // before this load (through whatever ordered the two) visible to it.
-    CLOSES.load(Ordering::Relaxed)
-}
-
 fn table() -> std::sync::MutexGuard<'static, Table> {
     lock(&TABLE)
 }
@@ -197,9 +182,6 @@ pub(crate) fn close(h: Handle) -> Result<(), ResultCode> {
         slot.linear = 0;
         let object = slot.object.take();
         t.free.push(index as u16);
-        // Relaxed: counted under the table's lock, after the slot is emptied; a reader
-        // needs only the count (`closes`).
-        CLOSES.fetch_add(1, Ordering::Relaxed);
         object
     };
     // Dropped outside the lock: an object's drop may do anything.

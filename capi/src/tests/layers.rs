@@ -21,8 +21,7 @@ const ORDER: &[&str] = &[
     "log",
     "tick",
     "exit",
-    // a handle's object (through the calling thread's cache of them), and a runtime
-    "handle_cache",
+    // a handle's object, and a runtime
     "object",
     "runtime",
     // what a runtime or a handle gives
