@@ -487,3 +487,72 @@ fn a_replay_of_a_cut_run_holds_at_its_end() {
     assert_eq!(d, None);
     std::fs::remove_file(&path).expect("the recording removed");
 }
+
+/// Whether a run recorded under `stable` was cut (`Recording::cut`): `guest`, if any, runs as
+/// the main guest thread (never joined), `host` acts, then the runtime is shut down.
+fn recorded_cut(
+    name: &str,
+    guest: Option<Box<dyn FnOnce() + Send>>,
+    host: impl FnOnce(&Runtime),
+) -> bool {
+    let path = temp(name);
+    let rt = builder(Spec::Stable)
+        .det_record(Some(path.clone()))
+        .build()
+        .expect("a runtime in the deterministic mode");
+    let main = guest.map(|g| rt.thread().name("MainThread").spawn(g).expect("the guest"));
+    host(&rt);
+    rt.shutdown();
+    drop(main);
+    let rec = hos::det::record::Recording::open(&path).expect("the recording");
+    std::fs::remove_file(&path).expect("the recording removed");
+    rec.cut
+}
+
+/// Waits for the run's softlock report: the guest waits for good (its token rests).
+fn until_deadlocked(rt: &Runtime) {
+    while rt.det_softlock().is_none() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_stop_cuts_a_run_unless_it_had_come_to_rest() {
+    // Ended: every guest thread gone.
+    let ended = |rt: &Runtime| {
+        let t = rt.thread().spawn(|| svc::sleep_thread(1_000)).unwrap();
+        t.join().expect("the guest ended");
+    };
+    assert!(!recorded_cut("ended", None, ended), "an ended run");
+    // At rest: the one guest waits on an event nobody signals, with no deadline.
+    let never = Event::new(ClearMode::Manual);
+    let wait = Box::new(move || {
+        never.wait().expect_err("only the shutdown ends the wait");
+    });
+    assert!(
+        !recorded_cut("rest", Some(wait), until_deadlocked),
+        "at rest"
+    );
+    // A post due, made before any guest thread: it waits for one, and a stop cuts it.
+    let posted = |rt: &Runtime| {
+        rt.post_at(1, 1_000_000, [1]).expect("posted");
+    };
+    assert!(recorded_cut("posted", None, posted), "a post pending");
+    // Woken by the host as it stops: whether the guest's wake is decided before the stop or
+    // not, a thread could run (after it, the guest waits with a deadline, for good).
+    let go = Event::new(ClearMode::Manual);
+    let woken = Box::new({
+        let go = go.clone();
+        move || {
+            go.wait().expect("the host's wake");
+            let never = Event::new(ClearMode::Auto);
+            // A timeout goes on; the shutdown's Cancelled ends the loop.
+            while never.wait_timeout(Duration::from_millis(1)) != Err(hos::ResultCode::CANCELLED) {}
+        }
+    });
+    let wake = move |rt: &Runtime| {
+        until_deadlocked(rt);
+        go.signal();
+    };
+    assert!(recorded_cut("woken", Some(woken), wake), "a woken waiter");
+}

@@ -3,15 +3,18 @@
 //! svcSleepThread(0) and (-1) go behind the yielder's equals only, so a better thread that
 //! yield-loops never lets its core's lower-priority thread run; (-2) takes the yielder off its
 //! core's queue until nothing else there is ready, lower priorities included; and a (-1) on
-//! that core pulls it back to the front. Each holds under every selector tried.
+//! that core pulls it back to the front if it is better than the yielder, or equal and the
+//! yielder's first equal ran no less recently than it (the kernel's "waited longer"; the yielder
+//! itself when it has no equal). Each holds under every selector tried.
 
 use hos::det::clock::Pacing;
 use hos::det::selector::Spec;
 use hos::os::{ClearMode, Event};
 use hos::svc;
 use hos::{Calibration, Runtime};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Yields the spinner makes before it gives up.
 const SPINS: u32 = 50;
@@ -77,9 +80,9 @@ fn worker(
         .expect("a worker")
 }
 
-/// Lets the workers go together (both become ready at one decision, so core 0's better one
+/// Lets the workers go together (all become ready at one decision, so core 0's better one
 /// runs first) and waits for them, for one virtual second at most each.
-fn finish(go: &Event, workers: [hos::thread::JoinHandle<()>; 2]) {
+fn finish(go: &Event, workers: impl IntoIterator<Item = hos::thread::JoinHandle<()>>) {
     go.signal();
     for w in workers {
         let ended = svc::wait_synchronization(&[w.thread().handle()], 1_000_000_000);
@@ -183,5 +186,78 @@ fn a_yield_with_core_migration_pulls_the_away_thread_back_to_the_front() {
         assert_eq!(away_while_the_other_loops(&spec, 40, -1), 1, "{spec}");
         // Equal, and no other equal waits: pulled back too.
         assert_eq!(away_while_the_other_loops(&spec, 50, -1), 1, "{spec}");
+    }
+}
+
+/// One priority-50 thread on core 0 for each role: the threads take the roles in the order
+/// they first run (which thread of equals released together runs first is the waiter list's
+/// business, not this test's), each notes its role's name, yields by its role's kind, then
+/// notes the name again with a `+`: the notes in the order the roles ran.
+fn equals_yield(spec: &Spec, roles: &[(&'static str, i64)]) -> Vec<String> {
+    let notes = Arc::new(Mutex::new(Vec::new()));
+    let count = roles.len();
+    let roles = Arc::new(Mutex::new(VecDeque::from(roles.to_vec())));
+    run(spec, {
+        let notes = notes.clone();
+        move |rt| {
+            let go = Event::new(ClearMode::Manual);
+            let workers: Vec<_> = (0..count)
+                .map(|i| {
+                    let (notes, roles) = (notes.clone(), roles.clone());
+                    worker(rt, &format!("Equal{i}"), 50, &go, move || {
+                        let role = roles.lock().expect("roles").pop_front();
+                        let (name, kind) = role.expect("a role a thread");
+                        let note = |s: String| notes.lock().expect("notes").push(s);
+                        note(name.to_string());
+                        svc::sleep_thread(kind);
+                        note(format!("{name}+"));
+                    })
+                })
+                .collect();
+            finish(&go, workers);
+        }
+    });
+    let notes = notes.lock().expect("notes").clone();
+    notes
+}
+
+#[test]
+fn an_equal_away_thread_comes_back_when_the_yielders_first_equal_ran_after_it() {
+    for spec in specs() {
+        // Away went away before Equal's turn: Equal ran more recently, so Yielder's -1 pulls
+        // Away to the front, before Equal and Yielder run again.
+        let notes = equals_yield(&spec, &[("Away", -2), ("Equal", 0), ("Yielder", -1)]);
+        assert_eq!(
+            notes,
+            ["Away", "Equal", "Yielder", "Away+", "Equal+", "Yielder+"],
+            "{spec}"
+        );
+    }
+}
+
+#[test]
+fn an_equal_away_thread_stays_away_when_the_yielders_first_equal_waited_longer() {
+    for spec in specs() {
+        // Equal last ran before Away went away: Equal has waited longer, so it runs next and
+        // Away comes back only once its core has nothing else ready.
+        let notes = equals_yield(&spec, &[("Equal", 0), ("Away", -2), ("Yielder", -1)]);
+        assert_eq!(
+            notes,
+            ["Equal", "Away", "Yielder", "Equal+", "Yielder+", "Away+"],
+            "{spec}"
+        );
+    }
+}
+
+#[test]
+fn an_equal_away_thread_comes_back_when_the_yielder_has_no_equal_but_itself() {
+    for spec in specs() {
+        // Yielder is its own comparison, and it ran last: Away is pulled back before it runs
+        // again. A yield 0 instead leaves Away away until Yielder has ended: the core never
+        // idles before.
+        let notes = equals_yield(&spec, &[("Away", -2), ("Yielder", -1)]);
+        assert_eq!(notes, ["Away", "Yielder", "Away+", "Yielder+"], "{spec}");
+        let notes = equals_yield(&spec, &[("Away", -2), ("Yielder", 0)]);
+        assert_eq!(notes, ["Away", "Yielder", "Yielder+", "Away+"], "{spec}");
     }
 }
