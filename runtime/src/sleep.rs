@@ -21,7 +21,10 @@
 //! and host threads take the one that cost the process less at boot; a sleep no longer than
 //! the margin takes the reactor (on its own timer it would be all spin), except one in 32
 //! that arms its own timer for half of it, so that the margin keeps meeting samples (none
-//! where the margin is a timer's tick, which the probe would overshoot). A frame
+//! where the margin is a timer's tick, which the probe would overshoot). Where the margin is
+//! a tick, such a sleep spins on the sleeper's own processor instead (unseen pollers'
+//! aside): the reactor's wait rides the same tick, so the reactor would spin it all too, and
+//! then wake the sleeper, an OS wake on the sleep's own deadline. A frame
 //! limiter's `host_sleep(Duration::MAX)` is a long precise sleep: shutdown ends it.
 
 use crate::block_on::{Away, Wait};
@@ -92,6 +95,15 @@ enum Precise {
     Unseen,
     /// A serial or host thread's short one: the path the boot calibration found cheaper.
     Calibrated,
+}
+
+impl Precise {
+    /// Whether a sleep of this kind that its own timer cannot serve, where the margin is a
+    /// tick, spins on its own processor ([`own_timer`]): all but unseen pollers', which are
+    /// many at once and each would spin, where the reactor spins once for all of them.
+    fn spins_below_a_tick(self) -> bool {
+        self != Precise::Unseen
+    }
 }
 
 /// Sleeps the calling host thread for `d` on `rt`, always precisely (frame limiter, audio).
@@ -302,7 +314,11 @@ fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPa
         ),
     };
     let own = may_own
-        .then(|| own_timer(left, margin, || tracker.sample_due(SAMPLE_EVERY)))
+        .then(|| {
+            own_timer(left, margin, kind.spins_below_a_tick(), || {
+                tracker.sample_due(SAMPLE_EVERY)
+            })
+        })
         .flatten();
     match own {
         Some(early) => {
@@ -350,11 +366,24 @@ fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPa
 /// pollers of 20 us went through the reactor for a whole run, 2.74 CPU s/s). No probe where
 /// the margin is a tick ([`PROBE_MARGIN_LIMIT_NS`]): there the probed sleep would be late by
 /// up to the tick (under the Windows simulation's grid timers, 1 sleep in 32 was: 100 us
-/// sleeps' p99 lateness 0.29 ms), and the margin is the timer's, not a stall's.
-pub(crate) fn own_timer(left: u64, margin: u64, probe: impl FnOnce() -> bool) -> Option<u64> {
+/// sleeps' p99 lateness 0.29 ms), and the margin is the timer's, not a stall's. There, with
+/// `spin_below_a_tick`, the whole of what is left is spun here (`Some(left)`): the reactor's
+/// wait rides the same tick (the Windows backend's timer), so the reactor would spin it all
+/// as well and then wake the sleeper, whose OS wake lands on the deadline (under the Windows
+/// simulation's `0.5ms` and `1ms` profiles, a promoted idle poll's last microseconds went
+/// through that wake). Linux's margin is microseconds: never a tick, nothing changes there.
+pub(crate) fn own_timer(
+    left: u64,
+    margin: u64,
+    spin_below_a_tick: bool,
+    probe: impl FnOnce() -> bool,
+) -> Option<u64> {
+    let tick = margin >= PROBE_MARGIN_LIMIT_NS;
     if left > margin + MIN_OWN_SLEEP_NS {
         Some(margin)
-    } else if left >= 2 * MIN_OWN_SLEEP_NS && margin < PROBE_MARGIN_LIMIT_NS && probe() {
+    } else if tick && spin_below_a_tick {
+        Some(left)
+    } else if left >= 2 * MIN_OWN_SLEEP_NS && !tick && probe() {
         Some(left / 2)
     } else {
         None

@@ -166,20 +166,88 @@ fn job_workers_take_their_own_timer_where_it_can_arm() {
 fn the_own_timer_arms_by_its_margin_and_probes_a_margin_too_large() {
     use crate::sleep::own_timer;
     let never = || -> bool { panic!("probed where the margin leaves room") };
-    assert_eq!(own_timer(20_000, 5_000, never), Some(5_000));
-    assert_eq!(own_timer(20_000, 17_999, never), Some(17_999));
-    // Too large a margin: the reactor, except a probe that arms for half of what is left.
-    assert_eq!(own_timer(20_000, 18_000, || false), None);
-    assert_eq!(own_timer(20_000, 50_000, || true), Some(10_000));
-    // Too short to be worth a system call even halved: never a probe.
-    assert_eq!(own_timer(3_999, 50_000, || true), None);
-    assert_eq!(own_timer(4_000, 50_000, || true), Some(2_000));
-    // A margin of a tick (Windows' 0.5 ms high-resolution grid): the probe would overshoot.
-    assert_eq!(own_timer(20_000, 249_999, || true), Some(10_000));
-    assert_eq!(own_timer(20_000, 250_000, never), None);
-    assert_eq!(own_timer(100_000, 470_000, never), None);
-    // A sleep longer than such a margin still arms by it.
-    assert_eq!(own_timer(600_000, 470_000, never), Some(470_000));
+    for spin in [false, true] {
+        assert_eq!(own_timer(20_000, 5_000, spin, never), Some(5_000));
+        assert_eq!(own_timer(20_000, 17_999, spin, never), Some(17_999));
+        // Too large a margin: the reactor, except a probe that arms for half of what is left.
+        assert_eq!(own_timer(20_000, 18_000, spin, || false), None);
+        assert_eq!(own_timer(20_000, 50_000, spin, || true), Some(10_000));
+        // Too short to be worth a system call even halved: never a probe.
+        assert_eq!(own_timer(3_999, 50_000, spin, || true), None);
+        assert_eq!(own_timer(4_000, 50_000, spin, || true), Some(2_000));
+        // Below a tick's margin, a probe as before.
+        assert_eq!(own_timer(20_000, 249_999, spin, || true), Some(10_000));
+        // A sleep longer than a tick's margin still arms by it.
+        assert_eq!(own_timer(600_000, 470_000, spin, never), Some(470_000));
+    }
+    // A margin of a tick (Windows' 0.5 ms high-resolution grid): the probe would overshoot;
+    // the sleep spins it all here, or (unseen pollers) takes the reactor.
+    assert_eq!(own_timer(20_000, 250_000, false, never), None);
+    assert_eq!(own_timer(100_000, 470_000, false, never), None);
+    assert_eq!(own_timer(20_000, 250_000, true, never), Some(20_000));
+    assert_eq!(own_timer(100_000, 470_000, true, never), Some(100_000));
+    assert_eq!(own_timer(1, 970_000, true, never), Some(1));
+}
+
+/// Where the timer's margin is a tick (the `0.5ms` and `1ms` Windows profiles: 0.47 and
+/// 0.97 ms), a precise short sleep that its own timer cannot serve spins on the sleeper's own
+/// processor, a job worker's and a serial thread's alike, instead of a reactor that would
+/// spin it too and then wake the sleeper on its deadline; an unseen poller's keeps the
+/// reactor, which spins once for all of them. Linux's margin (microseconds) keeps the
+/// reactor for a sleep too short to arm, as before.
+#[test]
+fn below_a_ticks_margin_a_precise_sleep_spins_on_its_own_processor() {
+    let tick = crate::Calibration {
+        timer_lateness_ns: 500_000,
+        timer_margin_ns: 470_000,
+        poller_margin_ns: 470_000,
+        wake_latency_ns: 2_000,
+        precise: crate::PrecisePath::OwnTimer,
+        ..Default::default()
+    };
+    let linux = crate::Calibration {
+        timer_lateness_ns: 30_000,
+        timer_margin_ns: 25_000,
+        poller_margin_ns: 20_000,
+        ..tick
+    };
+    for (c, own) in [(tick, true), (linux, false)] {
+        let rt = runtime_with(ShortSleep::Reactor, Some(c));
+        let by = |name: &'static str, ns: u64, quiet: u32| {
+            let before = rt.stats();
+            guest(&rt, name, move || {
+                for _ in 0..quiet {
+                    crate::sleep::sleep_current(ns);
+                }
+            });
+            let after = rt.stats();
+            let n = |p| after.path(p).count - before.path(p).count;
+            (n(SleepPath::PreciseOwn), n(SleepPath::PreciseReactor))
+        };
+        let mine = if own { (1, 0) } else { (0, 1) };
+        assert_eq!(
+            by("ModuleSystemWorker0", 20_000, 1),
+            mine,
+            "a worker's, {c:?}"
+        );
+        assert_eq!(
+            by("MainThread", 20_000, 1),
+            mine,
+            "a serial thread's, {c:?}"
+        );
+        // The eighth quiet sleep in a row is an unseen poller's: the reactor, either way
+        // (a 10 us sleep: under Linux's 20 us poller margin too).
+        let unseen = crate::policy::UNSEEN_POLLER_SLEEPS;
+        let (own_n, reactor_n) = by("ModuleSystemWorker1", 10_000, unseen);
+        assert!(
+            reactor_n >= 1,
+            "an unseen poller's: {own_n} own, {reactor_n} reactor"
+        );
+        if own {
+            assert_eq!(own_n, u64::from(unseen) - 1, "the quiet sleeps before it");
+        }
+        rt.shutdown();
+    }
 }
 
 /// The own-timer path sleeps up to its margin rather than spinning the sleep: twenty 500 us
@@ -322,7 +390,10 @@ fn reactor_waits_do_not_make_the_timer_coarse() {
 
 /// Under the Windows simulation's 0.5 ms grids (`hires`, `0.5ms`): a job worker's 100 us
 /// sleeps never probe their own timer, whose margin is the grid's tick (a probe of half the
-/// sleep woke at the next tick: 1 sleep in 32, up to 0.45 ms late).
+/// sleep woke at the next tick: 1 sleep in 32, up to 0.45 ms late). The first sleeps of the
+/// run spin here, all of each (a tick's margin leaves no OS sleep before the deadline); from
+/// the [`UNSEEN_POLLER_SLEEPS`](crate::policy::UNSEEN_POLLER_SLEEPS)th on they are an unseen
+/// poller's, which the reactor serves.
 #[cfg(hos_winsim)]
 #[test]
 fn a_margin_of_a_tick_is_not_probed() {
@@ -344,8 +415,9 @@ fn a_margin_of_a_tick_is_not_probed() {
         }
     });
     let s = rt.stats();
-    assert_eq!(s.path(SleepPath::PreciseOwn).count, 0, "probed a tick");
-    assert_eq!(s.path(SleepPath::PreciseReactor).count, 64);
+    let spun = u64::from(crate::policy::UNSEEN_POLLER_SLEEPS) - 1;
+    assert_eq!(s.path(SleepPath::PreciseOwn).count, spun, "spun here");
+    assert_eq!(s.path(SleepPath::PreciseReactor).count, 64 - spun);
     rt.shutdown();
 }
 
