@@ -310,7 +310,7 @@ pub static CALLS: &[Call] = &[
     },
     call!(
         unsafe hos_svc_get_info,
-        &[P, E, HOS_RESULT_INVALID_COMBINATION, H],
+        &[P, E, HOS_RESULT_INVALID_COMBINATION, H, S],
         |c| match c.u32() % 2 {
             0 => HOS_INFO_TYPE_THREAD_TICK_COUNT,
             _ => c.u32(),
