@@ -182,7 +182,7 @@ const STRIPES: usize = 16;
 #[cfg(loom)]
 const STRIPES: usize = 1;
 
-/// The runtime's counters: the hot ones in [`STRIPES`] stripes, the wake slices' once (their
+/// The runtime's counters: the hot ones in `STRIPES` stripes, the wake slices' once (their
 /// first count picks a log line).
 #[derive(Debug)]
 pub struct Counters {
@@ -267,7 +267,7 @@ std::thread_local! {
     static STRIPE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
-/// The calling thread's stripe: the threads' turn of arrival modulo [`STRIPES`].
+/// The calling thread's stripe: the threads' turn of arrival modulo `STRIPES`.
 #[cfg(not(loom))]
 fn stripe_index() -> usize {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
