@@ -6,11 +6,13 @@
 //! of the mode's hazards: a paused thread is no candidate for the token until resumed (by a
 //! host or by a guest, reproducibly), and a lock's lent priority ranks its holder for it.
 
+mod det_scenes;
 mod sdk;
 
+use det_scenes::{lock_order_deadlock, main_thread, softlock as report};
 use hos::det::clock::Pacing;
 use hos::det::selector::Spec;
-use hos::det::softlock::{Cause, Softlock, Standing};
+use hos::det::softlock::{Cause, Standing};
 use hos::os::{ClearMode, ConditionVariable, Event, Mutex};
 use hos::svc::{self, ThreadActivity};
 use hos::{Calibration, Doing, GuestState, ResultCode, Runtime};
@@ -30,59 +32,12 @@ fn runtime(watchdog_ms: u64) -> Runtime {
         .expect("a runtime in the deterministic mode")
 }
 
-/// The runtime's softlock once it is reported. A failsafe bound, not a timing: the report is
-/// made by the decision that finds the run stuck, so it comes as soon as the guests got there.
-fn report(rt: &Runtime) -> Softlock {
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(s) = rt.det_softlock() {
-            return s;
-        }
-        assert!(Instant::now() < end, "no softlock reported");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// Spawns the guest main thread running `body` (which spawns the other guests, so every
-/// start is a decision: a host thread that spawns while guests run does so at a wall-time
-/// point, and a guest that waits for a thread not spawned yet looks deadlocked).
-fn main_thread(
-    rt: &Runtime,
-    body: impl FnOnce(&Runtime) + Send + 'static,
-) -> hos::thread::JoinHandle<()> {
-    let inner = rt.clone();
-    rt.thread()
-        .name("MainThread")
-        .priority(44)
-        .spawn(move || body(&inner))
-        .expect("the main guest thread")
-}
-
 #[test]
 fn a_lock_order_deadlock_is_reported_with_its_cycle_and_holders() {
     let rt = runtime(0);
     let (ids_tx, ids) = std::sync::mpsc::channel();
     let main = main_thread(&rt, move |rt| {
-        let (m1, m2) = (Arc::new(Mutex::new(false)), Arc::new(Mutex::new(false)));
-        let (a_has, b_has) = (Event::new(ClearMode::Manual), Event::new(ClearMode::Manual));
-        let spawn = |name: &str, core: i32, locks: [&Arc<Mutex>; 2], events: [&Event; 2]| {
-            let [first, second] = locks.map(Arc::clone);
-            let [mine, theirs] = events.map(Event::clone);
-            rt.thread()
-                .name(name)
-                .priority(44)
-                .ideal_core(core)
-                .spawn(move || {
-                    let _held = first.lock().expect("its own mutex");
-                    mine.signal();
-                    theirs.wait().expect("the other holds its own");
-                    // Each now waits for the mutex the other holds; the shutdown ends both.
-                    let _ = second.lock();
-                })
-                .expect("a guest thread")
-        };
-        let a = spawn("A", 0, [&m1, &m2], [&a_has, &b_has]);
-        let b = spawn("B", 1, [&m2, &m1], [&b_has, &a_has]);
+        let [a, b] = lock_order_deadlock(rt);
         ids_tx.send((a.thread().id(), b.thread().id())).unwrap();
         // Nobody signals it: the shutdown ends the wait, and the mode with it.
         let _ = Event::new(ClearMode::Manual).wait();

@@ -3,15 +3,15 @@
 //! one for every decision the run took, numbered as the witnesses, a softlock's turns and a
 //! replay's divergence are; with the mode off there is none.
 
+mod det_scenes;
 mod tracefile;
 
+use det_scenes::{lock_order_deadlock, softlock};
 use hos::det::clock::Pacing;
 use hos::det::selector::Spec;
-use hos::os::{ClearMode, Event, Mutex};
+use hos::os::{ClearMode, Event};
 use hos::{Calibration, Runtime};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 use tracefile::{load, scratch, track, Item};
 
 /// Rounds of the ping-pong.
@@ -29,12 +29,7 @@ fn det_runtime(spec: Spec) -> Runtime {
 
 /// Runs `body` as the main guest thread of `rt` and waits for it.
 fn main_thread(rt: &Runtime, body: impl FnOnce(&Runtime) + Send + 'static) {
-    let inner = rt.clone();
-    rt.thread()
-        .name("MainThread")
-        .priority(44)
-        .spawn(move || body(&inner))
-        .expect("the main guest thread")
+    det_scenes::main_thread(rt, body)
         .join()
         .expect("main did not panic");
 }
@@ -110,39 +105,12 @@ fn a_softlocks_turns_are_the_markers_on_each_threads_track() {
     // The main thread ends at the shutdown (its wait is cancelled).
     let main = std::thread::spawn(move || {
         main_thread(&stuck, |rt| {
-            let (m1, m2) = (Arc::new(Mutex::new(false)), Arc::new(Mutex::new(false)));
-            let (a_has, b_has) = (Event::new(ClearMode::Manual), Event::new(ClearMode::Manual));
-            let spawn = |name: &str, core: i32, locks: [&Arc<Mutex>; 2], events: [&Event; 2]| {
-                let [first, second] = locks.map(Arc::clone);
-                let [mine, theirs] = events.map(Event::clone);
-                rt.thread()
-                    .name(name)
-                    .priority(44)
-                    .ideal_core(core)
-                    .spawn(move || {
-                        let _held = first.lock().expect("its own mutex");
-                        mine.signal();
-                        let _ = theirs.wait();
-                        let _ = second.lock();
-                    })
-                    .expect("a guest thread")
-            };
-            let a = spawn("A", 0, [&m1, &m2], [&a_has, &b_has]);
-            let b = spawn("B", 1, [&m2, &m1], [&b_has, &a_has]);
+            let [a, b] = lock_order_deadlock(rt);
             let _ = Event::new(ClearMode::Manual).wait();
             let _ = (a.join(), b.join());
         });
     });
-    // A failsafe bound, not a timing: the report comes at the decision that finds the run
-    // stuck.
-    let end = Instant::now() + Duration::from_secs(20);
-    let s = loop {
-        if let Some(s) = rt.det_softlock() {
-            break s;
-        }
-        assert!(Instant::now() < end, "no softlock reported");
-        std::thread::sleep(Duration::from_millis(1));
-    };
+    let s = softlock(&rt);
     let (items, names) = trace(&rt, "det-softlock-turns");
     rt.shutdown();
     main.join().expect("main ends at the shutdown");

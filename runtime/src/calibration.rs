@@ -137,6 +137,13 @@ impl Tracker {
         self.wake_latency_ns.get()
     }
 
+    /// Wake latencies observed since the last reset, counted up to the warm-up's length.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn wake_samples(&self) -> u64 {
+        // Relaxed: a count read after the sleeps that fed it were joined.
+        self.wake_latency_ns.seen.load(Ordering::Relaxed)
+    }
+
     /// The precise path in force.
     #[inline]
     pub(crate) fn precise(&self) -> PrecisePath {
