@@ -87,8 +87,14 @@ const ORDER: &[&str] = &[
 ];
 
 /// The files that are part of their parent's unit: the kicks' grace (`impl Table` of the
-/// virtual cores' table, which reads its constants), the token's yields (`impl State`).
-const JOINED: &[&str] = &["vcore/table/grace", "vcore/table/lend", "token/yielding"];
+/// virtual cores' table, which reads its constants), the token's yields (`impl State`), the
+/// switches' rules (each `Switch` writes a field of `Config`).
+const JOINED: &[&str] = &[
+    "vcore/table/grace",
+    "vcore/table/lend",
+    "token/yielding",
+    "config/switch",
+];
 
 /// The crate's layers, for the checker all crates share.
 const LAYERS: check::Layers = check::Layers {
