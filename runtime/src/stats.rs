@@ -93,15 +93,12 @@ impl LatenessCounter {
         self.buckets[b.min(LATE_BUCKETS - 1)].fetch_add(1, Ordering::Relaxed);
     }
 
-    fn snapshot(&self) -> Lateness {
-        Lateness {
-            count: self.count.load(Ordering::Relaxed),
-            sum_ns: self.sum_ns.load(Ordering::Relaxed),
-            buckets: self
-                .buckets
-                .iter()
-                .map(|b| b.load(Ordering::Relaxed))
-                .collect(),
+    /// Adds these counts to `l` (a stripe's share of a snapshot's).
+    fn add_to(&self, l: &mut Lateness) {
+        l.count += self.count.load(Ordering::Relaxed);
+        l.sum_ns += self.sum_ns.load(Ordering::Relaxed);
+        for (sum, b) in l.buckets.iter_mut().zip(&self.buckets) {
+            *sum += b.load(Ordering::Relaxed);
         }
     }
 }
@@ -119,17 +116,12 @@ pub struct Lateness {
 }
 
 impl Lateness {
-    /// The two reads as one: counts, sums and buckets added.
-    fn plus(mut self, other: Lateness) -> Lateness {
-        self.count += other.count;
-        self.sum_ns += other.sum_ns;
-        if self.buckets.len() < other.buckets.len() {
-            self.buckets.resize(other.buckets.len(), 0);
+    /// No sleeps, with every bucket.
+    fn zero() -> Lateness {
+        Lateness {
+            buckets: vec![0; LATE_BUCKETS],
+            ..Lateness::default()
         }
-        for (a, b) in self.buckets.iter_mut().zip(other.buckets) {
-            *a += b;
-        }
-        self
     }
 
     /// Mean lateness.
@@ -309,8 +301,11 @@ impl Counters {
             sleeps: SleepPath::ALL
                 .iter()
                 .map(|p| {
-                    let each = self.stripes.iter().map(|s| s.sleeps[p.index()].snapshot());
-                    (*p, each.fold(Lateness::default(), Lateness::plus))
+                    let mut l = Lateness::zero();
+                    for s in self.stripes.iter() {
+                        s.sleeps[p.index()].add_to(&mut l);
+                    }
+                    (*p, l)
                 })
                 .collect(),
             bad_sleeps: sum(|s| &s.bad_sleeps),
@@ -631,7 +626,8 @@ mod tests {
         for ns in [0, 1, 900, 1_000, 5_000, 1_000_000, u64::MAX] {
             l.record(ns);
         }
-        let s = l.snapshot();
+        let mut s = Lateness::zero();
+        l.add_to(&mut s);
         assert_eq!(s.count, 7);
         assert_eq!(s.quantile_upper(0.0), Duration::ZERO);
         assert!(s.quantile_upper(0.5) >= Duration::from_nanos(1_000));
