@@ -17,6 +17,14 @@
 //! | `pingpong/abi` | host signals `ping`, guest waits for it and signals `pong`, host waits: one round trip, every call through the C ABI (handle lookups included) |
 //! | `pingpong/rust` | the same round trip with `hos::os::Event`s and a `hos` guest thread |
 //! | `pingpong/alternated` | the two, alternated round by round (41 rounds of 2,000 round trips): the ratio BENCHMARKS.md reads |
+//!
+//! For `pingpong/alternated` the host thread and both guests are pinned, the host to one
+//! processor and the guests to one of another physical core, so that both arms run between
+//! the same two processors: where the OS puts the threads of a spinning round trip moves it
+//! by more than the boundary costs (unpinned, one build on the 16-core machine read 1.24x
+//! and 1.43x in two runs). It prints each arm's waits a round trip too (spins caught, missed
+//! and skipped, parks, virtual-core waits): a ratio between a spinning arm and a parking one
+//! measures the spin gate, not the boundary.
 //! | `guests/abi` | two guest threads: one signals `ping` and waits for `pong`, the other answers; one round trip, every call through the C ABI, each wait giving the virtual core back and taking it again |
 //! | `guests/rust` | the same two guest threads through the `hos` crate |
 //! | `checkpoint/abi` | `hos_checkpoint()` through `libhos.so` on a guest thread with no waiter for its core |
@@ -38,7 +46,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -61,6 +69,147 @@ struct Abi {
     ) -> Result_,
     thread_join: extern "C" fn(u32, i64) -> Result_,
     checkpoint: extern "C" fn(),
+    stats_get: unsafe extern "C" fn(*const c_void, *mut StatsHead) -> Result_,
+}
+
+/// The head of `hos_stats` up to the wait counters, with room for the rest: a caller built
+/// against an older header reads the fields it knows (`size` says how many bytes it has).
+#[repr(C)]
+struct StatsHead {
+    size: u32,
+    threads: u32,
+    sleeps: [[u64; 4]; 5],
+    bad_sleeps: u64,
+    yields: u64,
+    spins_caught: u64,
+    spins_missed: u64,
+    spins_skipped: u64,
+    parks: u64,
+    vcore_waits: u64,
+    rest: [u64; 48],
+}
+
+/// The wait counters the alternated ping-pong prints for each runtime: spins caught, spins
+/// missed, spins skipped, parks, virtual-core waits.
+type Waits = [u64; 5];
+
+/// The ABI runtime's wait counters.
+fn abi_waits(rt: *mut c_void) -> Waits {
+    // SAFETY: plain integers; zero is a valid value of each.
+    let mut s: StatsHead = unsafe { std::mem::zeroed() };
+    s.size = std::mem::size_of::<StatsHead>() as u32;
+    // SAFETY: the live ABI runtime; `s` has `s.size` writable bytes.
+    assert_eq!(unsafe { (abi().stats_get)(rt, &mut s) }, 0);
+    [
+        s.spins_caught,
+        s.spins_missed,
+        s.spins_skipped,
+        s.parks,
+        s.vcore_waits,
+    ]
+}
+
+/// The crate runtime's wait counters.
+fn rust_waits(rt: &hos_rs::Runtime) -> Waits {
+    let s = rt.stats();
+    [
+        s.spins_caught,
+        s.spins_missed,
+        s.spins_skipped,
+        s.parks,
+        s.vcore_waits,
+    ]
+}
+
+/// Prints what each round trip of `arm` cost in waits between two readings.
+fn print_waits(arm: &str, before: Waits, after: Waits, trips: u64) {
+    let per = |i: usize| (after[i] - before[i]) as f64 / trips as f64;
+    eprintln!(
+        "pingpong/alternated {arm}: a round trip {:.3} spins caught, {:.3} missed, {:.3} \
+         skipped, {:.3} parks, {:.3} virtual-core waits",
+        per(0),
+        per(1),
+        per(2),
+        per(3),
+        per(4)
+    );
+}
+
+/// The thread id of the caller, for [`pin`].
+fn tid() -> i32 {
+    // SAFETY: a system call without arguments.
+    unsafe { libc::gettid() }
+}
+
+/// The thread id a guest writes into `slot` as it starts, once it has.
+fn started(slot: &AtomicI32) -> i32 {
+    loop {
+        match slot.load(Ordering::Acquire) {
+            0 => std::thread::yield_now(),
+            tid => return tid,
+        }
+    }
+}
+
+/// The processors the caller may run on.
+fn affinity() -> libc::cpu_set_t {
+    // SAFETY: a zeroed set, filled by the call.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set),
+            0
+        );
+        set
+    }
+}
+
+/// Keeps thread `tid` on the processors of `set`.
+fn set_affinity(tid: i32, set: &libc::cpu_set_t) {
+    // SAFETY: the call reads the set.
+    assert_eq!(
+        unsafe { libc::sched_setaffinity(tid, std::mem::size_of_val(set), set) },
+        0
+    );
+}
+
+/// Keeps thread `tid` on processor `cpu`.
+fn pin(tid: i32, cpu: usize) {
+    // SAFETY: a zeroed set is empty; CPU_SET writes within it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` < CPU_SETSIZE (it came from a set).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    set_affinity(tid, &set);
+}
+
+/// Two processors this process may run on, on different physical cores where there are such:
+/// the host thread's and the guests', so that both ping-pongs run between the same two
+/// processors (where the OS happens to put a thread moves a spinning round trip by more than
+/// the boundary costs). None on a machine with one processor.
+fn two_processors() -> Option<(usize, usize)> {
+    let set = affinity();
+    let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `c` < CPU_SETSIZE.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect();
+    let host = *allowed.first()?;
+    let siblings = std::fs::read_to_string(format!(
+        "/sys/devices/system/cpu/cpu{host}/topology/thread_siblings_list"
+    ))
+    .unwrap_or_default();
+    let sibling = |c: usize| {
+        siblings
+            .trim()
+            .split(',')
+            .any(|part| match part.split_once('-') {
+                Some((a, b)) => {
+                    a.parse().is_ok_and(|a: usize| a <= c) && b.parse().is_ok_and(|b: usize| c <= b)
+                }
+                None => part.parse() == Ok(c),
+            })
+    };
+    let guest = allowed.iter().copied().find(|&c| c != host && !sibling(c));
+    Some((host, guest.or_else(|| allowed.get(1).copied())?))
 }
 
 /// The profile directory of this bench's build (`target/release`).
@@ -136,21 +285,25 @@ fn abi() -> &'static Abi {
                 thread_spawn: sym(lib, c"hos_thread_spawn"),
                 thread_join: sym(lib, c"hos_thread_join"),
                 checkpoint: sym(lib, c"hos_checkpoint"),
+                stats_get: sym(lib, c"hos_stats_get"),
             }
         }
     })
 }
 
-/// What a guest thread spawned through the ABI is told: the events, and the stop flag.
+/// What a guest thread spawned through the ABI is told: the events, and the stop flag; it
+/// writes its thread id.
 struct PingPong {
     ping: u32,
     pong: u32,
     stop: AtomicBool,
+    tid: AtomicI32,
 }
 
 unsafe extern "C" fn abi_guest(arg: *mut c_void) {
     // SAFETY: the bench's PingPong, alive until this thread is joined.
     let p = unsafe { &*(arg as *const PingPong) };
+    p.tid.store(tid(), Ordering::Release);
     let abi = abi();
     while (abi.event_wait)(p.ping, -1) == 0 && !p.stop.load(Ordering::Acquire) {
         (abi.event_signal)(p.pong);
@@ -197,6 +350,7 @@ fn abi_rig() -> AbiRig {
         ping,
         pong,
         stop: AtomicBool::new(false),
+        tid: AtomicI32::new(0),
     }));
     AbiRig { rt, pp }
 }
@@ -223,10 +377,12 @@ fn pingpong(c: &mut Criterion) {
     let ping = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
     let pong = Arc::new(hos_rs::os::Event::new(hos_rs::os::ClearMode::Auto));
     let stop = Arc::new(AtomicBool::new(false));
-    let (gping, gpong, gstop) = (ping.clone(), pong.clone(), stop.clone());
+    let rust_tid = Arc::new(AtomicI32::new(0));
+    let (gping, gpong, gstop, gtid) = (ping.clone(), pong.clone(), stop.clone(), rust_tid.clone());
     let rust_guest = rt
         .thread()
         .spawn(move || {
+            gtid.store(tid(), Ordering::Release);
             while gping.wait().is_ok() && !gstop.load(Ordering::Acquire) {
                 gpong.signal();
             }
@@ -241,6 +397,17 @@ fn pingpong(c: &mut Criterion) {
     g.bench_function("rust", |b| b.iter(rust_trip));
     g.finish();
     if filtered_in("pingpong/alternated") {
+        let (abi_tid, rust_tid) = (started(&rig.pp.tid), started(&rust_tid));
+        let unpinned = affinity();
+        if let Some((host, guest)) = two_processors() {
+            pin(tid(), host);
+            pin(abi_tid, guest);
+            pin(rust_tid, guest);
+            eprintln!(
+                "pingpong/alternated: the host thread on processor {host}, the guests on {guest}"
+            );
+        }
+        let (abi0, rust0) = (abi_waits(rig.rt), rust_waits(&rt));
         alternate("pingpong/alternated", ["rust", "abi"], 41, |i| {
             if i == 0 {
                 mean_trip_ns(2_000, || {
@@ -252,6 +419,12 @@ fn pingpong(c: &mut Criterion) {
                 })
             }
         });
+        let trips = 41 * 2_500;
+        print_waits("rust", rust0, rust_waits(&rt), trips);
+        print_waits("abi", abi0, abi_waits(rig.rt), trips);
+        for t in [tid(), abi_tid, rust_tid] {
+            set_affinity(t, &unpinned);
+        }
     }
 
     rig.pp.stop.store(true, Ordering::Release);
