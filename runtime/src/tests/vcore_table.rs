@@ -463,6 +463,25 @@ fn shutdown_cancels_waiters_and_later_acquires() {
 }
 
 #[test]
+fn shutdown_asks_no_holder_to_move_not_even_one_its_mask_forbids() {
+    // Found by the C boundary's fuzzer: a thread attached, its mask changed to exclude its
+    // core, then the runtime shut down; the flags went Idle while the rule still read Kick.
+    let mut h = H::new(2);
+    h.fill(40);
+    h.refresh(101, traits(40, false, 0b01, None));
+    assert_eq!(h.t.flag(1), Flag::Kick, "asked to leave core 1");
+    h.shutdown();
+    assert_eq!(h.t.flag(1), Flag::Idle, "a shut-down table moves nobody");
+    // A mask changed after the shutdown asks nobody to move either.
+    h.refresh(100, traits(40, false, 0b10, None));
+    assert_eq!(h.t.flag(0), Flag::Idle);
+    assert!(
+        h.release(101) && h.release(100),
+        "holders still give their cores back"
+    );
+}
+
+#[test]
 fn an_abandoned_wait_gives_back_a_slot_granted_to_it() {
     let mut h = H::new(1);
     h.fill(44);

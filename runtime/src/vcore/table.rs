@@ -418,7 +418,8 @@ impl Table {
             h.kick = None;
         }
         for s in 0..self.cores() {
-            self.set_flag(s, Flag::Idle, fx);
+            let f = self.flag_for(s);
+            self.set_flag(s, f, fx);
         }
         self.check();
     }
@@ -632,7 +633,9 @@ impl Table {
 
     /// What the holder of `s` is asked (see [`Flag`]).
     fn flag_for(&self, s: usize) -> Flag {
-        let Some(h) = &self.slots[s] else {
+        // A shut-down table asks nobody to move: its kicks are dropped, and a holder its mask
+        // no longer allows would leave for a queue that answers Cancelled.
+        let Some(h) = self.slots[s].as_ref().filter(|_| !self.shut) else {
             return Flag::Idle;
         };
         if h.kick.is_some() || h.who.traits.mask & (1 << s) == 0 {
