@@ -47,7 +47,8 @@ pub use event::{clear_event, create_event, reset_signal, signal_event};
 pub use exit::{exit_thread, ThreadExit};
 pub use handle::Handle;
 pub use handles::{
-    close_handle, create_handle, handle_object, HandleObject, HostObject, MAX_HANDLES,
+    close_handle, create_handle, handle_object, with_handle_object, HandleObject, HostObject,
+    MAX_HANDLES,
 };
 pub use info::{
     current_thread_handle, get_current_processor_number, get_info, get_thread_id,

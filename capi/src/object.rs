@@ -1,9 +1,10 @@
 //! The objects a C handle names, kept in hos's handle table as one host object type, and their
 //! lookup by handle and kind; and the guest threads' handles, kept open for the host.
 //!
-//! Invariant: a handle made here names an [`Object`] until `hos_svc_close_handle`; a lookup
-//! clones the object's `Arc` out of the table, so a call uses the object after the table's
-//! lock is released and even if another thread closes the handle meanwhile. A handle of
+//! Invariant: a handle made here names an [`Object`] until `hos_svc_close_handle`; a call
+//! borrows the object for its length (from the calling thread's cache of lookups or the
+//! table, `hos::svc::with_handle_object`), so it uses the object even if another thread
+//! closes the handle meanwhile. A handle of
 //! another kind than the call wants is InvalidHandle, as on Horizon. A guest thread's handle
 //! is its one real handle (the one its mutex words hold), made by hos; [`THREADS`] keeps a
 //! share of each one a C call handed out, so that it too stays open until the host closes it,
@@ -64,6 +65,12 @@ impl HostObject for Object {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    /// Every kind but the timer event (whose drop stops its timer): nobody sees when the
+    /// others are dropped.
+    fn cacheable(&self) -> bool {
+        !matches!(self, Object::TimerEvent(_))
+    }
 }
 
 /// Names `object` with a new handle, written to `out`.
@@ -88,16 +95,13 @@ pub(crate) fn with<T: ?Sized, R>(
     pick: impl FnOnce(&Object) -> Option<&T>,
     f: impl FnOnce(&T) -> Result<R>,
 ) -> Result<R> {
-    match svc::handle_object(Handle(h))? {
-        HandleObject::Host(o) => {
-            let object = o.as_any().downcast_ref::<Object>();
-            match object.and_then(pick) {
-                Some(t) => f(t),
-                None => Err(wrong_kind(h, want)),
-            }
-        }
+    svc::with_handle_object(Handle(h), |o| match o {
+        HandleObject::Host(o) => match o.as_any().downcast_ref::<Object>().and_then(pick) {
+            Some(t) => f(t),
+            None => Err(wrong_kind(h, want)),
+        },
         _ => Err(wrong_kind(h, want)),
-    }
+    })?
 }
 
 /// The guest thread `h` names.

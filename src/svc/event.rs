@@ -49,13 +49,13 @@ pub fn create_event() -> Result<(Handle, Handle), ResultCode> {
 /// InvalidHandle unless `h` is an event's writable side.
 pub fn signal_event(h: Handle) -> Result<(), ResultCode> {
     entry();
-    match handles::get(h)? {
+    handles::with_object(h, |o| match o {
         HandleObject::WritableEvent(e) => {
             e.signal();
             Ok(())
         }
         _ => Err(ResultCode::INVALID_HANDLE),
-    }
+    })?
 }
 
 /// svcClearEvent (0x12): clears the event of either side's handle `h`, signalled or not.
@@ -64,13 +64,13 @@ pub fn signal_event(h: Handle) -> Result<(), ResultCode> {
 /// InvalidHandle unless `h` is an event's writable or readable side.
 pub fn clear_event(h: Handle) -> Result<(), ResultCode> {
     entry();
-    match handles::get(h)? {
+    handles::with_object(h, |o| match o {
         HandleObject::WritableEvent(e) | HandleObject::ReadableEvent(e) => {
             e.clear();
             Ok(())
         }
         _ => Err(ResultCode::INVALID_HANDLE),
-    }
+    })?
 }
 
 /// svcResetSignal (0x17): clears the event of readable handle `h` if it is signalled; how the
@@ -81,9 +81,9 @@ pub fn clear_event(h: Handle) -> Result<(), ResultCode> {
 /// side (the console also takes a process handle, which hos has none of).
 pub fn reset_signal(h: Handle) -> Result<(), ResultCode> {
     entry();
-    match handles::get(h)? {
+    handles::with_object(h, |o| match o {
         HandleObject::ReadableEvent(e) if e.reset() => Ok(()),
         HandleObject::ReadableEvent(_) => Err(ResultCode::INVALID_STATE),
         _ => Err(ResultCode::INVALID_HANDLE),
-    }
+    })?
 }

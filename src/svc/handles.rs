@@ -8,6 +8,12 @@
 //! invalid after its slot is reused (until the 32767th refill). The
 //! table is behind one std mutex (process bookkeeping, outside the loom models), held only to
 //! look up, insert or remove: a lookup clones the entry out, and no wait happens under it.
+//! Every close is counted ([`closes`]) after its slot is emptied, and each thread keeps its
+//! recent lookups ([`cache`]), used only while that count has not moved.
+
+mod cache;
+
+pub(crate) use cache::with_object;
 
 use super::handle::Handle;
 use crate::entry::entry;
@@ -16,6 +22,7 @@ use crate::result::ResultCode;
 use crate::sync::lock;
 use crate::thread::Thread;
 use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Handles a process may hold at once (Horizon's usual handle table size).
@@ -52,6 +59,13 @@ pub trait HostObject: Any + Send + Sync {
 
     /// The object as `Any`, for the host to downcast to its own type.
     fn as_any(&self) -> &dyn Any;
+
+    /// Whether a thread's cache of lookups may keep the object after its handle is closed,
+    /// until that thread's next lookup or its exit: true only if nobody can tell when it is
+    /// dropped (an event: yes; a timer event, whose drop stops its timer: no).
+    fn cacheable(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for HandleObject {
@@ -109,6 +123,17 @@ static TABLE: Mutex<Table> = Mutex::new(Table {
     free: Vec::new(),
     next_linear: 1,
 });
+
+/// Handles closed so far, process-wide.
+static CLOSES: AtomicU64 = AtomicU64::new(0);
+
+/// How many handles have been closed so far: a close ordered before this call (by anything,
+/// in any thread) is counted in what it reads.
+fn closes() -> u64 {
+    // Relaxed: only the count is read; coherence makes a close that happens before this load
+    // visible to it, whatever ordered the two.
+    CLOSES.load(Ordering::Relaxed)
+}
 
 fn table() -> std::sync::MutexGuard<'static, Table> {
     lock(&TABLE)
@@ -182,6 +207,9 @@ pub(crate) fn close(h: Handle) -> Result<(), ResultCode> {
         slot.linear = 0;
         let object = slot.object.take();
         t.free.push(index as u16);
+        // Relaxed: counted under the table's lock after the slot is emptied; a reader needs
+        // only the count (`closes`).
+        CLOSES.fetch_add(1, Ordering::Relaxed);
         object
     };
     // Dropped outside the lock: an object's drop may do anything.
@@ -218,6 +246,23 @@ pub fn create_handle(object: impl Into<HandleObject>) -> Result<Handle, ResultCo
 /// InvalidHandle for a handle that is not open.
 pub fn handle_object(h: Handle) -> Result<HandleObject, ResultCode> {
     get(h)
+}
+
+/// Runs `f` on what `h` names (the calling guest thread for [`Handle::CURRENT_THREAD`]),
+/// borrowed: the way for hosts that call on their own objects often ([`HostObject`]), since a
+/// lookup of one the calling thread used lately takes neither the table's lock nor a
+/// reference count (a [`HostObject::cacheable`] one).
+///
+/// # Errors
+/// InvalidHandle for a handle that is not open (then `f` is not called).
+pub fn with_handle_object<R>(
+    h: Handle,
+    f: impl FnOnce(&HandleObject) -> R,
+) -> Result<R, ResultCode> {
+    if h == Handle::CURRENT_THREAD {
+        return get(h).map(|o| f(&o));
+    }
+    with_object(h, f)
 }
 
 /// svcCloseHandle (0x16).

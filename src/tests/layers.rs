@@ -61,9 +61,11 @@ const ORDER: &[&str] = &[
 ];
 
 /// The files that are part of their parent's unit: each an `impl` of its parent's type, split
-/// off (attaching a host thread, the arbiter's lent mutex word, the table's invariant checks).
+/// off (attaching a host thread, the handle table's per-thread cache, the arbiter's lent
+/// mutex word, the arbiter table's invariant checks).
 const JOINED: &[&str] = &[
     "thread/attach",
+    "svc/handles/cache",
     "svc/arbiter/lent",
     "svc/arbiter/table/check",
     "svc/arbiter/table/drain",
@@ -74,7 +76,12 @@ const LAYERS: check::Layers = check::Layers {
     order: ORDER,
     whole: &[],
     joined: JOINED,
-    tests: &["tests", "svc/arbiter/tests", "svc/arbiter/loom"],
+    tests: &[
+        "tests",
+        "svc/arbiter/tests",
+        "svc/arbiter/loom",
+        "svc/handles/cache/tests",
+    ],
     macros: &[],
     // The one deliberate mutual dependency (the crate doc says why): the handle table names
     // guest threads, whose own handles it holds; the arbiter lends priorities to guest
