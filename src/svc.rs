@@ -61,7 +61,7 @@ pub use tick::{get_system_tick, TICKS_PER_SECOND};
 pub use timeout::timeout_from_ns;
 
 use crate::entry::entry;
-use crate::os::{wait_any, wait_any_async, MAX_WAIT_OBJECTS};
+use crate::os::{wait_any, wait_any_async, Waitable, MAX_WAIT_OBJECTS};
 use crate::result::ResultCode;
 use handles::thread_of;
 use hos_runtime::internal::{
@@ -178,6 +178,13 @@ pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize
     if handles.len() > MAX_WAIT_OBJECTS {
         return Err(ResultCode::OUT_OF_RANGE);
     }
+    // One handle, the common case: lent by the calling thread's cache of lookups.
+    if let [h] = handles {
+        return handles::with_object(*h, |o| {
+            let w = o.as_waitable().ok_or(ResultCode::INVALID_HANDLE)?;
+            wait_for(&[w], timeout_ns)
+        })?;
+    }
     let objects = handles
         .iter()
         .map(|h| handles::get_object(*h))
@@ -186,12 +193,17 @@ pub fn wait_synchronization(handles: &[Handle], timeout_ns: i64) -> Result<usize
         .iter()
         .map(|o| o.as_waitable().ok_or(ResultCode::INVALID_HANDLE))
         .collect::<Result<Vec<_>, _>>()?;
+    wait_for(&waitables, timeout_ns)
+}
+
+/// [`wait_synchronization`] once its handles are looked up.
+fn wait_for(waitables: &[&dyn Waitable], timeout_ns: i64) -> Result<usize, ResultCode> {
     let timeout = timeout_from_ns(timeout_ns);
     let thread = crate::thread::current();
     let Some(thread) = thread.filter(|_| timeout_ns != 0) else {
-        return wait_any(&waitables, timeout);
+        return wait_any(waitables, timeout);
     };
-    let mut wait = wait_any_async(&waitables);
+    let mut wait = wait_any_async(waitables);
     if let Some(d) = timeout {
         wait = wait.timeout(d);
     }
