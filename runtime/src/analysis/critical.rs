@@ -5,9 +5,10 @@
 //! Invariant: the walk attributes every nanosecond of a frame exactly once, so a frame's
 //! parts add up to its time. At time `t` on thread `T` it looks at what `T` was doing just
 //! before `t` (its outermost span): running guest code counts as guest code; a virtual-core
-//! wait as a vcore wait; a sleep as the time asked plus its lateness; a wait that a wake
-//! ended counts from the wake to its end as an object wait, and the walk goes on from the
-//! waker at the wake; a wait nobody woke (timed out, cancelled) counts whole as an object
+//! wait as a vcore wait; a sleep as the time asked plus its lateness (an idle poll that a
+//! wake promoted, from the promotion only, and the walk goes on from the promoter); a wait
+//! that a wake ended counts from the wake to its end as an object wait, and the walk goes on
+//! from the waker at the wake; a wait nobody woke (timed out, cancelled) counts whole as an object
 //! wait; anything else (a host thread's own code, the runtime between two spans) is host
 //! time.
 
@@ -139,11 +140,21 @@ fn walk(outer: &HashMap<u64, Vec<&Span>>, tid: u64, start: u64, end: u64) -> Bre
                 t = from;
             }
             What::Sleep { asked, .. } => {
+                // A promoted idle poll counts from its promotion, and the walk goes on from
+                // the promoter: before it the poller was waiting for work, not late.
+                let promoted = s
+                    .woken_by
+                    .filter(|&(_, at)| at < t && at >= s.begin)
+                    .map(|(waker, at)| (waker, at.max(start)));
+                let since = promoted.map_or(from, |(_, at)| at);
                 let deadline = s.begin.saturating_add(*asked);
-                let late_from = deadline.clamp(from, t);
+                let late_from = deadline.clamp(since, t);
                 b.sleep_late += t - late_from;
-                b.sleep += late_from - from;
-                t = from;
+                b.sleep += late_from - since;
+                match promoted {
+                    Some((waker, at)) => (tid, t) = (waker, at),
+                    None => t = from,
+                }
             }
             What::Wait { .. } => match s.woken_by {
                 Some((waker, at)) if at < t && at >= s.begin => {
@@ -164,4 +175,79 @@ fn walk(outer: &HashMap<u64, Vec<&Span>>, tid: u64, start: u64, end: u64) -> Bre
     }
     debug_assert_eq!(b.total(), b.frame, "a frame's parts must add up: {b:?}");
     b
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::stats::SleepPath;
+    use crate::trace::event::WaitFor;
+
+    fn span(begin: u64, end: u64, what: What, woken_by: Option<(u64, u64)>) -> Span {
+        Span {
+            begin,
+            end,
+            depth: 0,
+            what,
+            open: false,
+            woken_by,
+            moved_to: None,
+        }
+    }
+
+    fn core(begin: u64, end: u64) -> Span {
+        span(begin, end, What::Core { slot: 0 }, None)
+    }
+
+    fn idle_poll(begin: u64, end: u64, asked: u64, promoted: Option<(u64, u64)>) -> Span {
+        let what = What::Sleep {
+            asked,
+            guest: true,
+            path: Some(SleepPath::IdlePoll),
+            late: 0,
+            polled: false,
+        };
+        span(begin, end, what, promoted)
+    }
+
+    /// The frame 0..300 of thread 1, whose wait the worker (2) ended at 280 after the job it
+    /// took at its idle poll's end (260); `promoted`: the poster (3) promoted the poll at 240.
+    fn frame(promoted: Option<(u64, u64)>) -> Breakdown {
+        let wait = What::Wait {
+            on: WaitFor::Object,
+            objects: Vec::new(),
+            deadline: None,
+            failed: None,
+        };
+        let spans: HashMap<u64, Vec<Span>> = HashMap::from([
+            (1, vec![core(0, 100), span(100, 300, wait, Some((2, 280)))]),
+            (2, vec![idle_poll(150, 260, 20, promoted), core(260, 300)]),
+            (3, vec![core(0, 300)]),
+        ]);
+        let outer = spans
+            .iter()
+            .map(|(tid, s)| (*tid, s.iter().collect()))
+            .collect();
+        walk(&outer, 1, 0, 300)
+    }
+
+    #[test]
+    fn a_promoted_idle_poll_counts_from_its_promotion_and_the_walk_goes_to_the_promoter() {
+        let b = frame(Some((3, 240)));
+        assert_eq!(b.object_wait, 20, "{b:?}");
+        // The worker's job (260..280), then the poster's code up to its send (0..240).
+        assert_eq!(b.guest, 20 + 240, "{b:?}");
+        // Past the deadline (170) the promotion came at 240: 240..260 is late, not 170..260.
+        assert_eq!((b.sleep, b.sleep_late), (0, 20), "{b:?}");
+        assert_eq!(b.total(), b.frame);
+    }
+
+    #[test]
+    fn an_idle_poll_nobody_promoted_counts_whole() {
+        let b = frame(None);
+        assert_eq!((b.sleep, b.sleep_late), (20, 90), "{b:?}");
+        // Before the poll (0..150) the worker's track is empty: host time.
+        assert_eq!((b.guest, b.host), (20, 150), "{b:?}");
+        assert_eq!(b.total(), b.frame);
+    }
 }

@@ -78,7 +78,8 @@ pub(crate) struct Span {
     pub what: What,
     /// Still open when the events ended.
     pub open: bool,
-    /// The wake that ended it: (trace id of the waker, time).
+    /// The wake that ended it (for an idle poll, the one that promoted it): (trace id of
+    /// the waker, time).
     pub woken_by: Option<(u64, u64)>,
     /// For a wait on objects, the last move of it to another holder
     /// ([`Kind::Moved`]): (trace id of the holder, address of the mutex word).
@@ -377,8 +378,14 @@ impl Timelines {
             let list = wakes.get(&t.tid).map_or(&[][..], Vec::as_slice);
             for s in mine.iter_mut().filter(|s| !s.open && wakeable(&s.what)) {
                 let upto = list.partition_point(|&(lo, ..)| lo <= s.end);
+                // A promoted idle poll: the first wake inside it, the promotion (a precise
+                // finish after it may take the reactor's wake too). A wait: the last, which
+                // ended it.
+                let first = matches!(s.what, What::Sleep { .. })
+                    .then(|| list[list.partition_point(|&(lo, ..)| lo < s.begin)..upto].first())
+                    .flatten();
                 if let Some(&(lo, _, from)) =
-                    list[..upto].last().filter(|(_, hi, _)| *hi >= s.begin)
+                    first.or_else(|| list[..upto].last().filter(|(_, hi, _)| *hi >= s.begin))
                 {
                     // An untimed wake's stamp may be before the wait's begin: it happened
                     // within the wait (it ended it), so no earlier than that.
@@ -448,6 +455,8 @@ fn wakeable(w: &What) -> bool {
     match w {
         What::CoreWait => true,
         What::Wait { on, .. } => *on != WaitFor::Vcore,
+        // An idle poll is promoted by a wake from whatever made its polled object ready.
+        What::Sleep { path, .. } => *path == Some(SleepPath::IdlePoll),
         _ => false,
     }
 }
@@ -637,5 +646,28 @@ mod tests {
         );
         let timed = vec![ev(25, Kind::Wake, 0, 2, 0)];
         assert_eq!(woken_by(&two(timed, waiter)), Some((1, 25)));
+    }
+
+    #[test]
+    fn an_idle_poll_is_woken_by_its_promotion_and_another_sleep_by_nobody() {
+        let sleep = |path: SleepPath| {
+            vec![
+                ev(20, Kind::SleepBegin, 1, 20_000, 0),
+                ev(60, Kind::SleepEnd, path as u64, 0, 0),
+            ]
+        };
+        // The promotion (40), then a wake of its precise finish (55, as the reactor's).
+        let waker = vec![ev(40, Kind::Wake, 0, 2, 0), ev(55, Kind::Wake, 0, 2, 0)];
+        let slept = |path| {
+            let t = Timelines::of(&two(waker.clone(), sleep(path)));
+            let (_, spans) = t.spans.into_iter().find(|(tid, _)| *tid == 2).expect("it");
+            spans[0].woken_by
+        };
+        assert_eq!(slept(SleepPath::IdlePoll), Some((1, 40)), "the first wake");
+        assert_eq!(
+            slept(SleepPath::PreciseReactor),
+            None,
+            "a reactor's wake ends no sleep"
+        );
     }
 }
