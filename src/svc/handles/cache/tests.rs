@@ -1,10 +1,11 @@
 //! The cache's rules, on host objects that count their drops: a lookup is lent, not cloned,
 //! and kept; a close on another thread is seen at this thread's next lookup, which lets the
-//! object go; a lookup inside a lent one goes to the table; what is not cacheable is never
-//! kept; a panic inside a call gives its lookup back.
+//! object go; a lookup inside a lent one goes to the table; what is not cacheable (a host
+//! object that does not say it is) is never kept; a panic inside a call gives its lookup
+//! back; hosts borrow through `with_handle_object`; a handle not open is InvalidHandle.
 
 use super::*;
-use crate::svc::handles::{close, insert, HostObject};
+use crate::svc::handles::{close, close_handle, insert, with_handle_object, HostObject};
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Weak};
@@ -154,10 +155,50 @@ fn a_panic_inside_a_call_gives_its_lookup_back() {
     close(h).unwrap();
 }
 
+/// A host object that leaves `cacheable` as the trait has it.
+struct Plain;
+
+impl HostObject for Plain {
+    fn waitable(&self) -> Option<&dyn crate::os::Waitable> {
+        None
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[test]
+fn a_host_object_that_says_nothing_is_not_kept() {
+    let h = insert(HandleObject::Host(Arc::new(Plain))).expect("a free slot");
+    with_object(h, |_| ()).unwrap();
+    assert!(!cached(h), "cacheable is false unless the host says so");
+    close(h).unwrap();
+}
+
+#[test]
+fn hosts_borrow_through_with_handle_object() {
+    let (h, _, _) = thing(true);
+    let at = with_handle_object(h, addr).unwrap();
+    assert_eq!(with_object(h, addr), Ok(at));
+    assert!(cached(h));
+    // This test's thread is no guest: its pseudo-handle names nothing.
+    assert_eq!(
+        with_handle_object(Handle::CURRENT_THREAD, |_| ()),
+        Err(ResultCode::INVALID_HANDLE)
+    );
+    close(h).unwrap();
+}
+
 #[test]
 fn a_handle_that_is_not_open_is_invalid_and_calls_nothing() {
     let (h, _, _) = thing(true);
-    close(h).unwrap();
+    close_handle(h).unwrap();
+    assert_eq!(
+        close_handle(h),
+        Err(ResultCode::INVALID_HANDLE),
+        "closed once"
+    );
     for bad in [h, Handle(0), Handle(0xC000_0001), Handle::CURRENT_THREAD] {
         assert_eq!(
             with_object(bad, |_| unreachable!("not called")),
