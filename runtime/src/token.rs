@@ -18,12 +18,8 @@
 //! sleeper's (or timed wait's) deadline; when none is pending either, nothing can run again by
 //! itself (a deadlock, or a wake a host thread owes) and the token rests until such a wake.
 //!
-//! Softlocks (docs/determinism.md section 7): the decision that finds nothing can run again by
-//! itself (every enrolled thread waits without a timeout, none is starting) makes a report,
-//! once for that quiescence, which the runtime's hook completes and tells outside the lock
-//! ([`Token::on_softlock`]); the token's progress count (checkpoints, tick reads, hand-offs)
-//! lets the runtime's watchdog name a holder that keeps it past a wall-time bound
-//! ([`Token::held`]).
+//! Softlocks (docs/determinism.md section 7) are `token/softlock.rs`'s: the decision that finds
+//! nothing can run again by itself makes a report; the watchdog reads the holder's progress.
 //!
 //! Posted host events (`det::feed`) enter at decisions too: each decision first applies the
 //! posts due by the clock, which wakes the guest threads that take them, and its witness then
@@ -37,7 +33,7 @@ use crate::det::history::{History, Turn};
 use crate::det::journal::Journal;
 use crate::det::post::Post;
 use crate::det::selector::{SelectError, Selector};
-use crate::det::softlock::{Cause, Softlock, Standing, Stuck};
+use crate::det::softlock::Softlock;
 use crate::det::verifier::Divergence;
 use crate::det::witness::{Candidate, Reason, Rolling, Witness};
 use crate::parker::Parker;
@@ -49,7 +45,10 @@ use std::sync::OnceLock;
 use std::task::Waker;
 use std::time::Duration;
 
+mod softlock;
 mod yielding;
+
+pub(crate) use softlock::{Held, Tell};
 
 /// How often a thread waiting for a turn looks again while the token rests: a host thread's
 /// wake (outside the contract) or a shutdown is then seen within it.
@@ -119,20 +118,6 @@ struct State {
     /// Where each decision is recorded and checked.
     journal: Journal,
 }
-
-/// What the watchdog sees of the token's holder ([`Token::held`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Held {
-    /// The holder's id.
-    pub(crate) thread: u64,
-    /// The token's progress count: a checkpoint, a tick read or a hand-off changes it.
-    pub(crate) progress: u64,
-    /// When the holder's turn began (a `sys::now()` value).
-    pub(crate) since: u64,
-}
-
-/// What completes and tells a softlock's report (the runtime's, `Token::on_softlock`).
-pub(crate) type Tell = Box<dyn Fn(Softlock) + Send + Sync>;
 
 /// The token and the schedule of one runtime's guest threads in the deterministic mode.
 pub(crate) struct Token {
@@ -474,11 +459,6 @@ impl Token {
         self.take_turn(id);
     }
 
-    /// Sets the hook that completes and tells each softlock's report (once; the runtime's).
-    pub(crate) fn on_softlock(&self, tell: Tell) {
-        let _ = self.tell.set(tell);
-    }
-
     /// Decides (`State::decide`), drops the lock, then hands a softlock the decision found to
     /// the hook: every decision that can find one goes through here.
     fn decide(&self, mut s: MutexGuard<'_, State>, reason: Reason) {
@@ -488,39 +468,6 @@ impl Token {
         if let (Some(report), Some(tell)) = (found, self.tell.get()) {
             tell(report);
         }
-    }
-
-    /// Keeps `report`, completed and told, as the last softlock.
-    pub(crate) fn keep(&self, report: Softlock) {
-        lock(&self.state).report = Some(report);
-    }
-
-    /// The last softlock reported, if any.
-    pub(crate) fn softlock(&self) -> Option<Softlock> {
-        lock(&self.state).report.clone()
-    }
-
-    /// The token's holder now, with its progress count and when its turn began; `None`
-    /// when the token rests or the mode stopped.
-    pub(crate) fn held(&self) -> Option<Held> {
-        let s = lock(&self.state);
-        s.held_now().map(|(thread, progress)| Held {
-            thread,
-            progress,
-            since: s.turn_start,
-        })
-    }
-
-    /// The report of `held`'s holder keeping the token `held_ms` of wall time, if it still
-    /// holds it with no progress since.
-    pub(crate) fn held_report(&self, held: Held, held_ms: u64) -> Option<Softlock> {
-        let s = lock(&self.state);
-        (s.held_now() == Some((held.thread, held.progress))).then(|| {
-            s.report(Cause::Held {
-                thread: held.thread,
-                held_ms,
-            })
-        })
     }
 }
 
@@ -680,65 +627,6 @@ impl State {
                 t.turn.notify_one();
             }
             return;
-        }
-    }
-
-    /// Nothing can run by itself (no thread ready or starting: `decide` returns before this
-    /// while one starts, since its spawner will make it ready; no deadline or post pending):
-    /// if threads wait, the run is deadlocked, and the first such decision of this
-    /// quiescence finds a softlock.
-    fn quiesce(&mut self) {
-        let waits = self
-            .threads
-            .values()
-            .any(|t| matches!(t.run, Run::Waiting(..)));
-        // A paused thread waits for whoever paused it to resume it: no deadlock to tell.
-        let paused = self.threads.values().any(|t| t.paused);
-        if self.stopped || self.quiet || !waits || paused {
-            return;
-        }
-        self.quiet = true;
-        self.found = Some(self.report(Cause::Deadlock));
-    }
-
-    /// The holder and the progress count now, while the mode schedules.
-    fn held_now(&self) -> Option<(u64, u64)> {
-        self.holder
-            .filter(|_| !self.stopped)
-            .map(|h| (h, self.progress))
-    }
-
-    /// A softlock's report of what the token knows now (the runtime adds names, objects,
-    /// holders and the selector).
-    fn report(&self, cause: Cause) -> Softlock {
-        let threads = self
-            .threads
-            .iter()
-            .map(|(&id, t)| Stuck {
-                id,
-                name: String::new(),
-                priority: t.priority,
-                lent: None,
-                core: t.core,
-                standing: match t.run {
-                    Run::Starting => Standing::Starting,
-                    Run::Ready(_) => Standing::Ready,
-                    Run::Running => Standing::Holds,
-                    Run::Waiting(_, until) => Standing::Waiting { until },
-                    Run::Sleeping(until, _) => Standing::Sleeping { until },
-                },
-                waits_on: String::new(),
-                holders: Vec::new(),
-                turns: t.history.turns(),
-            })
-            .collect();
-        Softlock {
-            cause,
-            decision: self.rolling.decisions(),
-            vt: self.clock.now(),
-            selector: String::new(),
-            threads,
-            cycles: Vec::new(),
         }
     }
 

@@ -87,12 +87,13 @@ const ORDER: &[&str] = &[
 ];
 
 /// The files that are part of their parent's unit: the kicks' grace (`impl Table` of the
-/// virtual cores' table, which reads its constants), the token's yields (`impl State`), the
-/// switches' rules (each `Switch` writes a field of `Config`).
+/// virtual cores' table, which reads its constants), the token's yields and softlocks (`impl
+/// State`, `impl Token`), the switches' rules (each `Switch` writes a field of `Config`).
 const JOINED: &[&str] = &[
     "vcore/table/grace",
     "vcore/table/lend",
     "token/yielding",
+    "token/softlock",
     "config/switch",
 ];
 
