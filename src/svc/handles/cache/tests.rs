@@ -180,8 +180,8 @@ fn a_host_object_that_says_nothing_is_not_kept() {
 fn hosts_borrow_through_with_handle_object() {
     let (h, _, _) = thing(true);
     let at = with_handle_object(h, addr).unwrap();
+    assert!(cached(h), "kept by the hosts' way in too");
     assert_eq!(with_object(h, addr), Ok(at));
-    assert!(cached(h));
     // This test's thread is no guest: its pseudo-handle names nothing.
     assert_eq!(
         with_handle_object(Handle::CURRENT_THREAD, |_| ()),
