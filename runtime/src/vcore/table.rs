@@ -417,10 +417,7 @@ impl Table {
         for h in self.slots.iter_mut().flatten() {
             h.kick = None;
         }
-        for s in 0..self.cores() {
-            let f = self.flag_for(s);
-            self.set_flag(s, f, fx);
-        }
+        self.set_flags(fx);
         self.check();
     }
 
@@ -654,6 +651,14 @@ impl Table {
         flag
     }
 
+    /// Sets every slot's flag by [`Table::flag_for`].
+    fn set_flags(&mut self, fx: &mut Effects) {
+        for s in 0..self.cores() {
+            let f = self.flag_for(s);
+            self.set_flag(s, f, fx);
+        }
+    }
+
     fn set_flag(&mut self, s: usize, f: Flag, fx: &mut Effects) {
         if self.flags[s] != f {
             self.flags[s] = f;
@@ -691,10 +696,7 @@ impl Table {
         if self.grace_ns > 0 {
             self.tell_claimers(&claims, fx);
         }
-        for s in 0..self.cores() {
-            let f = self.flag_for(s);
-            self.set_flag(s, f, fx);
-        }
+        self.set_flags(fx);
     }
 
     /// Checks every invariant of the module doc (debug builds only).
