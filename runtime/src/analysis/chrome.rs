@@ -12,7 +12,7 @@
 
 use super::timeline::{Flow, Span, Timelines, What};
 use crate::trace::event::{
-    label_name, Event, Failed, Kind, WaitFor, ESCAPED, MASK_BITS, NOT_LENT, REVOKED,
+    label_name, Event, Failed, Kind, WaitFor, ESCAPED, MASK_BITS, NOT_LENT, REVOKED, UNTIMED,
 };
 use crate::trace::{Snapshot, ThreadTrace};
 use std::collections::HashMap;
@@ -90,6 +90,12 @@ pub(crate) fn write(
             .filter_map(|t| Some((t.meta.guest?.id, (t.meta.name.clone(), t.tid))))
             .collect(),
         runtime: snap.runtime,
+        edge_starts: lines
+            .flows
+            .iter()
+            .filter(|f| f.wake)
+            .map(|f| ((f.from.0, f.stamp, f.to.0), f.from.1))
+            .collect(),
     };
     write!(
         out,
@@ -143,6 +149,10 @@ struct Writer {
     /// The runtime's guest threads by guest id: name and trace id.
     guests: HashMap<u64, (String, u64)>,
     runtime: u64,
+    /// Where each wake edge starts, by (waker, the wake's stamp, target): an untimed wake's
+    /// instant is drawn there, beside the edge's `signal` end, not at its stamp (its thread's
+    /// event before it, which may lie in an earlier slice).
+    edge_starts: HashMap<(u64, u64, u64), u64>,
 }
 
 impl Writer {
@@ -271,6 +281,12 @@ impl Writer {
             (true, Some((_, its))) => *its,
             (true, None) => tid,
         };
+        let at = match e.kind {
+            Kind::Wake if e.x == UNTIMED => {
+                self.edge_starts.get(&(tid, e.t, e.a)).copied().unwrap_or(e.t)
+            }
+            _ => e.t,
+        };
         let (name, scope) = match e.kind {
             Kind::ThreadStart => ("thread start".to_string(), "t"),
             Kind::ThreadExit => ("thread exit".to_string(), "t"),
@@ -327,7 +343,7 @@ impl Writer {
         Some(format!(
             r#"{{"ph":"i","s":"{scope}","pid":{},"tid":{tid},"ts":{},"cat":"event","name":{}}}"#,
             self.pid,
-            self.ts(e.t),
+            self.ts(at),
             string(&name)
         ))
     }
@@ -404,6 +420,7 @@ pub(crate) fn human(ns: u64) -> String {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::trace::event::SpinEnd;
     use crate::trace::{Guest, Meta};
 
     fn ev(t: u64, kind: Kind, x: u64, a: u64, b: u64) -> Event {
@@ -464,5 +481,47 @@ mod tests {
             assert!(text.contains(&want), "{want} in {text}");
         }
         assert!(!text.contains("priority 3"), "{text}");
+    }
+
+    #[test]
+    fn an_untimed_wake_is_drawn_where_its_edge_starts() {
+        let thread = |tid: u64, name: &str, events: Vec<Event>| ThreadTrace {
+            tid,
+            meta: Meta {
+                name: name.into(),
+                ..Meta::default()
+            },
+            events,
+        };
+        let object = WaitFor::Object as u64 | 7 << 8;
+        // Both wakes are stamped 10 (the waker's event before them) and happened before 40;
+        // the one to the waiter ended its wait (20 to 30), so its edge starts at 20.
+        let waker = vec![
+            ev(10, Kind::ThreadStart, 0, 0, 0),
+            ev(10, Kind::Wake, UNTIMED, 2, 0),
+            ev(10, Kind::Wake, UNTIMED, 9, 0),
+            ev(40, Kind::ThreadExit, 0, 0, 0),
+        ];
+        let waiter = vec![
+            ev(20, Kind::WaitBegin, object, 0xA0, 0),
+            ev(30, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+        ];
+        let snap = Snapshot {
+            runtime: 1,
+            start: 0,
+            end: 50,
+            dropped: 0,
+            threads: vec![thread(1, "Waker", waker), thread(2, "Waiter", waiter)],
+        };
+        let mut out = Vec::new();
+        write(&mut out, &snap, &[]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for want in [
+            r#""tid":1,"ts":0.020,"cat":"event","name":"wake Waiter""#,
+            r#""tid":1,"ts":0.020,"dur":0,"cat":"wake","name":"signal""#,
+            r#""tid":1,"ts":0.010,"cat":"event","name":"wake thread 9""#,
+        ] {
+            assert!(text.contains(want), "{want} in {text}");
+        }
     }
 }

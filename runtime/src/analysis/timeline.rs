@@ -334,6 +334,9 @@ pub(crate) struct Flow {
     pub wake: bool,
     /// (trace id, time) where it starts: the wake, or the kick.
     pub from: (u64, u64),
+    /// The time the wake or kick event carries: an untimed wake's stamp (its thread's event
+    /// before it) may be before `from`'s time, which lies within the wait it ended.
+    pub stamp: u64,
     /// (trace id, time) where it ends: the end of the wait it ended, or the checkpoint that
     /// gave the core up.
     pub to: (u64, u64),
@@ -394,6 +397,7 @@ impl Timelines {
                     flows.push(Flow {
                         wake: true,
                         from: (from, at),
+                        stamp: lo,
                         to: (t.tid, s.end),
                     });
                 }
@@ -414,6 +418,7 @@ impl Timelines {
                     flows.push(Flow {
                         wake: false,
                         from: (t.tid, k.t),
+                        stamp: k.t,
                         to: (victim.tid, e.t),
                     });
                 }
