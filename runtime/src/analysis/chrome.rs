@@ -282,9 +282,11 @@ impl Writer {
             (true, None) => tid,
         };
         let at = match e.kind {
-            Kind::Wake if e.x == UNTIMED => {
-                self.edge_starts.get(&(tid, e.t, e.a)).copied().unwrap_or(e.t)
-            }
+            Kind::Wake if e.x == UNTIMED => self
+                .edge_starts
+                .get(&(tid, e.t, e.a))
+                .copied()
+                .unwrap_or(e.t),
             _ => e.t,
         };
         let (name, scope) = match e.kind {

@@ -379,17 +379,32 @@ impl Timelines {
             let mut mine = fold(&t.events, snap.end);
             mark_moves(&mut mine, moved.get(&t.tid).map_or(&[][..], Vec::as_slice));
             let list = wakes.get(&t.tid).map_or(&[][..], Vec::as_slice);
-            for s in mine.iter_mut().filter(|s| !s.open && wakeable(&s.what)) {
+            // A wake ends one wait at most: the waits take theirs in the order they ended, so
+            // an untimed wake whose interval reaches past the wait it ended into the next one
+            // (the next granted its core before it ever parked, by nobody's wake) is not
+            // tied to both.
+            let mut used = vec![false; list.len()];
+            let mut ended: Vec<usize> = (0..mine.len())
+                .filter(|&i| !mine[i].open && wakeable(&mine[i].what))
+                .collect();
+            ended.sort_by_key(|&i| mine[i].end);
+            for i in ended {
+                let s = &mut mine[i];
                 let upto = list.partition_point(|&(lo, ..)| lo <= s.end);
                 // A promoted idle poll: the first wake inside it, the promotion (a precise
                 // finish after it may take the reactor's wake too). A wait: the last, which
                 // ended it.
-                let first = matches!(s.what, What::Sleep { .. })
-                    .then(|| list[list.partition_point(|&(lo, ..)| lo < s.begin)..upto].first())
-                    .flatten();
-                if let Some(&(lo, _, from)) =
-                    first.or_else(|| list[..upto].last().filter(|(_, hi, _)| *hi >= s.begin))
-                {
+                let pick = if matches!(s.what, What::Sleep { .. }) {
+                    (list.partition_point(|&(lo, ..)| lo < s.begin)..upto).find(|&k| !used[k])
+                } else {
+                    (0..upto)
+                        .rev()
+                        .find(|&k| !used[k])
+                        .filter(|&k| list[k].1 >= s.begin)
+                };
+                if let Some(k) = pick {
+                    used[k] = true;
+                    let (lo, _, from) = list[k];
                     // An untimed wake's stamp may be before the wait's begin: it happened
                     // within the wait (it ended it), so no earlier than that.
                     let at = lo.max(s.begin);
@@ -651,6 +666,36 @@ mod tests {
         );
         let timed = vec![ev(25, Kind::Wake, 0, 2, 0)];
         assert_eq!(woken_by(&two(timed, waiter)), Some((1, 25)));
+    }
+
+    #[test]
+    fn an_untimed_wake_whose_interval_meets_two_waits_ends_the_first_only() {
+        let object = WaitFor::Object as u64 | 7 << 8;
+        let waiter = vec![
+            ev(20, Kind::WaitBegin, object, 0xA0, 0),
+            ev(30, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+            ev(40, Kind::WaitBegin, object, 0xA0, 0),
+            ev(50, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+        ];
+        // Stamped 10, happened before 60: within reach of both waits.
+        let waker = vec![
+            ev(10, Kind::Frame, 0, 1, 0),
+            ev(10, Kind::Wake, UNTIMED, 2, 0),
+            ev(60, Kind::Frame, 0, 2, 0),
+        ];
+        let t = Timelines::of(&two(waker, waiter));
+        let (_, spans) = t
+            .spans
+            .iter()
+            .find(|(tid, _)| *tid == 2)
+            .expect("the waiter");
+        let woken: Vec<_> = spans
+            .iter()
+            .filter(|s| matches!(s.what, What::Wait { .. }))
+            .map(|s| s.woken_by)
+            .collect();
+        assert_eq!(woken, [Some((1, 20)), None]);
+        assert_eq!(t.flows.len(), 1);
     }
 
     #[test]
