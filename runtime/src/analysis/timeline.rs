@@ -397,10 +397,7 @@ impl Timelines {
                 let pick = if matches!(s.what, What::Sleep { .. }) {
                     (list.partition_point(|&(lo, ..)| lo < s.begin)..upto).find(|&k| !used[k])
                 } else {
-                    (0..upto)
-                        .rev()
-                        .find(|&k| !used[k])
-                        .filter(|&k| list[k].1 >= s.begin)
+                    ended_by(list, &used, upto, s.begin, s.end)
                 };
                 if let Some(k) = pick {
                     used[k] = true;
@@ -442,6 +439,36 @@ impl Timelines {
         flows.sort_by_key(|f| (f.from.1, f.to.1));
         Timelines { spans, flows }
     }
+}
+
+/// Which of the wakes `list[..upto]` (those that began by the wait's `end`, sorted) ended a
+/// wait from `begin` to `end`, none `used`: the last that surely happened by `end` (a timed
+/// one, or an untimed one whose interval closed by then), else the last whose interval
+/// meets the wait (an untimed one reaching past its end). The candidates are the wakes
+/// begun inside the wait and, before it, the untimed ones reaching into it back to the
+/// first that does not.
+fn ended_by(
+    list: &[(u64, u64, u64)],
+    used: &[bool],
+    upto: usize,
+    begin: u64,
+    end: u64,
+) -> Option<usize> {
+    let mut meets = None;
+    for k in (0..upto).rev() {
+        let (_, hi, _) = list[k];
+        if hi < begin {
+            break;
+        }
+        if used[k] {
+            continue;
+        }
+        if hi <= end {
+            return Some(k);
+        }
+        meets.get_or_insert(k);
+    }
+    meets
 }
 
 /// The wakes among a thread's `events`, each as the interval it happened in and its target:
@@ -696,6 +723,36 @@ mod tests {
             .collect();
         assert_eq!(woken, [Some((1, 20)), None]);
         assert_eq!(t.flows.len(), 1);
+    }
+
+    #[test]
+    fn a_timed_wake_ends_its_wait_and_an_untimed_one_after_it_the_next() {
+        let object = WaitFor::Object as u64 | 7 << 8;
+        let waiter = vec![
+            ev(20, Kind::WaitBegin, object, 0xA0, 0),
+            ev(30, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+            ev(35, Kind::WaitBegin, object, 0xA0, 0),
+            ev(45, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+        ];
+        // A signal (timed, 25), then a hand-off stamped with it that happened before 50.
+        let waker = vec![
+            ev(10, Kind::Frame, 0, 1, 0),
+            ev(25, Kind::Wake, 0, 2, 0),
+            ev(25, Kind::Wake, UNTIMED, 2, 0),
+            ev(50, Kind::Frame, 0, 2, 0),
+        ];
+        let t = Timelines::of(&two(waker, waiter));
+        let (_, spans) = t
+            .spans
+            .iter()
+            .find(|(tid, _)| *tid == 2)
+            .expect("the waiter");
+        let woken: Vec<_> = spans
+            .iter()
+            .filter(|s| matches!(s.what, What::Wait { .. }))
+            .map(|s| s.woken_by)
+            .collect();
+        assert_eq!(woken, [Some((1, 25)), Some((1, 35))]);
     }
 
     #[test]
