@@ -22,7 +22,9 @@ use tracefile::{load, names_of, scratch, track, Item};
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     // A test that failed while holding it poisons nothing the next one needs.
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Removes the parts of core hand-offs that depend on timing alone: a thread queued for a
