@@ -11,9 +11,18 @@
 //! there returns without the lock. That keeps the arbiter's one lock off the path of a
 //! hand-off's waiter, where it would wait for the signaller's next registration (docs/svc.md,
 //! "One lock").
+//!
+//! The table keeps the mailboxes of ended waits as [`Spares`] and gives one to a new wait once
+//! nothing else holds it, so that a wait allocates none (and a waiter never frees what its
+//! signaller allocated, or the other way round).
 
 use crate::result::ResultCode;
 use crate::sync::atomic::{AtomicU32, Ordering};
+use crate::sync::Arc;
+
+/// The spare mailboxes kept: more than the waits that end before their waiters return, in a
+/// hand-off or a broadcast to a few; a longer broadcast's extra mailboxes are freed.
+const SPARES: usize = 16;
 
 /// No result yet.
 const EMPTY: u32 = 0;
@@ -52,6 +61,33 @@ impl Mailbox {
     }
 }
 
+/// Mailboxes of ended waits, kept for new ones (under the arbiter's lock, as the table is).
+#[derive(Debug, Default)]
+pub(crate) struct Spares(Vec<Arc<Mailbox>>);
+
+impl Spares {
+    /// An empty mailbox for a new wait: a spare that nothing else holds, else a new one.
+    pub(crate) fn take(&mut self) -> Arc<Mailbox> {
+        for i in 0..self.0.len() {
+            // `get_mut` succeeds once no key holds it: its waiter's last use of it (the take
+            // of its result) happened before, by the count's Release decrement.
+            if let Some(m) = Arc::get_mut(&mut self.0[i]) {
+                // Emptied: a key dropped with its result still there leaves it full.
+                *m = Mailbox::default();
+                return self.0.swap_remove(i);
+            }
+        }
+        Arc::new(Mailbox::default())
+    }
+
+    /// Keeps the mailbox of a wait that ended (its result put), if there is room.
+    pub(crate) fn keep(&mut self, m: Arc<Mailbox>) {
+        if self.0.len() < SPARES {
+            self.0.push(m);
+        }
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -72,5 +108,26 @@ mod tests {
             assert_eq!(m.take(), Some(r));
             assert_eq!(m.take(), None, "{r:?} taken twice");
         }
+    }
+
+    #[test]
+    fn a_spare_goes_to_a_new_wait_empty_once_no_key_holds_it() {
+        let mut spares = Spares::default();
+        let first = spares.take();
+        first.put(Ok(()));
+        spares.keep(first.clone());
+        // Its key still holds it: a new wait gets another.
+        let second = spares.take();
+        assert!(!Arc::ptr_eq(&first, &second));
+        // The key is dropped with its result never taken: the spare comes back empty.
+        let at = Arc::as_ptr(&first);
+        drop(first);
+        let third = spares.take();
+        assert_eq!(Arc::as_ptr(&third), at, "the spare is reused");
+        assert_eq!(third.take(), None, "and emptied");
+        for _ in 0..SPARES + 4 {
+            spares.keep(Arc::new(Mailbox::default()));
+        }
+        assert_eq!(spares.0.len(), SPARES, "kept up to the bound");
     }
 }

@@ -33,7 +33,7 @@ mod drain;
 
 use super::census::{self, Census};
 use super::hasher::WordHash;
-use super::mailbox::Mailbox;
+use super::mailbox::{Mailbox, Spares};
 use super::word;
 use crate::os::waiters::WakeBatch;
 use crate::result::ResultCode;
@@ -168,6 +168,8 @@ pub(crate) struct Table<R, W> {
     /// settles, after its last write to a guest word (a waiter may return the moment its
     /// result is there). Empty between operations; kept to reuse its allocation.
     ended: Vec<(Arc<Mailbox>, Result<(), ResultCode>)>,
+    /// Mailboxes of waits that ended, for the next waits.
+    spare: Spares,
     /// The condvar queues' waiters by bucket, kept for signallers without the lock.
     census: Arc<Census>,
 }
@@ -220,6 +222,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             threads: HashMap::default(),
             next_ticket: 0,
             ended: Vec::new(),
+            spare: Spares::default(),
             census: Arc::new(Census::new()),
         }
     }
@@ -588,7 +591,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         let ticket = self.ticket();
         let info = entry(&mut self.threads, me);
         debug_assert!(info.waiting.is_none(), "thread {:#x} waits twice", me.id);
-        let mail = Arc::new(Mailbox::default());
+        let mail = self.spare.take();
         let k = self.waiters.insert(Waiter {
             thread: me.id,
             priority: info.effective,
@@ -766,6 +769,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     fn settle(&mut self) {
         for (mail, r) in self.ended.drain(..) {
             mail.put(r);
+            self.spare.keep(mail);
         }
         self.check();
     }
