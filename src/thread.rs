@@ -38,7 +38,7 @@ use hos_runtime::internal::{
 use hos_runtime::CpuTime;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicU32;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Poll, Waker};
 
 /// Highest (worst) Horizon priority.
@@ -395,6 +395,17 @@ pub fn cpu_time() -> CpuTime {
 #[derive(Clone, Debug)]
 pub struct Thread(Arc<Shared>);
 
+/// A guest thread that may be gone ([`Thread::downgrade`]).
+#[derive(Clone, Debug)]
+pub(crate) struct WeakThread(Weak<Shared>);
+
+impl WeakThread {
+    /// The thread, while anything else keeps it.
+    pub(crate) fn upgrade(&self) -> Option<Thread> {
+        self.0.upgrade().map(Thread)
+    }
+}
+
 /// What every handle of one guest thread shares.
 #[derive(Debug)]
 struct Shared {
@@ -472,6 +483,12 @@ impl Thread {
     /// back); the virtual cores re-rank it at once.
     pub(crate) fn lend_priority(&self, lent: Option<u8>) {
         self.0.rt.inner().lend_priority(&self.0.record, lent);
+    }
+
+    /// A reference that does not keep it (nor its handle) alive: what the arbiter's table
+    /// keeps of a thread between its waits.
+    pub(crate) fn downgrade(&self) -> WeakThread {
+        WeakThread(Arc::downgrade(&self.0))
     }
 
     /// Its trace id: what the trace names it by (0 before it started).

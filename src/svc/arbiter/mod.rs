@@ -45,7 +45,7 @@ use crate::os::Limits;
 use crate::result::ResultCode;
 use crate::sync::atomic::AtomicU32;
 use crate::sync::{lock, Arc, Mutex};
-use crate::thread::Thread;
+use crate::thread::{Thread, WeakThread};
 use census::Census;
 use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
 use pollers::WordPollers;
@@ -58,11 +58,12 @@ use std::task::{Context, Poll, Waker};
 /// (the nn::os objects keep one per object; guest words are too many to keep one each).
 const GATES: usize = 64;
 
-/// The table as the svcs use it: guest threads carry their [`Thread`] for priority lending.
-pub(crate) type Waits = Table<Option<Thread>, GuestWord>;
+/// The table as the svcs use it: guest threads carry a [`WeakThread`] for priority lending
+/// (weak: a table entry kept between waits keeps no thread, nor its handle, alive).
+pub(crate) type Waits = Table<Option<WeakThread>, GuestWord>;
 
 /// A caller or an owner, as the table sees it.
-pub(crate) type Caller = Party<Option<Thread>>;
+pub(crate) type Caller = Party<Option<WeakThread>>;
 
 /// The priority a host thread (no guest thread) waits with: the best, as host sleeps are
 /// always precise; a host thread is a frame's or a device's, which no guest work outranks.
@@ -84,7 +85,7 @@ pub(crate) fn caller() -> Caller {
     let guest = crate::thread::with_current(|t| Party {
         id: t.handle().0,
         priority: t.priority(),
-        r: Some(t.clone()),
+        r: Some(t.downgrade()),
     });
     guest.unwrap_or_else(|| Party {
         id: host_id(),
@@ -105,7 +106,7 @@ pub(crate) fn resolve(h: u32) -> Option<Caller> {
         Ok(HandleObject::Thread(t)) => Some(Party {
             id: t.handle().0,
             priority: t.priority(),
-            r: Some(t),
+            r: Some(t.downgrade()),
         }),
         _ => None,
     }
@@ -120,8 +121,10 @@ pub(crate) fn thread_gone(h: Handle) {
 /// Guest thread `t`'s own priority changed: the waits it is in and the lock owners it lends
 /// to are re-ranked.
 pub(crate) fn priority_changed(t: &Thread) {
-    let (id, p) = (t.handle().0, t.priority());
-    Arbiter::global().run(|table, fx| table.set_base(id, p, fx));
+    let id = t.handle().0;
+    // Read under the lock: of two changes racing, the later in the lock's order reads the
+    // later priority, so the table ends with the thread's own (an idle entry keeps it).
+    Arbiter::global().run(|table, fx| table.set_base(id, t.priority(), fx));
 }
 
 /// This host thread's id in the table.
@@ -193,7 +196,7 @@ impl Arbiter {
     /// (after the registrations that began them); the wakes after it.
     pub(crate) fn run<T>(
         &self,
-        op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> T,
+        op: impl FnOnce(&mut Waits, &mut Effects<Option<WeakThread>>) -> T,
     ) -> T {
         self.run_with_words(|t, _, fx| op(t, fx))
     }
@@ -201,7 +204,7 @@ impl Arbiter {
     /// [`Arbiter::run`], with the word pollers too.
     fn run_with_words<T>(
         &self,
-        op: impl FnOnce(&mut Waits, &mut WordPollers, &mut Effects<Option<Thread>>) -> T,
+        op: impl FnOnce(&mut Waits, &mut WordPollers, &mut Effects<Option<WeakThread>>) -> T,
     ) -> T {
         let mut fx = Effects {
             note_moves: trace::on(),
@@ -214,8 +217,9 @@ impl Arbiter {
                 words,
             } = &mut *state;
             let r = op(table, words, &mut fx);
+            // A thread gone meanwhile (nothing keeps it) has nothing to lend to.
             for (thread, lent) in fx.lend.drain(..) {
-                if let Some(t) = thread {
+                if let Some(t) = thread.as_ref().and_then(WeakThread::upgrade) {
                     t.lend_priority(lent);
                 }
             }
@@ -259,7 +263,7 @@ impl Arbiter {
         &self,
         addr: usize,
         told: usize,
-        op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> Result<usize, ResultCode>,
+        op: impl FnOnce(&mut Waits, &mut Effects<Option<WeakThread>>) -> Result<usize, ResultCode>,
     ) -> Result<(), ResultCode> {
         let promote = self.run_with_words(|t, words, fx| {
             let woken = op(t, fx)?;
@@ -301,7 +305,10 @@ impl Arbiter {
         on: &'static str,
         addr: usize,
         limit: impl Limit,
-        op: impl FnOnce(&mut Waits, &mut Effects<Option<Thread>>) -> Result<Option<WaitKey>, ResultCode>,
+        op: impl FnOnce(
+            &mut Waits,
+            &mut Effects<Option<WeakThread>>,
+        ) -> Result<Option<WaitKey>, ResultCode>,
     ) -> Result<(), ResultCode> {
         // The waker `block_on` will poll with (this thread's parker's), registered with the
         // wait in the same locked step: the first poll then needs no lock of its own.
@@ -332,12 +339,14 @@ impl Arbiter {
     }
 }
 
-/// The trace id of thread `id` of `table` (0: a host thread, or one the table forgot).
+/// The trace id of thread `id` of `table` (0: a host thread, or one the table forgot or
+/// that is gone).
 fn trace_id(table: &Waits, id: u32) -> u64 {
     table
         .party(id)
         .and_then(Option::as_ref)
-        .map_or(0, Thread::trace_id)
+        .and_then(WeakThread::upgrade)
+        .map_or(0, |t| t.trace_id())
 }
 
 /// Records that a wait moved to another lock owner (a host thread's wait is in no trace's

@@ -21,8 +21,13 @@
 //! - A waiter is in exactly one place: one queue or one owner's list; queues are sorted by
 //!   (priority, ticket). A wait that ends leaves the table in the same step, its result in
 //!   its key's [`Mailbox`] (whose invariant says when a key may still be used).
-//! - A thread has an entry in `threads` exactly while it waits or has lock waiters
-//!   registered against it; it waits at most once at a time.
+//! - A thread has an entry in `threads` while it waits or has lock waiters registered
+//!   against it (it is *busy*); it waits at most once at a time. An entry that is no longer
+//!   busy stays, *idle*, at the thread's own priority, until the thread is forgotten or the
+//!   idle entries are swept (when a new thread comes to [`SWEEP_AT`] entries): a hand-off's
+//!   two threads then touch their entries at each wait, never the map's slots, nor what the
+//!   caller gave for them (`Party::r`, which the entry keeps from its making: the svcs give
+//!   a weak reference, so a kept entry keeps no thread alive).
 //! - A thread's effective priority is the best of its own priority and its lock waiters'
 //!   effective priorities; a waiting thread's waiter carries its effective priority. A
 //!   change of either re-ranks the wait at the back of its new priority, and goes up the
@@ -41,7 +46,6 @@ use crate::svc::arbitration::{ArbitrationType, SignalType, WAITERS};
 use crate::sync::atomic::{AtomicU32, AtomicU64};
 use crate::sync::Arc;
 use slab::Slab;
-use std::collections::hash_map::{Entry, OccupiedEntry};
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::task::Waker;
@@ -149,6 +153,7 @@ struct Waiter<W> {
 struct Info<R> {
     base: u8,
     effective: u8,
+    /// What the caller gave for the thread when its entry was made.
     r: R,
     waiting: Option<usize>,
     /// The lock waiters registered against this thread (any mutex word).
@@ -179,11 +184,15 @@ pub(crate) struct Table<R, W> {
 const SWEEP_AT: usize = 1024;
 
 /// Thread `p`'s entry, made if it has none (a known thread's own priority is kept up to date
-/// by [`Table::set_base`], which follows every change of it).
+/// by [`Table::set_base`], which follows every change of it); a new thread's entry first
+/// sweeps the idle ones once there are [`SWEEP_AT`] entries.
 fn entry<'a, R: Clone>(
     threads: &'a mut HashMap<u32, Info<R>, WordHash>,
     p: &Party<R>,
 ) -> &'a mut Info<R> {
+    if threads.len() >= SWEEP_AT && !threads.contains_key(&p.id) {
+        threads.retain(|_, i| i.busy());
+    }
     threads.entry(p.id).or_insert_with(|| Info {
         base: p.priority,
         effective: p.priority,
@@ -193,18 +202,10 @@ fn entry<'a, R: Clone>(
     })
 }
 
-/// Drops a thread's entry once it neither waits nor has lock waiters ([`Table::tidy`]'s rule,
-/// for a caller that holds the entry already).
-fn tidy_entry<R>(e: OccupiedEntry<'_, u32, Info<R>>) {
-    let info = e.get();
-    if info.waiting.is_none() && info.held.is_empty() {
-        debug_assert_eq!(
-            info.effective,
-            info.base,
-            "thread {:#x} keeps a lent priority",
-            e.key()
-        );
-        e.remove();
+impl<R> Info<R> {
+    /// Whether the thread waits or has lock waiters registered against it (else: idle).
+    fn busy(&self) -> bool {
+        self.waiting.is_some() || !self.held.is_empty()
     }
 }
 
@@ -499,20 +500,24 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         }
         if let Some(owner) = owner {
             self.restore(owner, fx);
-            self.tidy(owner);
         }
-        self.tidy(w.thread);
         self.check();
         Err(code)
     }
 
     /// Thread `id`'s own priority changed (svcSetThreadPriority): re-ranks what it is in.
     pub(crate) fn set_base(&mut self, id: u32, base: u8, fx: &mut Effects<R>) {
-        if let Some(info) = self.threads.get_mut(&id) {
-            info.base = base;
+        let Some(info) = self.threads.get_mut(&id) else {
+            return;
+        };
+        info.base = base;
+        if info.busy() {
             self.restore(id, fx);
-            self.check();
+        } else {
+            // In nothing, lent nothing: nothing to re-rank or tell.
+            info.effective = base;
         }
+        self.check();
     }
 
     /// Thread `id` is gone (its object destroyed): the lock waiters registered against it
@@ -528,9 +533,9 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         self.settle();
     }
 
-    /// What the caller gave for thread `id` (its `Party::r`), while the table knows it.
+    /// What the caller gave for thread `id` (its `Party::r`), while it is busy.
     pub(crate) fn party(&self, id: u32) -> Option<&R> {
-        self.threads.get(&id).map(|i| &i.r)
+        self.threads.get(&id).filter(|i| i.busy()).map(|i| &i.r)
     }
 
     /// The owner a lock wait waits for (`None` for any other wait). Only for a key whose wait
@@ -554,10 +559,13 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         self.queues.len()
     }
 
-    /// Thread `id`'s effective priority, while the table knows it.
+    /// Thread `id`'s effective priority, while it is busy.
     #[cfg(all(test, not(loom)))]
     pub(crate) fn effective(&self, id: u32) -> Option<u8> {
-        self.threads.get(&id).map(|i| i.effective)
+        self.threads
+            .get(&id)
+            .filter(|i| i.busy())
+            .map(|i| i.effective)
     }
 
     fn ticket(&mut self) -> u64 {
@@ -660,18 +668,10 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         if let Some(waker) = w.waker {
             fx.wake.push(waker);
         }
-        // The thread waits no more, and its entry goes unless lock waiters are registered
-        // against it: one lookup for both.
-        if let Entry::Occupied(mut e) = self.threads.entry(w.thread) {
-            e.get_mut().waiting = None;
-            tidy_entry(e);
-        }
-    }
-
-    /// Drops thread `id`'s entry once it neither waits nor has lock waiters.
-    fn tidy(&mut self, id: u32) {
-        if let Entry::Occupied(e) = self.threads.entry(id) {
-            tidy_entry(e);
+        // The thread waits no more (its entry stays, idle if no lock waiters are registered
+        // against it).
+        if let Some(info) = self.threads.get_mut(&w.thread) {
+            info.waiting = None;
         }
     }
 
@@ -722,7 +722,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         self.finish(next, Ok(()), fx);
         self.restore(next_id, fx);
         self.restore(me, fx);
-        self.tidy(me);
         if more {
             tag | WAITERS
         } else {
