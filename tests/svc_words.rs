@@ -2,7 +2,8 @@
 //! by case against the kernel's rules written out here independently (mesosphère's, where
 //! Ryujinx differs): every arbitration type at the signed edges, and every signal type for
 //! 0..=3 waiters and counts -1..=3, matching the word or not. An off-by-one in any
-//! comparison or in any +1/-1 changes some row.
+//! comparison or in any +1/-1 changes some row. And svcSetThreadPriority re-ranks an address
+//! wait, set during the wait or between two waits.
 //!
 //! Waiters are registered deterministically: each waits with DecrementAndWaitIfLessThan,
 //! which decrements the word in the same arbiter operation that queues it, so the word
@@ -13,7 +14,7 @@ mod common;
 use common::rt;
 use hos::svc::{self, ArbitrationType, SignalType};
 use hos::ResultCode;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -204,4 +205,107 @@ fn every_signal_type_for_every_count_and_waiter_number() {
             }
         }
     }
+}
+
+/// A guest thread of [`waiter`], and whether its last wait has returned.
+struct Waiter {
+    t: hos::thread::JoinHandle<Result<(), ResultCode>>,
+    done: Arc<AtomicBool>,
+}
+
+/// Where a [`waiter`] waits a second time: the word, and the gate it passes first (it sets
+/// the flag once it waits at the gate).
+type Then = (Arc<AtomicU32>, Arc<hos::os::Event>, Arc<AtomicBool>);
+
+/// Queues a guest thread of priority 44 named `name` on `word` behind those already there
+/// (the word counts them, as in [`queue`]) and returns it; once woken, it waits on `then`'s
+/// word if given, behind whoever is queued there when its gate opens.
+fn waiter(name: &str, word: &Arc<AtomicU32>, then: Option<Then>) -> Waiter {
+    let before = word.load(SeqCst) as i32;
+    let (w, done) = (word.clone(), Arc::new(AtomicBool::new(false)));
+    let d = done.clone();
+    let waits = move || {
+        svc::wait_for_address(&w, ArbitrationType::DecrementAndWaitIfLessThan, 1, -1)?;
+        let Some((next, gate, at_gate)) = then else {
+            return Ok(());
+        };
+        at_gate.store(true, SeqCst);
+        gate.wait().expect("the gate opens");
+        svc::wait_for_address(&next, ArbitrationType::DecrementAndWaitIfLessThan, 1, -1)
+    };
+    let t = rt()
+        .thread()
+        .name(name)
+        .priority(44)
+        .spawn(move || {
+            let r = waits();
+            d.store(true, SeqCst);
+            r
+        })
+        .expect("spawn");
+    until(&format!("{name} queued"), || {
+        word.load(SeqCst) as i32 == before - 1
+    });
+    Waiter { t, done }
+}
+
+fn until(what: &str, cond: impl Fn() -> bool) {
+    let end = Instant::now() + Duration::from_secs(60);
+    while !cond() {
+        assert!(Instant::now() < end, "never: {what}");
+        std::thread::yield_now();
+    }
+}
+
+/// Signals one waiter of `word`: which of `threads` ended by it (the others still wait).
+fn woken_by_one_signal(word: &AtomicU32, threads: &[&Waiter]) -> usize {
+    svc::signal_to_address(word, SignalType::Signal, 0, 1).expect("signalled");
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        let done: Vec<usize> = (0..threads.len())
+            .filter(|&i| threads[i].done.load(SeqCst))
+            .collect();
+        assert!(done.len() < 2, "one signal ended {done:?}");
+        if let [one] = done[..] {
+            return one;
+        }
+        assert!(Instant::now() < end, "nobody woke");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// svcSetThreadPriority re-ranks a thread's address wait, whether it is set while the thread
+/// waits or between two of its waits (while the arbiter keeps the thread's entry idle).
+#[test]
+fn a_priority_set_during_a_wait_or_between_waits_ranks_the_wait() {
+    let word = Arc::new(AtomicU32::new(0));
+    let a = waiter("RankA", &word, None);
+    let b = waiter("RankB", &word, None);
+    b.t.thread().set_priority(20).expect("a priority");
+    assert_eq!(
+        woken_by_one_signal(&word, &[&a, &b]),
+        1,
+        "B, raised while it waited"
+    );
+    assert_eq!(woken_by_one_signal(&word, &[&a]), 0);
+    assert_eq!((a.t.join().unwrap(), b.t.join().unwrap()), (Ok(()), Ok(())));
+
+    let (first, second) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let gate = Arc::new(hos::os::Event::new(hos::os::ClearMode::Manual));
+    let at_gate = Arc::new(AtomicBool::new(false));
+    let then = (second.clone(), gate.clone(), at_gate.clone());
+    let b = waiter("RankB2", &first, Some(then));
+    svc::signal_to_address(&first, SignalType::Signal, 0, 1).expect("signalled");
+    until("B at the gate", || at_gate.load(SeqCst));
+    b.t.thread().set_priority(20).expect("a priority");
+    let a = waiter("RankA2", &second, None);
+    gate.signal();
+    until("B queued behind A", || second.load(SeqCst) as i32 == -2);
+    assert_eq!(
+        woken_by_one_signal(&second, &[&a, &b]),
+        1,
+        "B, raised between its waits"
+    );
+    assert_eq!(woken_by_one_signal(&second, &[&a]), 0);
+    assert_eq!((a.t.join().unwrap(), b.t.join().unwrap()), (Ok(()), Ok(())));
 }
