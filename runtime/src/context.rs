@@ -6,8 +6,11 @@
 //! use the process's default runtime: the newest one still running; when none runs, the newest
 //! one still alive, shut down (so a host's wait after shutdown is cancelled at once); plain
 //! defaults when no runtime is alive.
-//! A wait looks its context up once, only when its first poll finds it pending, and every
-//! decision of that wait (spin, deadline class, virtual core) comes from that one lookup.
+//! A wait borrows its context for its length (the slot is replaced only when the thread
+//! enters or leaves, never inside a wait), so no reference count is touched: the runtime's is
+//! shared by all its threads. A host thread's default runtime is looked up once, only when
+//! the wait's first poll finds it pending, and every decision of that wait (spin, deadline
+//! class, virtual core) comes from that one lookup.
 
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
@@ -188,23 +191,40 @@ impl Current {
     /// # Blocking
     /// As [`block_on`].
     pub(crate) fn block_on<F: Future>(&self, fut: F, wait: Wait<'_>) -> F::Output {
-        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, || self))
+        let view = self.view();
+        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, || view))
+    }
+
+    /// The policy a wait of this context waits under, borrowed from it.
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            rt: self.rt.as_ref(),
+            thread: self.thread.as_ref(),
+        }
     }
 }
 
-impl WaitPolicy for Current {
+/// A thread's context borrowed for one wait, the policy it waits under: no reference count
+/// is touched (the runtime's is shared by every thread of it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct View<'a> {
+    rt: Option<&'a Runtime>,
+    thread: Option<&'a Arc<ThreadRecord>>,
+}
+
+impl WaitPolicy for View<'_> {
     fn spin(&self) -> Spin {
+        let waiter = self.thread.map_or(Waiter::Host, |t| t.waiter());
         self.rt
-            .as_ref()
-            .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(self.waiter()))
+            .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(waiter))
     }
 
     fn counters(&self) -> Option<&Stripe> {
-        self.rt.as_ref().map(Runtime::counters)
+        self.rt.map(Runtime::counters)
     }
 
     fn release_core(&self, claimable: bool) -> bool {
-        match (&self.rt, &self.thread) {
+        match (self.rt, self.thread) {
             (Some(rt), Some(t)) if claimable => rt.step_away(t),
             (Some(rt), Some(t)) => rt.release_core(t),
             _ => false,
@@ -212,19 +232,19 @@ impl WaitPolicy for Current {
     }
 
     fn unclaim_core(&self) {
-        if let (Some(rt), Some(t)) = (&self.rt, &self.thread) {
+        if let (Some(rt), Some(t)) = (self.rt, self.thread) {
             rt.unclaim_core(t);
         }
     }
 
     fn acquire_core(&self) {
-        if let (Some(rt), Some(t)) = (&self.rt, &self.thread) {
+        if let (Some(rt), Some(t)) = (self.rt, self.thread) {
             rt.acquire_core(t);
         }
     }
 
     fn mark(&self, on: Option<&'static str>) {
-        if let Some(t) = &self.thread {
+        if let Some(t) = self.thread {
             t.mark_wait(on);
         }
     }
@@ -243,7 +263,24 @@ pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     }
     // A wait between a poll and a sleep makes the sleep no idle poll (docs/design.md section 4).
     poll::clear();
-    let out = with_parker(|p, w| block_on_with(p, w, fut, wait, || None, current));
+    // The context is borrowed for the wait (the slot is only replaced when the thread enters
+    // or leaves, never inside a wait); a host thread's default runtime is looked up only if
+    // the first poll finds the wait pending.
+    let host = std::cell::OnceCell::new();
+    let out = CURRENT.with(|c| {
+        let guest = c.borrow();
+        let view = || match guest.as_ref() {
+            Some((rt, t)) => View {
+                rt: Some(rt),
+                thread: Some(t),
+            },
+            None => View {
+                rt: host.get_or_init(default_runtime).as_ref(),
+                thread: None,
+            },
+        };
+        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, view))
+    });
     // The end of a wait is a pause point (`pause.rs`): for a thread that held no core to take
     // back (taking one is a pause point itself).
     with_guest(|rt, t| rt.pause_point(t));
@@ -289,7 +326,8 @@ fn det_block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
             });
             if waited != Some(true) {
                 trace::wait_end(false);
-                return block_on_with(p, w, fut.as_mut(), wait, || None, current);
+                let ctx = current();
+                return block_on_with(p, w, fut.as_mut(), wait, || None, || ctx.view());
             }
         }
     })

@@ -150,7 +150,7 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     trace::sleep_begin(ns, waiter != Waiter::Host);
     let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
     // The one bracket of the sleep: a route through the reactor opens none of its own.
-    let away = Away::begin(ctx, Wait::sleep());
+    let away = Away::begin(ctx.view(), Wait::sleep());
     crate::chaos::point();
     let path = match rt.policy().idle_poll(waiter, ns, polled) {
         Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
