@@ -116,13 +116,14 @@ fn block_on_wakes_in_spin_and_in_park() {
         let f2 = flag.clone();
         let t = loom::thread::spawn(move || f2.signal());
         let gate = SpinGate::new();
+        let ctx = current();
         block_on_with(
             &parker,
             &waker,
             WaitFlag(&flag),
             Wait::object("flag", &gate),
             || None,
-            current,
+            || ctx.view(),
         );
         t.join().unwrap();
     });
