@@ -695,45 +695,47 @@ mod tests {
         assert_eq!(woken_by(&two(timed, waiter)), Some((1, 25)));
     }
 
+    /// What ended each of the waiter's two object waits (`waits`, begin and end) given the
+    /// waker's `events`, and how many wake edges the timeline made.
+    fn two_waits(waits: [(u64, u64); 2], events: Vec<Event>) -> (Vec<Option<(u64, u64)>>, usize) {
+        let object = WaitFor::Object as u64 | 7 << 8;
+        let waiter = waits
+            .iter()
+            .flat_map(|&(b, e)| {
+                [
+                    ev(b, Kind::WaitBegin, object, 0xA0, 0),
+                    ev(e, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
+                ]
+            })
+            .collect();
+        let t = Timelines::of(&two(events, waiter));
+        let (_, spans) = t
+            .spans
+            .iter()
+            .find(|(tid, _)| *tid == 2)
+            .expect("the waiter");
+        let woken = spans
+            .iter()
+            .filter(|s| matches!(s.what, What::Wait { .. }))
+            .map(|s| s.woken_by)
+            .collect();
+        (woken, t.flows.len())
+    }
+
     #[test]
     fn an_untimed_wake_whose_interval_meets_two_waits_ends_the_first_only() {
-        let object = WaitFor::Object as u64 | 7 << 8;
-        let waiter = vec![
-            ev(20, Kind::WaitBegin, object, 0xA0, 0),
-            ev(30, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
-            ev(40, Kind::WaitBegin, object, 0xA0, 0),
-            ev(50, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
-        ];
         // Stamped 10, happened before 60: within reach of both waits.
         let waker = vec![
             ev(10, Kind::Frame, 0, 1, 0),
             ev(10, Kind::Wake, UNTIMED, 2, 0),
             ev(60, Kind::Frame, 0, 2, 0),
         ];
-        let t = Timelines::of(&two(waker, waiter));
-        let (_, spans) = t
-            .spans
-            .iter()
-            .find(|(tid, _)| *tid == 2)
-            .expect("the waiter");
-        let woken: Vec<_> = spans
-            .iter()
-            .filter(|s| matches!(s.what, What::Wait { .. }))
-            .map(|s| s.woken_by)
-            .collect();
-        assert_eq!(woken, [Some((1, 20)), None]);
-        assert_eq!(t.flows.len(), 1);
+        let (woken, flows) = two_waits([(20, 30), (40, 50)], waker);
+        assert_eq!((woken, flows), (vec![Some((1, 20)), None], 1));
     }
 
     #[test]
     fn a_timed_wake_ends_its_wait_and_an_untimed_one_after_it_the_next() {
-        let object = WaitFor::Object as u64 | 7 << 8;
-        let waiter = vec![
-            ev(20, Kind::WaitBegin, object, 0xA0, 0),
-            ev(30, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
-            ev(35, Kind::WaitBegin, object, 0xA0, 0),
-            ev(45, Kind::WaitEnd, SpinEnd::Caught as u64, 0, 0),
-        ];
         // A signal (timed, 25), then a hand-off stamped with it that happened before 50.
         let waker = vec![
             ev(10, Kind::Frame, 0, 1, 0),
@@ -741,18 +743,8 @@ mod tests {
             ev(25, Kind::Wake, UNTIMED, 2, 0),
             ev(50, Kind::Frame, 0, 2, 0),
         ];
-        let t = Timelines::of(&two(waker, waiter));
-        let (_, spans) = t
-            .spans
-            .iter()
-            .find(|(tid, _)| *tid == 2)
-            .expect("the waiter");
-        let woken: Vec<_> = spans
-            .iter()
-            .filter(|s| matches!(s.what, What::Wait { .. }))
-            .map(|s| s.woken_by)
-            .collect();
-        assert_eq!(woken, [Some((1, 25)), Some((1, 35))]);
+        let (woken, flows) = two_waits([(20, 30), (35, 45)], waker);
+        assert_eq!((woken, flows), (vec![Some((1, 25)), Some((1, 35))], 2));
     }
 
     #[test]
