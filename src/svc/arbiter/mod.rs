@@ -21,7 +21,11 @@
 //! removes it).
 //!
 //! One table for the process, not sharded: an operation is a few hundred nanoseconds under
-//! the lock against a park of microseconds; `benches/arbiter.rs` measures the hand-offs.
+//! the lock against a park of microseconds, and the two sides of a hand-off work on one
+//! address, so shards would not part them; what a hand-off costs beyond `os::Event`'s is the
+//! table's lines that both threads write (BENCHMARKS.md, "Hand-offs"), which is why a thread's
+//! entry stays between its waits and ended waits' mailboxes are reused. `benches/arbiter.rs`
+//! measures the hand-offs.
 
 mod census;
 mod hasher;
