@@ -6,9 +6,9 @@
 //! use the process's default runtime: the newest one still running; when none runs, the newest
 //! one still alive, shut down (so a host's wait after shutdown is cancelled at once); plain
 //! defaults when no runtime is alive.
-//! A wait borrows its context for its length (the slot is replaced only when the thread
-//! enters or leaves, never inside a wait), so no reference count is touched: the runtime's is
-//! shared by all its threads. A host thread's default runtime is looked up once, only when
+//! A wait or a sleep borrows its context ([`Current`]) for its length (the slot is replaced
+//! only when the thread enters or leaves, never inside a wait), so no reference count is
+//! touched: the runtime's is shared by all its threads. A host thread's default runtime is looked up once, only when
 //! the wait's first poll finds it pending, and every decision of that wait (spin, deadline
 //! class, virtual core) comes from that one lookup.
 
@@ -138,47 +138,62 @@ pub fn mark_wait(on: Option<&'static str>) {
     with_guest(|_, t| t.mark_wait(on));
 }
 
-/// A snapshot of the calling thread's context for one wait.
-#[derive(Debug)]
-pub struct Current {
-    rt: Option<Runtime>,
-    thread: Option<Arc<ThreadRecord>>,
+/// The calling thread's context, borrowed (for one wait or sleep): its runtime (a guest
+/// thread's own, else the default one) and its guest record. No reference count is touched:
+/// the runtime's is shared by all its threads.
+#[derive(Clone, Copy, Debug)]
+pub struct Current<'a> {
+    rt: Option<&'a Runtime>,
+    thread: Option<&'a Arc<ThreadRecord>>,
 }
 
-/// The calling thread's context.
-pub fn current() -> Current {
-    let (rt, thread) = CURRENT.with(|c| match c.borrow().as_ref() {
-        Some((rt, t)) => (Some(rt.clone()), Some(t.clone())),
-        None => (None, None),
-    });
-    Current {
-        rt: rt.or_else(default_runtime),
-        thread,
+/// Runs `f` with the calling thread's context. The slot is borrowed for the call: it is
+/// replaced only when the thread enters or leaves, never inside a wait or a sleep.
+pub fn with_current<R>(f: impl FnOnce(Current<'_>) -> R) -> R {
+    let host = std::cell::OnceCell::new();
+    CURRENT.with(|c| f(context_of(&c.borrow(), &host)))
+}
+
+/// The context of a thread whose slot holds `guest`; a host thread's runtime is the default
+/// one, looked up into `host` at the first call.
+fn context_of<'a>(
+    guest: &'a Option<(Runtime, Arc<ThreadRecord>)>,
+    host: &'a std::cell::OnceCell<Option<Runtime>>,
+) -> Current<'a> {
+    match guest {
+        Some((rt, t)) => Current {
+            rt: Some(rt),
+            thread: Some(t),
+        },
+        None => Current {
+            rt: host.get_or_init(default_runtime).as_ref(),
+            thread: None,
+        },
     }
 }
 
 /// The context of a host thread of `rt` (no guest record, whatever the calling thread is).
-pub(crate) fn current_host(rt: &Runtime) -> Current {
+pub(crate) fn host_of(rt: &Runtime) -> Current<'_> {
     Current {
-        rt: Some(rt.clone()),
+        rt: Some(rt),
         thread: None,
     }
 }
 
-impl Current {
+impl<'a> Current<'a> {
     /// The runtime, if any.
-    pub fn runtime(&self) -> Option<&Runtime> {
-        self.rt.as_ref()
+    pub fn runtime(&self) -> Option<&'a Runtime> {
+        self.rt
     }
 
     /// The guest record, if a guest thread.
-    pub fn thread(&self) -> Option<&Arc<ThreadRecord>> {
-        self.thread.as_ref()
+    pub fn thread(&self) -> Option<&'a Arc<ThreadRecord>> {
+        self.thread
     }
 
     /// Who the caller is to the policy: a host thread, or its guest thread's kind.
     pub fn waiter(&self) -> Waiter {
-        self.thread.as_ref().map_or(Waiter::Host, |t| t.waiter())
+        self.thread.map_or(Waiter::Host, |t| t.waiter())
     }
 
     /// The class of this caller's wait deadlines.
@@ -190,33 +205,15 @@ impl Current {
     ///
     /// # Blocking
     /// As [`block_on`].
-    pub(crate) fn block_on<F: Future>(&self, fut: F, wait: Wait<'_>) -> F::Output {
-        let view = self.view();
-        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, || view))
-    }
-
-    /// The policy a wait of this context waits under, borrowed from it.
-    pub(crate) fn view(&self) -> View<'_> {
-        View {
-            rt: self.rt.as_ref(),
-            thread: self.thread.as_ref(),
-        }
+    pub(crate) fn block_on<F: Future>(self, fut: F, wait: Wait<'_>) -> F::Output {
+        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, || self))
     }
 }
 
-/// A thread's context borrowed for one wait, the policy it waits under: no reference count
-/// is touched (the runtime's is shared by every thread of it).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct View<'a> {
-    rt: Option<&'a Runtime>,
-    thread: Option<&'a Arc<ThreadRecord>>,
-}
-
-impl WaitPolicy for View<'_> {
+impl WaitPolicy for Current<'_> {
     fn spin(&self) -> Spin {
-        let waiter = self.thread.map_or(Waiter::Host, |t| t.waiter());
         self.rt
-            .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(waiter))
+            .map_or_else(Spin::without_runtime, |rt| rt.policy().spin(self.waiter()))
     }
 
     fn counters(&self) -> Option<&Stripe> {
@@ -269,17 +266,8 @@ pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
     let host = std::cell::OnceCell::new();
     let out = CURRENT.with(|c| {
         let guest = c.borrow();
-        let view = || match guest.as_ref() {
-            Some((rt, t)) => View {
-                rt: Some(rt),
-                thread: Some(t),
-            },
-            None => View {
-                rt: host.get_or_init(default_runtime).as_ref(),
-                thread: None,
-            },
-        };
-        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, view))
+        let ctx = || context_of(&guest, &host);
+        with_parker(|p, w| block_on_with(p, w, fut, wait, || None, ctx))
     });
     // The end of a wait is a pause point (`pause.rs`): for a thread that held no core to take
     // back (taking one is a pause point itself).
@@ -326,8 +314,9 @@ fn det_block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
             });
             if waited != Some(true) {
                 trace::wait_end(false);
-                let ctx = current();
-                return block_on_with(p, w, fut.as_mut(), wait, || None, || ctx.view());
+                return with_current(|ctx| {
+                    block_on_with(p, w, fut.as_mut(), wait, || None, || ctx)
+                });
             }
         }
     })

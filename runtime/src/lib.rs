@@ -120,8 +120,8 @@ pub mod internal {
         pub use crate::chaos::{disable, enable, point, seed, MAX_DELAY_NS};
     }
     pub use crate::context::{
-        block_on, checkpoint, current, det_deadline, det_now, det_tick, det_timeout_at, enter,
-        mark_wait, runtime, with_guest, Current, EnterGuard,
+        block_on, checkpoint, det_deadline, det_now, det_tick, det_timeout_at, enter, mark_wait,
+        runtime, with_current, with_guest, Current, EnterGuard,
     };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::pause::PAUSED;

@@ -29,7 +29,7 @@
 
 use crate::block_on::{Away, Wait};
 use crate::calibration::spin_until;
-use crate::context::{current, current_host, Current};
+use crate::context::{host_of, with_current, Current};
 use crate::machine::PrecisePath;
 use crate::parker::with_parker;
 use crate::policy::{unseen_poller, IdlePoll, Polled, SleepRoute, Waiter, SHORT_SLEEP_NS};
@@ -111,7 +111,7 @@ impl Precise {
 /// # Blocking
 /// Returns at the deadline, or once the runtime shuts down (at once if it has).
 pub fn host_sleep(rt: &Runtime, d: Duration) {
-    sleep(rt, &current_host(rt), nanos(d));
+    sleep(rt, &host_of(rt), nanos(d));
 }
 
 /// Sleeps the calling thread `ns` nanoseconds as what it is, on its own runtime (a guest
@@ -121,17 +121,18 @@ pub fn host_sleep(rt: &Runtime, d: Duration) {
 /// # Blocking
 /// Through the runtime's sleep paths, at least `ns` unless the runtime shuts down.
 pub fn sleep_current(ns: u64) -> bool {
-    let ctx = current();
-    let Some(rt) = ctx.runtime().cloned() else {
-        return false;
-    };
-    sleep(&rt, &ctx, ns);
-    true
+    with_current(|ctx| {
+        let Some(rt) = ctx.runtime() else {
+            return false;
+        };
+        sleep(rt, &ctx, ns);
+        true
+    })
 }
 
 /// Sleeps the calling thread for `ns` as `ctx` says it is (guest or host, serial or not);
 /// nothing, not even counted, once the runtime has shut down.
-fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
+fn sleep(rt: &Runtime, ctx: &Current<'_>, ns: u64) {
     if rt.is_shut_down() {
         return;
     }
@@ -150,7 +151,7 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
     trace::sleep_begin(ns, waiter != Waiter::Host);
     let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
     // The one bracket of the sleep: a route through the reactor opens none of its own.
-    let away = Away::begin(ctx.view(), Wait::sleep());
+    let away = Away::begin(*ctx, Wait::sleep());
     crate::chaos::point();
     let path = match rt.policy().idle_poll(waiter, ns, polled) {
         Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
@@ -190,7 +191,7 @@ fn sleep(rt: &Runtime, ctx: &Current, ns: u64) {
 /// polls).
 fn idle_poll(
     rt: &Runtime,
-    ctx: &Current,
+    ctx: &Current<'_>,
     deadline: u64,
     idle: IdlePoll,
     sites: &[(Arc<PollSite>, u64)],
@@ -234,7 +235,7 @@ fn held_poller_slot(waiter: Waiter, ns: u64, path: SleepPath) -> bool {
 /// reactor, so shutdown ends it.
 fn serve(
     rt: &Runtime,
-    ctx: &Current,
+    ctx: &Current<'_>,
     waiter: Waiter,
     ns: u64,
     deadline: u64,
@@ -301,7 +302,7 @@ fn ride_ticks(rt: &Runtime, deadline: u64, tick: u64) {
 }
 
 /// The precise class, by the path `kind` allows (module doc).
-fn precise(rt: &Runtime, ctx: &Current, deadline: u64, kind: Precise) -> SleepPath {
+fn precise(rt: &Runtime, ctx: &Current<'_>, deadline: u64, kind: Precise) -> SleepPath {
     let tracker = rt.tracker();
     let left = deadline.saturating_sub(sys::now());
     let (may_own, margin) = match kind {
@@ -391,7 +392,7 @@ pub(crate) fn own_timer(
 }
 
 /// The relaxed class through the reactor: OS timer alone, no spin, cancellable.
-fn relaxed_reactor(rt: &Runtime, ctx: &Current, deadline: u64) -> SleepPath {
+fn relaxed_reactor(rt: &Runtime, ctx: &Current<'_>, deadline: u64) -> SleepPath {
     let t = rt.reactor().timer(deadline, DeadlineClass::Relaxed);
     ctx.block_on(OwnedTimer(t), Wait::sleep());
     SleepPath::Relaxed

@@ -20,7 +20,7 @@ use crate::svc::timeout::timeout_from_ns;
 use crate::sync::{lock, Mutex};
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
-    block_on, current, deadline_after, det_deadline, det_now, det_timeout_at, poll_found, sys,
+    block_on, deadline_after, det_deadline, det_now, det_timeout_at, poll_found, sys, with_current,
     with_guest, DeadlineClass, Runtime, SpinGate, Timer, Wait,
 };
 use std::any::type_name;
@@ -282,12 +282,11 @@ impl Limits {
     /// [`Limits::check`] without the trace.
     fn end(&mut self, waker: &Waker) -> Option<ResultCode> {
         let ctx = self.ctx.get_or_insert_with(|| {
-            let c = current();
-            WaitCtx {
+            with_current(|c| WaitCtx {
                 rt: c.runtime().cloned(),
                 guest: c.thread().is_some(),
                 class: c.deadline_class(),
-            }
+            })
         });
         if self.cancellable {
             if let Some(rt) = &ctx.rt {

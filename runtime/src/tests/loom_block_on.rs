@@ -5,7 +5,7 @@
 #![cfg(loom)]
 
 use crate::block_on::{block_on_with, Wait};
-use crate::context::current;
+use crate::context::with_current;
 use crate::parker::Parker;
 use crate::policy::SpinGate;
 use loom::sync::atomic::{AtomicBool, Ordering};
@@ -116,15 +116,16 @@ fn block_on_wakes_in_spin_and_in_park() {
         let f2 = flag.clone();
         let t = loom::thread::spawn(move || f2.signal());
         let gate = SpinGate::new();
-        let ctx = current();
-        block_on_with(
-            &parker,
-            &waker,
-            WaitFlag(&flag),
-            Wait::object("flag", &gate),
-            || None,
-            || ctx.view(),
-        );
+        with_current(|ctx| {
+            block_on_with(
+                &parker,
+                &waker,
+                WaitFlag(&flag),
+                Wait::object("flag", &gate),
+                || None,
+                || ctx,
+            )
+        });
         t.join().unwrap();
     });
 }
