@@ -103,7 +103,7 @@ const LAYERS: check::Layers = check::Layers {
     // The OS layer: one contract (`sys/mod.rs`), a file or folder for each OS.
     whole: &["sys"],
     joined: JOINED,
-    tests: &["tests"],
+    tests: &["tests", "analysis/timeline/tests"],
     macros: &[("warn", "report"), ("error", "report")],
     knots: &[],
 };
