@@ -5,6 +5,7 @@
 
 mod common;
 mod sdk;
+mod until;
 
 use common::rt;
 use hos::os::ReaderWriterLock;
@@ -13,17 +14,9 @@ use sdk::{join_within, PRIORITIES};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use until::until;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// Waits for `cond`, failing after `LIMIT`.
-fn until(what: &str, cond: impl Fn() -> bool) {
-    let end = Instant::now() + LIMIT;
-    while !cond() {
-        assert!(Instant::now() < end, "never: {what}");
-        std::thread::sleep(Duration::from_micros(100));
-    }
-}
 
 /// Whether a guest state shows a thread waiting on `on`.
 fn waits_on(name: &str, on: &str) -> bool {

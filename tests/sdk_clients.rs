@@ -5,6 +5,7 @@
 
 mod common;
 mod sdk;
+mod until;
 
 use common::rt;
 use hos::svc::{self, ArbitrationType};
@@ -18,6 +19,7 @@ use sdk::{join_within, PRIORITIES};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use until::until;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -275,15 +277,6 @@ fn stratosphere_critical_section_and_condvar_hand_over_a_counter() {
     );
     assert_eq!(turn.load(Relaxed), THREADS as u64 * TURNS);
     assert!(cs.try_enter(), "left free");
-}
-
-/// Waits for `cond`, failing after `LIMIT`.
-fn until(what: &str, cond: impl Fn() -> bool) {
-    let end = Instant::now() + LIMIT;
-    while !cond() {
-        assert!(Instant::now() < end, "never: {what}");
-        std::thread::sleep(Duration::from_micros(100));
-    }
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 mod common;
 mod sdk;
+mod until;
 
 use common::rt;
 use hos::os::Semaphore;
@@ -14,18 +15,10 @@ use hos::{Doing, ResultCode, Runtime};
 use sdk::join_within;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use until::until;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// Waits for `cond`, failing after `LIMIT`.
-fn until(what: &str, cond: impl Fn() -> bool) {
-    let end = Instant::now() + LIMIT;
-    while !cond() {
-        assert!(Instant::now() < end, "never: {what}");
-        std::thread::sleep(Duration::from_micros(100));
-    }
-}
 
 /// A guest thread of `rt` that counts at every loop head (a checkpoint) until told to stop.
 struct Spinner {

@@ -6,6 +6,7 @@
 //! runtime with two cores.
 
 mod sdk;
+mod until;
 
 use hos::os::{ClearMode, Event};
 use hos::svc::{self, Handle, WAITERS};
@@ -14,6 +15,7 @@ use sdk::libnx::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use until::until;
 
 const CORES: usize = 2;
 /// How long the workers stay busy at most: the bound of the test, never reached with
@@ -31,15 +33,6 @@ fn runtime() -> Runtime {
         })
         .build()
         .expect("runtime")
-}
-
-/// Waits (on a host thread) until `cond`, failing after a minute.
-fn until(what: &str, cond: impl Fn() -> bool) {
-    let end = Instant::now() + Duration::from_secs(60);
-    while !cond() {
-        assert!(Instant::now() < end, "never: {what}");
-        std::thread::sleep(Duration::from_micros(200));
-    }
 }
 
 #[test]

@@ -10,13 +10,14 @@
 //! counts the queued. Who a signal woke is counted by draining the rest afterwards.
 
 mod common;
+mod until;
 
 use common::rt;
 use hos::svc::{self, ArbitrationType, SignalType};
 use hos::ResultCode;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use until::until;
 
 const EDGES: [i32; 7] = [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX - 1, i32::MAX];
 
@@ -145,11 +146,9 @@ fn queue(word: &Arc<AtomicU32>, n: usize) -> Vec<hos::thread::JoinHandle<Result<
                 .expect("spawn")
         })
         .collect();
-    let end = Instant::now() + Duration::from_secs(60);
-    while word.load(SeqCst) as i32 != -(n as i32) {
-        assert!(Instant::now() < end, "waiters never queued");
-        std::thread::yield_now();
-    }
+    until("the waiters queued", || {
+        word.load(SeqCst) as i32 == -(n as i32)
+    });
     threads
 }
 
@@ -249,29 +248,19 @@ fn waiter(name: &str, word: &Arc<AtomicU32>, then: Option<Then>) -> Waiter {
     Waiter { t, done }
 }
 
-fn until(what: &str, cond: impl Fn() -> bool) {
-    let end = Instant::now() + Duration::from_secs(60);
-    while !cond() {
-        assert!(Instant::now() < end, "never: {what}");
-        std::thread::yield_now();
-    }
-}
-
 /// Signals one waiter of `word`: which of `threads` ended by it (the others still wait).
 fn woken_by_one_signal(word: &AtomicU32, threads: &[&Waiter]) -> usize {
     svc::signal_to_address(word, SignalType::Signal, 0, 1).expect("signalled");
-    let end = Instant::now() + Duration::from_secs(60);
-    loop {
-        let done: Vec<usize> = (0..threads.len())
-            .filter(|&i| threads[i].done.load(SeqCst))
-            .collect();
-        assert!(done.len() < 2, "one signal ended {done:?}");
-        if let [one] = done[..] {
-            return one;
-        }
-        assert!(Instant::now() < end, "nobody woke");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    until("a woken waiter", || {
+        threads.iter().any(|t| t.done.load(SeqCst))
+    });
+    let done: Vec<usize> = (0..threads.len())
+        .filter(|&i| threads[i].done.load(SeqCst))
+        .collect();
+    let [one] = done[..] else {
+        panic!("one signal ended {done:?}");
+    };
+    one
 }
 
 /// svcSetThreadPriority re-ranks a thread's address wait, whether it is set while the thread
