@@ -8,9 +8,9 @@
 //! defaults when no runtime is alive.
 //! A wait or a sleep borrows its context ([`Current`]) for its length (the slot is replaced
 //! only when the thread enters or leaves, never inside a wait), so no reference count is
-//! touched: the runtime's is shared by all its threads. A host thread's default runtime is looked up once, only when
-//! the wait's first poll finds it pending, and every decision of that wait (spin, deadline
-//! class, virtual core) comes from that one lookup.
+//! touched: the runtime's is shared by all its threads. A host thread's default runtime is
+//! looked up once, only when the wait's first poll finds it pending, and every decision of
+//! that wait (spin, deadline class, virtual core) comes from that one lookup.
 
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
