@@ -201,6 +201,16 @@ impl<'a> Current<'a> {
         deadline_class(self.waiter())
     }
 
+    /// Whether a lock wait of this caller may be woken ahead of its hand-off, to spin for it
+    /// (the policy's lock heirs): a guest thread of a runtime on a machine with room for it,
+    /// in a role that spins. Host threads never are.
+    pub fn wakes_heir(&self) -> bool {
+        match (self.rt, self.thread) {
+            (Some(rt), Some(_)) => rt.policy().wakes_heir(self.waiter()),
+            _ => false,
+        }
+    }
+
     /// Blocks the calling thread (the one this context is of) on `fut` under its wait policy.
     ///
     /// # Blocking

@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "svc/arbiter/hasher",
     "svc/arbiter/word",
     "svc/arbiter/mailbox",
+    "svc/arbiter/heir",
     "svc/arbiter/pollers",
     "svc/arbiter/census",
     "svc/arbiter/table",
@@ -69,6 +70,7 @@ const JOINED: &[&str] = &[
     "svc/arbiter/lent",
     "svc/arbiter/table/check",
     "svc/arbiter/table/drain",
+    "svc/arbiter/table/heirs",
 ];
 
 /// The crate's layers, for the checker all crates share.
@@ -79,6 +81,7 @@ const LAYERS: check::Layers = check::Layers {
     tests: &[
         "tests",
         "svc/arbiter/tests",
+        "svc/arbiter/tests/heirs",
         "svc/arbiter/loom",
         "svc/handles/cache/tests",
     ],

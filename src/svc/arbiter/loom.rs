@@ -18,6 +18,7 @@ fn party(id: u32) -> Caller {
         id,
         priority: 44,
         r: None,
+        early: true,
     }
 }
 

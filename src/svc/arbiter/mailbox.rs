@@ -15,6 +15,11 @@
 //! The table keeps the mailboxes of ended waits as [`Spares`] and gives one to a new wait once
 //! nothing else holds it, so that a wait allocates none (and a waiter never frees what its
 //! signaller allocated, or the other way round).
+//!
+//! Before its result, a lock wait's mailbox may be marked the heir's (`heir.rs`): the table
+//! marks it, under the lock, when it wakes the wait ahead of its hand-off, so that the woken
+//! waiter spins for the result instead of parking again. The mark is a hint: the result's put
+//! replaces it, and a take clears it (a take that finds it returns no result).
 
 use crate::result::ResultCode;
 use crate::sync::atomic::{AtomicU32, Ordering};
@@ -26,6 +31,9 @@ const SPARES: usize = 16;
 
 /// No result yet.
 const EMPTY: u32 = 0;
+/// No result yet; the wait is its mutex's heir (module doc). All ones but the lowest bit: no
+/// result code either (below).
+const HEIR: u32 = u32::MAX - 1;
 /// Success. Every other value is an error's result code, which is never 0 (0 is success on
 /// Horizon, never an error) nor all ones (the module and description fields leave the top
 /// ten bits clear).
@@ -46,15 +54,43 @@ impl Mailbox {
         // Release: what the ending operation did (a mutex word handed over, a lent priority
         // taken back) happens before the waiter that takes the result returns.
         let old = self.0.swap(v, Ordering::Release);
-        debug_assert_eq!(old, EMPTY, "a wait ended twice");
+        debug_assert!(old == EMPTY || old == HEIR, "a wait ended twice: {old:#x}");
     }
 
-    /// Takes the result, if the wait ended.
+    /// Marks the wait its mutex's heir (module doc). Called under the arbiter's lock, before
+    /// the result.
+    pub(crate) fn mark_heir(&self) {
+        // Relaxed: the heir reads it after the wake that follows (the wake's token orders it);
+        // a stale read costs only a park or a spin. Never over a result: both are written
+        // under the arbiter's lock, the result last.
+        self.0.store(HEIR, Ordering::Relaxed);
+    }
+
+    /// Whether the wait is marked its mutex's heir (and has no result yet).
+    pub(crate) fn is_heir(&self) -> bool {
+        // Relaxed: a hint (module doc); the result itself is taken with Acquire.
+        self.0.load(Ordering::Relaxed) == HEIR
+    }
+
+    /// Takes the heir's mark off, unless the result came. Called by the wait's own future.
+    pub(crate) fn unmark_heir(&self) {
+        // Relaxed (both): a hint; a failed exchange leaves the result for `take`.
+        let _ = self
+            .0
+            .compare_exchange(HEIR, EMPTY, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Takes the result, if the wait ended (a heir's mark stays: no result).
     pub(crate) fn take(&self) -> Option<Result<(), ResultCode>> {
+        // Relaxed: only a result is acted on, and that is taken again by the swap below. The
+        // load spares a heir's spin a read-modify-write each round.
+        if matches!(self.0.load(Ordering::Relaxed), EMPTY | HEIR) {
+            return None;
+        }
         // Acquire: pairs with `put`'s Release. A swap, not a load: the result is the future's
-        // once, as the table's entry was.
+        // once, as the table's entry was (only `put` writes a result, once).
         match self.0.swap(EMPTY, Ordering::Acquire) {
-            EMPTY => None,
+            EMPTY | HEIR => unreachable!("a result went away"),
             OK => Some(Ok(())),
             code => Some(Err(ResultCode(code))),
         }

@@ -29,6 +29,7 @@
 
 mod census;
 mod hasher;
+mod heir;
 mod lent;
 #[cfg(all(test, loom))]
 mod loom;
@@ -51,6 +52,7 @@ use crate::sync::atomic::AtomicU32;
 use crate::sync::{lock, Arc, Mutex};
 use crate::thread::{Thread, WeakThread};
 use census::Census;
+use hos_runtime::internal::with_current as with_context;
 use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
 use pollers::WordPollers;
 use std::future::Future;
@@ -90,11 +92,13 @@ pub(crate) fn caller() -> Caller {
         id: t.handle().0,
         priority: t.priority(),
         r: Some(t.downgrade()),
+        early: with_context(|c| c.wakes_heir()),
     });
     guest.unwrap_or_else(|| Party {
         id: host_id(),
         priority: HOST_PRIORITY,
         r: None,
+        early: false,
     })
 }
 
@@ -111,6 +115,7 @@ pub(crate) fn resolve(h: u32) -> Option<Caller> {
             id: t.handle().0,
             priority: t.priority(),
             r: Some(t.downgrade()),
+            early: false,
         }),
         _ => None,
     }
@@ -335,7 +340,7 @@ impl Arbiter {
         let wait = Waiting {
             arbiter: self,
             key: Some(key),
-            registered: Some(waker),
+            registered: waker,
             limit,
         };
         let gate = &self.gates[(addr >> 2) % GATES];
@@ -369,8 +374,9 @@ struct Waiting<'a, L> {
     arbiter: &'a Arbiter,
     /// `None` once the wait ended.
     key: Option<WaitKey>,
-    /// The waker the table already holds for this wait, until the first poll.
-    registered: Option<Waker>,
+    /// The waker the table holds for this wait: a poll with one that wakes the same needs
+    /// no lock to register it.
+    registered: Waker,
     limit: L,
 }
 
@@ -391,19 +397,21 @@ impl<L: Limit> Future for Waiting<'_, L> {
             this.key = None;
             return Poll::Ready(r);
         }
-        // A first poll with the waker registered at the wait's start skips the table: a wake
-        // since then went to that waker, which will poll again.
-        let fresh = this
-            .registered
-            .take()
-            .is_some_and(|w| w.will_wake(cx.waker()));
-        if !fresh {
+        // A poll with the waker the table holds skips the table: a wake since the mailbox
+        // was read went to that waker, which will poll again.
+        if !this.registered.will_wake(cx.waker()) {
             if let Some(r) = this.arbiter.run(|t, _| t.poll(key, cx.waker())) {
                 this.key = None;
                 return Poll::Ready(r);
             }
+            this.registered = cx.waker().clone();
         }
         let Some(code) = this.limit.check(cx.waker()) else {
+            // Woken as its mutex's heir: spin for the hand-off before parking again.
+            if let Some(r) = heir::spin(key.mailbox()) {
+                this.key = None;
+                return Poll::Ready(r);
+            }
             return Poll::Pending;
         };
         let r = this.arbiter.run(|t, fx| t.cancel(key, code, fx));

@@ -9,11 +9,31 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
+mod heirs;
+
 type Word = Arc<AtomicU32>;
 
 struct Noop;
 impl Wake for Noop {
     fn wake(self: Arc<Self>) {}
+}
+
+/// A waker that counts its wakes.
+struct Count(AtomicU32);
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A counting waker and its count.
+fn counting() -> (Arc<Count>, Waker) {
+    let c = Arc::new(Count(AtomicU32::new(0)));
+    (c.clone(), Waker::from(c))
+}
+
+fn wakes(c: &Count) -> u32 {
+    c.0.load(Ordering::SeqCst)
 }
 
 /// A table of threads known by id (their tag is their id), with the effects of the last
@@ -22,6 +42,9 @@ struct Harness {
     t: Table<u32, Word>,
     fx: Effects<u32>,
     threads: HashMap<u32, u8>,
+    /// The threads whose lock waits are never woken ahead of their hand-off (`Party::early`
+    /// off); every other is.
+    late: Vec<u32>,
     waker: Waker,
 }
 
@@ -36,6 +59,7 @@ fn resolver(threads: &HashMap<u32, u8>) -> impl Fn(u32) -> Option<Party<u32>> + 
             id: h,
             priority,
             r: h,
+            early: true,
         })
     }
 }
@@ -62,6 +86,7 @@ impl Harness {
             t: Table::new(),
             fx: noting(),
             threads: threads.iter().copied().collect(),
+            late: Vec::new(),
             waker: Waker::from(Arc::new(Noop)),
         }
     }
@@ -71,6 +96,7 @@ impl Harness {
             id,
             priority: self.threads[&id],
             r: id,
+            early: !self.late.contains(&id),
         }
     }
 

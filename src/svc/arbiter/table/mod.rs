@@ -35,6 +35,7 @@
 
 mod check;
 mod drain;
+mod heirs;
 
 use super::census::{self, Census};
 use super::hasher::WordHash;
@@ -59,6 +60,9 @@ pub(crate) struct Party<R> {
     pub priority: u8,
     /// What the caller needs to lend it a priority, echoed in [`Effects::lend`].
     pub r: R,
+    /// Whether its lock waits may be woken ahead of their hand-off, to spin for it (the heir,
+    /// `heir.rs`): its runtime's policy says (`Current::wakes_heir`).
+    pub early: bool,
 }
 
 /// A registered wait, for polling and cancelling it: its slot in the table, live while its
@@ -74,6 +78,11 @@ impl WaitKey {
     /// once this returns a result).
     pub(crate) fn ended(&self) -> Option<Result<(), ResultCode>> {
         self.mail.take()
+    }
+
+    /// The mailbox its result comes to.
+    pub(crate) fn mailbox(&self) -> &Mailbox {
+        &self.mail
     }
 }
 
@@ -147,6 +156,8 @@ struct Waiter<W> {
     waker: Option<Waker>,
     /// Where its result goes when it ends (its key holds the other handle).
     mail: Arc<Mailbox>,
+    /// Its party's `early`: a lock wait may be woken ahead of its hand-off (`heirs.rs`).
+    early: bool,
 }
 
 #[derive(Debug)]
@@ -354,6 +365,9 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                         addr,
                     };
                     self.link(k);
+                    if self.heir_of(owner.id, addr) == Some(k) {
+                        self.wake_heir(k, fx);
+                    }
                     self.restore(owner.id, fx);
                 }
                 // InvalidState as mesosphère; Ryujinx answers InvalidHandle here.
@@ -608,6 +622,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             place,
             waker: None,
             mail: mail.clone(),
+            early: me.early,
         });
         info.waiting = Some(k);
         self.link(k);
@@ -714,11 +729,15 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 addr,
             }));
         }
+        let heir = moved.iter().copied().min_by_key(|&k| self.rank(k));
         self.threads
             .get_mut(&next_id)
             .expect("a waiting thread has an entry")
             .held
             .extend(moved);
+        if let Some(h) = heir {
+            self.wake_heir(h, fx);
+        }
         self.finish(next, Ok(()), fx);
         self.restore(next_id, fx);
         self.restore(me, fx);
