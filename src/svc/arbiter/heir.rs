@@ -59,8 +59,8 @@ fn spin_for(mail: &Mailbox, ns: u64) -> Option<Result<(), ResultCode>> {
     let start = sys::now();
     let end = start.saturating_add(ns);
     loop {
-        if let Some(r) = mail.take() {
-            return Some(r);
+        if mail.has_result() {
+            return mail.take();
         }
         let now = sys::now();
         if now >= end {
@@ -115,6 +115,20 @@ mod tests {
         assert_eq!(spin_for(&mail, 0), None);
         assert!(!mail.is_heir());
         assert_eq!(spin(&mail), None);
+    }
+
+    /// The future's take, which finds the mark and no result, keeps the mark (the spin comes
+    /// after it in the same poll); a result put after it is taken next.
+    #[test]
+    fn a_take_keeps_the_heirs_mark() {
+        let mail = Mailbox::default();
+        mail.mark_heir();
+        assert_eq!(mail.take(), None);
+        assert!(mail.is_heir() && !mail.has_result());
+        mail.put(Ok(()));
+        assert!(mail.has_result() && !mail.is_heir());
+        assert_eq!(mail.take(), Some(Ok(())));
+        assert!(!mail.has_result());
     }
 
     /// A wake of a wait that is no heir (a stale token, a deadline) costs no spin.

@@ -101,3 +101,54 @@ fn a_heir_that_did_not_ask_is_woken_by_its_hand_off_only() {
     h.unlock(2, &m);
     assert_eq!((get(&m), h.poll(&keys[1])), (3, Some(Ok(()))));
 }
+
+/// The heir at a signal is the best waiter the signal queues on the held mutex, whatever the
+/// order the waits were made in: a worse waiter that came first is not woken.
+#[test]
+fn a_signal_wakes_the_best_waiter_it_queues_not_the_first_made() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 50)]);
+    let (m, key) = (word(3), word(0));
+    let late = h.wait_condvar(3, &m, &key, false).unwrap();
+    m.store(1, Ordering::SeqCst);
+    let best = h.wait_condvar(1, &m, &key, false).unwrap();
+    let (cl, wl) = counting();
+    let (cb, wb) = counting();
+    assert_eq!((h.t.poll(&late, &wl), h.t.poll(&best, &wb)), (None, None));
+    m.store(2, Ordering::SeqCst);
+    h.signal_condvar(&key, -1);
+    std::mem::take(&mut h.fx).wake.wake();
+    assert_eq!((wakes(&cb), wakes(&cl)), (1, 0), "the better is the heir");
+    assert!(best.mailbox().is_heir() && !late.mailbox().is_heir());
+    h.unlock(2, &m);
+    assert_eq!((get(&m), h.poll(&best)), (1 | WAITERS, Some(Ok(()))));
+    h.unlock(1, &m);
+    assert_eq!((get(&m), h.poll(&late)), (3, Some(Ok(()))));
+}
+
+/// A guest thread's lock waits ask for an early wake by its runtime's policy: from 3 logical
+/// processors, with its role's spin; never with 2, nor for a host thread.
+#[test]
+fn a_callers_early_wake_is_its_runtimes_policy() {
+    use crate::{Calibration, Config, Runtime};
+    let early_on = |processors: usize, spin_us: u64| {
+        let rt = Runtime::builder()
+            .config(Config {
+                spin_us,
+                spin_other_us: Some(spin_us),
+                ..Config::default()
+            })
+            .calibration(Calibration::default())
+            .logical_processors(Some(processors))
+            .build()
+            .expect("runtime");
+        let guest = rt.thread().spawn(|| crate::svc::arbiter::caller().early);
+        let early = guest.expect("spawned").join().expect("ran");
+        rt.shutdown();
+        early
+    };
+    assert!(early_on(16, 20));
+    assert!(early_on(3, 20));
+    assert!(!early_on(2, 20), "no room for the spin");
+    assert!(!early_on(16, 0), "a role that does not spin");
+    assert!(!crate::svc::arbiter::caller().early, "a host thread");
+}
