@@ -82,30 +82,18 @@ impl Mailbox {
 
     /// Takes the result, if the wait ended (a heir's mark stays: no result).
     pub(crate) fn take(&self) -> Option<Result<(), ResultCode>> {
-        // Acquire: pairs with `put`'s Release. A swap, not a load first: the result is the
-        // future's once, as the table's entry was (only `put` writes a result, once), and a
-        // load before it would cost the waiter a second transfer of the line its signaller
-        // just wrote, on every hand-off.
+        // Relaxed: only a result is acted on, and that is taken again by the swap below. The
+        // load spares a heir's spin a read-modify-write each round.
+        if matches!(self.0.load(Ordering::Relaxed), EMPTY | HEIR) {
+            return None;
+        }
+        // Acquire: pairs with `put`'s Release. A swap, not a load: the result is the future's
+        // once, as the table's entry was (only `put` writes a result, once).
         match self.0.swap(EMPTY, Ordering::Acquire) {
-            EMPTY => None,
-            HEIR => {
-                // Relaxed: the mark is a hint; a result put since the swap stays for the next
-                // take (its wake brings one).
-                let _ = self
-                    .0
-                    .compare_exchange(EMPTY, HEIR, Ordering::Relaxed, Ordering::Relaxed);
-                None
-            }
+            EMPTY | HEIR => unreachable!("a result went away"),
             OK => Some(Ok(())),
             code => Some(Err(ResultCode(code))),
         }
-    }
-
-    /// Whether a result is there, without taking it: what a heir's spin reads each round (a
-    /// load, so that the spin writes nothing to the line its owner's hand-off will write).
-    pub(crate) fn has_result(&self) -> bool {
-        // Relaxed: the result itself is then taken with `take`'s Acquire.
-        !matches!(self.0.load(Ordering::Relaxed), EMPTY | HEIR)
     }
 }
 
