@@ -3,17 +3,13 @@
 
 use super::*;
 
-/// The heir (heir.rs): an unlock that hands the mutex to its best waiter also wakes the best
-/// of the waiters who now wait for the new owner, marked heir, without ending its wait; the
-/// others stay asleep. The order stays Horizon's: a better waiter that comes later takes the
-/// next hand-off, and the heir is woken again for the one after.
-#[test]
-fn an_unlock_wakes_the_next_owners_heir_without_ending_its_wait() {
-    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44), (4, 44), (5, 30)]);
-    let m = word(1 | WAITERS);
-    let keys: Vec<_> = [2, 3, 4]
-        .map(|id| h.lock(id, 1, &m).unwrap().expect("waits"))
-        .into();
+/// Threads `ids` queue, in that order, on the mutex word `m` that thread 1 holds, each with a
+/// waker that counts; then thread 1 unlocks and its wakes are given. The keys and the counts.
+fn queued_then_unlocked(h: &mut Harness, ids: &[u32], m: &Word) -> (Vec<WaitKey>, Vec<Arc<Count>>) {
+    let keys: Vec<_> = ids
+        .iter()
+        .map(|&id| h.lock(id, 1, m).unwrap().expect("waits"))
+        .collect();
     let counts: Vec<_> = keys
         .iter()
         .map(|k| {
@@ -22,10 +18,27 @@ fn an_unlock_wakes_the_next_owners_heir_without_ending_its_wait() {
             c
         })
         .collect();
-    h.unlock(1, &m);
-    assert_eq!(get(&m), 2 | WAITERS, "handed to the first");
+    h.unlock(1, m);
     std::mem::take(&mut h.fx).wake.wake();
-    let woken: Vec<_> = counts.iter().map(|c| wakes(c)).collect();
+    (keys, counts)
+}
+
+/// Each count's wakes so far.
+fn all_wakes(counts: &[Arc<Count>]) -> Vec<u32> {
+    counts.iter().map(|c| wakes(c)).collect()
+}
+
+/// The heir (heir.rs): an unlock that hands the mutex to its best waiter also wakes the best
+/// of the waiters who now wait for the new owner, marked heir, without ending its wait; the
+/// others stay asleep. The order stays Horizon's: a better waiter that comes later takes the
+/// next hand-off, and the heir is woken again for the one after.
+#[test]
+fn an_unlock_wakes_the_next_owners_heir_without_ending_its_wait() {
+    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44), (4, 44), (5, 30)]);
+    let m = word(1 | WAITERS);
+    let (keys, counts) = queued_then_unlocked(&mut h, &[2, 3, 4], &m);
+    assert_eq!(get(&m), 2 | WAITERS, "handed to the first");
+    let woken = all_wakes(&counts);
     assert_eq!(woken, [1, 1, 0], "the new owner and its heir");
     assert_eq!(keys[0].ended(), Some(Ok(())));
     assert!(keys[1].mailbox().is_heir() && !keys[2].mailbox().is_heir());
@@ -35,43 +48,54 @@ fn an_unlock_wakes_the_next_owners_heir_without_ending_its_wait() {
     h.unlock(2, &m);
     assert_eq!((get(&m), h.poll(&e)), (5 | WAITERS, Some(Ok(()))));
     std::mem::take(&mut h.fx).wake.wake();
-    let woken: Vec<_> = counts.iter().map(|c| wakes(c)).collect();
-    assert_eq!(woken, [1, 2, 0], "the heir woken again, for the next owner");
+    assert_eq!(
+        all_wakes(&counts),
+        [1, 2, 0],
+        "the heir woken again, for the next owner"
+    );
     h.unlock(5, &m);
     assert_eq!((get(&m), h.poll(&keys[1])), (3 | WAITERS, Some(Ok(()))));
     h.unlock(3, &m);
     assert_eq!((get(&m), h.poll(&keys[2])), (4, Some(Ok(()))));
 }
 
-/// The heir at a signal: a condition-variable waiter that the signal queues first on a held
+/// The heir at a signal: the best condition-variable waiter that the signal queues on a held
 /// mutex is woken then, marked heir, still waiting (its OS wake runs while the signaller
-/// still holds the mutex); one queued behind it is not woken.
+/// still holds the mutex); one queued behind it is not woken, whichever wait was made first.
 #[test]
-fn a_signal_wakes_the_waiter_it_queues_first_on_a_held_mutex() {
-    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
-    let (m, key) = (word(1), word(0));
-    let a = h.wait_condvar(1, &m, &key, false).unwrap();
-    m.store(3, Ordering::SeqCst);
-    let c = h.wait_condvar(3, &m, &key, false).unwrap();
-    let (ca, wa) = counting();
-    let (cc, wc) = counting();
-    assert_eq!((h.t.poll(&a, &wa), h.t.poll(&c, &wc)), (None, None));
-    // B holds the mutex and wakes both.
-    m.store(2, Ordering::SeqCst);
-    h.signal_condvar(&key, -1);
-    assert_eq!(get(&m), 2 | WAITERS);
-    std::mem::take(&mut h.fx).wake.wake();
-    assert_eq!(
-        (wakes(&ca), wakes(&cc)),
-        (1, 0),
-        "the first queued is the heir"
-    );
-    assert!(a.mailbox().is_heir() && !c.mailbox().is_heir());
-    assert_eq!(a.ended(), None, "the heir still waits for the unlock");
-    h.unlock(2, &m);
-    assert_eq!((get(&m), h.poll(&a)), (1 | WAITERS, Some(Ok(()))));
-    h.unlock(1, &m);
-    assert_eq!((get(&m), h.poll(&c)), (3, Some(Ok(()))));
+fn a_signal_wakes_the_best_waiter_it_queues_on_a_held_mutex() {
+    // (the wait made first, the second): thread 1 is the better or the earlier each time.
+    for (first, second) in [((1, 44), (3, 44)), ((3, 50), (1, 44))] {
+        let mut h = Harness::new(&[first, (2, 44), second]);
+        let (m, key) = (word(first.0), word(0));
+        let a = h.wait_condvar(first.0, &m, &key, false).unwrap();
+        m.store(second.0, Ordering::SeqCst);
+        let b = h.wait_condvar(second.0, &m, &key, false).unwrap();
+        let (ca, wa) = counting();
+        let (cb, wb) = counting();
+        assert_eq!((h.t.poll(&a, &wa), h.t.poll(&b, &wb)), (None, None));
+        // Thread 2 holds the mutex and wakes both.
+        m.store(2, Ordering::SeqCst);
+        h.signal_condvar(&key, -1);
+        assert_eq!(get(&m), 2 | WAITERS);
+        std::mem::take(&mut h.fx).wake.wake();
+        let (best, other, woken) = if first.0 == 1 {
+            (a, b, (wakes(&ca), wakes(&cb)))
+        } else {
+            (b, a, (wakes(&cb), wakes(&ca)))
+        };
+        assert_eq!(
+            woken,
+            (1, 0),
+            "thread 1 is the heir: {first:?} then {second:?}"
+        );
+        assert!(best.mailbox().is_heir() && !other.mailbox().is_heir());
+        assert_eq!(best.ended(), None, "the heir still waits for the unlock");
+        h.unlock(2, &m);
+        assert_eq!((get(&m), h.poll(&best)), (1 | WAITERS, Some(Ok(()))));
+        h.unlock(1, &m);
+        assert_eq!((get(&m), h.poll(&other)), (3, Some(Ok(()))));
+    }
 }
 
 /// A waiter whose party did not ask for an early wake (its runtime's machine has no room for
@@ -82,47 +106,12 @@ fn a_heir_that_did_not_ask_is_woken_by_its_hand_off_only() {
     let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44)]);
     h.late.push(3);
     let m = word(1 | WAITERS);
-    let keys: Vec<_> = [2, 3]
-        .map(|id| h.lock(id, 1, &m).unwrap().expect("waits"))
-        .into();
-    let counts: Vec<_> = keys
-        .iter()
-        .map(|k| {
-            let (c, w) = counting();
-            assert_eq!(h.t.poll(k, &w), None);
-            c
-        })
-        .collect();
-    h.unlock(1, &m);
-    std::mem::take(&mut h.fx).wake.wake();
-    let woken: Vec<_> = counts.iter().map(|c| wakes(c)).collect();
+    let (keys, counts) = queued_then_unlocked(&mut h, &[2, 3], &m);
+    let woken = all_wakes(&counts);
     assert_eq!(woken, [1, 0], "the new owner only");
     assert!(!keys[1].mailbox().is_heir());
     h.unlock(2, &m);
     assert_eq!((get(&m), h.poll(&keys[1])), (3, Some(Ok(()))));
-}
-
-/// The heir at a signal is the best waiter the signal queues on the held mutex, whatever the
-/// order the waits were made in: a worse waiter that came first is not woken.
-#[test]
-fn a_signal_wakes_the_best_waiter_it_queues_not_the_first_made() {
-    let mut h = Harness::new(&[(1, 44), (2, 44), (3, 50)]);
-    let (m, key) = (word(3), word(0));
-    let late = h.wait_condvar(3, &m, &key, false).unwrap();
-    m.store(1, Ordering::SeqCst);
-    let best = h.wait_condvar(1, &m, &key, false).unwrap();
-    let (cl, wl) = counting();
-    let (cb, wb) = counting();
-    assert_eq!((h.t.poll(&late, &wl), h.t.poll(&best, &wb)), (None, None));
-    m.store(2, Ordering::SeqCst);
-    h.signal_condvar(&key, -1);
-    std::mem::take(&mut h.fx).wake.wake();
-    assert_eq!((wakes(&cb), wakes(&cl)), (1, 0), "the better is the heir");
-    assert!(best.mailbox().is_heir() && !late.mailbox().is_heir());
-    h.unlock(2, &m);
-    assert_eq!((get(&m), h.poll(&best)), (1 | WAITERS, Some(Ok(()))));
-    h.unlock(1, &m);
-    assert_eq!((get(&m), h.poll(&late)), (3, Some(Ok(()))));
 }
 
 /// A guest thread's lock waits ask for an early wake by its runtime's policy: from 3 logical
