@@ -59,8 +59,8 @@ fn spin_for(mail: &Mailbox, ns: u64) -> Option<Result<(), ResultCode>> {
     let start = sys::now();
     let end = start.saturating_add(ns);
     loop {
-        if let Some(r) = mail.take() {
-            return Some(r);
+        if mail.has_result() {
+            return mail.take();
         }
         let now = sys::now();
         if now >= end {
@@ -124,11 +124,11 @@ mod tests {
         let mail = Mailbox::default();
         mail.mark_heir();
         assert_eq!(mail.take(), None);
-        assert!(mail.is_heir());
+        assert!(mail.is_heir() && !mail.has_result());
         mail.put(Ok(()));
-        assert!(!mail.is_heir());
+        assert!(mail.has_result() && !mail.is_heir());
         assert_eq!(mail.take(), Some(Ok(())));
-        assert_eq!(mail.take(), None);
+        assert!(!mail.has_result());
     }
 
     /// A wake of a wait that is no heir (a stale token, a deadline) costs no spin.

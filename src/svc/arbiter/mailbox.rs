@@ -62,8 +62,11 @@ impl Mailbox {
     pub(crate) fn mark_heir(&self) {
         // Relaxed: the heir reads it after the wake that follows (the wake's token orders it);
         // a stale read costs only a park or a spin. Never over a result: both are written
-        // under the arbiter's lock, the result last.
-        self.0.store(HEIR, Ordering::Relaxed);
+        // under the arbiter's lock, the result last. A swap, not a store: every write of the
+        // word is then a read-modify-write, which loom 0.7 keeps whole (it lets a plain store
+        // fall inside another thread's read-modify-write, tokio-rs/loom#254, which no
+        // hardware does, and a model then ran without end).
+        let _ = self.0.swap(HEIR, Ordering::Relaxed);
     }
 
     /// Whether the wait is marked its mutex's heir (and has no result yet).
@@ -82,18 +85,30 @@ impl Mailbox {
 
     /// Takes the result, if the wait ended (a heir's mark stays: no result).
     pub(crate) fn take(&self) -> Option<Result<(), ResultCode>> {
-        // Relaxed: only a result is acted on, and that is taken again by the swap below. The
-        // load spares a heir's spin a read-modify-write each round.
-        if matches!(self.0.load(Ordering::Relaxed), EMPTY | HEIR) {
-            return None;
-        }
-        // Acquire: pairs with `put`'s Release. A swap, not a load: the result is the future's
-        // once, as the table's entry was (only `put` writes a result, once).
+        // Acquire: pairs with `put`'s Release. A swap, not a load first: the result is the
+        // future's once, as the table's entry was (only `put` writes a result, once), and a
+        // load before it would cost the waiter a second transfer of the line its signaller
+        // just wrote, on every hand-off.
         match self.0.swap(EMPTY, Ordering::Acquire) {
-            EMPTY | HEIR => unreachable!("a result went away"),
+            EMPTY => None,
+            HEIR => {
+                // Relaxed: the mark is a hint; a result put since the swap stays for the next
+                // take (its wake brings one).
+                let _ = self
+                    .0
+                    .compare_exchange(EMPTY, HEIR, Ordering::Relaxed, Ordering::Relaxed);
+                None
+            }
             OK => Some(Ok(())),
             code => Some(Err(ResultCode(code))),
         }
+    }
+
+    /// Whether a result is there, without taking it: what a heir's spin reads each round (a
+    /// load, so that the spin writes nothing to the line its owner's hand-off will write).
+    pub(crate) fn has_result(&self) -> bool {
+        // Relaxed: the result itself is then taken with `take`'s Acquire.
+        !matches!(self.0.load(Ordering::Relaxed), EMPTY | HEIR)
     }
 }
 
