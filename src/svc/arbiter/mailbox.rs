@@ -19,7 +19,8 @@
 //! Before its result, a lock wait's mailbox may be marked the heir's (`heir.rs`): the table
 //! marks it, under the lock, when it wakes the wait ahead of its hand-off, so that the woken
 //! waiter spins for the result instead of parking again. The mark is a hint: the result's put
-//! replaces it, and a take clears it (a take that finds it returns no result).
+//! replaces it, a take that finds it returns no result and leaves it, and the heir's own
+//! future takes it off when its spin gives up.
 
 use crate::result::ResultCode;
 use crate::sync::atomic::{AtomicU32, Ordering};

@@ -13,7 +13,7 @@ use std::ops::Deref;
 
 impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     /// The lock waiter that `owner`'s unlock of the word at `addr` would hand it to now: the
-    /// best registered against `owner` for that word.
+    /// best registered against `owner` for that word (the hand-off itself picks by it).
     pub(super) fn heir_of(&self, owner: u32, addr: usize) -> Option<usize> {
         let here =
             |k: &usize| matches!(self.waiters[*k].place, Place::Lock { addr: a, .. } if a == addr);

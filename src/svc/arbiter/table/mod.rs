@@ -694,16 +694,17 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     /// becomes the owner (woken with success) and inherits the others. Returns the word's new
     /// value, before the drain's rule (drain.rs, `release`).
     fn hand_off(&mut self, me: u32, addr: usize, fx: &mut Effects<R>) -> u32 {
-        let Some(info) = self.threads.get(&me) else {
+        let Some(next) = self.heir_of(me, addr) else {
             return 0;
         };
         let here =
             |k: usize| matches!(self.waiters[k].place, Place::Lock { addr: a, .. } if a == addr);
-        let at = info.held.iter().copied().filter(|&k| here(k));
-        let Some(next) = at.min_by_key(|&k| self.rank(k)) else {
-            return 0;
-        };
-        let more = info.held.iter().any(|&k| k != next && here(k));
+        let held = &self
+            .threads
+            .get(&me)
+            .expect("the heir's owner has an entry")
+            .held;
+        let more = held.iter().any(|&k| k != next && here(k));
         let (next_id, tag) = (self.waiters[next].thread, self.waiters[next].tag);
         // The others at this word now wait for the next owner (no allocation unless they do).
         let mut moved = Vec::new();
@@ -729,13 +730,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                 addr,
             }));
         }
-        let heir = moved.iter().copied().min_by_key(|&k| self.rank(k));
         self.threads
             .get_mut(&next_id)
             .expect("a waiting thread has an entry")
             .held
             .extend(moved);
-        if let Some(h) = heir {
+        if let Some(h) = self.heir_of(next_id, addr) {
             self.wake_heir(h, fx);
         }
         self.finish(next, Ok(()), fx);
