@@ -35,7 +35,7 @@
 //! threads loop: on 2 processors, 8 threads x 100k operations, no run of 50 parked more than
 //! 213 times (the build without: convoys of 5,800-38,900 parks in 6 of 50 runs).
 
-use super::arbiter::{caller_id, resolve, waiting_caller, Arbiter, Limit};
+use super::arbiter::{caller_id, locking_caller, resolve, Arbiter, Limit};
 use super::arbitration::WAITERS;
 use super::handle::Handle;
 use crate::entry::entry;
@@ -78,7 +78,7 @@ const OUTSIDE: Duration = Duration::from_millis(1);
 /// assert_eq!(svc::arbitrate_lock(Handle(0x1234), &word, 0x5678), Ok(()));
 /// ```
 pub fn arbitrate_lock(owner: Handle, addr: &AtomicU32, tag: u32) -> Result<(), ResultCode> {
-    let me = waiting_caller()?;
+    let me = locking_caller()?;
     if unlocked_while_yielding(owner, addr) {
         return Ok(());
     }
@@ -174,7 +174,7 @@ pub fn wait_process_wide_key_atomic(
     tag: u32,
     timeout_ns: i64,
 ) -> Result<(), ResultCode> {
-    let me = waiting_caller()?;
+    let me = locking_caller()?;
     let timeout = Timeout::from_ns(timeout_ns);
     let limit = Limits::for_timeout(timeout);
     let poll = timeout == Timeout::Poll;

@@ -85,6 +85,15 @@ pub(crate) fn waiting_caller() -> Result<Caller, ResultCode> {
     Ok(caller())
 }
 
+/// As [`waiting_caller`], for a lock wait (ArbitrateLock, WaitProcessWideKeyAtomic): the one
+/// kind a heir's early wake applies to, so only it asks the runtime's policy
+/// (`Party::early`); an address wait's party never asks.
+pub(crate) fn locking_caller() -> Result<Caller, ResultCode> {
+    let mut me = waiting_caller()?;
+    me.early = with_context(|c| c.wakes_heir());
+    Ok(me)
+}
+
 /// The calling thread as the table sees it: a guest thread by its real handle and own
 /// priority; any other thread by an id of its own (bit 31 set, so never a handle).
 pub(crate) fn caller() -> Caller {
@@ -92,7 +101,7 @@ pub(crate) fn caller() -> Caller {
         id: t.handle().0,
         priority: t.priority(),
         r: Some(t.downgrade()),
-        early: with_context(|c| c.wakes_heir()),
+        early: false,
     });
     guest.unwrap_or_else(|| Party {
         id: host_id(),

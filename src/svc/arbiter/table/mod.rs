@@ -61,7 +61,8 @@ pub(crate) struct Party<R> {
     /// What the caller needs to lend it a priority, echoed in [`Effects::lend`].
     pub r: R,
     /// Whether its lock waits may be woken ahead of their hand-off, to spin for it (the heir,
-    /// `heir.rs`): its runtime's policy says (`Current::wakes_heir`).
+    /// `heir.rs`): its runtime's policy says (`Current::wakes_heir`), asked by a lock wait's
+    /// svc only (`locking_caller`).
     pub early: bool,
 }
 

@@ -2,6 +2,7 @@
 //! its wait ending or its rank changing, only where its party asked for it.
 
 use super::*;
+use crate::svc::arbiter::{locking_caller, waiting_caller};
 
 /// Threads `ids` queue, in that order, on the mutex word `m` that thread 1 holds, each with a
 /// waker that counts; then thread 1 unlocks and its wakes are given. The keys and the counts.
@@ -115,7 +116,8 @@ fn a_heir_that_did_not_ask_is_woken_by_its_hand_off_only() {
 }
 
 /// A guest thread's lock waits ask for an early wake by its runtime's policy: from 3 logical
-/// processors, with its role's spin; never with 2, nor for a host thread.
+/// processors, with its role's spin; never with 2, nor for a host thread, nor for an address
+/// wait.
 #[test]
 fn a_callers_early_wake_is_its_runtimes_policy() {
     use crate::{Calibration, Config, Runtime};
@@ -130,7 +132,11 @@ fn a_callers_early_wake_is_its_runtimes_policy() {
             .logical_processors(Some(processors))
             .build()
             .expect("runtime");
-        let guest = rt.thread().spawn(|| crate::svc::arbiter::caller().early);
+        let guest = rt.thread().spawn(|| {
+            let lock = locking_caller().expect("running").early;
+            assert!(!waiting_caller().expect("running").early, "an address wait");
+            lock
+        });
         let early = guest.expect("spawned").join().expect("ran");
         rt.shutdown();
         early
@@ -139,5 +145,8 @@ fn a_callers_early_wake_is_its_runtimes_policy() {
     assert!(early_on(3, 20));
     assert!(!early_on(2, 20), "no room for the spin");
     assert!(!early_on(16, 0), "a role that does not spin");
-    assert!(!crate::svc::arbiter::caller().early, "a host thread");
+    assert!(
+        !locking_caller().expect("no runtime").early,
+        "a host thread"
+    );
 }
