@@ -156,24 +156,43 @@ fn sdk_mutex_runs() {
 /// Items an arm of [`sdk_condvar_alternated`] passes in each round.
 const ALTERNATED_ITEMS: u64 = 40_000;
 
-/// libnx's queue and std's alternated over 7 rounds: the median time an item and ratio.
+/// libnx's queue and std's alternated over [`ROUNDS`] rounds: the median time an item and
+/// ratio, then the libnx arm's waits an item (how its waits ended: the mechanism behind the
+/// ratio).
 fn sdk_condvar_alternated() {
     if !filtered_in("sdk_condvar_4x4/alternated") {
         return;
     }
     let rt = runtime();
     let per_item = |took: Duration| took.as_nanos() as f64 / ALTERNATED_ITEMS as f64;
+    let before = rt.stats();
     alternate(
         "sdk_condvar_4x4/alternated",
         ["std_pthread", "libnx_svc"],
-        7,
+        ROUNDS,
         |arm| match arm {
             0 => per_item(pass::<StdQueue>(On::Os, ALTERNATED_ITEMS)),
             _ => per_item(pass::<LibnxQueue>(On::Guest(&rt), ALTERNATED_ITEMS)),
         },
     );
+    let after = rt.stats();
+    let each = |f: fn(&hos::Stats) -> u64| {
+        (f(&after) - f(&before)) as f64 / (ROUNDS as u64 * ALTERNATED_ITEMS) as f64
+    };
+    eprintln!(
+        "sdk_condvar_4x4/alternated: libnx_svc's waits an item: {:.2} parks, spins {:.2} \
+         caught, {:.2} missed, {:.2} skipped; {:.2} virtual-core waits",
+        each(|s| s.parks),
+        each(|s| s.spins_caught),
+        each(|s| s.spins_missed),
+        each(|s| s.spins_skipped),
+        each(|s| s.vcore_waits),
+    );
     rt.shutdown();
 }
+
+/// Rounds of [`sdk_condvar_alternated`].
+const ROUNDS: usize = 7;
 
 fn sdk_mutex(c: &mut Criterion) {
     let rt = runtime();
