@@ -63,7 +63,7 @@ impl GuestWord {
     /// # Safety
     /// The result (and the table entry holding it) must be dropped before `word`'s borrow
     /// ends.
-    unsafe fn lend(word: &AtomicU32) -> Self {
+    pub(super) unsafe fn lend(word: &AtomicU32) -> Self {
         GuestWord(NonNull::from(word))
     }
 }

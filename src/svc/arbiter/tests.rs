@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::task::{Wake, Waker};
 
 mod heirs;
+mod waiting;
 
 type Word = Arc<AtomicU32>;
 
