@@ -181,11 +181,14 @@ fn sdk_condvar_alternated() {
     };
     eprintln!(
         "sdk_condvar_4x4/alternated: libnx_svc's waits an item: {:.2} parks, spins {:.2} \
-         caught, {:.2} missed, {:.2} skipped; {:.2} virtual-core waits",
+         caught, {:.2} missed, {:.2} skipped; lock heirs {:.2} caught, {:.2} missed; {:.2} \
+         virtual-core waits",
         each(|s| s.parks),
         each(|s| s.spins_caught),
         each(|s| s.spins_missed),
         each(|s| s.spins_skipped),
+        each(|s| s.heir_caught),
+        each(|s| s.heir_missed),
         each(|s| s.vcore_waits),
     );
     rt.shutdown();

@@ -265,6 +265,11 @@ typedef struct {
   // sleeps in a row with no other svc or nn::os call between them, armed by
   // `poller_margin_ns` rather than `timer_margin_ns`.
   uint64_t unseen_polls;
+  // Lock heirs (a lock waiter the next unlock will hand its mutex to, woken ahead of the
+  // hand-off to spin for it) whose spin saw the hand-off come.
+  uint64_t heir_caught;
+  // Lock heirs whose spin ran out before the hand-off: they parked again.
+  uint64_t heir_missed;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to
@@ -673,6 +678,18 @@ hos_result hos_config_set(hos_config *cfg, const char *key, const char *value);
 // # Safety
 // `cfg` is NULL or from `hos_config_new`.
 hos_result hos_config_read_env(hos_config *cfg);
+
+// Decides as if the process had `n` logical processors (0: as if the count were unknown)
+// instead of counting its affinity mask at `hos_runtime_new`: for tests and for reproducing
+// another machine's decisions (the poller cap, the spins, the lock heirs); to make the
+// machine itself smaller, run under `taskset`. A later call replaces an earlier one. No
+// environment variable sets it (the Rust builder's `logical_processors`).
+//
+// Errors: InvalidPointer for a NULL `cfg`.
+//
+// # Safety
+// `cfg` is NULL or from `hos_config_new`.
+hos_result hos_config_logical_processors(hos_config *cfg, uint32_t n);
 
 // Frees a config; NULL is ignored. A runtime built from it does not need it any more.
 //

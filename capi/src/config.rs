@@ -26,6 +26,9 @@ pub struct hos_config {
     /// The `HOS_*` variables (any case) of the last `hos_config_read_env` that are no switch:
     /// the build warns about those that hos's own tests do not read.
     others: BTreeMap<String, String>,
+    /// The pinned logical processor count (`hos_config_logical_processors`), if any:
+    /// `Some(None)` unknown.
+    processors: Option<Option<usize>>,
 }
 
 impl hos_config {
@@ -33,7 +36,11 @@ impl hos_config {
     pub(crate) fn builder(&self) -> RuntimeBuilder {
         let others = self.others.iter().map(|(n, v)| (n.as_str(), v.as_str()));
         let switches = self.switches.iter().map(|(n, v)| (*n, v.as_str()));
-        Runtime::builder().env_vars(others.chain(switches))
+        let b = Runtime::builder().env_vars(others.chain(switches));
+        match self.processors {
+            Some(n) => b.logical_processors(n),
+            None => b,
+        }
     }
 }
 
@@ -175,6 +182,26 @@ pub unsafe extern "C" fn hos_config_read_env(cfg: *mut hos_config) -> hos_result
         }
         cfg.switches.extend(read);
         cfg.others = others;
+        Ok(())
+    })
+}
+
+/// Decides as if the process had `n` logical processors (0: as if the count were unknown)
+/// instead of counting its affinity mask at `hos_runtime_new`: for tests and for reproducing
+/// another machine's decisions (the poller cap, the spins, the lock heirs); to make the
+/// machine itself smaller, run under `taskset`. A later call replaces an earlier one. No
+/// environment variable sets it (the Rust builder's `logical_processors`).
+///
+/// Errors: InvalidPointer for a NULL `cfg`.
+///
+/// # Safety
+/// `cfg` is NULL or from `hos_config_new`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_config_logical_processors(cfg: *mut hos_config, n: u32) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller (a live config).
+        let cfg = unsafe { boundary::arg_mut(cfg, "cfg") }?;
+        cfg.processors = Some((n != 0).then_some(n as usize));
         Ok(())
     })
 }

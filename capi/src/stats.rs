@@ -120,6 +120,11 @@ pub struct hos_stats {
     /// sleeps in a row with no other svc or nn::os call between them, armed by
     /// `poller_margin_ns` rather than `timer_margin_ns`.
     pub unseen_polls: u64,
+    /// Lock heirs (a lock waiter the next unlock will hand its mutex to, woken ahead of the
+    /// hand-off to spin for it) whose spin saw the hand-off come.
+    pub heir_caught: u64,
+    /// Lock heirs whose spin ran out before the hand-off: they parked again.
+    pub heir_missed: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -225,6 +230,8 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         },
         poller_margin_ns: s.calibration.poller_margin_ns,
         unseen_polls: s.unseen_polls,
+        heir_caught: s.heir_caught,
+        heir_missed: s.heir_missed,
     }
 }
 

@@ -234,6 +234,10 @@ pub struct Stripe {
     pub idle_coalesced: AtomicU64,
     /// Precise sleeps served as unseen pollers' (`policy::unseen_poller`).
     pub unseen_polls: AtomicU64,
+    /// Lock heirs whose spin saw their hand-off come.
+    pub heir_caught: AtomicU64,
+    /// Lock heirs whose spin ran out before their hand-off: they parked again.
+    pub heir_missed: AtomicU64,
 }
 
 impl Stripe {
@@ -327,6 +331,8 @@ impl Counters {
             idle_promoted: sum(|s| &s.idle_promoted),
             idle_coalesced: sum(|s| &s.idle_coalesced),
             unseen_polls: sum(|s| &s.unseen_polls),
+            heir_caught: sum(|s| &s.heir_caught),
+            heir_missed: sum(|s| &s.heir_missed),
             wake_slices: self.wake_slices.load(Ordering::Relaxed),
             wake_slices_ignored: self.wake_slices_ignored.load(Ordering::Relaxed),
             ..Stats::default()
@@ -408,6 +414,13 @@ pub struct Stats {
     /// sleeps in a row with no other svc or nn::os call between them, armed by the timer's
     /// median lateness (`Calibration::poller_margin_ns`) rather than its 75th percentile.
     pub unseen_polls: u64,
+    /// Lock heirs (a lock waiter the next unlock will hand its mutex to, woken ahead of the
+    /// hand-off to spin for it; docs/svc.md) whose spin saw the hand-off come: a hand-off
+    /// that cost no OS wake on the mutex's path.
+    pub heir_caught: u64,
+    /// Lock heirs whose spin ran out before the hand-off (the owner held the mutex longer
+    /// than the heir's role spins): they parked again, and the hand-off woke them.
+    pub heir_missed: u64,
     /// Guest threads' wake slices (HOS_WAKE_SLICE_US) the OS took: at each thread's start
     /// and at each priority or role change that changed its slice.
     pub wake_slices: u64,
@@ -508,7 +521,8 @@ impl Stats {
         let waited: Duration = self.threads.iter().map(|t| t.vcore_wait).sum();
         t += &format!(
             "idle polls: {} (relaxed {}, promoted {}, coalesced {}); unseen pollers' sleeps {}\n\
-             waits: parks {}, spins caught {}, missed {}, skipped {}\n\
+             waits: parks {}, spins caught {}, missed {}, skipped {}; lock heirs caught {}, \
+             missed {}\n\
              virtual cores: waits {} ({:.2} ms over the threads), kicks by priority {}, slice \
              {}, first {}; escapes {}; bound {}, revokes {}\n\
              reactor: fired {}, woke {}, CPU {:.2} ms (kernel {:.2})\n\
@@ -522,6 +536,8 @@ impl Stats {
             self.spins_caught,
             self.spins_missed,
             self.spins_skipped,
+            self.heir_caught,
+            self.heir_missed,
             self.vcore_waits,
             ms(waited),
             self.vcore_kicks_priority,

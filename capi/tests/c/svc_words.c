@@ -10,6 +10,7 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -370,6 +371,74 @@ static void host_thread_ranks_first(void) {
     TRUE(decided);
 }
 
+/* 7. Lock heirs, counted: a condition-variable waiter that a signal moves first onto a held
+ * mutex is woken ahead of its hand-off and spins for it (a 1 s spin here, so it sees the
+ * hand-off 5 ms later); the runtime's stats count it caught. Decided by the processor count
+ * the runtime sees (pinned): heirs from 3 processors up, none at 2. */
+static uint32_t heir_lock, heir_cv;
+static int heir_ready;
+static atomic_int heir_started;
+
+static void heir_consumer(void *arg) {
+    (void)arg;
+    mutex_lock(&heir_lock);
+    atomic_store(&heir_started, 1);
+    while (!heir_ready) {
+        OK(condvar_wait(&heir_cv, &heir_lock, -1));
+    }
+    TRUE(mutex_is_mine(&heir_lock));
+    mutex_unlock(&heir_lock);
+}
+
+static void heir_producer(void *arg) {
+    (void)arg;
+    /* Free only once the consumer's wait released it: the consumer is in the key's queue. */
+    mutex_lock(&heir_lock);
+    heir_ready = 1;
+    OK(hos_svc_signal_process_wide_key(&heir_cv, 1));
+    hos_svc_sleep_thread(5000000);
+    mutex_unlock(&heir_lock);
+}
+
+static hos_stats heirs_with(uint32_t processors) {
+    hos_config *cfg;
+    OK(hos_config_new(&cfg));
+    OK(hos_config_set(cfg, "HOS_CORES", "2"));
+    OK(hos_config_set(cfg, "HOS_SPIN_US", "1000000"));
+    OK(hos_config_set(cfg, "HOS_SPIN_OTHER_US", "1000000"));
+    OK(hos_config_logical_processors(cfg, processors));
+    hos_runtime *heir_rt;
+    OK(hos_runtime_new(cfg, &heir_rt));
+    hos_config_free(cfg);
+    heir_ready = 0;
+    atomic_store(&heir_started, 0);
+    hos_thread_params p = {.size = sizeof p, .name = "HeirConsumer", .priority = 44,
+                           .ideal_core = -2, .core_mask = 0x3};
+    hos_handle c = 0, t = 0;
+    OK(hos_thread_spawn(heir_rt, &p, heir_consumer, NULL, &c));
+    while (!atomic_load(&heir_started)) {
+        sched_yield(); /* until the consumer holds the lock */
+    }
+    p.name = "HeirProducer";
+    OK(hos_thread_spawn(heir_rt, &p, heir_producer, NULL, &t));
+    join_and_close(t);
+    join_and_close(c);
+    TRUE(heir_lock == 0);
+    hos_stats s = {.size = sizeof s};
+    OK(hos_stats_get(heir_rt, &s));
+    OK(hos_runtime_shutdown(heir_rt, -1));
+    hos_runtime_free(heir_rt);
+    return s;
+}
+
+static void lock_heirs(void) {
+    hos_stats on = heirs_with(16);
+    TRUE(on.heir_caught == 1 && on.heir_missed == 0);
+    hos_stats off = heirs_with(2);
+    TRUE(off.heir_caught == 0 && off.heir_missed == 0);
+    EXPECT(hos_config_logical_processors(NULL, 4), HOS_RESULT_INVALID_POINTER);
+}
+
 int main(void) {
     hos_config *cfg;
     OK(hos_config_new(&cfg));
@@ -383,6 +452,7 @@ int main(void) {
     address_arbitration();
     kernel_event_and_cancel();
     host_thread_ranks_first();
+    lock_heirs();
 
     OK(hos_runtime_shutdown(rt, -1));
     hos_runtime_free(rt);

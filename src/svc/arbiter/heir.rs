@@ -26,7 +26,7 @@
 use super::mailbox::Mailbox;
 use crate::result::ResultCode;
 #[cfg(not(loom))]
-use hos_runtime::internal::{det_now, sys, with_current, WaitPolicy};
+use hos_runtime::internal::{det_now, sys, with_current, Stripe, WaitPolicy};
 
 /// Spin without yielding for this long first: a hand-off by a running owner comes within it.
 #[cfg(not(loom))]
@@ -35,7 +35,8 @@ const SPIN_ONLY_NS: u64 = 1_000;
 /// The heir's spin: if the wait of `mail` is marked its mutex's heir, re-reads the mailbox
 /// until its result comes or the calling thread's wait-policy spin (HOS_SPIN_US; none in the
 /// deterministic mode, where nobody else runs while a thread spins) has passed
-/// ([`spin_for`]). Returns the result, if it came.
+/// ([`spin_for`]), and counts which came first in its runtime's stats (`heir_caught`,
+/// `heir_missed`). Returns the result, if it came.
 #[cfg(not(loom))]
 pub(crate) fn spin(mail: &Mailbox) -> Option<Result<(), ResultCode>> {
     if !mail.is_heir() {
@@ -46,7 +47,18 @@ pub(crate) fn spin(mail: &Mailbox) -> Option<Result<(), ResultCode>> {
     } else {
         with_current(|c| c.spin().ns)
     };
-    spin_for(mail, ns)
+    let got = spin_for(mail, ns);
+    with_current(|c| {
+        if let Some(rt) = c.runtime() {
+            let counters = rt.counters();
+            Stripe::bump(if got.is_some() {
+                &counters.heir_caught
+            } else {
+                &counters.heir_missed
+            });
+        }
+    });
+    got
 }
 
 /// Re-reads the mailbox until its result comes or `ns` have passed; after the first
