@@ -160,6 +160,25 @@ typedef struct hos_runtime hos_runtime;
 // A result code: 0 (`HOS_RESULT_SUCCESS`) or a Horizon result code (`module | description << 9`).
 typedef uint32_t hos_result;
 
+// A calibration to pin with `hos_config_calibration`: what a runtime otherwise measures at
+// build. Set `size` to `sizeof(hos_calibration)`.
+typedef struct {
+  // Set by the caller: `sizeof(hos_calibration)`.
+  uint32_t size;
+  // 1: serial and host threads' short precise sleeps go through the reactor; 0: their own
+  // timer.
+  uint32_t precise_reactor;
+  // How late the slack-1 OS timer ends (the reactor wakes this early before a precise
+  // deadline; from 1.5 ms the timer counts as coarse).
+  uint64_t timer_lateness_ns;
+  // How early a job worker's precise sleep arms its own timer; 0: `timer_lateness_ns`.
+  uint64_t timer_margin_ns;
+  // How early an unseen poller's precise sleep arms its own timer; 0: `timer_margin_ns`.
+  uint64_t poller_margin_ns;
+  // How long a parked thread takes to run after its wake.
+  uint64_t wake_latency_ns;
+} hos_calibration;
+
 // The sleeps one path served and how late they ended.
 typedef struct {
   // Sleeps served.
@@ -690,6 +709,21 @@ hos_result hos_config_read_env(hos_config *cfg);
 // # Safety
 // `cfg` is NULL or from `hos_config_new`.
 hos_result hos_config_logical_processors(hos_config *cfg, uint32_t n);
+
+// Pins the calibration to `*cal` instead of measuring it at `hos_runtime_new` (a few tens of
+// milliseconds), so two runs decide the same way; NULL `cal` measures again (the default).
+// The pinned figures are never updated while the runtime runs. A later call replaces an
+// earlier one. No environment variable sets it (the Rust builder's `calibration`).
+//
+// Errors: InvalidPointer for a NULL `cfg` or a misaligned `cal`; InvalidSize for a `size`
+// below the first version's; InvalidValue for a `precise_reactor` other than 0 or 1.
+// `hos_runtime_new` refuses (InvalidValue, naming the field) a figure above 2000000 ns,
+// what the tracked estimates keep at most.
+//
+// # Safety
+// `cfg` is NULL or from `hos_config_new`; `cal` is NULL or points to a readable
+// `hos_calibration` of its `size`.
+hos_result hos_config_calibration(hos_config *cfg, const hos_calibration *cal);
 
 // Frees a config; NULL is ignored. A runtime built from it does not need it any more.
 //

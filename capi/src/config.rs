@@ -10,12 +10,13 @@
 //! switch (naming the closest), a boolean that is no boolean word. Values that only fail
 //! together (none today) fail at `hos_runtime_new`.
 
-use crate::boundary::{self, entry, Error, Out, Result};
+use crate::boundary::{self, entry, Error, Out, Result, Versioned};
 use crate::result::{hos_result, HOS_RESULT_INVALID_VALUE, HOS_RESULT_UNKNOWN_KEY};
 use hos_rs::internal::lock;
-use hos_rs::{Runtime, RuntimeBuilder};
+use hos_rs::{Calibration, PrecisePath, Runtime, RuntimeBuilder};
 use std::collections::BTreeMap;
 use std::ffi::c_char;
+use std::mem::size_of;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A set of switches to boot a runtime with (opaque). Made by `hos_config_new`, freed by
@@ -29,6 +30,34 @@ pub struct hos_config {
     /// The pinned logical processor count (`hos_config_logical_processors`), if any:
     /// `Some(None)` unknown.
     processors: Option<Option<usize>>,
+    /// The pinned calibration (`hos_config_calibration`), if any.
+    calibration: Option<Calibration>,
+}
+
+/// A calibration to pin with `hos_config_calibration`: what a runtime otherwise measures at
+/// build. Set `size` to `sizeof(hos_calibration)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hos_calibration {
+    /// Set by the caller: `sizeof(hos_calibration)`.
+    pub size: u32,
+    /// 1: serial and host threads' short precise sleeps go through the reactor; 0: their own
+    /// timer.
+    pub precise_reactor: u32,
+    /// How late the slack-1 OS timer ends (the reactor wakes this early before a precise
+    /// deadline; from 1.5 ms the timer counts as coarse).
+    pub timer_lateness_ns: u64,
+    /// How early a job worker's precise sleep arms its own timer; 0: `timer_lateness_ns`.
+    pub timer_margin_ns: u64,
+    /// How early an unseen poller's precise sleep arms its own timer; 0: `timer_margin_ns`.
+    pub poller_margin_ns: u64,
+    /// How long a parked thread takes to run after its wake.
+    pub wake_latency_ns: u64,
+}
+
+// SAFETY: repr(C), a u32 size first, integers only (zero is valid).
+unsafe impl Versioned for hos_calibration {
+    const FIRST_SIZE: usize = size_of::<hos_calibration>();
 }
 
 impl hos_config {
@@ -36,11 +65,14 @@ impl hos_config {
     pub(crate) fn builder(&self) -> RuntimeBuilder {
         let others = self.others.iter().map(|(n, v)| (n.as_str(), v.as_str()));
         let switches = self.switches.iter().map(|(n, v)| (*n, v.as_str()));
-        let b = Runtime::builder().env_vars(others.chain(switches));
-        match self.processors {
-            Some(n) => b.logical_processors(n),
-            None => b,
+        let mut b = Runtime::builder().env_vars(others.chain(switches));
+        if let Some(n) = self.processors {
+            b = b.logical_processors(n);
         }
+        if let Some(c) = self.calibration {
+            b = b.calibration(c);
+        }
+        b
     }
 }
 
@@ -202,6 +234,55 @@ pub unsafe extern "C" fn hos_config_logical_processors(cfg: *mut hos_config, n: 
         // SAFETY: forwarded from the caller (a live config).
         let cfg = unsafe { boundary::arg_mut(cfg, "cfg") }?;
         cfg.processors = Some((n != 0).then_some(n as usize));
+        Ok(())
+    })
+}
+
+/// Pins the calibration to `*cal` instead of measuring it at `hos_runtime_new` (a few tens of
+/// milliseconds), so two runs decide the same way; NULL `cal` measures again (the default).
+/// The pinned figures are never updated while the runtime runs. A later call replaces an
+/// earlier one. No environment variable sets it (the Rust builder's `calibration`).
+///
+/// Errors: InvalidPointer for a NULL `cfg` or a misaligned `cal`; InvalidSize for a `size`
+/// below the first version's; InvalidValue for a `precise_reactor` other than 0 or 1.
+/// `hos_runtime_new` refuses (InvalidValue, naming the field) a figure above 2000000 ns,
+/// what the tracked estimates keep at most.
+///
+/// # Safety
+/// `cfg` is NULL or from `hos_config_new`; `cal` is NULL or points to a readable
+/// `hos_calibration` of its `size`.
+#[no_mangle]
+pub unsafe extern "C" fn hos_config_calibration(
+    cfg: *mut hos_config,
+    cal: *const hos_calibration,
+) -> hos_result {
+    entry(|| {
+        // SAFETY: forwarded from the caller (a live config).
+        let cfg = unsafe { boundary::arg_mut(cfg, "cfg") }?;
+        if cal.is_null() {
+            cfg.calibration = None;
+            return Ok(());
+        }
+        // SAFETY: forwarded from the caller (a readable struct of its size).
+        let c = unsafe { boundary::read_sized(cal, "cal") }?;
+        let precise = match c.precise_reactor {
+            0 => PrecisePath::OwnTimer,
+            1 => PrecisePath::Reactor,
+            other => {
+                return Err(Error::new(
+                    HOS_RESULT_INVALID_VALUE,
+                    format!("cal->precise_reactor is {other}: expected 0 or 1"),
+                ))
+            }
+        };
+        cfg.calibration = Some(Calibration {
+            timer_lateness_ns: c.timer_lateness_ns,
+            timer_margin_ns: c.timer_margin_ns,
+            poller_margin_ns: c.poller_margin_ns,
+            wake_latency_ns: c.wake_latency_ns,
+            precise,
+            ..Calibration::default()
+        });
         Ok(())
     })
 }

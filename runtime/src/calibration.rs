@@ -9,7 +9,7 @@
 //! constant.
 
 use crate::build_error::BuildError;
-use crate::machine::{Calibration, PrecisePath};
+use crate::machine::{Calibration, PrecisePath, MAX_ESTIMATE_NS};
 use crate::parker::Parker;
 use crate::spawn::Spawn;
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -38,9 +38,6 @@ pub(crate) struct Tracker {
     measured: Mutex<(u64, u64, u64)>,
     pinned: bool,
 }
-
-/// Upper bound of any estimate: past it the timer is not "high resolution" any more.
-const MAX_ESTIMATE_NS: u64 = 2_000_000;
 
 impl Tracker {
     /// Starts from `c`; a pinned tracker never moves.

@@ -15,6 +15,11 @@ pub enum PrecisePath {
     Reactor,
 }
 
+/// Upper bound of a calibration's timer and wake figures: past it the timer is not "high
+/// resolution" any more. Measured figures and the estimates tracked from them are capped
+/// here; a pinned calibration past it is refused at build.
+pub(crate) const MAX_ESTIMATE_NS: u64 = 2_000_000;
+
 /// The measured (or pinned) figures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Calibration {

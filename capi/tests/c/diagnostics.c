@@ -413,6 +413,44 @@ static void bound_is(const char *vcores, const char *grace, uint32_t bound, uint
     hos_runtime_free(rt);
 }
 
+/* A pinned calibration (hos_config_calibration) is what the stats read, never updated; a
+ * bad one is refused naming its field; NULL measures again. */
+static void calibration_pins(void) {
+    hos_config *cfg;
+    OK(hos_config_new(&cfg));
+    OK(hos_config_set(cfg, "HOS_CORES", "2"));
+    hos_calibration cal = {.size = sizeof cal, .precise_reactor = 1,
+                           .timer_lateness_ns = 12345, .wake_latency_ns = 23456};
+    OK(hos_config_calibration(cfg, &cal));
+    hos_runtime *rt;
+    OK(hos_runtime_new(cfg, &rt));
+    hos_stats s = {.size = sizeof s};
+    OK(hos_stats_get(rt, &s));
+    TRUE(s.timer_lateness_ns == 12345 && s.timer_margin_ns == 12345);
+    TRUE(s.poller_margin_ns == 12345 && s.wake_latency_ns == 23456 && s.precise_reactor == 1);
+    OK(hos_runtime_shutdown(rt, 1000000000));
+    hos_runtime_free(rt);
+
+    cal.precise_reactor = 2;
+    EXPECT(hos_config_calibration(cfg, &cal), HOS_RESULT_INVALID_VALUE);
+    TRUE(strstr(hos_last_error_message(), "precise_reactor is 2") != NULL);
+    cal.precise_reactor = 0;
+    cal.wake_latency_ns = 2000001;
+    OK(hos_config_calibration(cfg, &cal));
+    hos_runtime *refused = NULL;
+    EXPECT(hos_runtime_new(cfg, &refused), HOS_RESULT_INVALID_VALUE);
+    TRUE(refused == NULL);
+    TRUE(strstr(hos_last_error_message(), "calibration.wake_latency_ns") != NULL);
+    cal.size = 4;
+    EXPECT(hos_config_calibration(cfg, &cal), HOS_RESULT_INVALID_SIZE);
+    EXPECT(hos_config_calibration(NULL, &cal), HOS_RESULT_INVALID_POINTER);
+    OK(hos_config_calibration(cfg, NULL)); /* measured at build again */
+    OK(hos_runtime_new(cfg, &rt));
+    OK(hos_runtime_shutdown(rt, 1000000000));
+    hos_runtime_free(rt);
+    hos_config_free(cfg);
+}
+
 int main(void) {
     TRUE(hos_abi_version() == HOS_ABI_VERSION); /* the library is the header's */
     bound_is("1", NULL, 1, 0);      /* the default: strict */
@@ -420,6 +458,7 @@ int main(void) {
     bound_is("1", "100", 2, 100000); /* relaxed after a 100 us grace */
     bound_is("1", "250", 2, 250000);
     bound_is("0", "250", 0, 0); /* no virtual cores, no bound */
+    calibration_pins();
     char dir[] = "/tmp/hos-diagnostics-XXXXXX";
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");

@@ -448,6 +448,14 @@ pub(crate) fn parts<S: AsRef<str>>(raw: impl IntoIterator<Item = S>) -> Vec<Stri
         .collect()
 }
 
+/// A pinned calibration's timer and wake figures: what a measured one keeps at most.
+const PINNED_NS: Range = Range {
+    min: 0,
+    max: crate::machine::MAX_ESTIMATE_NS,
+    zero_off: false,
+    accepted: "0..=2000000 (nanoseconds: what the tracked estimates keep at most)",
+};
+
 /// Checks every number of `config` against its range; errors name the builder method.
 pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     if let Some(n) = config.short_sleep_pollers {
@@ -468,6 +476,12 @@ pub(crate) fn check(config: &Config) -> Result<(), ConfigError> {
     WAIT_BOUND.check("flight_wait_ms", config.flight_wait_ms)?;
     QUANTUM.check("det_quantum", u64::from(config.det_quantum))?;
     WAIT_BOUND.check("det_watchdog_ms", config.det_watchdog_ms)?;
+    if let Some(c) = &config.calibration {
+        PINNED_NS.check("calibration.timer_lateness_ns", c.timer_lateness_ns)?;
+        PINNED_NS.check("calibration.timer_margin_ns", c.timer_margin_ns)?;
+        PINNED_NS.check("calibration.poller_margin_ns", c.poller_margin_ns)?;
+        PINNED_NS.check("calibration.wake_latency_ns", c.wake_latency_ns)?;
+    }
     if let Some(spec) = &config.det {
         let refused = match spec {
             Spec::Pct { depth, steps, .. } => *depth == 0 || *steps == 0,
@@ -535,6 +549,7 @@ mod tests {
             &GRACE,
             &WAIT_BOUND,
             &QUANTUM,
+            &PINNED_NS,
         ] {
             assert_eq!(r.check("x", r.min), Ok(r.min));
             assert_eq!(r.check("x", r.max), Ok(r.max));

@@ -169,7 +169,7 @@ fn bad_values_are_errors_naming_switch_and_value() {
 #[test]
 fn bad_builder_values_are_errors_naming_the_method() {
     type Set = fn(Builder<Runtime>) -> Builder<Runtime>;
-    let bad: [(Set, &str, &str); 20] = [
+    let bad: [(Set, &str, &str); 24] = [
         (
             |b| b.idle_poll_stretch_us(1_000_001),
             "idle_poll_stretch_us",
@@ -223,6 +223,46 @@ fn bad_builder_values_are_errors_naming_the_method() {
             |b| b.logical_processors(Some(0)),
             "logical_processors",
             "Some(0)",
+        ),
+        (
+            |b| {
+                b.calibration(Calibration {
+                    timer_lateness_ns: 2_000_001,
+                    ..Calibration::default()
+                })
+            },
+            "calibration.timer_lateness_ns",
+            "2000001",
+        ),
+        (
+            |b| {
+                b.calibration(Calibration {
+                    timer_margin_ns: u64::MAX,
+                    ..Calibration::default()
+                })
+            },
+            "calibration.timer_margin_ns",
+            "18446744073709551615",
+        ),
+        (
+            |b| {
+                b.calibration(Calibration {
+                    poller_margin_ns: 2_000_001,
+                    ..Calibration::default()
+                })
+            },
+            "calibration.poller_margin_ns",
+            "2000001",
+        ),
+        (
+            |b| {
+                b.calibration(Calibration {
+                    wake_latency_ns: 2_000_001,
+                    ..Calibration::default()
+                })
+            },
+            "calibration.wake_latency_ns",
+            "2000001",
         ),
     ];
     for (set, method, value) in bad {
