@@ -63,6 +63,22 @@ static SETUP: &[Call] = &[
         run: |c| unsafe { hos_config_set(c.config(false), c.key(), c.value()) },
     },
     Call {
+        name: "hos_config_logical_processors",
+        codes: &[HOS_RESULT_INVALID_POINTER],
+        // SAFETY: as in `call!`.
+        run: |c| unsafe { hos_config_logical_processors(c.config(false), c.u32()) },
+    },
+    Call {
+        name: "hos_config_calibration",
+        codes: &[
+            HOS_RESULT_INVALID_POINTER,
+            HOS_RESULT_INVALID_SIZE,
+            HOS_RESULT_INVALID_VALUE,
+        ],
+        // SAFETY: as in `call!`; the struct is the context's own.
+        run: |c| unsafe { hos_config_calibration(c.config(false), c.calibration()) },
+    },
+    Call {
         name: "hos_config_read_env",
         codes: &[HOS_RESULT_INVALID_POINTER, HOS_RESULT_INVALID_VALUE],
         // SAFETY: as in `call!`.

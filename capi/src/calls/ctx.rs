@@ -11,7 +11,7 @@
 use super::draw::Draw;
 use super::table::Call;
 use super::world::{Trace, World};
-use crate::config::hos_config;
+use crate::config::{hos_calibration, hos_config};
 use crate::object::HOS_CURRENT_THREAD;
 use crate::result::hos_result;
 use crate::runtime::hos_runtime;
@@ -62,6 +62,7 @@ pub struct Ctx {
     slots: Box<[u64]>,
     next_slot: usize,
     params: Box<[u64]>,
+    calibration: Box<[u64]>,
     stats: Box<[u64]>,
     thread_stats: Box<[u64]>,
     handles: Box<[u32; 66]>,
@@ -88,6 +89,7 @@ impl Ctx {
             slots: buffer(16 * SLOTS),
             next_slot: 0,
             params: buffer(size_of::<hos_thread_params>() + SPARE),
+            calibration: buffer(size_of::<hos_calibration>() + SPARE),
             stats: buffer(size_of::<hos_stats>() + SPARE),
             thread_stats: buffer(THREAD_STATS * (size_of::<hos_thread_stats>() + SPARE)),
             handles: Box::new([0; 66]),
@@ -511,6 +513,39 @@ impl Ctx {
         };
         // SAFETY: the context's buffer, aligned and large enough for the struct.
         unsafe { p.write(params) };
+        p
+    }
+
+    /// A calibration to pin: NULL (measure again), misaligned, or a struct of any size with
+    /// figures in and out of range (past 2 ms `hos_runtime_new` refuses) and a precise path
+    /// of 0, 1 or any value.
+    pub(crate) fn calibration(&mut self) -> *const hos_calibration {
+        let buf = self.calibration.as_mut_ptr();
+        let (p, ok) = self.struct_ptr::<hos_calibration>(buf, "cal");
+        // NULL is allowed (measure again); misaligned is not.
+        self.pointer(ok || p.is_null());
+        if !ok {
+            return p;
+        }
+        let size = self.size(size_of::<hos_calibration>(), true);
+        let precise_reactor = match self.u32() % 4 {
+            r @ 0..=1 => r,
+            _ => self.u32(),
+        };
+        let mut ns = || match self.draw.below(4) {
+            0 => self.u64(),
+            _ => u64::from(self.draw.byte()) * 1_000,
+        };
+        let cal = hos_calibration {
+            size,
+            precise_reactor,
+            timer_lateness_ns: ns(),
+            timer_margin_ns: ns(),
+            poller_margin_ns: ns(),
+            wake_latency_ns: ns(),
+        };
+        // SAFETY: the context's buffer, aligned and large enough for the struct.
+        unsafe { p.write(cal) };
         p
     }
 
