@@ -1,14 +1,17 @@
 //! `hos_config`: the runtime's switches by their environment names, set one by one from C
-//! and validated as they are set.
+//! and validated as they are set, and the builder's two pins that no variable sets (the
+//! logical processor count and the calibration).
 //!
 //! Invariant: every switch a `hos_config` holds is a switch of hos with a value its switch
 //! accepts on its own; besides them it holds only the `HOS_*` variables that
-//! `hos_config_read_env` found and that are no switch. A runtime is built from both as from
-//! an environment that holds exactly these (`RuntimeBuilder::env_vars`), so a switch not set
-//! keeps its default, the process environment is read only by `hos_config_read_env`, and
-//! `hos_runtime_new` warns as the Rust `.env()` build does: about a `HOS_*` name that is no
-//! switch (naming the closest), a boolean that is no boolean word. Values that only fail
-//! together (none today) fail at `hos_runtime_new`.
+//! `hos_config_read_env` found and that are no switch, and the pins, each given to the
+//! builder as the Rust host gives it (so its checks at build are the builder's: a pinned
+//! figure past its range fails `hos_runtime_new`). A runtime is built from the switches and
+//! variables as from an environment that holds exactly these (`RuntimeBuilder::env_vars`),
+//! so a switch not set keeps its default, the process environment is read only by
+//! `hos_config_read_env`, and `hos_runtime_new` warns as the Rust `.env()` build does: about
+//! a `HOS_*` name that is no switch (naming the closest), a boolean that is no boolean word.
+//! Values that only fail together (none today) fail at `hos_runtime_new`.
 
 use crate::boundary::{self, entry, Error, Out, Result, Versioned};
 use crate::result::{hos_result, HOS_RESULT_INVALID_VALUE, HOS_RESULT_UNKNOWN_KEY};

@@ -28,7 +28,7 @@
 //! | [`version`] | the ABI's version, `HOS_ABI_VERSION` and `hos_abi_version` |
 //! | [`result`] | `hos_result`, its codes and names, the last error's message |
 //! | [`boundary`] | the panic catch, pointer and string checks, size-prefixed structs, arrays and text out |
-//! | [`config`] | `hos_config`: switches by name, validated as they are set |
+//! | [`config`] | `hos_config`: switches by name, validated as they are set; the processor and calibration pins |
 //! | [`runtime`] | `hos_runtime`: boot, bounded shutdown, host sleep |
 //! | [`stats`] | `hos_stats` and `hos_thread_stats` |
 //! | [`det`] | the deterministic mode's figures: `hos_det_stats` |
