@@ -374,7 +374,7 @@ static void host_thread_ranks_first(void) {
 /* 7. Lock heirs, counted: a condition-variable waiter that a signal moves first onto a held
  * mutex is woken ahead of its hand-off and spins for it (a 1 s spin here, so it sees the
  * hand-off 5 ms later); the runtime's stats count it caught. Decided by the processor count
- * the runtime sees (pinned): heirs from 3 processors up, none at 2. */
+ * the runtime sees (pinned): heirs from 3 processors up, none at 2 or an unknown count. */
 static uint32_t heir_lock, heir_cv;
 static int heir_ready;
 static atomic_int heir_started;
@@ -436,6 +436,8 @@ static void lock_heirs(void) {
     TRUE(on.heir_caught == 1 && on.heir_missed == 0);
     hos_stats off = heirs_with(2);
     TRUE(off.heir_caught == 0 && off.heir_missed == 0);
+    hos_stats unknown = heirs_with(0); /* an unknown count: no room known for the spin */
+    TRUE(unknown.heir_caught == 0 && unknown.heir_missed == 0);
     EXPECT(hos_config_logical_processors(NULL, 4), HOS_RESULT_INVALID_POINTER);
 }
 
