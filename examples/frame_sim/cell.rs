@@ -4,8 +4,8 @@
 //! Invariant: arms are compared only on runs made the same way in the same cell: the same
 //! load, the same processors (restricted before the cell starts), arms alternating
 //! A B C A B C, each run on a fresh runtime, with one calibration measured before the first
-//! run and pinned in every run (`--calibrate once`) or each runtime measuring its own
-//! (`--calibrate each`).
+//! run (each figure the median of three boot measurements) and pinned in every run
+//! (`--calibrate once`) or each runtime measuring its own (`--calibrate each`).
 
 use crate::arms::{self, Arm, Run, RunSpec};
 use crate::figures::{Figures, Summary};
