@@ -42,13 +42,9 @@ pub(crate) fn spin(mail: &Mailbox) -> Option<Result<(), ResultCode>> {
     if !mail.is_heir() {
         return None;
     }
-    let ns = if det_now().is_some() {
-        0
-    } else {
-        with_current(|c| c.spin().ns)
-    };
-    let got = spin_for(mail, ns);
     with_current(|c| {
+        let ns = if det_now().is_some() { 0 } else { c.spin().ns };
+        let got = spin_for(mail, ns);
         if let Some(rt) = c.runtime() {
             let counters = rt.counters();
             Stripe::bump(if got.is_some() {
@@ -57,8 +53,8 @@ pub(crate) fn spin(mail: &Mailbox) -> Option<Result<(), ResultCode>> {
                 &counters.heir_missed
             });
         }
-    });
-    got
+        got
+    })
 }
 
 /// Re-reads the mailbox until its result comes or `ns` have passed; after the first
