@@ -6,6 +6,7 @@
 //! and by the machine's noise, which alternating the arms spreads over all of them. The
 //! window's two snapshots are taken right after presents `warmup` and `warmup + frames`.
 
+use crate::figures::median;
 use crate::group::Group;
 use crate::load::{self, Load, Mark, PickupFigures};
 use crate::progress::Progress;
@@ -208,31 +209,27 @@ pub(crate) fn calibrate() -> Result<Calibration, String> {
     Ok(median_of(&taken))
 }
 
-/// Each figure's median over `taken` (the upper one of an even count), and the precise path
-/// most of them picked (the reactor on a tie).
+/// Each figure's median over `taken` (figures are nanoseconds, exact in an `f64`), and the
+/// precise path most of them picked (the reactor on a tie).
 fn median_of(taken: &[Calibration]) -> Calibration {
-    let median = |f: fn(&Calibration) -> u64| {
-        let mut v: Vec<u64> = taken.iter().map(f).collect();
-        v.sort_unstable();
-        v[v.len() / 2]
-    };
+    let mid = |f: fn(&Calibration) -> u64| median(taken.iter().map(|c| f(c) as f64)) as u64;
     let reactor = taken
         .iter()
         .filter(|c| c.precise == PrecisePath::Reactor)
         .count();
     Calibration {
-        timer_lateness_ns: median(|c| c.timer_lateness_ns),
-        timer_margin_ns: median(|c| c.timer_margin_ns),
-        poller_margin_ns: median(|c| c.poller_margin_ns),
-        wake_latency_ns: median(|c| c.wake_latency_ns),
+        timer_lateness_ns: mid(|c| c.timer_lateness_ns),
+        timer_margin_ns: mid(|c| c.timer_margin_ns),
+        poller_margin_ns: mid(|c| c.poller_margin_ns),
+        wake_latency_ns: mid(|c| c.wake_latency_ns),
         precise: if 2 * reactor >= taken.len() {
             PrecisePath::Reactor
         } else {
             PrecisePath::OwnTimer
         },
-        own_cpu_ns: median(|c| c.own_cpu_ns),
-        reactor_cpu_ns: median(|c| c.reactor_cpu_ns),
-        waker_cpu_ns: median(|c| c.waker_cpu_ns),
+        own_cpu_ns: mid(|c| c.own_cpu_ns),
+        reactor_cpu_ns: mid(|c| c.reactor_cpu_ns),
+        waker_cpu_ns: mid(|c| c.waker_cpu_ns),
     }
 }
 
