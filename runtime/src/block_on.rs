@@ -17,7 +17,8 @@
 
 use crate::chaos;
 use crate::parker::Parker;
-use crate::policy::{Spin, SpinGate};
+use crate::policy::Spin;
+use crate::spin_gate::SpinGate;
 use crate::stats::Stripe;
 use crate::sys;
 use crate::trace::{self, SpinEnd, WaitFor};

@@ -81,6 +81,7 @@ mod role;
 mod runtime;
 mod sleep;
 mod spawn;
+mod spin_gate;
 mod stats;
 mod stuck;
 mod sync;
@@ -125,10 +126,11 @@ pub mod internal {
     };
     pub use crate::parker::{with_parker, Parker};
     pub use crate::pause::PAUSED;
-    pub use crate::policy::{promotions, Spin, SpinGate, Waiter};
+    pub use crate::policy::{promotions, Spin, Waiter};
     pub use crate::poll::{clear as poll_found, missed as poll_missed, note_call as svc_entered};
     pub use crate::pollers::PollSite;
     pub use crate::reactor::{DeadlineClass, Reactor, Timer};
+    pub use crate::spin_gate::SpinGate;
     /// Where warnings and errors go (the `warn!` and `error!` macros call it).
     pub mod report {
         pub use crate::report::{emit, text};

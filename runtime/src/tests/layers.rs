@@ -62,6 +62,7 @@ const ORDER: &[&str] = &[
     // decisions
     "calibration",
     "reactor",
+    "spin_gate",
     "policy",
     // waiting
     "token",

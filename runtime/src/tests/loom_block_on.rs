@@ -7,7 +7,7 @@
 use crate::block_on::{block_on_with, Wait};
 use crate::context::with_current;
 use crate::parker::Parker;
-use crate::policy::SpinGate;
+use crate::spin_gate::SpinGate;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::{Arc, Mutex};
 use std::future::Future;

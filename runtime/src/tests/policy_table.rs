@@ -7,8 +7,9 @@
 //! No test here sets a process variable (unsound while tests run in parallel): switches come
 //! through `Builder::env_from`.
 
-use crate::policy::{Policy, SleepRoute, Spin, SpinGate, Waiter};
+use crate::policy::{Policy, SleepRoute, Spin, Waiter};
 use crate::runtime::Runtime;
+use crate::spin_gate::SpinGate;
 use crate::{Builder, Calibration, Config, ShortSleep};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use SleepRoute::{Precise, Timer, Yield};

@@ -44,7 +44,7 @@ pub(super) fn waiting(
 ) {
     use crate::block_on::Wait;
     use crate::context;
-    use crate::policy::SpinGate;
+    use crate::spin_gate::SpinGate;
     use std::future::poll_fn;
     use std::task::Poll;
     let waker: Arc<std::sync::Mutex<Option<std::task::Waker>>> = Arc::default();

@@ -88,7 +88,7 @@ fn a_sleep_through_the_reactor_gives_its_core_back_once() {
 
 #[test]
 fn a_wait_on_an_object_brackets_itself_and_a_core_wait_gives_nothing_back() {
-    let gate = crate::policy::SpinGate::default();
+    let gate = crate::spin_gate::SpinGate::default();
     let policy = Counting::holding();
     wait_once(&policy, Wait::object("test object", &gate));
     assert_eq!(
