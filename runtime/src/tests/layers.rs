@@ -71,6 +71,7 @@ const ORDER: &[&str] = &[
     "pollers",
     "poll",
     "vcore",
+    "vcore/wait",
     "vcore/claim",
     "vcore/fast",
     "pause",

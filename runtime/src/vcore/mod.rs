@@ -61,7 +61,8 @@
 //! | [`cells`] | one word a slot: a lent slot taken and given back by compare-and-swap |
 //! | [`fast`] | the fast path: when slots are lent, taken back, and why no wake is lost |
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
-//! | `mod.rs` | [`Vcores`]: the lock, the waits, the checkpoint's fast path, the counters |
+//! | [`wait`] | a queued step waited out through the one `block_on`, as a future over the table |
+//! | `mod.rs` | [`Vcores`]: the lock, the steps, the checkpoint's fast path, the counters |
 //!
 //! Costs (`cargo bench --bench vcore`; figures in BENCHMARKS.md, "Fast paths"): while
 //! nobody waits, an acquire is a few relaxed loads (the thread's traits), an event-clock read
@@ -82,31 +83,26 @@ pub(crate) mod rank;
 mod seat;
 pub(crate) mod step;
 pub(crate) mod table;
+mod wait;
 
 pub use escape::Escape;
 pub(crate) use kick::is_set as kick_is_set;
 pub use seat::Seat;
 pub use step::{Traits, Who, YieldKind};
 
-use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::chaos;
 use crate::config::Config;
-use crate::parker::with_parker;
 use crate::policy::Spin;
-use crate::stats::{Counters, Stripe};
+use crate::stats::Counters;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 use crate::sys::{self, TickScale};
 use crate::time::{MS, US};
 use crate::trace;
 use cells::Cells;
-use escape::Held;
 use kick::Line;
 use std::cell::Cell;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use step::{Clock, Effects, Flag, Step, WaitId, MAX_CORES};
+use step::{Clock, Effects, Flag, Step, MAX_CORES};
 use table::{bits, Table};
 
 /// A thread as the virtual cores see it: the runtime's thread record is one.
@@ -193,45 +189,6 @@ impl Clock for Now {
 
     fn stamp(&self) -> u64 {
         once(&self.stamp, sys::ticks)
-    }
-}
-
-/// The wait policy of a virtual-core wait: the caller's spin, the semaphore's counters, no
-/// core to give back (it holds none), and the waiting thread to mark.
-struct CoreWait<'a, O> {
-    spin: Spin,
-    counters: &'a Counters,
-    t: &'a O,
-}
-
-impl<O: Occupant> WaitPolicy for CoreWait<'_, O> {
-    fn spin(&self) -> Spin {
-        self.spin
-    }
-
-    fn counters(&self) -> Option<&Stripe> {
-        Some(self.counters.here())
-    }
-
-    fn release_core(&self, _claimable: bool) -> bool {
-        false
-    }
-
-    fn unclaim_core(&self) {}
-
-    fn acquire_core(&self) {}
-
-    fn mark(&self, on: Option<&'static str>) {
-        self.t.mark_wait(on);
-    }
-}
-
-/// The vcore wait's description. Under loom the spin is off: its length is wall-clock time,
-/// which a model cannot replay.
-fn wait_kind() -> Wait<'static> {
-    Wait {
-        spin: !cfg!(loom),
-        ..Wait::vcore()
     }
 }
 
@@ -684,30 +641,7 @@ impl Inner {
     /// report of an escape.
     fn settle(&self, t: &impl Occupant, step: Step, now: &Now, spin: Spin) -> Option<Escape> {
         let (step, escape) = match step {
-            Step::Queued(key) => {
-                trace::core_queued();
-                // The instant the table stamped the wait with (the clock reads once).
-                let now = now.now();
-                // Until the first poll tells it better.
-                let poll_at = Cell::new(now.saturating_add(self.escape_ns));
-                let wait = Waiting {
-                    inner: self,
-                    key: Some(key),
-                    line: t.seat().line(),
-                    poll_at: &poll_at,
-                };
-                let policy = || CoreWait {
-                    spin,
-                    counters: &self.counters,
-                    t,
-                };
-                let deadline = || Some(poll_at.get());
-                let out = with_parker(|parker, waker| {
-                    block_on_with(parker, waker, wait, wait_kind(), deadline, policy)
-                });
-                t.waited(sys::now().saturating_sub(now));
-                out
-            }
+            Step::Queued(key) => self.wait_out(t, key, now, spin),
             step => (step, None),
         };
         trace_step(step);
@@ -738,63 +672,5 @@ fn trace_kicks(table: &Table, kicked: u8, revoked: &[(usize, u64)]) {
     }
     for s in bits(u64::from(kicked)) {
         trace::kick(s, table.holder(s).map_or(0, |(w, _)| w.id));
-    }
-}
-
-/// One queued wait as a future: ready when the table grants a slot, cancels, or the escape
-/// time passes (then with the report of who held the cores). Dropping it before then gives
-/// up the wait (and a slot granted meanwhile).
-struct Waiting<'a> {
-    inner: &'a Inner,
-    /// `None` once the wait ended.
-    key: Option<WaitId>,
-    /// The waiting thread's kick-word line.
-    line: &'static Line,
-    /// When to poll again if nothing wakes it ([`Table::poll_at`]), set by each pending poll:
-    /// where the waiting thread's parks end.
-    poll_at: &'a Cell<u64>,
-}
-
-impl Future for Waiting<'_> {
-    type Output = (Step, Option<Escape>);
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let key = self.key.expect("a vcore wait polled after it ended");
-        let now = Now::default();
-        let mut escape = None;
-        let (inner, line, poll_at) = (self.inner, self.line, self.poll_at);
-        let step = inner.locked(|l, fx| {
-            let step = l.table.poll_wait(key, &now, cx.waker(), fx);
-            // Before this thread's word is written, if the poll took its slot from a holder.
-            l.revoke(&fx.revoked);
-            let Some(step) = step else {
-                poll_at.set(l.table.poll_at(key));
-                return None;
-            };
-            if step == Step::Escaped {
-                escape = Some(Escape::new(
-                    Held::each(&l.table, now.stamp(), &inner.scale),
-                    inner.escape_ns,
-                ));
-            }
-            l.seat(line, None, &step);
-            Some(step)
-        });
-        match step {
-            None => Poll::Pending,
-            Some(step) => {
-                self.key = None;
-                Poll::Ready((step, escape))
-            }
-        }
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        if let Some(key) = self.key.take() {
-            self.inner
-                .run(|table, fx| table.abandon(key, Now::default(), fx));
-        }
     }
 }
