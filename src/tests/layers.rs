@@ -63,7 +63,7 @@ const ORDER: &[&str] = &[
 
 /// The files that are part of their parent's unit: each an `impl` of its parent's type, split
 /// off (attaching a host thread, the handle table's per-thread cache, the arbiter's lent
-/// mutex word, the arbiter table's invariant checks).
+/// mutex word, the arbiter table's invariant checks, drains, heirs and priority inheritance).
 const JOINED: &[&str] = &[
     "thread/attach",
     "svc/handles/cache",
@@ -71,6 +71,7 @@ const JOINED: &[&str] = &[
     "svc/arbiter/table/check",
     "svc/arbiter/table/drain",
     "svc/arbiter/table/heirs",
+    "svc/arbiter/table/priority",
 ];
 
 /// The crate's layers, for the checker all crates share.

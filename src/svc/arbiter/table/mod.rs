@@ -36,6 +36,7 @@
 mod check;
 mod drain;
 mod heirs;
+mod priority;
 
 use super::census::{self, Census};
 use super::hasher::WordHash;
@@ -520,21 +521,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         Err(code)
     }
 
-    /// Thread `id`'s own priority changed (svcSetThreadPriority): re-ranks what it is in.
-    pub(crate) fn set_base(&mut self, id: u32, base: u8, fx: &mut Effects<R>) {
-        let Some(info) = self.threads.get_mut(&id) else {
-            return;
-        };
-        info.base = base;
-        if info.busy() {
-            self.restore(id, fx);
-        } else {
-            // In nothing, lent nothing: nothing to re-rank or tell.
-            info.effective = base;
-        }
-        self.check();
-    }
-
     /// Thread `id` is gone (its object destroyed): the lock waiters registered against it
     /// end with InvalidState, as mesosphère's `KThread::Finalize` ends them.
     pub(crate) fn forget(&mut self, id: u32, fx: &mut Effects<R>) {
@@ -572,15 +558,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     #[cfg(all(test, not(loom)))]
     pub(crate) fn queue_entries(&self) -> usize {
         self.queues.len()
-    }
-
-    /// Thread `id`'s effective priority, while it is busy.
-    #[cfg(all(test, not(loom)))]
-    pub(crate) fn effective(&self, id: u32) -> Option<u8> {
-        self.threads
-            .get(&id)
-            .filter(|i| i.busy())
-            .map(|i| i.effective)
     }
 
     fn ticket(&mut self) -> u64 {
@@ -742,40 +719,6 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             tag | WAITERS
         } else {
             tag
-        }
-    }
-
-    /// Recomputes thread `id`'s effective priority and, while it changes, re-ranks its wait
-    /// and goes on to the owner of the lock it waits for.
-    fn restore(&mut self, id: u32, fx: &mut Effects<R>) {
-        let mut id = id;
-        // Terminates: along one chain every change goes the same way, within 0..=64.
-        loop {
-            let Some(info) = self.threads.get(&id) else {
-                return;
-            };
-            let best = info.held.iter().map(|&k| self.waiters[k].priority).min();
-            let new = best.map_or(info.base, |b| b.min(info.base));
-            if new == info.effective {
-                return;
-            }
-            let info = self.threads.get_mut(&id).expect("found above");
-            info.effective = new;
-            fx.lend
-                .push((info.r.clone(), (new < info.base).then_some(new)));
-            let Some(k) = info.waiting else {
-                return;
-            };
-            self.unlink(k);
-            let ticket = self.ticket();
-            let w = &mut self.waiters[k];
-            w.priority = new;
-            w.ticket = ticket;
-            self.link(k);
-            match self.waiters[k].place {
-                Place::Lock { owner, .. } => id = owner,
-                _ => return,
-            }
         }
     }
 
