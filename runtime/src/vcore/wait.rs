@@ -152,3 +152,92 @@ impl Drop for Waiting<'_> {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::stats::Counters;
+    use crate::sync::Arc;
+    use crate::vcore::{Seat, Traits, Vcores, Who};
+    use std::task::{Wake, Waker};
+
+    /// A waker that does nothing: the test polls by hand.
+    struct Nobody;
+
+    impl Wake for Nobody {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+
+    /// A thread of priority 44 on core 0, as the virtual cores see it.
+    struct Guest {
+        id: u64,
+        seat: Seat,
+    }
+
+    impl Occupant for Guest {
+        fn who(&self) -> Who {
+            Who {
+                id: self.id,
+                traits: Traits {
+                    priority: 44,
+                    first: false,
+                    mask: 1,
+                    ideal: Some(0),
+                },
+            }
+        }
+
+        fn seat(&self) -> &Seat {
+            &self.seat
+        }
+
+        fn waited(&self, _: u64) {}
+
+        fn mark_wait(&self, _: Option<&'static str>) {}
+
+        fn waker(&self) -> Option<Waker> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_wait_dropped_while_it_waits_leaves_the_queue_and_takes_no_core() {
+        let config = Config {
+            cores: 1,
+            ..Config::default()
+        };
+        let v = Vcores::new(&config, Arc::new(Counters::default()));
+        let guest = |id| Guest {
+            id,
+            seat: Seat::default(),
+        };
+        let (holder, waiter) = (guest(1), guest(2));
+        let spin = Spin { ns: 0, full: true };
+        assert!(v.acquire(&holder, spin).is_none());
+        let inner = v.inner.as_ref().expect("the semaphore is on");
+        let step = inner.acquire_for(&waiter, &Now::default());
+        let Step::Queued(key) = step else {
+            panic!("{step:?}: the one core is held, so the waiter queues");
+        };
+        let poll_at = Cell::new(u64::MAX);
+        let mut wait = Box::pin(Waiting {
+            inner,
+            key: Some(key),
+            line: waiter.seat().line(),
+            poll_at: &poll_at,
+        });
+        let waker = Waker::from(std::sync::Arc::new(Nobody));
+        let pending = wait.as_mut().poll(&mut Context::from_waker(&waker));
+        assert!(pending.is_pending());
+        assert_eq!(inner.run(|t, _| t.queue()), [2]);
+        drop(wait);
+        assert!(inner.run(|t, _| t.queue()).is_empty());
+        assert!(v.release(&holder));
+        assert_eq!(
+            inner.run(|t, _| t.free_mask()),
+            1,
+            "the core went to a dropped wait"
+        );
+    }
+}
