@@ -11,13 +11,20 @@
 //!   two auto-clear `hos::os::Event`s, with the waiter parked (spin 0) and spinning (20 us).
 //!
 //! After each group, p50/p90/p99 of the same cases run alternately (A B A B ...), which the
-//! machine's drift hits alike: on a shared VM, read those ratios first.
+//! machine's drift hits alike: on a shared VM, read those ratios first. And
+//! `address_ping_pong/alternated`: the two forms of the ping-pong alternated over 41 rounds of
+//! 2,000 round trips, parked and spinning, each form's mean and the median of the rounds'
+//! ratios to `os::Event`'s (the figure BENCHMARKS.md reports).
 //!
 //! `cargo bench --bench arbiter`; targets: the svc forms within 1.2x of the nn::os ones.
 
+// Shared with the other benches; this one has no use for `mean_trip_ns`.
+#[allow(dead_code)]
+mod alternate;
 #[path = "../tests/sdk/mod.rs"]
 mod sdk;
 
+use alternate::{alternate, filtered_in};
 use criterion::{criterion_group, criterion_main, Criterion};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, Mutex};
@@ -247,9 +254,47 @@ fn address_ping_pong(c: &mut Criterion) {
     g.finish();
 }
 
+/// Round trips a form of [`address_ping_pong_alternated`] makes in one round.
+const ALTERNATED_TRIPS: u64 = 2_000;
+
+/// The svc form's ping-pong and `os::Event`'s alternated round by round (see [`alternate`]),
+/// parked and spinning, each on a runtime of its own.
+fn address_ping_pong_alternated(_: &mut Criterion) {
+    if !filtered_in("address_ping_pong/alternated") {
+        return;
+    }
+    let per_trip = |took: Duration| took.as_nanos() as f64 / ALTERNATED_TRIPS as f64;
+    for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
+        let rt = runtime(spin_us);
+        alternate(
+            &format!("address_ping_pong/alternated {waiter}"),
+            ["os_event", "light_event_svc"],
+            41,
+            |arm| match arm {
+                0 => per_trip(ping_pong(
+                    &rt,
+                    || Event::new(ClearMode::Auto),
+                    ALTERNATED_TRIPS,
+                )),
+                _ => per_trip(ping_pong(
+                    &rt,
+                    || InternalLightEvent::new(false),
+                    ALTERNATED_TRIPS,
+                )),
+            },
+        );
+        rt.shutdown();
+    }
+}
+
 /// The group criterion_main! runs (criterion_group! makes a public fn no doc comment reaches).
 mod group {
     use super::*;
-    criterion_group!(benches, lock_handoff, address_ping_pong);
+    criterion_group!(
+        benches,
+        lock_handoff,
+        address_ping_pong,
+        address_ping_pong_alternated
+    );
 }
 criterion_main!(group::benches);
