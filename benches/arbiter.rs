@@ -13,7 +13,7 @@
 //! After each group, p50/p90/p99 of the same cases run alternately (A B A B ...), which the
 //! machine's drift hits alike: on a shared VM, read those ratios first. And
 //! `address_ping_pong/alternated`: the two forms of the ping-pong alternated over 41 rounds of
-//! 2,000 round trips, parked and spinning, each form's mean and the median of the rounds'
+//! 2,000 timed round trips (after 500 untimed), parked and spinning, each form's mean and the median of the rounds'
 //! ratios to `os::Event`'s (the figure BENCHMARKS.md reports).
 //!
 //! `cargo bench --bench arbiter`; targets: the svc forms within 1.2x of the nn::os ones.
@@ -254,16 +254,23 @@ fn address_ping_pong(c: &mut Criterion) {
     g.finish();
 }
 
-/// Round trips a form of [`address_ping_pong_alternated`] makes in one round.
-const ALTERNATED_TRIPS: u64 = 2_000;
+/// Round trips a form of [`address_ping_pong_alternated`] times in one round, after
+/// [`WARM_TRIPS`] it does not (the partner's start and its first waits' entries).
+const ALTERNATED_TRIPS: usize = 2_000;
+/// Round trips before the timed ones of a round.
+const WARM_TRIPS: usize = 500;
 
 /// The svc form's ping-pong and `os::Event`'s alternated round by round (see [`alternate`]),
-/// parked and spinning, each on a runtime of its own.
+/// parked and spinning, each on a runtime of its own: each round's mean round trip.
 fn address_ping_pong_alternated(_: &mut Criterion) {
     if !filtered_in("address_ping_pong/alternated") {
         return;
     }
-    let per_trip = |took: Duration| took.as_nanos() as f64 / ALTERNATED_TRIPS as f64;
+    let mean_ns = |samples: Vec<Duration>| {
+        let timed = &samples[WARM_TRIPS..];
+        timed.iter().sum::<Duration>().as_nanos() as f64 / timed.len() as f64
+    };
+    let trips = (WARM_TRIPS + ALTERNATED_TRIPS) as u64;
     for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
         let rt = runtime(spin_us);
         alternate(
@@ -271,15 +278,15 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
             ["os_event", "light_event_svc"],
             41,
             |arm| match arm {
-                0 => per_trip(ping_pong(
+                0 => mean_ns(ping_pong_samples(
                     &rt,
                     || Event::new(ClearMode::Auto),
-                    ALTERNATED_TRIPS,
+                    trips,
                 )),
-                _ => per_trip(ping_pong(
+                _ => mean_ns(ping_pong_samples(
                     &rt,
                     || InternalLightEvent::new(false),
-                    ALTERNATED_TRIPS,
+                    trips,
                 )),
             },
         );
