@@ -14,7 +14,8 @@
 //! machine's drift hits alike: on a shared VM, read those ratios first. And
 //! `address_ping_pong/alternated`: the two forms of the ping-pong alternated over 41 rounds of
 //! 2,000 timed round trips (after 500 untimed), parked and spinning, each form's mean and the median of the rounds'
-//! ratios to `os::Event`'s (the figure BENCHMARKS.md reports).
+//! ratios to `os::Event`'s (the figure BENCHMARKS.md reports), and each form's waits a round
+//! trip.
 //!
 //! `cargo bench --bench arbiter`; targets: the svc forms within 1.2x of the nn::os ones.
 
@@ -261,11 +262,15 @@ const ALTERNATED_TRIPS: usize = 2_000;
 const WARM_TRIPS: usize = 500;
 
 /// The svc form's ping-pong and `os::Event`'s alternated round by round (see [`alternate`]),
-/// parked and spinning, each on a runtime of its own: each round's mean round trip.
+/// parked and spinning, each on a runtime of its own: each round's mean round trip, then
+/// each form's waits a round trip (how its waits ended: a ratio between a form that spins
+/// and one that parks measures the spin gate, not the form).
 fn address_ping_pong_alternated(_: &mut Criterion) {
     if !filtered_in("address_ping_pong/alternated") {
         return;
     }
+    const FORMS: [&str; 2] = ["os_event", "light_event_svc"];
+    const ROUNDS: usize = 41;
     let mean_ns = |samples: Vec<Duration>| {
         let timed = &samples[WARM_TRIPS..];
         timed.iter().sum::<Duration>().as_nanos() as f64 / timed.len() as f64
@@ -273,11 +278,11 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
     let trips = (WARM_TRIPS + ALTERNATED_TRIPS) as u64;
     for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
         let rt = runtime(spin_us);
-        alternate(
-            &format!("address_ping_pong/alternated {waiter}"),
-            ["os_event", "light_event_svc"],
-            41,
-            |arm| match arm {
+        let case = format!("address_ping_pong/alternated {waiter}");
+        let mut waits = [[0; 5]; 2];
+        alternate(&case, FORMS, ROUNDS, |arm| {
+            let before = wait_counts(&rt);
+            let ns = match arm {
                 0 => mean_ns(ping_pong_samples(
                     &rt,
                     || Event::new(ClearMode::Auto),
@@ -288,10 +293,39 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
                     || InternalLightEvent::new(false),
                     trips,
                 )),
-            },
-        );
+            };
+            let after = wait_counts(&rt);
+            for (sum, (a, b)) in waits[arm].iter_mut().zip(after.iter().zip(before)) {
+                *sum += a - b;
+            }
+            ns
+        });
+        for (form, counts) in FORMS.iter().zip(waits) {
+            let per = |i: usize| counts[i] as f64 / (ROUNDS as u64 * trips) as f64;
+            eprintln!(
+                "{case} {form}: a round trip {:.3} spins caught, {:.3} missed, {:.3} skipped, \
+                 {:.3} parks, {:.3} virtual-core waits",
+                per(0),
+                per(1),
+                per(2),
+                per(3),
+                per(4)
+            );
+        }
         rt.shutdown();
     }
+}
+
+/// `rt`'s wait counters: spins caught, missed and skipped, parks, virtual-core waits.
+fn wait_counts(rt: &Runtime) -> [u64; 5] {
+    let s = rt.stats();
+    [
+        s.spins_caught,
+        s.spins_missed,
+        s.spins_skipped,
+        s.parks,
+        s.vcore_waits,
+    ]
 }
 
 /// The group criterion_main! runs (criterion_group! makes a public fn no doc comment reaches).
