@@ -25,7 +25,7 @@ mod alternate;
 #[path = "../tests/sdk/mod.rs"]
 mod sdk;
 
-use alternate::{alternate, filtered_in};
+use alternate::{alternate, filtered_in, print_waits, waits_of, Waits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, Mutex};
@@ -279,9 +279,9 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
     for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
         let rt = runtime(spin_us);
         let case = format!("address_ping_pong/alternated {waiter}");
-        let mut waits = [[0; 5]; 2];
+        let mut waits: [Waits; 2] = [[0; 5]; 2];
         alternate(&case, FORMS, ROUNDS, |arm| {
-            let before = wait_counts(&rt);
+            let before = waits_of!(rt.stats());
             let ns = match arm {
                 0 => mean_ns(ping_pong_samples(
                     &rt,
@@ -294,38 +294,17 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
                     trips,
                 )),
             };
-            let after = wait_counts(&rt);
+            let after = waits_of!(rt.stats());
             for (sum, (a, b)) in waits[arm].iter_mut().zip(after.iter().zip(before)) {
                 *sum += a - b;
             }
             ns
         });
         for (form, counts) in FORMS.iter().zip(waits) {
-            let per = |i: usize| counts[i] as f64 / (ROUNDS as u64 * trips) as f64;
-            eprintln!(
-                "{case} {form}: a round trip {:.3} spins caught, {:.3} missed, {:.3} skipped, \
-                 {:.3} parks, {:.3} virtual-core waits",
-                per(0),
-                per(1),
-                per(2),
-                per(3),
-                per(4)
-            );
+            print_waits(&case, form, [0; 5], counts, ROUNDS as u64 * trips);
         }
         rt.shutdown();
     }
-}
-
-/// `rt`'s wait counters: spins caught, missed and skipped, parks, virtual-core waits.
-fn wait_counts(rt: &Runtime) -> [u64; 5] {
-    let s = rt.stats();
-    [
-        s.spins_caught,
-        s.spins_missed,
-        s.spins_skipped,
-        s.parks,
-        s.vcore_waits,
-    ]
 }
 
 /// The group criterion_main! runs (criterion_group! makes a public fn no doc comment reaches).

@@ -10,8 +10,8 @@
 //! `cargo bench --bench det`; `det/cpu_bound` and the alternated ping-pong print their
 //! ratios on stderr after criterion's rows.
 
-// Shared with the other benches; this one has no use for `mean_trip_ns`.
-#[allow(dead_code)]
+// Shared with the other benches; this one has no use for `mean_trip_ns` or the wait counters.
+#[allow(unused)]
 mod alternate;
 
 use alternate::{alternate, filtered_in, median};

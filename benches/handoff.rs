@@ -16,6 +16,8 @@
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
 
+// Shared with the other benches; this one has no use for its wait counters.
+#[allow(unused)]
 mod alternate;
 #[path = "../tests/sdk/mod.rs"]
 mod sdk;

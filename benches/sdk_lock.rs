@@ -17,8 +17,8 @@
 //! The workloads are `tests/sdk/workload.rs`, which `tests/sdk_clients.rs` checks.
 //! `cargo bench --bench sdk_lock` (`-- runs` or `-- alternated` for those alone).
 
-// Shared with the other benches; this one has no use for `mean_trip_ns`.
-#[allow(dead_code)]
+// Shared with the other benches; this one has no use for `mean_trip_ns` or the wait counters.
+#[allow(unused)]
 mod alternate;
 #[path = "../tests/sdk/mod.rs"]
 mod sdk;

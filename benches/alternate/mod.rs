@@ -62,3 +62,38 @@ pub(crate) fn filtered_in(id: &str) -> bool {
         .collect();
     filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
 }
+
+/// A runtime's wait counters as the alternated ping-pongs print them: spins caught, missed
+/// and skipped, parks, virtual-core waits.
+pub(crate) type Waits = [u64; 5];
+
+/// The [`Waits`] of a stats snapshot: `hos::Stats`, or the C ABI's `hos_stats` (a macro:
+/// the benches name the crate differently, and the C struct is another type with the same
+/// fields).
+macro_rules! waits_of {
+    ($stats:expr) => {{
+        let s = $stats;
+        [
+            s.spins_caught,
+            s.spins_missed,
+            s.spins_skipped,
+            s.parks,
+            s.vcore_waits,
+        ]
+    }};
+}
+pub(crate) use waits_of;
+
+/// Prints what each round trip of `arm` in `case` cost in waits, between two readings.
+pub(crate) fn print_waits(case: &str, arm: &str, before: Waits, after: Waits, trips: u64) {
+    let per = |i: usize| (after[i] - before[i]) as f64 / trips as f64;
+    eprintln!(
+        "{case} {arm}: a round trip {:.3} spins caught, {:.3} missed, {:.3} skipped, {:.3} \
+         parks, {:.3} virtual-core waits",
+        per(0),
+        per(1),
+        per(2),
+        per(3),
+        per(4)
+    );
+}

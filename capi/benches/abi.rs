@@ -40,7 +40,7 @@
 #[path = "../../benches/alternate/mod.rs"]
 mod alternate;
 
-use alternate::{alternate, filtered_in, mean_trip_ns};
+use alternate::{alternate, filtered_in, mean_trip_ns, print_waits, waits_of, Waits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::ffi::{c_char, c_void, CStr};
 use std::io::{BufRead, BufReader, Write};
@@ -89,10 +89,6 @@ struct StatsHead {
     rest: [u64; 48],
 }
 
-/// The wait counters the alternated ping-pong prints for each runtime: spins caught, spins
-/// missed, spins skipped, parks, virtual-core waits.
-type Waits = [u64; 5];
-
 /// The ABI runtime's wait counters.
 fn abi_waits(rt: *mut c_void) -> Waits {
     // SAFETY: plain integers; zero is a valid value of each.
@@ -100,39 +96,7 @@ fn abi_waits(rt: *mut c_void) -> Waits {
     s.size = std::mem::size_of::<StatsHead>() as u32;
     // SAFETY: the live ABI runtime; `s` has `s.size` writable bytes.
     assert_eq!(unsafe { (abi().stats_get)(rt, &mut s) }, 0);
-    [
-        s.spins_caught,
-        s.spins_missed,
-        s.spins_skipped,
-        s.parks,
-        s.vcore_waits,
-    ]
-}
-
-/// The crate runtime's wait counters.
-fn rust_waits(rt: &hos_rs::Runtime) -> Waits {
-    let s = rt.stats();
-    [
-        s.spins_caught,
-        s.spins_missed,
-        s.spins_skipped,
-        s.parks,
-        s.vcore_waits,
-    ]
-}
-
-/// Prints what each round trip of `arm` cost in waits between two readings.
-fn print_waits(arm: &str, before: Waits, after: Waits, trips: u64) {
-    let per = |i: usize| (after[i] - before[i]) as f64 / trips as f64;
-    eprintln!(
-        "pingpong/alternated {arm}: a round trip {:.3} spins caught, {:.3} missed, {:.3} \
-         skipped, {:.3} parks, {:.3} virtual-core waits",
-        per(0),
-        per(1),
-        per(2),
-        per(3),
-        per(4)
-    );
+    waits_of!(s)
 }
 
 /// The thread id of the caller, for [`pin`].
@@ -396,7 +360,8 @@ fn pingpong(c: &mut Criterion) {
     g.bench_function("abi", |b| b.iter(abi_trip));
     g.bench_function("rust", |b| b.iter(rust_trip));
     g.finish();
-    if filtered_in("pingpong/alternated") {
+    let case = "pingpong/alternated";
+    if filtered_in(case) {
         let (abi_tid, rust_tid) = (started(&rig.pp.tid), started(&rust_tid));
         let unpinned = affinity();
         if let Some((host, guest)) = two_processors() {
@@ -407,8 +372,8 @@ fn pingpong(c: &mut Criterion) {
                 "pingpong/alternated: the host thread on processor {host}, the guests on {guest}"
             );
         }
-        let (abi0, rust0) = (abi_waits(rig.rt), rust_waits(&rt));
-        alternate("pingpong/alternated", ["rust", "abi"], 41, |i| {
+        let (abi0, rust0) = (abi_waits(rig.rt), waits_of!(rt.stats()));
+        alternate(case, ["rust", "abi"], 41, |i| {
             if i == 0 {
                 mean_trip_ns(2_000, || {
                     let _ = rust_trip();
@@ -420,8 +385,8 @@ fn pingpong(c: &mut Criterion) {
             }
         });
         let trips = 41 * 2_500;
-        print_waits("rust", rust0, rust_waits(&rt), trips);
-        print_waits("abi", abi0, abi_waits(rig.rt), trips);
+        print_waits(case, "rust", rust0, waits_of!(rt.stats()), trips);
+        print_waits(case, "abi", abi0, abi_waits(rig.rt), trips);
         for t in [tid(), abi_tid, rust_tid] {
             set_affinity(t, &unpinned);
         }
