@@ -28,6 +28,17 @@ pub(crate) fn now() -> Held {
     }
 }
 
+/// The process's counts to compare the end with: taken after `warm_up`, once the threads and
+/// descriptors it made are gone again (back to the counts before it), or after two seconds,
+/// keeping what it made for good (lazily made process state). Taken at once instead, the base
+/// could count a warm-up thread that is still listed after its join, and a later count without
+/// it would read as a change.
+pub(crate) fn base_after(warm_up: impl FnOnce()) -> Held {
+    let before = now();
+    warm_up();
+    settled(before)
+}
+
 /// The process once its thread and descriptor counts are back to `base` (threads that were
 /// joined can stay listed for a moment after the join returns), or after two seconds.
 pub(crate) fn settled(base: Held) -> Held {
