@@ -13,9 +13,9 @@
 //! After each group, p50/p90/p99 of the same cases run alternately (A B A B ...), which the
 //! machine's drift hits alike: on a shared VM, read those ratios first. And
 //! `address_ping_pong/alternated`: the two forms of the ping-pong alternated over 41 rounds of
-//! 2,000 timed round trips (after 500 untimed), parked and spinning, each form's mean and the median of the rounds'
-//! ratios to `os::Event`'s (the figure BENCHMARKS.md reports), and each form's waits a round
-//! trip.
+//! 2,000 timed round trips (after 500 untimed), parked and spinning: each form's mean, the
+//! median of the rounds' ratios to `os::Event`'s (the figure BENCHMARKS.md reports), and each
+//! form's waits a round trip.
 //!
 //! `cargo bench --bench arbiter`; targets: the svc forms within 1.2x of the nn::os ones.
 

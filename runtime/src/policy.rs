@@ -266,7 +266,8 @@ impl SleepRoute {
 }
 
 /// The spin before a wait parks: its length, and whether it is full length (HOS_SPIN_US: only
-/// a full-length spin that misses counts against an object's [`SpinGate`](crate::spin_gate::SpinGate)).
+/// a full-length spin that misses counts against an object's spin gate,
+/// [`SpinGate`](crate::spin_gate::SpinGate)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spin {
     /// Nanoseconds to spin; 0: none.
