@@ -289,6 +289,10 @@ typedef struct {
   uint64_t heir_caught;
   // Lock heirs whose spin ran out before the hand-off: they parked again.
   uint64_t heir_missed;
+  // Promoted idle polls whose promotion was deferred (HOS_IDLE_POLL_DEFER): the guest
+  // thread that readied what they polled ranked better and promoted them when it next gave
+  // its core up. Counted in `idle_promoted` too.
+  uint64_t idle_deferred;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to

@@ -151,6 +151,11 @@ forward! {
     /// HOS_IDLE_POLL_STRETCH_US apart, the first at or after their deadline (default off).
     idle_poll_coalesce(on: bool);
 
+    /// HOS_IDLE_POLL_DEFER: an idle poller worse in priority than the guest thread that
+    /// readied what it polled is promoted when that thread next gives its core up (a wait, a
+    /// sleep, its exit), not at once (default on).
+    idle_poll_defer(on: bool);
+
     /// HOS_IDLE_POLL_BLIND: after this many short sleeps in a row with no other svc or nn::os
     /// call between them, a guest thread's short sleeps are relaxed as an idle poll of
     /// something hos cannot see, 0..=1_000_000 (default 0: never).

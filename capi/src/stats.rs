@@ -125,6 +125,10 @@ pub struct hos_stats {
     pub heir_caught: u64,
     /// Lock heirs whose spin ran out before the hand-off: they parked again.
     pub heir_missed: u64,
+    /// Promoted idle polls whose promotion was deferred (HOS_IDLE_POLL_DEFER): the guest
+    /// thread that readied what they polled ranked better and promoted them when it next gave
+    /// its core up. Counted in `idle_promoted` too.
+    pub idle_deferred: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -232,6 +236,7 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         unseen_polls: s.unseen_polls,
         heir_caught: s.heir_caught,
         heir_missed: s.heir_missed,
+        idle_deferred: s.idle_deferred,
     }
 }
 

@@ -47,6 +47,9 @@ Arms (each run builds a fresh runtime; arms alternate A B C A B C for every pair
   nodefer  the reactor without deferred claim wakes: a woken thread whose claim found no
            free core is woken by its waker, to queue, not by the holder that hands it the
            core (HOS_VCORE_CLAIM_DEFER=0)
+  eager    the reactor with idle pollers promoted at once: a job send wakes the sleeping
+           workers while its sender runs, not when it gives its core up
+           (HOS_IDLE_POLL_DEFER=0)
 
 MODES (one at most; without one, one cell of the scene below):
   --matrix LIST         the standard cells at each processor count of LIST (e.g.

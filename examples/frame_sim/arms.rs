@@ -50,11 +50,16 @@ pub(crate) enum Arm {
     /// that hands it the core (the default before the device's uncapped 8-processor cell
     /// chose deferral, BENCHMARKS.md).
     NoDefer,
+    /// The reactor with idle pollers promoted at once (HOS_IDLE_POLL_DEFER=0): a job send of
+    /// the MainThread wakes the sleeping job workers while it still runs, not when it gives
+    /// its core up (the default before the device's uncapped cells chose deferral,
+    /// BENCHMARKS.md).
+    Eager,
 }
 
 impl Arm {
     /// Every arm.
-    pub(crate) const ALL: [Arm; 9] = [
+    pub(crate) const ALL: [Arm; 10] = [
         Arm::Seeds,
         Arm::Auto,
         Arm::Reactor,
@@ -64,6 +69,7 @@ impl Arm {
         Arm::Grace,
         Arm::NoSlice,
         Arm::NoDefer,
+        Arm::Eager,
     ];
 
     /// The arms run by default, in order.
@@ -85,6 +91,7 @@ impl Arm {
             Arm::Grace => "grace",
             Arm::NoSlice => "noslice",
             Arm::NoDefer => "nodefer",
+            Arm::Eager => "eager",
         }
     }
 
@@ -143,6 +150,10 @@ impl Arm {
             },
             Arm::NoDefer => Config {
                 vcore_claim_defer: false,
+                ..Config::default()
+            },
+            Arm::Eager => Config {
+                idle_poll_defer: false,
                 ..Config::default()
             },
         };

@@ -32,6 +32,7 @@ fn color(arm: Arm) -> &'static str {
         Arm::Grace => "#5d6d7e",
         Arm::NoSlice => "#a04000",
         Arm::NoDefer => "#1e8449",
+        Arm::Eager => "#6c3483",
     }
 }
 

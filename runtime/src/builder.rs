@@ -233,6 +233,14 @@ impl<R: From<Runtime>> Builder<R> {
         self.in_code(Switch::IdlePollCoalesce)
     }
 
+    /// HOS_IDLE_POLL_DEFER: an idle poller worse in priority than the guest thread that
+    /// readied what it polled is promoted when that thread next gives its core up (a wait, a
+    /// sleep, its exit), not at once (default on).
+    pub fn idle_poll_defer(mut self, on: bool) -> Self {
+        self.config.idle_poll_defer = on;
+        self.in_code(Switch::IdlePollDefer)
+    }
+
     /// HOS_IDLE_POLL_BLIND: after this many short sleeps in a row with no other svc or nn::os
     /// call between them, a guest thread's short sleeps are relaxed as an idle poll of
     /// something hos cannot see, 0..=1_000_000 (default 0: never).

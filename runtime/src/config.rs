@@ -108,6 +108,10 @@ pub struct Config {
     /// HOS_IDLE_POLL_COALESCE: idle-poll sleeps wake together, on shared ticks
     /// HOS_IDLE_POLL_STRETCH_US apart, the first at or after their deadline (default off).
     pub idle_poll_coalesce: bool,
+    /// HOS_IDLE_POLL_DEFER: an idle poller worse in priority than the guest thread that readied
+    /// what it polled is promoted when that thread next gives its core up, not at once
+    /// (default on).
+    pub idle_poll_defer: bool,
     /// HOS_IDLE_POLL_BLIND, 0..=1_000_000: this many short sleeps in a row with no other svc
     /// or nn::os call between them make the next ones idle polls of something hos cannot see,
     /// relaxed at their deadline (default 0: never).
@@ -208,6 +212,7 @@ impl Default for Config {
             idle_poll: true,
             idle_poll_stretch_us: DEFAULT_IDLE_POLL_STRETCH_US,
             idle_poll_coalesce: false,
+            idle_poll_defer: true,
             idle_poll_blind: 0,
             serial: vec!["MainThread".into(), "Presentation".into()],
             cores: 6,

@@ -16,6 +16,7 @@ use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::{deadline_class, Spin, Waiter};
 use crate::poll;
+use crate::pollers;
 use crate::reactor::DeadlineClass;
 use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Stripe;
@@ -211,6 +212,16 @@ impl<'a> Current<'a> {
         }
     }
 
+    /// The priority this caller's promotions of idle pollers defer by (`PollSite::promote`'s
+    /// `by`): a guest thread's own, where its runtime's policy defers them; host threads and
+    /// other policies promote at once.
+    pub fn promoter(&self) -> Option<u8> {
+        match (self.rt, self.thread) {
+            (Some(rt), Some(t)) if rt.policy().defers_promotions() => Some(t.priority()),
+            _ => None,
+        }
+    }
+
     /// Blocks the calling thread (the one this context is of) on `fut` under its wait policy.
     ///
     /// # Blocking
@@ -231,11 +242,14 @@ impl WaitPolicy for Current<'_> {
     }
 
     fn release_core(&self, claimable: bool) -> bool {
-        match (self.rt, self.thread) {
+        let released = match (self.rt, self.thread) {
             (Some(rt), Some(t)) if claimable => rt.step_away(t),
             (Some(rt), Some(t)) => rt.release_core(t),
             _ => false,
-        }
+        };
+        // After the release: a promoted poller may take the core this thread gave up.
+        pollers::flush_deferred();
+        released
     }
 
     fn unclaim_core(&self) {

@@ -332,6 +332,9 @@ pub(crate) struct Policy {
     idle: Option<IdlePoll>,
     /// Quiet short sleeps in a row that make a blind idle poll (0: never).
     blind: u32,
+    /// Whether a guest thread's promotion of a worse-priority idle poller waits until the
+    /// thread gives its core up (`pollers.rs`); only where there are idle polls.
+    defer: bool,
     /// Counted slots taken now. # Invariant: at most `cap` when `cap > 0`, and 0 when no
     /// [`PollerSlot`] of this policy is alive.
     pollers: AtomicUsize,
@@ -354,6 +357,7 @@ impl Policy {
             cap: poller_cap(config, processors, guest),
             idle: idle_polls(config, guest),
             blind: config.idle_poll_blind,
+            defer: config.idle_poll_defer,
             pollers: AtomicUsize::new(0),
             spin_serial_ns: config.spin_us.saturating_mul(US),
             spin_other_ns: spin_other_us(config, processors).saturating_mul(US),
@@ -391,12 +395,17 @@ impl Policy {
                 } else {
                     ""
                 };
+                let deferred = if self.defer {
+                    " (by a better-priority guest thread: when it gives its core up)"
+                } else {
+                    ""
+                };
                 tracing::info!(
-                    "idle polls of hos objects: relaxed, up to {} ns past the deadline{ticks}, promoted by work, {count}",
+                    "idle polls of hos objects: relaxed, up to {} ns past the deadline{ticks}, promoted by work{deferred}, {count}",
                     idle.stretch_ns
                 );
                 tracing::info!(
-                    "idle polls of guest words: relaxed at the deadline, promoted by a signal, {count}"
+                    "idle polls of guest words: relaxed at the deadline, promoted by a signal{deferred}, {count}"
                 );
                 match self.blind {
                     0 => tracing::info!("blind pollers: precise, {count}"),
@@ -504,6 +513,12 @@ impl Policy {
     /// spins.
     pub(crate) fn wakes_heir(&self, waiter: Waiter) -> bool {
         self.heirs() && self.spin(waiter).ns > 0
+    }
+
+    /// Whether a guest thread's promotion of an idle poller worse in priority waits until the
+    /// thread gives its core up (HOS_IDLE_POLL_DEFER; docs/design.md section 4).
+    pub(crate) fn defers_promotions(&self) -> bool {
+        self.defer
     }
 
     /// Whether the machine has room for heirs ([`HEIR_PROCESSORS`]; an unknown count has not).

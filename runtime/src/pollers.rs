@@ -79,8 +79,10 @@ impl PollSite {
     }
 
     /// Promotes up to `n` linked sleepers, oldest first; returns how many it took out. Call it
-    /// with no lock held.
-    pub fn promote(&self, n: usize) -> usize {
+    /// with no lock held. `by`: the caller's guest priority where its runtime defers
+    /// promotions (`Current::promoter`): a sleeper worse in priority is then promoted when
+    /// the caller next gives its core up ([`flush_deferred`]), else at once.
+    pub fn promote(&self, n: usize, by: Option<u8>) -> usize {
         let taken: Vec<Arc<Sleeper>> = {
             let mut list = lock(&self.sleepers);
             let k = n.min(list.len());
@@ -89,10 +91,14 @@ impl PollSite {
             self.linked.fetch_sub(k, Ordering::Relaxed);
             taken
         };
-        for s in &taken {
-            s.promote();
+        let k = taken.len();
+        for s in taken {
+            match (by, s.rank) {
+                (Some(by), Some(rank)) if rank > by => s.defer(),
+                _ => s.promote(),
+            }
         }
-        taken.len()
+        k
     }
 
     /// Whether it is a guest word's ([`PollSite::word`]).
@@ -130,14 +136,60 @@ impl PollSite {
     }
 }
 
-/// One idle-poll sleep: the sleeping thread's parker and whether work promoted it.
+/// The promotions this thread made and holds until it gives its core up (module ground
+/// rules); promoted when the thread ends too.
+#[derive(Default)]
+struct Deferred(Vec<Arc<Sleeper>>);
+
+impl Drop for Deferred {
+    fn drop(&mut self) {
+        for s in self.0.drain(..) {
+            s.promote();
+        }
+    }
+}
+
+std::thread_local! {
+    static DEFERRED: std::cell::RefCell<Deferred> = std::cell::RefCell::default();
+}
+
+/// Promotes what the calling thread deferred: call it where the thread gives its core up (a
+/// wait's or a sleep's start, after the release), with no lock held.
+pub(crate) fn flush_deferred() {
+    // `try_with`: a thread whose locals are being torn down has promoted them (`Deferred`'s
+    // drop).
+    let taken = DEFERRED
+        .try_with(|d| std::mem::take(&mut d.borrow_mut().0))
+        .unwrap_or_default();
+    for s in taken {
+        s.promote();
+    }
+}
+
+/// One idle-poll sleep: the sleeping thread's priority and parker, whether work promoted it,
+/// and whether that promotion was deferred.
 #[derive(Debug)]
 struct Sleeper {
+    /// The sleeping guest thread's priority (`None`: not a guest thread, never deferred).
+    rank: Option<u8>,
     parker: Arc<Parker>,
     promoted: AtomicBool,
+    deferred: AtomicBool,
 }
 
 impl Sleeper {
+    /// Holds its promotion in the calling thread's deferred list (module ground rules).
+    fn defer(self: Arc<Self>) {
+        // Relaxed: read by the sleeper after the Acquire of `promoted`, which the flush's
+        // promotion publishes it with; a sleeper that ends first never reads it.
+        self.deferred.store(true, Ordering::Relaxed);
+        match DEFERRED.try_with(|d| d.borrow_mut().0.push(self.clone())) {
+            Ok(()) => {}
+            // The thread is ending: nothing would flush it.
+            Err(_) => self.promote(),
+        }
+    }
+
     /// Marks it promoted and wakes it, once.
     fn promote(&self) {
         // AcqRel: the sleeper's Acquire load of the flag sees it with the unpark's token.
@@ -150,6 +202,15 @@ impl Sleeper {
         // Acquire: pairs with `promote`'s swap.
         self.promoted.load(Ordering::Acquire)
     }
+
+    /// How a promoted sleep ended (after `is_promoted` read `true`).
+    fn promoted_woke(&self, early: bool) -> Woke {
+        Woke::Promoted {
+            early,
+            // Relaxed: `defer`'s store came before the promotion `is_promoted` acquired.
+            deferred: self.deferred.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// How an idle-poll wait ended.
@@ -158,8 +219,9 @@ pub(crate) enum Woke {
     /// At its wake time (the OS timer alone), past the deadline, nothing promoted it.
     Tick,
     /// Work promoted it; `early` if before the deadline (the caller finishes the sleep on the
-    /// precise path), else it ended at once.
-    Promoted { early: bool },
+    /// precise path), else it ended at once; `deferred` if its promoter held the promotion
+    /// until it gave its core up.
+    Promoted { early: bool, deferred: bool },
     /// The runtime shut down.
     ShutDown,
 }
@@ -174,14 +236,17 @@ pub(crate) enum Woke {
 /// timer slack), a promotion, or an unpark that `shut_down` then confirms.
 pub(crate) fn wait(
     sites: &[(Arc<PollSite>, u64)],
+    rank: Option<u8>,
     parker: &Arc<Parker>,
     deadline: u64,
     wake_at: u64,
     shut_down: impl Fn() -> bool,
 ) -> Woke {
     let me = Arc::new(Sleeper {
+        rank,
         parker: parker.clone(),
         promoted: AtomicBool::new(false),
+        deferred: AtomicBool::new(false),
     });
     for (site, _) in sites {
         site.link(&me);
@@ -200,9 +265,9 @@ pub(crate) fn wait(
             IdleStep::Park => {
                 parker.park(Some(wake_at));
             }
-            IdleStep::Precise => break Woke::Promoted { early: true },
+            IdleStep::Precise => break me.promoted_woke(true),
             IdleStep::End if shut => break Woke::ShutDown,
-            IdleStep::End if promoted => break Woke::Promoted { early: false },
+            IdleStep::End if promoted => break me.promoted_woke(false),
             IdleStep::End => break Woke::Tick,
         }
     };
@@ -240,17 +305,21 @@ mod tests {
         assert_eq!(site.gen(), 1, "a ready of 0 pollers is no readiness");
         let (p1, p2) = (Arc::new(Parker::new()), Arc::new(Parker::new()));
         let s1 = Arc::new(Sleeper {
+            rank: None,
             parker: p1.clone(),
             promoted: AtomicBool::new(false),
+            deferred: AtomicBool::new(false),
         });
         let s2 = Arc::new(Sleeper {
+            rank: None,
             parker: p2.clone(),
             promoted: AtomicBool::new(false),
+            deferred: AtomicBool::new(false),
         });
         site.link(&s1);
         site.link(&s2);
         assert!(site.ready(1));
-        assert_eq!(site.promote(1), 1);
+        assert_eq!(site.promote(1, None), 1);
         assert!(s1.is_promoted() && !s2.is_promoted());
         assert!(p1.try_take() && !p2.try_take());
         site.unlink(&s1);
@@ -261,7 +330,7 @@ mod tests {
         );
         site.unlink(&s2);
         assert_eq!(site.linked(), 0);
-        assert_eq!(site.promote(usize::MAX), 0);
+        assert_eq!(site.promote(usize::MAX, None), 0);
     }
 
     #[test]
@@ -271,10 +340,21 @@ mod tests {
         assert!(!site.ready(1));
         let parker = Arc::new(Parker::new());
         let deadline = sys::now() + 1_000_000_000;
-        let woke = wait(&[(site.clone(), seen)], &parker, deadline, u64::MAX, || {
-            false
-        });
-        assert_eq!(woke, Woke::Promoted { early: true });
+        let woke = wait(
+            &[(site.clone(), seen)],
+            None,
+            &parker,
+            deadline,
+            u64::MAX,
+            || false,
+        );
+        assert_eq!(
+            woke,
+            Woke::Promoted {
+                early: true,
+                deferred: false
+            }
+        );
         assert_eq!(site.linked(), 0);
     }
 

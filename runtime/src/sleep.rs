@@ -200,7 +200,9 @@ fn idle_poll(
     Stripe::bump(&c.idle_polls);
     let wake_at = idle.wake_at(deadline);
     timer_slack(false);
-    let woke = with_parker(|p, _| pollers::wait(sites, p, deadline, wake_at, || rt.is_shut_down()));
+    let rank = ctx.thread().map(|t| t.priority());
+    let woke =
+        with_parker(|p, _| pollers::wait(sites, rank, p, deadline, wake_at, || rt.is_shut_down()));
     match woke {
         Woke::Tick => {
             Stripe::bump(&c.idle_relaxed);
@@ -208,8 +210,11 @@ fn idle_poll(
                 Stripe::bump(&c.idle_coalesced);
             }
         }
-        Woke::Promoted { early } => {
+        Woke::Promoted { early, deferred } => {
             Stripe::bump(&c.idle_promoted);
+            if deferred {
+                Stripe::bump(&c.idle_deferred);
+            }
             if early {
                 precise(rt, ctx, deadline, Precise::Poller);
             }

@@ -232,6 +232,8 @@ pub struct Stripe {
     pub idle_promoted: AtomicU64,
     /// Idle polls that woke on a tick another idle poller had woken on.
     pub idle_coalesced: AtomicU64,
+    /// Promoted idle polls whose promoter held the promotion until it gave its core up.
+    pub idle_deferred: AtomicU64,
     /// Precise sleeps served as unseen pollers' (`policy::unseen_poller`).
     pub unseen_polls: AtomicU64,
     /// Lock heirs whose spin saw their hand-off come.
@@ -330,6 +332,7 @@ impl Counters {
             idle_relaxed: sum(|s| &s.idle_relaxed),
             idle_promoted: sum(|s| &s.idle_promoted),
             idle_coalesced: sum(|s| &s.idle_coalesced),
+            idle_deferred: sum(|s| &s.idle_deferred),
             unseen_polls: sum(|s| &s.unseen_polls),
             heir_caught: sum(|s| &s.heir_caught),
             heir_missed: sum(|s| &s.heir_missed),
@@ -410,6 +413,10 @@ pub struct Stats {
     pub idle_promoted: u64,
     /// Idle polls that woke on a tick another idle poller had woken on (coalesced wakes).
     pub idle_coalesced: u64,
+    /// Promoted idle polls whose promotion was deferred (HOS_IDLE_POLL_DEFER): the guest
+    /// thread that readied what they polled ranked better, and promoted them when it next
+    /// gave its core up. Counted in `idle_promoted` too.
+    pub idle_deferred: u64,
     /// Precise short sleeps served as unseen pollers': a job worker's, after 8 or more short
     /// sleeps in a row with no other svc or nn::os call between them, armed by the timer's
     /// median lateness (`Calibration::poller_margin_ns`) rather than its 75th percentile.
@@ -520,7 +527,8 @@ impl Stats {
         }
         let waited: Duration = self.threads.iter().map(|t| t.vcore_wait).sum();
         t += &format!(
-            "idle polls: {} (relaxed {}, promoted {}, coalesced {}); unseen pollers' sleeps {}\n\
+            "idle polls: {} (relaxed {}, promoted {} (deferred {}), coalesced {}); unseen \
+             pollers' sleeps {}\n\
              waits: parks {}, spins caught {}, missed {}, skipped {}; lock heirs caught {}, \
              missed {}\n\
              virtual cores: waits {} ({:.2} ms over the threads), kicks by priority {}, slice \
@@ -530,6 +538,7 @@ impl Stats {
             self.idle_polls,
             self.idle_relaxed,
             self.idle_promoted,
+            self.idle_deferred,
             self.idle_coalesced,
             self.unseen_polls,
             self.parks,

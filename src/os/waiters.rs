@@ -16,6 +16,7 @@
 //! passes the notice on to the next waiter ([`Waiters::remove`] says whether it held one).
 //! So a notice always ends in a consumer or in another waiter, never in a dropped future.
 
+use hos_runtime::internal::with_current as with_context;
 use hos_runtime::internal::{poll_missed, promotions, PollSite};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -197,7 +198,7 @@ impl WakeBatch {
             w.wake();
         }
         for (site, n) in self.promote {
-            site.promote(n);
+            site.promote(n, with_context(|c| c.promoter()));
         }
     }
 }

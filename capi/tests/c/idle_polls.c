@@ -3,12 +3,15 @@
  * `hos_*(…, 0)` call finds nothing and then sleeps 20 us is an idle poller of that object,
  * and the host call that makes the object ready promotes its sleep (the runtime stretches
  * an unpromoted one by a second here, so a sleep that was not promoted is plain to see).
- * A poller of what hos cannot see (short sleeps, no other call) is counted apart.
+ * A poller of what hos cannot see (short sleeps, no other call) is counted apart. A guest
+ * thread of better priority that makes the object ready promotes the sleep when it next gives
+ * its core up, not at once (HOS_IDLE_POLL_DEFER).
  * Run by capi/tests/c_hosts.rs.
  */
 #include "check.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 static hos_runtime *rt;
@@ -90,7 +93,8 @@ static void promoted_by(const char *what, void (*poll)(void), void (*ready)(void
     OK(hos_thread_join(t, -1));
     OK(hos_svc_close_handle(t));
     hos_stats after = stats();
-    if (after.idle_polls != before.idle_polls + 1 || after.idle_promoted != before.idle_promoted + 1) {
+    if (after.idle_polls != before.idle_polls + 1 || after.idle_promoted != before.idle_promoted + 1 ||
+        after.idle_deferred != before.idle_deferred) {
         fprintf(stderr, "%s: idle polls %" PRIu64 ", promoted %" PRIu64 ", slept %.6f s\n", what,
                 after.idle_polls - before.idle_polls, after.idle_promoted - before.idle_promoted,
                 slept);
@@ -101,6 +105,56 @@ static void promoted_by(const char *what, void (*poll)(void), void (*ready)(void
 }
 
 static void unlock_mutex(void) { OK(hos_event_signal(let_go)); }
+
+/* A worker that idle-polls the queue and says when its sleep ended. */
+static atomic_int worker_done;
+static void flagged_worker(void *arg) {
+    worker(arg);
+    atomic_store(&worker_done, 1);
+}
+
+/* The promoter, a guest thread of better priority: it sends, keeps its core 100 ms (a libc
+ * sleep gives hos nothing), notes whether the worker woke meanwhile, then sleeps through hos
+ * (giving its core up). */
+static int woke_meanwhile = -1;
+static void promoter(void *arg) {
+    (void)arg;
+    ready_queue();
+    struct timespec ms100 = {0, 100000000};
+    nanosleep(&ms100, NULL);
+    woke_meanwhile = atomic_load(&worker_done);
+    hos_svc_sleep_thread(20000);
+}
+
+static void deferred_by_a_better_guest_thread(void) {
+    uint64_t left = 0; /* the message promoted_by sent the queue's poller */
+    while (hos_queue_receive(queue, &left, 0) == HOS_RESULT_SUCCESS) {
+    }
+    hos_stats before = stats();
+    atomic_store(&worker_done, 0);
+    hos_thread_params wp = {.size = sizeof wp, .name = "ModuleSystemWorker0", .priority = 45,
+                            .ideal_core = -2, .core_mask = 0x3f};
+    hos_handle w = 0, p = 0;
+    struct poll_fn f = {poll_queue};
+    OK(hos_thread_spawn(rt, &wp, flagged_worker, &f, &w));
+    double limit = seconds() + 10;
+    while (stats().idle_polls == before.idle_polls && seconds() < limit) {
+        OK(hos_host_sleep(rt, 1000000));
+    }
+    OK(hos_host_sleep(rt, 2000000));
+    hos_thread_params pp = {.size = sizeof pp, .name = "MainThread", .priority = 44,
+                            .ideal_core = -2, .core_mask = 0x3f};
+    OK(hos_thread_spawn(rt, &pp, promoter, NULL, &p));
+    OK(hos_thread_join(p, -1));
+    OK(hos_thread_join(w, -1));
+    OK(hos_svc_close_handle(p));
+    OK(hos_svc_close_handle(w));
+    hos_stats after = stats();
+    TRUE(woke_meanwhile == 0);
+    TRUE(after.idle_promoted == before.idle_promoted + 1);
+    TRUE(after.idle_deferred == before.idle_deferred + 1);
+    TRUE(slept < 0.5);
+}
 
 /* A poller of what hos cannot see: 20 short sleeps in a row, no other call between them. */
 static void unseen(void *arg) {
@@ -152,6 +206,7 @@ int main(void) {
     promoted_by("hos_event_wait(0)", poll_event, ready_event);
     promoted_by("hos_semaphore_acquire(0)", poll_semaphore, ready_semaphore);
     promoted_by("hos_condvar_wait(0)", poll_condvar, ready_condvar);
+    deferred_by_a_better_guest_thread();
 
     hos_thread_params hp = {.size = sizeof hp, .name = "Holder", .priority = 45,
                             .ideal_core = -2, .core_mask = 0x3f};
@@ -173,5 +228,6 @@ int main(void) {
     }
     OK(hos_runtime_shutdown(rt, -1));
     hos_runtime_free(rt);
-    return finish("every zero-timeout call was an idle poll, and unseen pollers told apart");
+    return finish("every zero-timeout call was an idle poll, a better guest's promotion deferred, "
+                  "and unseen pollers told apart");
 }

@@ -21,6 +21,7 @@ pub(crate) enum Switch {
     IdlePoll,
     IdlePollStretchUs,
     IdlePollCoalesce,
+    IdlePollDefer,
     IdlePollBlind,
     Serial,
     Cores,
@@ -51,7 +52,7 @@ pub(crate) enum Switch {
 
 impl Switch {
     /// Every switch, in the order they are read.
-    pub(crate) const ALL: [Switch; 34] = [
+    pub(crate) const ALL: [Switch; 35] = [
         Switch::ShortSleep,
         Switch::ShortSleepTimer,
         Switch::ShortSleepPollers,
@@ -60,6 +61,7 @@ impl Switch {
         Switch::IdlePoll,
         Switch::IdlePollStretchUs,
         Switch::IdlePollCoalesce,
+        Switch::IdlePollDefer,
         Switch::IdlePollBlind,
         Switch::Serial,
         Switch::Cores,
@@ -99,6 +101,7 @@ impl Switch {
             Switch::IdlePoll => "HOS_IDLE_POLL",
             Switch::IdlePollStretchUs => "HOS_IDLE_POLL_STRETCH_US",
             Switch::IdlePollCoalesce => "HOS_IDLE_POLL_COALESCE",
+            Switch::IdlePollDefer => "HOS_IDLE_POLL_DEFER",
             Switch::IdlePollBlind => "HOS_IDLE_POLL_BLIND",
             Switch::Serial => "HOS_SERIAL",
             Switch::Cores => "HOS_CORES",
@@ -159,6 +162,7 @@ impl Switch {
             Switch::IdlePoll => config.idle_poll = flag(raw),
             Switch::IdlePollStretchUs => config.idle_poll_stretch_us = STRETCH.parse(name, raw)?,
             Switch::IdlePollCoalesce => config.idle_poll_coalesce = flag(raw),
+            Switch::IdlePollDefer => config.idle_poll_defer = flag(raw),
             Switch::IdlePollBlind => config.idle_poll_blind = BLIND.parse(name, raw)? as u32,
             Switch::Serial => config.serial = parts(raw.split(',')),
             Switch::Cores => config.cores = CORES.parse(name, raw)? as usize,
@@ -208,6 +212,7 @@ impl Switch {
             Switch::IdlePoll => c.idle_poll.to_string(),
             Switch::IdlePollStretchUs => c.idle_poll_stretch_us.to_string(),
             Switch::IdlePollCoalesce => c.idle_poll_coalesce.to_string(),
+            Switch::IdlePollDefer => c.idle_poll_defer.to_string(),
             Switch::IdlePollBlind => c.idle_poll_blind.to_string(),
             Switch::Serial => format!("{:?}", c.serial),
             Switch::Cores => c.cores.to_string(),

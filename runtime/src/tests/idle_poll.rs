@@ -314,7 +314,7 @@ fn a_ready_object_promotes_its_sleeping_poller() {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert!(s.ready(1), "the sleeper linked itself");
-        assert_eq!(s.promote(1), 1);
+        assert_eq!(s.promote(1, None), 1);
         r.stats()
     });
     let s = site.clone();
@@ -424,4 +424,92 @@ fn coalesced_wakes_are_counted() {
         "the first wake on a tick shares it with nobody"
     );
     rt.shutdown();
+}
+
+/// Starts `f` as a guest thread `name` of `rt` at `priority` (all six cores allowed).
+fn spawn_guest<T: Send + 'static>(
+    rt: &Runtime,
+    name: &str,
+    priority: u8,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let rec = rt.register_thread(&ThreadSpec {
+        name: name.into(),
+        priority,
+        core_mask: 0b11_1111,
+        ideal_core: 0,
+        role: Role::Auto,
+    });
+    let rt = rt.clone();
+    std::thread::spawn(move || {
+        let _ctx = context::enter(&rt, rec);
+        f()
+    })
+}
+
+/// How the promoter ends after its promotion, in `promotions_of_worse_pollers_wait_for_the_core`.
+#[derive(Clone, Copy, Debug)]
+enum Then {
+    /// It gives its core up: an hos sleep.
+    Sleeps,
+    /// Its thread ends, no wait made.
+    Exits,
+}
+
+#[test]
+fn promotions_of_worse_pollers_wait_for_the_promoter_to_give_its_core_up() {
+    // (HOS_IDLE_POLL_DEFER, the promoter's priority, deferred?) against a poller at 45,
+    // stretched by a second: only a promotion ends its sleep sooner.
+    let rows = [
+        ("1", 44, true),
+        ("1", 45, false),
+        ("1", 46, false),
+        ("0", 44, false),
+    ];
+    for (defer, priority, deferred) in rows {
+        for then in [Then::Sleeps, Then::Exits] {
+            let rt = runtime(&[
+                ("HOS_IDLE_POLL_STRETCH_US", "1000000"),
+                ("HOS_IDLE_POLL_DEFER", defer),
+            ]);
+            let case = format!("defer {defer}, promoter at {priority}, {then:?}");
+            let site = Arc::new(PollSite::new());
+            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (s, d) = (site.clone(), done.clone());
+            let poller = spawn_guest(&rt, "ModuleSystemWorker0", 45, move || {
+                poll_then_sleep(&s, 20_000);
+                d.store(true, std::sync::atomic::Ordering::SeqCst);
+                Instant::now()
+            });
+            let (s, d) = (site.clone(), done.clone());
+            let promoter = spawn_guest(&rt, "Promoter", priority, move || {
+                let limit = Instant::now() + Duration::from_secs(10);
+                while s.linked() == 0 && Instant::now() < limit {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                assert!(s.ready(1), "the poller linked itself");
+                assert_eq!(s.promote(1, context::with_current(|c| c.promoter())), 1);
+                // A deferred promotion waits while the promoter keeps its core (a host sleep
+                // gives nothing up); one made at once has ended the poll meanwhile.
+                std::thread::sleep(Duration::from_millis(100));
+                let woke_meanwhile = d.load(std::sync::atomic::Ordering::SeqCst);
+                if let Then::Sleeps = then {
+                    crate::sleep::sleep_current(20_000);
+                }
+                (woke_meanwhile, Instant::now())
+            });
+            let (woke_meanwhile, released) = promoter.join().expect("promoter");
+            let woke = poller.join().expect("poller");
+            assert_eq!(woke_meanwhile, !deferred, "{case}: woken within 100 ms");
+            assert!(
+                woke < released + Duration::from_millis(500),
+                "{case}: slept on {:?} after its promoter let it",
+                woke.saturating_duration_since(released)
+            );
+            let stats = rt.stats();
+            assert_eq!((stats.idle_polls, stats.idle_promoted), (1, 1), "{case}");
+            assert_eq!(stats.idle_deferred, u64::from(deferred), "{case}");
+            rt.shutdown();
+        }
+    }
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// lock, the promotion after it.
 fn ready(site: &PollSite) -> usize {
     if site.ready(1) {
-        site.promote(1)
+        site.promote(1, None)
     } else {
         0
     }
@@ -31,10 +31,15 @@ fn ready(site: &PollSite) -> usize {
 /// last stretch); returns how it woke and asserts it never ends early.
 fn sleep(site: &Arc<PollSite>, seen: u64, deadline: u64, wake_at: u64) -> Woke {
     let parker = with_parker(|p, _| p.clone());
-    let woke = wait(&[(site.clone(), seen)], &parker, deadline, wake_at, || {
-        false
-    });
-    if woke == (Woke::Promoted { early: true }) {
+    let woke = wait(
+        &[(site.clone(), seen)],
+        None,
+        &parker,
+        deadline,
+        wake_at,
+        || false,
+    );
+    if let Woke::Promoted { early: true, .. } = woke {
         spin_until(deadline);
     }
     let now = sys::now();

@@ -362,12 +362,13 @@ fn the_clamp_is_the_only_one() {
 #[test]
 fn boolean_switches_follow_one_rule() {
     type Get = fn(&Config) -> bool;
-    let switches: [(&str, Get, bool); 7] = [
+    let switches: [(&str, Get, bool); 8] = [
         ("HOS_VCORES", |c| c.vcores, true),
         ("HOS_VCORE_CLAIM", |c| c.vcore_claim, true),
         ("HOS_VCORE_CLAIM_DEFER", |c| c.vcore_claim_defer, true),
         ("HOS_IDLE_POLL", |c| c.idle_poll, true),
         ("HOS_IDLE_POLL_COALESCE", |c| c.idle_poll_coalesce, false),
+        ("HOS_IDLE_POLL_DEFER", |c| c.idle_poll_defer, true),
         ("HOS_SLEEP_LOG", |c| c.sleep_log, false),
         ("HOS_TLS_TRACE", |c| c.tls_trace, false),
     ];
@@ -558,8 +559,8 @@ fn each_decision_is_logged_once_with_the_count() {
             "guest short sleeps: precise, 16 logical processors",
             "host short sleeps: precise, 16 logical processors",
             "poller cap: 4, 16 logical processors",
-            "idle polls of hos objects: relaxed, up to 1000000 ns past the deadline, promoted by work, 16 logical processors",
-            "idle polls of guest words: relaxed at the deadline, promoted by a signal, 16 logical processors",
+            "idle polls of hos objects: relaxed, up to 1000000 ns past the deadline, promoted by work (by a better-priority guest thread: when it gives its core up), 16 logical processors",
+            "idle polls of guest words: relaxed at the deadline, promoted by a signal (by a better-priority guest thread: when it gives its core up), 16 logical processors",
             "blind pollers: precise, 16 logical processors",
             "spin: serial and host 20000 ns, other 5000 ns, 16 logical processors",
             "lock heirs: woken ahead of their hand-off, 16 logical processors",
@@ -567,8 +568,8 @@ fn each_decision_is_logged_once_with_the_count() {
             "guest short sleeps: precise, 2 logical processors",
             "host short sleeps: precise, 2 logical processors",
             "poller cap: 1, 2 logical processors",
-            "idle polls of hos objects: relaxed, up to 1000000 ns past the deadline, on shared ticks, promoted by work, 2 logical processors",
-            "idle polls of guest words: relaxed at the deadline, promoted by a signal, 2 logical processors",
+            "idle polls of hos objects: relaxed, up to 1000000 ns past the deadline, on shared ticks, promoted by work (by a better-priority guest thread: when it gives its core up), 2 logical processors",
+            "idle polls of guest words: relaxed at the deadline, promoted by a signal (by a better-priority guest thread: when it gives its core up), 2 logical processors",
             "blind pollers: relaxed at the deadline after 8 quiet sleeps, 2 logical processors",
             "spin: serial and host 20000 ns, other 20000 ns, 2 logical processors",
             "lock heirs: none, woken by their hand-off, 2 logical processors",

@@ -294,6 +294,7 @@ fn every_builder_method_sets_its_switch() {
         .idle_poll(false)
         .idle_poll_stretch_us(50)
         .idle_poll_coalesce(true)
+        .idle_poll_defer(false)
         .idle_poll_blind(8)
         .serial([" Render ", "", "Main"])
         .vcores(8)
@@ -337,6 +338,7 @@ fn every_builder_method_sets_its_switch() {
         idle_poll: false,
         idle_poll_stretch_us: 50,
         idle_poll_coalesce: true,
+        idle_poll_defer: false,
         idle_poll_blind: 8,
         serial: vec!["Render".into(), "Main".into()],
         cores: 8,
@@ -392,9 +394,10 @@ fn defaults_are_the_documented_ones() {
             d.idle_poll,
             d.idle_poll_stretch_us,
             d.idle_poll_coalesce,
+            d.idle_poll_defer,
             d.idle_poll_blind
         ),
-        (true, 1000, false, 0)
+        (true, 1000, false, true, 0)
     );
     assert_eq!(d.serial, ["MainThread", "Presentation"]);
     assert_eq!((d.cores, d.vcores), (6, true));
@@ -420,6 +423,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         ("HOS_IDLE_POLL", "off"),
         ("HOS_IDLE_POLL_STRETCH_US", "20"),
         ("HOS_IDLE_POLL_COALESCE", "on"),
+        ("HOS_IDLE_POLL_DEFER", "off"),
         ("HOS_IDLE_POLL_BLIND", "3"),
         ("HOS_SERIAL", "Game"),
         ("HOS_CORES", "2"),
@@ -456,6 +460,7 @@ fn everything_set() -> (Vec<(&'static str, &'static str)>, Builder<Runtime>) {
         .idle_poll(true)
         .idle_poll_stretch_us(40)
         .idle_poll_coalesce(false)
+        .idle_poll_defer(true)
         .idle_poll_blind(5)
         .serial(["Render"])
         .vcores(3)
@@ -511,6 +516,7 @@ fn code_wins_over_the_environment_unless_asked() {
         idle_poll: false,
         idle_poll_stretch_us: 20,
         idle_poll_coalesce: true,
+        idle_poll_defer: false,
         idle_poll_blind: 3,
         serial: vec!["Game".into()],
         cores: 2,

@@ -288,7 +288,7 @@ impl Arbiter {
             Ok(words.ready(addr, told, woken))
         })?;
         if let Some((site, n)) = promote {
-            site.promote(n);
+            site.promote(n, with_context(|c| c.promoter()));
         }
         Ok(())
     }
