@@ -55,6 +55,7 @@ static void ready_semaphore(void) { OK(hos_semaphore_release(semaphore, 1)); }
 static void ready_condvar(void) { OK(hos_condvar_signal(condvar)); }
 
 static double slept;
+static atomic_int worker_done; /* set once the worker's sleep ended */
 
 /* The worker's poll, passed as an object pointer (ISO C casts no function pointer to one). */
 struct poll_fn {
@@ -66,6 +67,23 @@ static void worker(void *arg) {
     double t = seconds();
     hos_svc_sleep_thread(20000);
     slept = seconds() - t;
+    atomic_store(&worker_done, 1);
+}
+
+/* Starts a worker (priority 45) whose poll is `f` and returns once its sleep is an idle poll
+ * (counted since `before`). */
+static hos_handle start_worker(struct poll_fn *f, hos_stats before) {
+    atomic_store(&worker_done, 0);
+    hos_thread_params p = {.size = sizeof p, .name = "ModuleSystemWorker0", .priority = 45,
+                           .ideal_core = -2, .core_mask = 0x3f};
+    hos_handle t = 0;
+    OK(hos_thread_spawn(rt, &p, worker, f, &t));
+    double limit = seconds() + 10;
+    while (stats().idle_polls == before.idle_polls && seconds() < limit) {
+        OK(hos_host_sleep(rt, 1000000));
+    }
+    OK(hos_host_sleep(rt, 2000000));
+    return t;
 }
 
 /* The mutex's holder: a guest thread that holds it until told to let go. */
@@ -79,16 +97,8 @@ static void holder(void *arg) {
 
 static void promoted_by(const char *what, void (*poll)(void), void (*ready)(void)) {
     hos_stats before = stats();
-    hos_thread_params p = {.size = sizeof p, .name = "ModuleSystemWorker0", .priority = 45,
-                           .ideal_core = -2, .core_mask = 0x3f};
-    hos_handle t = 0;
     struct poll_fn f = {poll};
-    OK(hos_thread_spawn(rt, &p, worker, &f, &t));
-    double limit = seconds() + 10;
-    while (stats().idle_polls == before.idle_polls && seconds() < limit) {
-        OK(hos_host_sleep(rt, 1000000));
-    }
-    OK(hos_host_sleep(rt, 2000000));
+    hos_handle t = start_worker(&f, before);
     ready();
     OK(hos_thread_join(t, -1));
     OK(hos_svc_close_handle(t));
@@ -105,13 +115,6 @@ static void promoted_by(const char *what, void (*poll)(void), void (*ready)(void
 }
 
 static void unlock_mutex(void) { OK(hos_event_signal(let_go)); }
-
-/* A worker that idle-polls the queue and says when its sleep ended. */
-static atomic_int worker_done;
-static void flagged_worker(void *arg) {
-    worker(arg);
-    atomic_store(&worker_done, 1);
-}
 
 /* The promoter, a guest thread of better priority: it sends, keeps its core 100 ms (a libc
  * sleep gives hos nothing), notes whether the worker woke meanwhile, then sleeps through hos
@@ -131,17 +134,8 @@ static void deferred_by_a_better_guest_thread(void) {
     while (hos_queue_receive(queue, &left, 0) == HOS_RESULT_SUCCESS) {
     }
     hos_stats before = stats();
-    atomic_store(&worker_done, 0);
-    hos_thread_params wp = {.size = sizeof wp, .name = "ModuleSystemWorker0", .priority = 45,
-                            .ideal_core = -2, .core_mask = 0x3f};
-    hos_handle w = 0, p = 0;
     struct poll_fn f = {poll_queue};
-    OK(hos_thread_spawn(rt, &wp, flagged_worker, &f, &w));
-    double limit = seconds() + 10;
-    while (stats().idle_polls == before.idle_polls && seconds() < limit) {
-        OK(hos_host_sleep(rt, 1000000));
-    }
-    OK(hos_host_sleep(rt, 2000000));
+    hos_handle w = start_worker(&f, before), p = 0;
     hos_thread_params pp = {.size = sizeof pp, .name = "MainThread", .priority = 44,
                             .ideal_core = -2, .core_mask = 0x3f};
     OK(hos_thread_spawn(rt, &pp, promoter, NULL, &p));

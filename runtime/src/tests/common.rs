@@ -4,9 +4,10 @@
 use crate::context;
 use crate::role::Role;
 use crate::runtime::Runtime;
-use crate::thread::ThreadSpec;
+use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::{Builder, Config, ConfigError};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A builder that reads `vars` as its environment.
 pub(super) fn with_env(vars: &[(&str, &str)]) -> Builder<Runtime> {
@@ -29,20 +30,33 @@ pub(super) fn guest<T: Send + 'static>(
     name: &str,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> T {
-    let rec = rt.register_thread(&ThreadSpec {
-        name: name.into(),
-        priority: 44,
-        core_mask: 0b11_1111,
-        ideal_core: 0,
-        role: Role::Auto,
-    });
+    spawn_guest(rt, name, 44, f).join().expect("guest thread")
+}
+
+/// Starts `f` as a guest thread named `name` of `rt` at `priority` (all six cores allowed).
+pub(super) fn spawn_guest<T: Send + 'static>(
+    rt: &Runtime,
+    name: &str,
+    priority: u8,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let rec = record(rt, name, priority);
     let rt = rt.clone();
     std::thread::spawn(move || {
         let _ctx = context::enter(&rt, rec);
         f()
     })
-    .join()
-    .expect("guest thread")
+}
+
+/// A guest thread's record registered with `rt`: `name`, `priority`, all six cores allowed.
+pub(super) fn record(rt: &Runtime, name: &str, priority: u8) -> Arc<ThreadRecord> {
+    rt.register_thread(&ThreadSpec {
+        name: name.into(),
+        priority,
+        core_mask: 0b11_1111,
+        ideal_core: 0,
+        role: Role::Auto,
+    })
 }
 
 /// Whether the calling test runs alone, as a child process of the test binary: if not,

@@ -16,7 +16,7 @@ use crate::{sys, Builder, Calibration, SleepPath};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::common::{guest, resolve};
+use super::common::{guest, resolve, spawn_guest};
 
 fn policy(vars: &[(&str, &str)]) -> Policy {
     let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
@@ -426,27 +426,6 @@ fn coalesced_wakes_are_counted() {
     rt.shutdown();
 }
 
-/// Starts `f` as a guest thread `name` of `rt` at `priority` (all six cores allowed).
-fn spawn_guest<T: Send + 'static>(
-    rt: &Runtime,
-    name: &str,
-    priority: u8,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    let rec = rt.register_thread(&ThreadSpec {
-        name: name.into(),
-        priority,
-        core_mask: 0b11_1111,
-        ideal_core: 0,
-        role: Role::Auto,
-    });
-    let rt = rt.clone();
-    std::thread::spawn(move || {
-        let _ctx = context::enter(&rt, rec);
-        f()
-    })
-}
-
 /// How the promoter ends after its promotion, in `promotions_of_worse_pollers_wait_for_the_core`.
 #[derive(Clone, Copy, Debug)]
 enum Then {
@@ -493,16 +472,23 @@ fn promotions_of_worse_pollers_wait_for_the_promoter_to_give_its_core_up() {
                 // gives nothing up); one made at once has ended the poll meanwhile.
                 std::thread::sleep(Duration::from_millis(100));
                 let woke_meanwhile = d.load(std::sync::atomic::Ordering::SeqCst);
-                if let Then::Sleeps = then {
-                    crate::sleep::sleep_current(20_000);
-                }
-                (woke_meanwhile, Instant::now())
+                let released = match then {
+                    Then::Sleeps => {
+                        crate::sleep::sleep_current(20_000);
+                        let released = Instant::now();
+                        // Ends well after: the sleep, not the end, must have promoted.
+                        std::thread::sleep(Duration::from_millis(400));
+                        released
+                    }
+                    Then::Exits => Instant::now(),
+                };
+                (woke_meanwhile, released)
             });
             let (woke_meanwhile, released) = promoter.join().expect("promoter");
             let woke = poller.join().expect("poller");
             assert_eq!(woke_meanwhile, !deferred, "{case}: woken within 100 ms");
             assert!(
-                woke < released + Duration::from_millis(500),
+                woke < released + Duration::from_millis(250),
                 "{case}: slept on {:?} after its promoter let it",
                 woke.saturating_duration_since(released)
             );

@@ -10,11 +10,11 @@ use crate::context;
 use crate::role::Role;
 use crate::runtime::Runtime;
 use crate::sys::{self, ThreadClock};
-use crate::thread::{ThreadRecord, ThreadSpec};
+use crate::thread::ThreadRecord;
 use crate::Builder;
 use std::sync::Arc;
 
-use super::common::{alone, with_env, Messages};
+use super::common::{alone, record, with_env, Messages};
 
 const SLICE_NS: u64 = 300_000;
 
@@ -84,13 +84,7 @@ fn guest(
     priority: u8,
     f: impl FnOnce(&Runtime, &Arc<ThreadRecord>, u64) + Send + 'static,
 ) -> (bool, bool) {
-    let rec = rt.register_thread(&ThreadSpec {
-        name: name.into(),
-        priority,
-        core_mask: 0b11_1111,
-        ideal_core: 0,
-        role: Role::Auto,
-    });
+    let rec = record(rt, name, priority);
     let rt = rt.clone();
     on_thread(move |tid| {
         let inside = {
