@@ -1,5 +1,6 @@
 //! The wait bracket ([`Away`]): each wait marks its thread and gives its core back once, a
-//! sleep through the reactor included (its reactor wait is inside the sleep's bracket).
+//! sleep through the reactor included (its reactor wait is inside the sleep's bracket); and
+//! through a runtime, a guest thread's sleep frees its core for another thread.
 
 use crate::block_on::{block_on_with, Away, Wait, WaitPolicy};
 use crate::parker::with_parker;
@@ -103,4 +104,47 @@ fn a_wait_on_an_object_brackets_itself_and_a_core_wait_gives_nothing_back() {
     let policy = Counting::default();
     wait_once(&policy, Wait::vcore());
     assert_eq!(policy.calls(), ["mark Some(\"virtual core\")", "mark None"]);
+}
+
+#[test]
+fn a_guest_threads_sleep_gives_its_core_back_to_a_runtime_of_one_core() {
+    use super::common::spawn_guest;
+    use crate::context::with_guest;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let rt = crate::Builder::<crate::runtime::Runtime>::new()
+        .calibration(crate::Calibration::default())
+        .vcores(1)
+        .build()
+        .expect("one virtual core");
+    let asleep = Arc::new(AtomicBool::new(false));
+    let flag = asleep.clone();
+    let sleeper = spawn_guest(&rt, "Sleeper", 44, move || {
+        with_guest(|rt, t| rt.acquire_core(t));
+        // SeqCst: a test's flag, read in a loop.
+        flag.store(true, Ordering::SeqCst);
+        crate::sleep::sleep_current(300_000_000);
+        with_guest(|rt, t| rt.release_core(t));
+    });
+    let other = spawn_guest(&rt, "Other", 44, move || {
+        let limit = Instant::now() + Duration::from_secs(10);
+        while !asleep.load(Ordering::SeqCst) && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        let t = Instant::now();
+        with_guest(|rt, t| rt.acquire_core(t));
+        let took = t.elapsed();
+        with_guest(|rt, t| rt.release_core(t));
+        took
+    });
+    let took = other.join().expect("other");
+    sleeper.join().expect("sleeper");
+    assert!(
+        took < Duration::from_millis(150),
+        "the only core came after {took:?}: the sleeper kept it"
+    );
+    assert_eq!(rt.stats().vcore_waits, 0);
+    rt.shutdown();
 }
