@@ -109,8 +109,8 @@ pub struct Config {
     /// HOS_IDLE_POLL_STRETCH_US apart, the first at or after their deadline (default off).
     pub idle_poll_coalesce: bool,
     /// HOS_IDLE_POLL_DEFER: an idle poller worse in priority than the guest thread that readied
-    /// what it polled is promoted when that thread next gives its core up, not at once
-    /// (default on).
+    /// what it polled is promoted when that thread next gives its core up or offers it, not
+    /// at once (default on).
     pub idle_poll_defer: bool,
     /// HOS_IDLE_POLL_BLIND, 0..=1_000_000: this many short sleeps in a row with no other svc
     /// or nn::os call between them make the next ones idle polls of something hos cannot see,

@@ -22,6 +22,10 @@
 //!   sleep ended) can only leave a token in the thread's parker, which every wait tolerates.
 //! - No sleeper is woken under a lock: [`PollSite::promote`] takes them out under the site's
 //!   lock and unparks them after.
+//! - A promotion of a sleeper worse in priority than the guest thread that makes it (where
+//!   that thread's runtime defers them, HOS_IDLE_POLL_DEFER) waits in that thread's own list
+//!   until it gives its core up or offers it ([`flush_deferred`]) or ends. The sleep's own
+//!   wake time bounds the wait: such a readiness comes late at most by the stretch, never lost.
 
 use crate::parker::Parker;
 use crate::policy::{idle_step, IdleStep};
@@ -81,7 +85,8 @@ impl PollSite {
     /// Promotes up to `n` linked sleepers, oldest first; returns how many it took out. Call it
     /// with no lock held. `by`: the caller's guest priority where its runtime defers
     /// promotions (`Current::promoter`): a sleeper worse in priority is then promoted when
-    /// the caller next gives its core up ([`flush_deferred`]), else at once.
+    /// the caller next gives its core up or offers it ([`flush_deferred`]) or ends, else at
+    /// once.
     pub fn promote(&self, n: usize, by: Option<u8>) -> usize {
         let taken: Vec<Arc<Sleeper>> = {
             let mut list = lock(&self.sleepers);
@@ -153,8 +158,9 @@ std::thread_local! {
     static DEFERRED: std::cell::RefCell<Deferred> = std::cell::RefCell::default();
 }
 
-/// Promotes what the calling thread deferred: call it where the thread gives its core up (a
-/// wait's or a sleep's start, after the release), with no lock held.
+/// Promotes what the calling thread deferred: call it where the thread gives its core up or
+/// offers it (a wait's or a sleep's start, after the release; a yield; a checkpoint asked to
+/// give it up), with no lock held.
 pub(crate) fn flush_deferred() {
     // `try_with`: a thread whose locals are being torn down has promoted them (`Deferred`'s
     // drop).

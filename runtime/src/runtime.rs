@@ -503,6 +503,8 @@ impl Runtime {
 
     #[cold]
     fn checkpoint_asked(&self, rec: &ThreadRecord) {
+        // A kick or a turn may take the core: the pollers this thread promoted go first.
+        crate::pollers::flush_deferred();
         let escape = self.inner.vcores.checkpoint(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
         self.pause_point(rec);
@@ -624,6 +626,8 @@ impl Runtime {
     /// # Blocking
     /// When it hands its core over, until it has one again.
     pub fn yield_core(&self, rec: &ThreadRecord, kind: YieldKind) -> bool {
+        // A yield offers the core: the pollers this thread promoted are woken first.
+        crate::pollers::flush_deferred();
         // Every kind of yield is a decision in the deterministic mode (a pause point too),
         // which follows the kind within the thread's core (`token/yielding.rs`).
         if let Some(token) = &self.inner.token {

@@ -13,7 +13,7 @@ use crate::role::Role;
 use crate::runtime::Runtime;
 use crate::thread::ThreadSpec;
 use crate::{sys, Builder, Calibration, SleepPath};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::common::{guest, resolve, spawn_guest};
@@ -431,6 +431,8 @@ fn coalesced_wakes_are_counted() {
 enum Then {
     /// It gives its core up: an hos sleep.
     Sleeps,
+    /// It offers its core: a yield (svcSleepThread(0)'s).
+    Yields,
     /// Its thread ends, no wait made.
     Exits,
 }
@@ -446,7 +448,7 @@ fn promotions_of_worse_pollers_wait_for_the_promoter_to_give_its_core_up() {
         ("0", 44, false),
     ];
     for (defer, priority, deferred) in rows {
-        for then in [Then::Sleeps, Then::Exits] {
+        for then in [Then::Sleeps, Then::Yields, Then::Exits] {
             let rt = runtime(&[
                 ("HOS_IDLE_POLL_STRETCH_US", "1000000"),
                 ("HOS_IDLE_POLL_DEFER", defer),
@@ -473,10 +475,17 @@ fn promotions_of_worse_pollers_wait_for_the_promoter_to_give_its_core_up() {
                 std::thread::sleep(Duration::from_millis(100));
                 let woke_meanwhile = d.load(std::sync::atomic::Ordering::SeqCst);
                 let released = match then {
-                    Then::Sleeps => {
-                        crate::sleep::sleep_current(20_000);
+                    Then::Sleeps | Then::Yields => {
+                        if let Then::Sleeps = then {
+                            crate::sleep::sleep_current(20_000);
+                        } else {
+                            context::with_guest(|rt, t| {
+                                rt.yield_core(t, crate::vcore::YieldKind::Any)
+                            });
+                        }
                         let released = Instant::now();
-                        // Ends well after: the sleep, not the end, must have promoted.
+                        // Ends well after: the sleep or the yield, not the end, must have
+                        // promoted.
                         std::thread::sleep(Duration::from_millis(400));
                         released
                     }
@@ -498,4 +507,94 @@ fn promotions_of_worse_pollers_wait_for_the_promoter_to_give_its_core_up() {
             rt.shutdown();
         }
     }
+}
+
+#[test]
+fn a_kicked_promoter_promotes_as_it_gives_its_core_up() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Two cores: the promoter (44) holds core 0, which a better thread (40) then takes with
+    // a kick; the poller (45) sleeps on core 1's side, stretched by a second.
+    let rt = crate::Builder::<Runtime>::new()
+        .calibration(Calibration::default())
+        .vcores(2)
+        .idle_poll_stretch_us(1_000_000)
+        .build()
+        .expect("two virtual cores");
+    let spawn = |name: &str, priority: u8, mask: u64, f: Box<dyn FnOnce() + Send>| {
+        let rec = rt.register_thread(&ThreadSpec {
+            name: name.into(),
+            priority,
+            core_mask: mask,
+            ideal_core: mask.trailing_zeros() as i32,
+            role: Role::Auto,
+        });
+        let rt = rt.clone();
+        std::thread::spawn(move || {
+            let _ctx = context::enter(&rt, rec);
+            f();
+        })
+    };
+    let site = Arc::new(PollSite::new());
+    let (promoted, woke) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(None)));
+    let (s, w) = (site.clone(), woke.clone());
+    let poller = spawn(
+        "ModuleSystemWorker0",
+        45,
+        0b10,
+        Box::new(move || {
+            poll_then_sleep(&s, 20_000);
+            *w.lock().unwrap() = Some(Instant::now());
+        }),
+    );
+    let (s, p) = (site.clone(), promoted.clone());
+    let promoter = spawn(
+        "Promoter",
+        44,
+        0b01,
+        Box::new(move || {
+            context::with_guest(|rt, t| rt.acquire_core(t));
+            let limit = Instant::now() + Duration::from_secs(10);
+            while s.linked() == 0 && Instant::now() < limit {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert!(s.ready(1), "the poller linked itself");
+            assert_eq!(s.promote(1, context::with_current(|c| c.promoter())), 1);
+            // SeqCst: a test's flag.
+            p.store(true, Ordering::SeqCst);
+            // Guest code that passes checkpoints and makes no wait, long after the kick.
+            let until = Instant::now() + Duration::from_millis(800);
+            while Instant::now() < until {
+                context::checkpoint();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            context::with_guest(|rt, t| rt.release_core(t));
+        }),
+    );
+    let limit = Instant::now() + Duration::from_secs(10);
+    while !promoted.load(Ordering::SeqCst) && Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(woke.lock().unwrap().is_none(), "woken before the kick");
+    let kicked = Instant::now();
+    let kicker = spawn(
+        "Kicker",
+        40,
+        0b01,
+        Box::new(|| {
+            context::with_guest(|rt, t| rt.acquire_core(t));
+            context::with_guest(|rt, t| rt.release_core(t));
+        }),
+    );
+    kicker.join().expect("kicker");
+    poller.join().expect("poller");
+    let woke = woke.lock().unwrap().expect("the poller woke");
+    assert!(
+        woke < kicked + Duration::from_millis(400),
+        "woke {:?} after the kick: the promoter's checkpoint kept the promotion",
+        woke - kicked
+    );
+    promoter.join().expect("promoter");
+    assert_eq!(rt.stats().idle_deferred, 1);
+    rt.shutdown();
 }
