@@ -153,8 +153,7 @@ forward! {
 
     /// HOS_IDLE_POLL_DEFER: an idle poller worse in priority than the guest thread that
     /// readied what it polled is promoted when that thread next gives its core up or offers
-    /// it (a wait, a sleep, a yield, a kick at a checkpoint, its exit), not at once (default
-    /// on).
+    /// it (a wait, a sleep, a yield, a wait for a core, its exit), not at once (default on).
     idle_poll_defer(on: bool);
 
     /// HOS_IDLE_POLL_BLIND: after this many short sleeps in a row with no other svc or nn::os

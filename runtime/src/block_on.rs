@@ -212,6 +212,9 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
     let policy = policy();
     // A sleep's wait is inside its sleep's bracket (`sleep.rs`): it opens none of its own.
     let away = (wait.what != WaitFor::Sleep).then(|| Away::begin(&policy, wait));
+    // The thread stops running here (a wait for a core after a kick included): the pollers
+    // it promoted are woken now, not when it runs again (`pollers.rs`).
+    crate::pollers::flush_deferred();
     let held = away.as_ref().is_some_and(Away::held);
     chaos::point();
     let out = loop {

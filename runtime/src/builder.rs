@@ -235,8 +235,7 @@ impl<R: From<Runtime>> Builder<R> {
 
     /// HOS_IDLE_POLL_DEFER: an idle poller worse in priority than the guest thread that
     /// readied what it polled is promoted when that thread next gives its core up or offers
-    /// it (a wait, a sleep, a yield, a kick at a checkpoint, its exit), not at once (default
-    /// on).
+    /// it (a wait, a sleep, a yield, a wait for a core, its exit), not at once (default on).
     pub fn idle_poll_defer(mut self, on: bool) -> Self {
         self.config.idle_poll_defer = on;
         self.in_code(Switch::IdlePollDefer)

@@ -159,8 +159,8 @@ std::thread_local! {
 }
 
 /// Promotes what the calling thread deferred: call it where the thread gives its core up or
-/// offers it (a wait's or a sleep's start, after the release; a yield; a checkpoint asked to
-/// give it up), with no lock held.
+/// offers it (a wait's or a sleep's start, after the release; a wait for a core; a yield),
+/// with no lock held.
 pub(crate) fn flush_deferred() {
     // `try_with`: a thread whose locals are being torn down has promoted them (`Deferred`'s
     // drop).

@@ -503,8 +503,6 @@ impl Runtime {
 
     #[cold]
     fn checkpoint_asked(&self, rec: &ThreadRecord) {
-        // A kick or a turn may take the core: the pollers this thread promoted go first.
-        crate::pollers::flush_deferred();
         let escape = self.inner.vcores.checkpoint(rec, self.spin_of(rec));
         self.log_escape(rec, escape);
         self.pause_point(rec);

@@ -67,8 +67,8 @@ const ORDER: &[&str] = &[
     // waiting
     "token",
     "det_run",
-    "block_on",
     "pollers",
+    "block_on",
     "poll",
     "vcore",
     "vcore/wait",
