@@ -68,6 +68,9 @@ pub(crate) struct Figures {
     pub(crate) grace_us: f64,
     /// Cores taken after a kick's grace, a frame: the relaxations of the bound.
     pub(crate) revokes: f64,
+    /// Idle polls promoted by work a frame, and of them those whose promoter deferred the
+    /// promotion until it gave its core up (HOS_IDLE_POLL_DEFER).
+    pub(crate) promoted: [f64; 2],
     /// Wake slices (HOS_WAKE_SLICE_US) the OS took and ignored, the whole run (they are asked
     /// when the threads start, before the window).
     pub(crate) wake_slices: [u64; 2],
@@ -169,6 +172,10 @@ impl Figures {
                 per_frame(a.vcore_kicks_first, b.vcore_kicks_first),
             ],
             escapes: per_frame(a.vcore_escapes, b.vcore_escapes),
+            promoted: [
+                per_frame(a.idle_promoted, b.idle_promoted),
+                per_frame(a.idle_deferred, b.idle_deferred),
+            ],
             escapes_total: a.vcore_escapes.saturating_sub(b.vcore_escapes),
             grace_us: match a.vcore_bound {
                 hos::Bound::Relaxed { grace } => grace.as_secs_f64() * 1e6,
@@ -263,6 +270,15 @@ pub(crate) fn metrics() -> Vec<Metric> {
         }),
         metric("vcore_revokes_per_frame", "vcore revokes/frame", 3, |f| {
             f.revokes
+        }),
+        metric(
+            "idle_promoted_per_frame",
+            "idle polls promoted/frame",
+            2,
+            |f| f.promoted[0],
+        ),
+        metric("idle_deferred_per_frame", "  deferred", 2, |f| {
+            f.promoted[1]
         }),
         metric("wake_slices", "wake slices taken", 0, |f| {
             f.wake_slices[0] as f64

@@ -53,6 +53,8 @@ legend: a column an arm; each figure the median over pairs of the runs' figures.
   vcore grace us        the arm's kick's grace: 0 holds the strict bound (never more guest
                         threads run guest code than virtual cores, escapes aside); above 0
                         each revoke relaxes it for one holder until its next checkpoint
+  idle polls promoted   idle-poll sleeps that work ended, a frame; deferred: those whose
+                        poster held the promotion until it gave its core up
   ... pickup p50/p99 us post to start of a job, of an executor's message
   <group> ...           a thread group's CPU (s a second, ms a frame), kernel CPU, guest
                         sleeps and voluntary switches a second
