@@ -155,9 +155,14 @@ pub(crate) struct Away<P: WaitPolicy> {
 impl<P: WaitPolicy> Away<P> {
     /// Marks the caller waiting on `wait.on` and gives its core back, unless it waits for a
     /// core (it holds none); for a wait on objects, wakers may claim one for it meanwhile.
+    /// Then wakes the idle pollers whose promotion the caller held (`pollers.rs`).
     pub(crate) fn begin(policy: P, wait: Wait<'_>) -> Self {
         policy.mark(Some(wait.on));
         let held = wait.what != WaitFor::Vcore && policy.release_core(wait.what == WaitFor::Object);
+        // The thread stops running here (a wait for a core after a kick included): the pollers
+        // it promoted are woken now, after the release so that they may take its core
+        // (`pollers.rs`).
+        crate::pollers::flush_deferred();
         Away { policy, held }
     }
 
@@ -212,9 +217,6 @@ pub fn block_on_with<F: Future, P: WaitPolicy>(
     let policy = policy();
     // A sleep's wait is inside its sleep's bracket (`sleep.rs`): it opens none of its own.
     let away = (wait.what != WaitFor::Sleep).then(|| Away::begin(&policy, wait));
-    // The thread stops running here (a wait for a core after a kick included): the pollers
-    // it promoted are woken now, not when it runs again (`pollers.rs`).
-    crate::pollers::flush_deferred();
     let held = away.as_ref().is_some_and(Away::held);
     chaos::point();
     let out = loop {

@@ -16,7 +16,6 @@ use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::{deadline_class, Spin, Waiter};
 use crate::poll;
-use crate::pollers;
 use crate::reactor::DeadlineClass;
 use crate::runtime::{Runtime, WeakRuntime};
 use crate::stats::Stripe;
@@ -242,14 +241,11 @@ impl WaitPolicy for Current<'_> {
     }
 
     fn release_core(&self, claimable: bool) -> bool {
-        let released = match (self.rt, self.thread) {
+        match (self.rt, self.thread) {
             (Some(rt), Some(t)) if claimable => rt.step_away(t),
             (Some(rt), Some(t)) => rt.release_core(t),
             _ => false,
-        };
-        // After the release: a promoted poller may take the core this thread gave up.
-        pollers::flush_deferred();
-        released
+        }
     }
 
     fn unclaim_core(&self) {

@@ -162,14 +162,9 @@ std::thread_local! {
 /// offers it (a wait's or a sleep's start, after the release; a wait for a core; a yield),
 /// with no lock held.
 pub(crate) fn flush_deferred() {
-    // `try_with`: a thread whose locals are being torn down has promoted them (`Deferred`'s
-    // drop).
-    let taken = DEFERRED
-        .try_with(|d| std::mem::take(&mut d.borrow_mut().0))
-        .unwrap_or_default();
-    for s in taken {
-        s.promote();
-    }
+    // Dropped here, the list promotes its sleepers. `try_with`: a thread whose locals are
+    // being torn down has promoted them (the same drop).
+    drop(DEFERRED.try_with(std::cell::RefCell::take));
 }
 
 /// One idle-poll sleep: the sleeping thread's priority and parker, whether work promoted it,
