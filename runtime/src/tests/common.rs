@@ -40,7 +40,18 @@ pub(super) fn spawn_guest<T: Send + 'static>(
     priority: u8,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> std::thread::JoinHandle<T> {
-    let rec = record(rt, name, priority);
+    spawn_guest_on(rt, name, priority, ALL_CORES, f)
+}
+
+/// [`spawn_guest`] on the cores of `mask`.
+pub(super) fn spawn_guest_on<T: Send + 'static>(
+    rt: &Runtime,
+    name: &str,
+    priority: u8,
+    mask: u64,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let rec = record_on(rt, name, priority, mask);
     let rt = rt.clone();
     std::thread::spawn(move || {
         let _ctx = context::enter(&rt, rec);
@@ -48,13 +59,21 @@ pub(super) fn spawn_guest<T: Send + 'static>(
     })
 }
 
+/// All six virtual cores, as a core mask.
+const ALL_CORES: u64 = 0b11_1111;
+
 /// A guest thread's record registered with `rt`: `name`, `priority`, all six cores allowed.
 pub(super) fn record(rt: &Runtime, name: &str, priority: u8) -> Arc<ThreadRecord> {
+    record_on(rt, name, priority, ALL_CORES)
+}
+
+/// [`record`] on the cores of `mask`, its ideal core the first of them.
+fn record_on(rt: &Runtime, name: &str, priority: u8, mask: u64) -> Arc<ThreadRecord> {
     rt.register_thread(&ThreadSpec {
         name: name.into(),
         priority,
-        core_mask: 0b11_1111,
-        ideal_core: 0,
+        core_mask: mask,
+        ideal_core: mask.trailing_zeros() as i32,
         role: Role::Auto,
     })
 }

@@ -9,14 +9,12 @@ use crate::policy::{
 };
 use crate::poll;
 use crate::pollers::PollSite;
-use crate::role::Role;
 use crate::runtime::Runtime;
-use crate::thread::ThreadSpec;
 use crate::{sys, Builder, Calibration, SleepPath};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::common::{guest, resolve, spawn_guest};
+use super::common::{guest, resolve, spawn_guest, spawn_guest_on};
 
 fn policy(vars: &[(&str, &str)]) -> Policy {
     let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
@@ -394,16 +392,8 @@ fn coalesced_wakes_are_counted() {
     let site = Arc::new(PollSite::new());
     let workers: Vec<_> = (0..3)
         .map(|i| {
-            let (rt, s) = (rt.clone(), site.clone());
-            let rec = rt.register_thread(&ThreadSpec {
-                name: format!("ModuleSystemWorker{i}"),
-                priority: 44,
-                core_mask: 1,
-                ideal_core: 0,
-                role: Role::Auto,
-            });
-            std::thread::spawn(move || {
-                let _ctx = context::enter(&rt, rec);
+            let s = site.clone();
+            spawn_guest_on(&rt, &format!("ModuleSystemWorker{i}"), 44, 1, move || {
                 for _ in 0..20 {
                     poll_then_sleep(&s, 20_000);
                 }
@@ -530,56 +520,32 @@ fn kicked_promoter(promoter_mask: u64, waits: bool) {
         .idle_poll_stretch_us(1_000_000)
         .build()
         .expect("two virtual cores");
-    let spawn = |name: &str, priority: u8, mask: u64, f: Box<dyn FnOnce() + Send>| {
-        let rec = rt.register_thread(&ThreadSpec {
-            name: name.into(),
-            priority,
-            core_mask: mask,
-            ideal_core: mask.trailing_zeros() as i32,
-            role: Role::Auto,
-        });
-        let rt = rt.clone();
-        std::thread::spawn(move || {
-            let _ctx = context::enter(&rt, rec);
-            f();
-        })
-    };
     let site = Arc::new(PollSite::new());
     let (promoted, woke) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(None)));
     let (s, w) = (site.clone(), woke.clone());
-    let poller = spawn(
-        "ModuleSystemWorker0",
-        45,
-        0b10,
-        Box::new(move || {
-            poll_then_sleep(&s, 20_000);
-            *w.lock().unwrap() = Some(Instant::now());
-        }),
-    );
+    let poller = spawn_guest_on(&rt, "ModuleSystemWorker0", 45, 0b10, move || {
+        poll_then_sleep(&s, 20_000);
+        *w.lock().unwrap() = Some(Instant::now());
+    });
     let (s, p) = (site.clone(), promoted.clone());
-    let promoter = spawn(
-        "Promoter",
-        44,
-        promoter_mask,
-        Box::new(move || {
-            context::with_guest(|rt, t| rt.acquire_core(t));
-            let limit = Instant::now() + Duration::from_secs(10);
-            while s.linked() == 0 && Instant::now() < limit {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            assert!(s.ready(1), "the poller linked itself");
-            assert_eq!(s.promote(1, context::with_current(|c| c.promoter())), 1);
-            // SeqCst: a test's flag.
-            p.store(true, Ordering::SeqCst);
-            // Guest code that passes checkpoints and makes no wait, long after the kick.
-            let until = Instant::now() + Duration::from_millis(800);
-            while Instant::now() < until {
-                context::checkpoint();
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            context::with_guest(|rt, t| rt.release_core(t));
-        }),
-    );
+    let promoter = spawn_guest_on(&rt, "Promoter", 44, promoter_mask, move || {
+        context::with_guest(|rt, t| rt.acquire_core(t));
+        let limit = Instant::now() + Duration::from_secs(10);
+        while s.linked() == 0 && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(s.ready(1), "the poller linked itself");
+        assert_eq!(s.promote(1, context::with_current(|c| c.promoter())), 1);
+        // SeqCst: a test's flag.
+        p.store(true, Ordering::SeqCst);
+        // Guest code that passes checkpoints and makes no wait, long after the kick.
+        let until = Instant::now() + Duration::from_millis(800);
+        while Instant::now() < until {
+            context::checkpoint();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        context::with_guest(|rt, t| rt.release_core(t));
+    });
     let limit = Instant::now() + Duration::from_secs(10);
     while !promoted.load(Ordering::SeqCst) && Instant::now() < limit {
         std::thread::sleep(Duration::from_millis(1));
@@ -587,17 +553,12 @@ fn kicked_promoter(promoter_mask: u64, waits: bool) {
     std::thread::sleep(Duration::from_millis(100));
     assert!(woke.lock().unwrap().is_none(), "woken before the kick");
     let kicked = Instant::now();
-    let kicker = spawn(
-        "Kicker",
-        40,
-        0b01,
-        Box::new(|| {
-            context::with_guest(|rt, t| rt.acquire_core(t));
-            // Held a while, so that a promoter that needs core 0 back waits for it.
-            std::thread::sleep(Duration::from_millis(100));
-            context::with_guest(|rt, t| rt.release_core(t));
-        }),
-    );
+    let kicker = spawn_guest_on(&rt, "Kicker", 40, 0b01, || {
+        context::with_guest(|rt, t| rt.acquire_core(t));
+        // Held a while, so that a promoter that needs core 0 back waits for it.
+        std::thread::sleep(Duration::from_millis(100));
+        context::with_guest(|rt, t| rt.release_core(t));
+    });
     kicker.join().expect("kicker");
     poller.join().expect("poller");
     let woke = woke.lock().unwrap().expect("the poller woke");
