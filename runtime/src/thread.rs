@@ -11,6 +11,7 @@ use crate::pause::Pause;
 use crate::policy::Waiter;
 use crate::reactor::Timer;
 use crate::role::{Flags, Role};
+use crate::spin_gate::SpinGate;
 use crate::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Mutex};
 use crate::sys::{self, CpuTime, ThreadClock};
@@ -57,6 +58,8 @@ pub struct ThreadRecord {
     vcore_wait_ns: AtomicU64,
     /// The thread's virtual-core state, owned by the virtual cores.
     seat: Seat,
+    /// The spin gate of its waits for a core (`Occupant::core_gate`).
+    core_gate: SpinGate,
     /// What it does now. # Invariant: only the thread itself writes it. A std lock even under
     /// loom: bookkeeping, no synchronization point the models check.
     activity: std::sync::Mutex<Activity>,
@@ -124,6 +127,7 @@ impl ThreadRecord {
             sleeps: AtomicU64::new(0),
             vcore_wait_ns: AtomicU64::new(0),
             seat: Seat::default(),
+            core_gate: SpinGate::new(),
             activity: std::sync::Mutex::new(Activity::Running),
             wake_slice: std::sync::Mutex::new(NOT_ASKED),
             pause: Pause::default(),
@@ -392,5 +396,9 @@ impl Occupant for ThreadRecord {
 
     fn waker(&self) -> Option<std::task::Waker> {
         self.parker.get().map(|p| std::task::Waker::from(p.clone()))
+    }
+
+    fn core_gate(&self) -> &SpinGate {
+        &self.core_gate
     }
 }

@@ -93,6 +93,7 @@ pub use step::{Traits, Who, YieldKind};
 use crate::chaos;
 use crate::config::Config;
 use crate::policy::Spin;
+use crate::spin_gate::SpinGate;
 use crate::stats::Counters;
 use crate::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use crate::sync::{lock, Arc, Mutex};
@@ -128,6 +129,10 @@ pub trait Occupant {
     /// A waker that unparks it, where a deferred claim's wake goes (`claim.rs`); `None` before
     /// it is bound to an OS thread (its claims are never deferred).
     fn waker(&self) -> Option<std::task::Waker>;
+
+    /// The spin gate of its waits for a core (`wait.rs`): whether such a wait spins before it
+    /// parks, learnt from how its own last ones ended.
+    fn core_gate(&self) -> &SpinGate;
 }
 
 /// The virtual-core semaphore of one runtime.

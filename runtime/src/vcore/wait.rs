@@ -49,7 +49,7 @@ impl Inner {
         };
         let deadline = || Some(poll_at.get());
         let out = with_parker(|parker, waker| {
-            block_on_with(parker, waker, wait, wait_kind(), deadline, policy)
+            block_on_with(parker, waker, wait, wait_kind(t), deadline, policy)
         });
         t.waited(sys::now().saturating_sub(now));
         out
@@ -86,11 +86,15 @@ impl<O: Occupant> WaitPolicy for CoreWait<'_, O> {
     }
 }
 
-/// The vcore wait's description. Under loom the spin is off: its length is wall-clock time,
-/// which a model cannot replay.
-fn wait_kind() -> Wait<'static> {
+/// The vcore wait's description: it spins by the thread's own gate, so a thread whose core
+/// waits outlast their spins (a job worker queued behind better-priority threads' bursts)
+/// parks at once, where one whose waits end within the spin (a kicked holder's hand-off, a
+/// release in a ping-pong) keeps spinning. Under loom the spin is off: its length is
+/// wall-clock time, which a model cannot replay.
+fn wait_kind(t: &impl Occupant) -> Wait<'_> {
     Wait {
         spin: !cfg!(loom),
+        gate: Some(t.core_gate()),
         ..Wait::vcore()
     }
 }
@@ -157,6 +161,7 @@ impl Drop for Waiting<'_> {
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::spin_gate::SpinGate;
     use crate::stats::Counters;
     use crate::sync::Arc;
     use crate::vcore::{Seat, Traits, Vcores, Who};
@@ -173,6 +178,7 @@ mod tests {
     struct Guest {
         id: u64,
         seat: Seat,
+        gate: SpinGate,
     }
 
     impl Occupant for Guest {
@@ -199,6 +205,10 @@ mod tests {
         fn waker(&self) -> Option<Waker> {
             None
         }
+
+        fn core_gate(&self) -> &SpinGate {
+            &self.gate
+        }
     }
 
     #[test]
@@ -211,6 +221,7 @@ mod tests {
         let guest = |id| Guest {
             id,
             seat: Seat::default(),
+            gate: SpinGate::new(),
         };
         let (holder, waiter) = (guest(1), guest(2));
         let spin = Spin { ns: 0, full: true };
@@ -238,6 +249,72 @@ mod tests {
             inner.run(|t, _| t.free_mask()),
             1,
             "the core went to a dropped wait"
+        );
+    }
+
+    #[test]
+    fn a_thread_whose_core_waits_outlast_its_spin_parks_without_spinning() {
+        let config = Config {
+            cores: 1,
+            ..Config::default()
+        };
+        let counters = Arc::new(Counters::default());
+        let v = Arc::new(Vcores::new(&config, counters.clone()));
+        let holder = Guest {
+            id: 1,
+            seat: Seat::default(),
+            gate: SpinGate::new(),
+        };
+        let spin = Spin {
+            ns: 20_000,
+            full: true,
+        };
+        assert!(v.acquire(&holder, spin).is_none());
+        let rounds = SpinGate::MISSES_TO_CLOSE + 3;
+        let (queued_tx, queued_rx) = std::sync::mpsc::channel::<()>();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let waiter = {
+            let v = v.clone();
+            std::thread::spawn(move || {
+                let me = Guest {
+                    id: 2,
+                    seat: Seat::default(),
+                    gate: SpinGate::new(),
+                };
+                for _ in 0..rounds {
+                    go_rx.recv().expect("the holder");
+                    queued_tx.send(()).expect("the holder");
+                    // Queued behind the holder, who keeps the core 2 ms: far past the spin.
+                    assert!(v.acquire(&me, spin).is_none());
+                    assert!(v.release(&me));
+                    done_tx.send(()).expect("the holder");
+                }
+            })
+        };
+        let inner = v.inner.as_ref().expect("the semaphore is on");
+        for _ in 0..rounds {
+            go_tx.send(()).expect("the waiter");
+            queued_rx.recv().expect("the waiter");
+            while inner.run(|t, _| t.queue()) != [2] {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            assert!(v.release(&holder));
+            // After the waiter's release: the holder's own acquire never waits.
+            done_rx.recv().expect("the waiter");
+            assert!(v.acquire(&holder, spin).is_none());
+        }
+        waiter.join().expect("the waiter ran");
+        let s = counters.snapshot();
+        assert_eq!(
+            (s.spins_missed, s.spins_skipped, s.spins_caught),
+            (
+                u64::from(SpinGate::MISSES_TO_CLOSE),
+                u64::from(rounds - SpinGate::MISSES_TO_CLOSE),
+                0
+            ),
+            "the first waits spin and miss, the rest park at once"
         );
     }
 }
