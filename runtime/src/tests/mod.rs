@@ -47,6 +47,8 @@ mod vcore_harness;
 #[cfg(not(loom))]
 mod vcore_runtime;
 #[cfg(not(loom))]
+mod vcore_spin;
+#[cfg(not(loom))]
 mod vcore_table;
 #[cfg(not(loom))]
 mod vcore_table_random;
