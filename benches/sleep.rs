@@ -19,7 +19,9 @@ fn sleep(c: &mut Criterion) {
         for who in Sleeper::ALL {
             g.bench_with_input(BenchmarkId::from_parameter(who.name()), &who, |b, &who| {
                 b.iter_custom(|iters| {
-                    let cell = sleepers::cell(who, d, iters as usize);
+                    let mut lane = sleepers::Lane::start(who, d);
+                    lane.turn(iters as usize);
+                    let cell = lane.end(iters as usize);
                     d * iters as u32
                         + Duration::from_nanos((cell.overshoot.mean() * iters as f64) as u64)
                 });

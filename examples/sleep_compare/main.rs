@@ -1,5 +1,7 @@
 //! Side by side, in one run: overshoot and CPU of 20 us, 100 us and 1 ms sleeps for hos in
-//! each short-sleep mode and for the sleepers a host would use instead; then 5 idle pollers of
+//! each short-sleep mode and for the sleepers a host would use instead (each sleeper's sleeps
+//! in ten turns, the sleepers alternated turn by turn, so that the host's noise falls on every
+//! row alike); then 5 idle pollers of
 //! an hos message queue, of a guest word (WaitForAddress) and of a plain atomic, a job posted
 //! every millisecond.
 //!
@@ -85,18 +87,22 @@ fn main() {
     }
 }
 
+/// The turns each single sleeper's sleeps are split into, alternated with the others'.
+const TURNS: usize = 10;
+
 /// The single-sleeper table: overshoot and CPU of each sleep length, by sleeper (each on a
-/// fresh runtime); each row's figures also go to `spread`, with its CPU over the yield loop's.
+/// fresh runtime, the sleepers alternated in [`TURNS`] turns); each row's figures also go to
+/// `spread`, with its CPU over the yield loop's.
 fn cells(quick: bool, spread: &mut Spread) {
     println!();
     println!(
         "{:>7} {:<20} {:>9} {:>9} {:>9} {:>12} {:>12}",
-        "sleep", "sleeper", "p50 late", "p99 late", "max late", "own CPU/sl", "proc CPU/sl"
+        "sleep", "sleeper", "p50 late", "p99 late", "max late", "own CPU/sl", "+reactor/sl"
     );
     for d in ALL_TARGETS {
         let n =
             (if quick { 20_000_000 } else { 100_000_000 } / d.as_nanos() as usize).clamp(50, 3000);
-        let measured = Sleeper::ALL.map(|who| (who, sleepers::cell(who, d, n)));
+        let measured = sleepers::alternated(d, n, TURNS);
         let cpu_of = |of: Sleeper| {
             measured
                 .iter()
@@ -131,7 +137,7 @@ fn cells(quick: bool, spread: &mut Spread) {
                 us(c.overshoot.value_at_quantile(0.99)),
                 us(c.overshoot.max()),
                 c.sleeper_cpu_ns / 1000.0,
-                c.process_cpu_ns / 1000.0,
+                c.with_reactor_ns / 1000.0,
             );
             if let (Sleeper::Hos(ShortSleep::Reactor), Some(run)) = (who, &c.hos) {
                 println!("{:>28}{}; {}", "", run.estimates(), run.paths);
@@ -266,6 +272,22 @@ fn poller_runs(quick: bool, spread: &mut Spread) {
             if let Some(h) = &p.hos {
                 println!("{:>26}{}", "", h.estimates());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_contender_makes_all_its_sleeps_over_the_turns() {
+        // 23 sleeps in 10 turns: the turns' shares (2 or 3) add up to 23 for every contender.
+        let cells = sleepers::alternated(Duration::from_micros(20), 23, TURNS);
+        assert_eq!(cells.len(), Sleeper::ALL.len());
+        for (who, cell) in &cells {
+            assert_eq!(cell.overshoot.len(), 23, "{}", who.name());
+            assert_eq!(cell.hos.is_some(), matches!(who, Sleeper::Hos(_)));
         }
     }
 }

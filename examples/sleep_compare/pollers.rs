@@ -159,27 +159,6 @@ impl Work {
     }
 }
 
-/// Spawns `f` as a guest thread of `rt`, or as a plain thread; returns its joiner.
-fn spawn(
-    rt: Option<&hos::Runtime>,
-    name: String,
-    f: impl FnOnce() + Send + 'static,
-) -> Box<dyn FnOnce()> {
-    match rt {
-        Some(rt) => {
-            let h = rt.thread().name(name).priority(44).spawn(f).expect("valid");
-            Box::new(move || drop(h.join()))
-        }
-        None => {
-            let h = std::thread::Builder::new()
-                .name(name)
-                .spawn(f)
-                .expect("starts");
-            Box::new(move || drop(h.join()))
-        }
-    }
-}
-
 /// `pollers` workers of `arm` polling `source` for `run`, a job posted every `every`.
 pub(crate) fn run(
     arm: &Arm,
@@ -219,7 +198,11 @@ pub(crate) fn run(
             polls.fetch_add(n, Ordering::Relaxed);
             let _ = pickup.lock().map(|mut h| h.add(&mine));
         };
-        joins.push(spawn(rt.as_ref(), format!("ModuleSystemWorker{i}"), body));
+        joins.push(sleepers::spawn(
+            rt.as_ref(),
+            &format!("ModuleSystemWorker{i}"),
+            body,
+        ));
     }
     let posted = Arc::new(AtomicU64::new(0));
     let producer = {

@@ -87,8 +87,9 @@ pub(crate) struct Cell {
     pub(crate) overshoot: Histogram<u64>,
     /// The sleeper's own CPU a sleep, ns.
     pub(crate) sleeper_cpu_ns: f64,
-    /// The whole process's CPU a sleep (reactor included), ns.
-    pub(crate) process_cpu_ns: f64,
+    /// The sleeper's CPU and its runtime's reactor's a sleep, ns (the sleeper's alone for
+    /// any other contender; the other contenders' idle threads and runtimes left out).
+    pub(crate) with_reactor_ns: f64,
     /// hos's own account of the cell (hos only).
     pub(crate) hos: Option<HosRun>,
 }
@@ -161,27 +162,30 @@ pub(crate) fn builder(mode: ShortSleep) -> hos::RuntimeBuilder {
     hos::Runtime::builder().short_sleep(mode)
 }
 
-/// Runs `f` on a fresh thread of the contender's kind: a guest thread for hos, else a plain one.
-fn on_thread<T: Send + 'static>(
+/// Starts `f` on a fresh thread of the contender's kind (a guest thread of `rt` for hos, else
+/// a plain one); the closure returned joins it.
+pub(crate) fn spawn<T: Send + 'static>(
     rt: Option<&hos::Runtime>,
     name: &str,
     f: impl FnOnce() -> T + Send + 'static,
-) -> T {
+) -> Box<dyn FnOnce() -> T> {
     match rt {
-        Some(rt) => rt
-            .thread()
-            .name(name)
-            .priority(44)
-            .spawn(f)
-            .expect("valid thread")
-            .join()
-            .expect("sleeper ran"),
-        None => std::thread::Builder::new()
-            .name(name.into())
-            .spawn(f)
-            .expect("thread starts")
-            .join()
-            .expect("sleeper ran"),
+        Some(rt) => {
+            let h = rt
+                .thread()
+                .name(name)
+                .priority(44)
+                .spawn(f)
+                .expect("valid thread");
+            Box::new(move || h.join().expect("sleeper ran"))
+        }
+        None => {
+            let h = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(f)
+                .expect("thread starts");
+            Box::new(move || h.join().expect("sleeper ran"))
+        }
     }
 }
 
@@ -224,36 +228,98 @@ fn floor_sleep(d: Duration) {
     unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
 }
 
-/// `n` sleeps of `d` by `who`, measured.
-pub(crate) fn cell(who: Sleeper, d: Duration, n: usize) -> Cell {
-    let rt = match who {
-        Sleeper::Hos(mode) => Some(runtime(mode)),
-        _ => None,
-    };
-    let start = rt.as_ref().map(|rt| rt.stats().calibration);
-    let p0 = process_cpu_ns();
-    let (overshoot, cpu) = on_thread(rt.as_ref(), "SleepBenchWorker", move || {
-        let tokio = ready_thread(who);
-        let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
-        let c0 = thread_cpu_ns();
-        for _ in 0..n {
-            let deadline = now() + nanos(d);
-            sleep_once(who, d, tokio.as_ref());
-            let late = now().saturating_sub(deadline);
-            h.saturating_record(late.max(1));
+/// `n` sleeps of `d` by every contender, alternated: each makes its sleeps in `turns` turns,
+/// one contender after the other (A B C ... A B C ...), each on a thread of its own (for hos,
+/// a guest thread of its own fresh runtime), so that a burst of the host's noise falls on
+/// every contender alike rather than on whichever ran at the time.
+pub(crate) fn alternated(d: Duration, n: usize, turns: usize) -> Vec<(Sleeper, Cell)> {
+    let mut lanes = Sleeper::ALL.map(|who| Lane::start(who, d));
+    let turns = turns.clamp(1, n.max(1));
+    for t in 0..turns {
+        for lane in &mut lanes {
+            lane.turn(n * (t + 1) / turns - n * t / turns);
         }
-        (h, thread_cpu_ns() - c0)
-    });
-    let process = process_cpu_ns() - p0;
-    let hos = rt.map(|rt| {
-        let run = HosRun::read(&rt, start.expect("read at build"));
-        rt.shutdown();
-        run
-    });
-    Cell {
-        overshoot,
-        sleeper_cpu_ns: cpu as f64 / n as f64,
-        process_cpu_ns: process as f64 / n as f64,
-        hos,
+    }
+    lanes.into_iter().map(|l| (l.who, l.end(n))).collect()
+}
+
+/// One contender's sleeper thread, which sleeps when told how many times, recording each
+/// sleep's lateness and its own CPU time, and ends when the lane does.
+pub(crate) struct Lane {
+    who: Sleeper,
+    rt: Option<hos::Runtime>,
+    start: Option<hos::Calibration>,
+    go: std::sync::mpsc::Sender<usize>,
+    done: std::sync::mpsc::Receiver<()>,
+    join: Box<dyn FnOnce() -> (Histogram<u64>, u64)>,
+    /// The reactor's CPU time during this lane's turns (hos only).
+    reactor_ns: u64,
+}
+
+impl Lane {
+    /// Starts `who`'s thread for sleeps of `d` (an hos contender on a fresh runtime).
+    pub(crate) fn start(who: Sleeper, d: Duration) -> Lane {
+        let rt = match who {
+            Sleeper::Hos(mode) => Some(runtime(mode)),
+            _ => None,
+        };
+        let start = rt.as_ref().map(|rt| rt.stats().calibration);
+        let (go, turns) = std::sync::mpsc::channel::<usize>();
+        let (done_tx, done) = std::sync::mpsc::channel();
+        let join = spawn(rt.as_ref(), "SleepBenchWorker", move || {
+            let tokio = ready_thread(who);
+            let mut h = Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("bounds");
+            let mut cpu = 0;
+            for k in turns {
+                let c0 = thread_cpu_ns();
+                for _ in 0..k {
+                    let deadline = now() + nanos(d);
+                    sleep_once(who, d, tokio.as_ref());
+                    let late = now().saturating_sub(deadline);
+                    h.saturating_record(late.max(1));
+                }
+                cpu += thread_cpu_ns() - c0;
+                done_tx.send(()).expect("the lane waits");
+            }
+            (h, cpu)
+        });
+        Lane {
+            who,
+            rt,
+            start,
+            go,
+            done,
+            join,
+            reactor_ns: 0,
+        }
+    }
+
+    /// Has the thread make `k` sleeps, and waits for them.
+    pub(crate) fn turn(&mut self, k: usize) {
+        let reactor = |rt: &Option<hos::Runtime>| {
+            rt.as_ref()
+                .map_or(0, |rt| nanos(rt.stats().reactor_cpu.total()))
+        };
+        let r0 = reactor(&self.rt);
+        self.go.send(k).expect("the sleeper runs");
+        self.done.recv().expect("the sleeper runs");
+        self.reactor_ns += reactor(&self.rt) - r0;
+    }
+
+    /// Ends the thread; what its `n` sleeps measured.
+    pub(crate) fn end(self, n: usize) -> Cell {
+        drop(self.go);
+        let (overshoot, cpu) = (self.join)();
+        let hos = self.rt.map(|rt| {
+            let run = HosRun::read(&rt, self.start.expect("read at build"));
+            rt.shutdown();
+            run
+        });
+        Cell {
+            overshoot,
+            sleeper_cpu_ns: cpu as f64 / n as f64,
+            with_reactor_ns: (cpu + self.reactor_ns) as f64 / n as f64,
+            hos,
+        }
     }
 }
