@@ -179,6 +179,16 @@ struct Sleeper {
 }
 
 impl Sleeper {
+    /// The sleep of the thread of `parker`, at guest priority `rank`: not promoted yet.
+    fn new(rank: Option<u8>, parker: Arc<Parker>) -> Arc<Sleeper> {
+        Arc::new(Sleeper {
+            rank,
+            parker,
+            promoted: AtomicBool::new(false),
+            deferred: AtomicBool::new(false),
+        })
+    }
+
     /// Holds its promotion in the calling thread's deferred list (module ground rules).
     fn defer(self: Arc<Self>) {
         // Relaxed: read by the sleeper after the Acquire of `promoted`, which the flush's
@@ -243,12 +253,7 @@ pub(crate) fn wait(
     wake_at: u64,
     shut_down: impl Fn() -> bool,
 ) -> Woke {
-    let me = Arc::new(Sleeper {
-        rank,
-        parker: parker.clone(),
-        promoted: AtomicBool::new(false),
-        deferred: AtomicBool::new(false),
-    });
+    let me = Sleeper::new(rank, parker.clone());
     for (site, _) in sites {
         site.link(&me);
     }
@@ -305,18 +310,10 @@ mod tests {
         assert!(!site.ready(0));
         assert_eq!(site.gen(), 1, "a ready of 0 pollers is no readiness");
         let (p1, p2) = (Arc::new(Parker::new()), Arc::new(Parker::new()));
-        let s1 = Arc::new(Sleeper {
-            rank: None,
-            parker: p1.clone(),
-            promoted: AtomicBool::new(false),
-            deferred: AtomicBool::new(false),
-        });
-        let s2 = Arc::new(Sleeper {
-            rank: None,
-            parker: p2.clone(),
-            promoted: AtomicBool::new(false),
-            deferred: AtomicBool::new(false),
-        });
+        let (s1, s2) = (
+            Sleeper::new(None, p1.clone()),
+            Sleeper::new(None, p2.clone()),
+        );
         site.link(&s1);
         site.link(&s2);
         assert!(site.ready(1));
