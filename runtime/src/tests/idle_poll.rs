@@ -299,6 +299,22 @@ fn a_guest_word_poll_ends_at_its_deadline_not_stretched() {
     rt.shutdown();
 }
 
+/// Waits until a sleeper is linked to `site` (10 s at most: then the caller's next step fails).
+fn until_linked(site: &PollSite) {
+    let limit = Instant::now() + Duration::from_secs(10);
+    while site.linked() == 0 && Instant::now() < limit {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Readies `site` once its sleeper is linked, and promotes that one, as a caller of priority
+/// `by` (`PollSite::promote`).
+fn promote_when_linked(site: &PollSite, by: Option<u8>) {
+    until_linked(site);
+    assert!(site.ready(1), "the sleeper linked itself");
+    assert_eq!(site.promote(1, by), 1);
+}
+
 #[test]
 fn a_ready_object_promotes_its_sleeping_poller() {
     // Stretched by a second: without the promotion the sleep would last that long.
@@ -307,12 +323,7 @@ fn a_ready_object_promotes_its_sleeping_poller() {
     let s = site.clone();
     let r = rt.clone();
     let promoter = std::thread::spawn(move || {
-        let limit = Instant::now() + Duration::from_secs(10);
-        while s.linked() == 0 && Instant::now() < limit {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert!(s.ready(1), "the sleeper linked itself");
-        assert_eq!(s.promote(1, None), 1);
+        promote_when_linked(&s, None);
         r.stats()
     });
     let s = site.clone();
@@ -356,10 +367,7 @@ fn shutdown_ends_an_idle_poll() {
     let site = Arc::new(PollSite::new());
     let (s, r) = (site.clone(), rt.clone());
     let stopper = std::thread::spawn(move || {
-        let limit = Instant::now() + Duration::from_secs(10);
-        while s.linked() == 0 && Instant::now() < limit {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        until_linked(&s);
         r.shutdown();
     });
     let s = site.clone();
@@ -454,12 +462,7 @@ fn promotions_of_worse_pollers_wait_for_the_promoter_to_give_its_core_up() {
             });
             let (s, d) = (site.clone(), done.clone());
             let promoter = spawn_guest(&rt, "Promoter", priority, move || {
-                let limit = Instant::now() + Duration::from_secs(10);
-                while s.linked() == 0 && Instant::now() < limit {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                assert!(s.ready(1), "the poller linked itself");
-                assert_eq!(s.promote(1, context::with_current(|c| c.promoter())), 1);
+                promote_when_linked(&s, context::with_current(|c| c.promoter()));
                 // A deferred promotion waits while the promoter keeps its core (a host sleep
                 // gives nothing up); one made at once has ended the poll meanwhile.
                 std::thread::sleep(Duration::from_millis(100));
@@ -530,12 +533,7 @@ fn kicked_promoter(promoter_mask: u64, waits: bool) {
     let (s, p) = (site.clone(), promoted.clone());
     let promoter = spawn_guest_on(&rt, "Promoter", 44, promoter_mask, move || {
         context::with_guest(|rt, t| rt.acquire_core(t));
-        let limit = Instant::now() + Duration::from_secs(10);
-        while s.linked() == 0 && Instant::now() < limit {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert!(s.ready(1), "the poller linked itself");
-        assert_eq!(s.promote(1, context::with_current(|c| c.promoter())), 1);
+        promote_when_linked(&s, context::with_current(|c| c.promoter()));
         // SeqCst: a test's flag.
         p.store(true, Ordering::SeqCst);
         // Guest code that passes checkpoints and makes no wait, long after the kick.
