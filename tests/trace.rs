@@ -8,6 +8,7 @@
 mod tracefile;
 
 use hos::os::{ClearMode, Event, Mutex};
+use hos::thread::Role;
 use hos::{Calibration, Runtime, State};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -131,9 +132,12 @@ fn a_known_scenario_gives_exactly_its_slices_instants_and_flows() {
     }
     let b = {
         let (rt2, ping, pong) = (rt.clone(), ping.clone(), pong.clone());
+        // Serial, so that its long sleep is precise, through the reactor (a job worker's is
+        // relaxed: its own timer, no reactor wake to see).
         rt.thread()
             .name("TraceB")
             .priority(10)
+            .role(Role::Serial)
             .spawn(move || {
                 b_has_core.store(true, Ordering::Release);
                 hos::thread::current().unwrap().set_priority(20).unwrap();

@@ -135,6 +135,18 @@ impl Parker {
     /// Blocks until the token is given (returns `true`) or `deadline` (a `sys::now()` value)
     /// passes (returns `false`). Only the owning thread may park.
     pub fn park(&self, deadline: Option<u64>) -> bool {
+        self.park_on(deadline, sys::futex_wait)
+    }
+
+    /// As [`Parker::park`], the deadline served by the thread's timer at its slack, as
+    /// precisely as a `sys::sleep_until` (`sys::wait_precise`): for a timed park that stands
+    /// for a sleep, never a coarser wait timeout (Windows' ride the tick).
+    pub fn park_timer(&self, deadline: u64) -> bool {
+        self.park_on(Some(deadline), sys::wait_precise)
+    }
+
+    /// [`Parker::park`] with `wait` as the futex wait.
+    fn park_on(&self, deadline: Option<u64>, wait: fn(&AtomicU32, u32, Option<u64>)) -> bool {
         if self.try_take() {
             return true;
         }
@@ -147,7 +159,7 @@ impl Parker {
             return self.take_notified();
         }
         loop {
-            sys::futex_wait(&self.state, PARKED, deadline);
+            wait(&self.state, PARKED, deadline);
             if self.try_take() {
                 return true;
             }

@@ -249,7 +249,7 @@ pub(crate) enum SleepRoute {
     /// The precise class: calibrated own timer or reactor wake, then a short spin
     /// (subject to the poller cap for non-serial guest threads).
     Precise,
-    /// The relaxed class: a reactor deadline on the OS timer alone, no spin.
+    /// The relaxed class: the sleeper's own OS timer alone, no spin, ended by shutdown.
     Relaxed,
 }
 
@@ -289,8 +289,8 @@ impl Spin {
     }
 }
 
-/// Sleeps at or past this length are long: no short-sleep mode applies (they go to the
-/// reactor, precise or relaxed by waiter, so that shutdown can end them).
+/// Sleeps at or past this length are long: no short-sleep mode applies (precise or relaxed by
+/// waiter, on a path that shutdown ends: the reactor, or a relaxed sleeper's own timer).
 pub(crate) const SHORT_SLEEP_NS: u64 = MS;
 
 /// The deadline class of a wait or long sleep by `waiter`: other guest threads are relaxed (a

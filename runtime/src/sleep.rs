@@ -9,8 +9,8 @@
 //! | yield | a yield loop, within the poller cap; past it, the sleeper's own timer |
 //! | timer | the sleeper's own OS timer, no spin; where that timer is coarse (its lateness is a tick), sleeps to a tick before the deadline, then a spin |
 //! | precise, short | within the poller cap, the calibrated precise path; past it, the own timer |
-//! | precise, long (1 ms or more) | the reactor, so that shutdown can end it |
-//! | relaxed | the reactor's relaxed wheel: the OS timer alone, no spin |
+//! | precise, long (1 ms or more) | the reactor, so that shutdown can end it (a host thread's too) |
+//! | relaxed | the sleeper's own OS timer (1 ns of slack), no spin: a park that shutdown's unpark ends |
 //! | idle poll ([`Policy::idle_poll`](crate::policy::Policy::idle_poll), checked first) | a park on the OS timer alone to the stretch past the deadline, linked to the objects the thread polled empty; promoted when one becomes ready |
 //!
 //! The precise path is (own slack-1 timer to the deadline minus its margin, the 75th
@@ -265,7 +265,7 @@ fn serve(
             Some(_slot) => precise(rt, ctx, deadline, Precise::Calibrated),
             None => timer(rt, deadline),
         },
-        SleepRoute::Relaxed => relaxed_reactor(rt, ctx, deadline),
+        SleepRoute::Relaxed => relaxed(rt, deadline),
     }
 }
 
@@ -396,10 +396,21 @@ pub(crate) fn own_timer(
     }
 }
 
-/// The relaxed class through the reactor: OS timer alone, no spin, cancellable.
-fn relaxed_reactor(rt: &Runtime, ctx: &Current<'_>, deadline: u64) -> SleepPath {
-    let t = rt.reactor().timer(deadline, DeadlineClass::Relaxed);
-    ctx.block_on(OwnedTimer(t), Wait::sleep());
+/// The relaxed class: the sleeper's own OS timer, no spin and no reactor, so one OS wake a
+/// sleep (through the reactor's relaxed wheel it was two: the reactor's, then the sleeper's).
+/// At 1 ns of slack, as the reactor's timer was: the thread's own slack (50 us by default)
+/// would make a 1 ms sleep twice as late; a timer's park (`Parker::park_timer`), never a
+/// wait timeout that rides Windows' tick. A park on the thread's parker, so that shutdown,
+/// which unparks every guest thread, ends it; only guest threads sleep relaxed
+/// (`policy::deadline_class`). A token left from an earlier wake ends a park early: the loop
+/// parks again.
+fn relaxed(rt: &Runtime, deadline: u64) -> SleepPath {
+    timer_slack(true);
+    with_parker(|p, _| {
+        while !rt.is_shut_down() && sys::now() < deadline {
+            p.park_timer(deadline);
+        }
+    });
     SleepPath::Relaxed
 }
 

@@ -25,7 +25,7 @@ pub enum SleepPath {
     PreciseOwn,
     /// Precise: the reactor woke the sleeper early by the wake latency, then a spin.
     PreciseReactor,
-    /// Relaxed: a reactor deadline, OS timer alone, no spin.
+    /// Relaxed: the sleeper's own OS timer alone, no spin (a long sleep of a job worker).
     Relaxed,
     /// An idle poll: the OS timer alone to a shared tick, promoted when the polled object
     /// becomes ready (docs/design.md section 4).

@@ -58,19 +58,24 @@ fn no_sleep_is_early_in_any_mode_or_role() {
     }
 }
 
+/// A job worker's long sleep is relaxed, on its own timer (the reactor fires nothing for it);
+/// a host thread's is precise, through the reactor; a short one takes the mode's path.
 #[test]
-fn long_sleeps_take_the_reactor_and_short_ones_the_mode() {
+fn long_sleeps_go_by_class_and_short_ones_by_the_mode() {
     let rt = runtime(ShortSleep::Reactor);
-    guest(&rt, "Worker", || {
-        crate::sleep::sleep_current(2_000_000);
-        crate::sleep::sleep_current(10_000);
-    });
+    guest(&rt, "Worker", || crate::sleep::sleep_current(2_000_000));
     let s = rt.stats();
     assert_eq!(
         s.path(SleepPath::Relaxed).count,
         1,
         "a long guest sleep is relaxed"
     );
+    assert_eq!(
+        s.reactor_fired, 0,
+        "a relaxed sleep is the sleeper's own timer"
+    );
+    guest(&rt, "Worker", || crate::sleep::sleep_current(10_000));
+    let s = rt.stats();
     let precise = s.path(SleepPath::PreciseOwn).count + s.path(SleepPath::PreciseReactor).count;
     assert_eq!(precise, 1, "a short guest sleep within the cap is precise");
     crate::sleep::host_sleep(&rt, Duration::from_millis(2));
@@ -103,6 +108,22 @@ fn shutdown_ends_endless_sleeps() {
             crate::sleep::sleep_current(i64::MAX as u64);
             crate::sleep::sleep_current(u64::MAX);
         });
+        // A job worker's long sleeps are relaxed: its own timer, which shutdown's unpark ends.
+        let worker = {
+            let r = rt.clone();
+            let rec = rt.register_thread(&ThreadSpec {
+                name: "Worker".into(),
+                priority: 44,
+                core_mask: 1,
+                ideal_core: 0,
+                role: Role::Auto,
+            });
+            std::thread::spawn(move || {
+                let _ctx = context::enter(&r, rec);
+                crate::sleep::sleep_current(i64::MAX as u64);
+                crate::sleep::sleep_current(u64::MAX);
+            })
+        };
         let host = {
             let r = rt.clone();
             std::thread::spawn(move || crate::sleep::host_sleep(&r, Duration::MAX))
@@ -111,6 +132,7 @@ fn shutdown_ends_endless_sleeps() {
         std::thread::sleep(Duration::from_millis(20));
         rt.shutdown();
         sleeper.join().unwrap();
+        worker.join().unwrap();
         host.join().unwrap();
     }
 }
