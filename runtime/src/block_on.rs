@@ -38,6 +38,10 @@ pub struct Wait<'a> {
     pub gate: Option<&'a SpinGate>,
     /// Whether to spin before parking (a sleep's deadline is known to be far: it does not).
     pub spin: bool,
+    /// Whether a waker may claim a virtual core for the caller while it waits
+    /// (`vcore/claim.rs`): a wait that a wake ends and that takes a core after it (on
+    /// objects, an idle poll's sleep); not a sleep's timer, nor a wait for a core.
+    pub claims: bool,
 }
 
 impl<'a> Wait<'a> {
@@ -48,6 +52,7 @@ impl<'a> Wait<'a> {
             on,
             gate: Some(gate),
             spin: true,
+            claims: true,
         }
     }
 
@@ -58,6 +63,7 @@ impl<'a> Wait<'a> {
             on: "several objects",
             gate: None,
             spin: true,
+            claims: true,
         }
     }
 
@@ -73,6 +79,17 @@ impl<'a> Wait<'a> {
             on: "sleep",
             gate: None,
             spin: false,
+            claims: false,
+        }
+    }
+
+    /// An idle poll's sleep (`sleep.rs`): a sleep whose promotion is a wake, so the promoter
+    /// claims the sleeper's core as an object's waker does (`vcore/claim.rs`), and where
+    /// none is free, the sleeper is woken by the holder that hands one over.
+    pub fn idle_poll() -> Wait<'static> {
+        Wait {
+            claims: true,
+            ..Wait::sleep()
         }
     }
 
@@ -83,6 +100,7 @@ impl<'a> Wait<'a> {
             on: "virtual core",
             gate: None,
             spin: true,
+            claims: false,
         }
     }
 }
@@ -154,11 +172,12 @@ pub(crate) struct Away<P: WaitPolicy> {
 
 impl<P: WaitPolicy> Away<P> {
     /// Marks the caller waiting on `wait.on` and gives its core back, unless it waits for a
-    /// core (it holds none); for a wait on objects, wakers may claim one for it meanwhile.
+    /// core (it holds none); for a wait that claims ([`Wait::claims`]), wakers may claim one
+    /// for it meanwhile.
     /// Then wakes the idle pollers whose promotion the caller held (`pollers.rs`).
     pub(crate) fn begin(policy: P, wait: Wait<'_>) -> Self {
         policy.mark(Some(wait.on));
-        let held = wait.what != WaitFor::Vcore && policy.release_core(wait.what == WaitFor::Object);
+        let held = wait.what != WaitFor::Vcore && policy.release_core(wait.claims);
         // The thread stops running here (a wait for a core after a kick included): the pollers
         // it promoted are woken now, after the release so that they may take its core
         // (`pollers.rs`).

@@ -241,6 +241,9 @@ pub(crate) enum Woke {
 /// with the generation its poll saw), until `wake_at` on the OS timer alone, or until one of
 /// the sites promotes it. Never returns before `deadline` unless promoted early (then the
 /// caller finishes the sleep) or `shut_down` says so. Unlinked from every site on return.
+/// A promotion's unpark claims the sleeper's core (`vcore/claim.rs`); a wake that does not
+/// end the sleep (an unpark left from an earlier wait) gives such a claim back by `unclaim`
+/// before the sleeper parks again.
 ///
 /// # Blocking
 /// Parks the calling thread until `wake_at` (a `sys::now()` value, with the thread's own
@@ -249,9 +252,9 @@ pub(crate) fn wait(
     sites: &[(Arc<PollSite>, u64)],
     rank: Option<u8>,
     parker: &Arc<Parker>,
-    deadline: u64,
-    wake_at: u64,
+    [deadline, wake_at]: [u64; 2],
     shut_down: impl Fn() -> bool,
+    unclaim: impl Fn(),
 ) -> Woke {
     let me = Sleeper::new(rank, parker.clone());
     for (site, _) in sites {
@@ -269,6 +272,7 @@ pub(crate) fn wait(
         let promoted = me.is_promoted();
         match idle_step(sys::now(), deadline, wake_at, promoted, shut) {
             IdleStep::Park => {
+                unclaim();
                 parker.park(Some(wake_at));
             }
             IdleStep::Precise => break me.promoted_woke(true),
@@ -342,9 +346,9 @@ mod tests {
             &[(site.clone(), seen)],
             None,
             &parker,
-            deadline,
-            u64::MAX,
+            [deadline, u64::MAX],
             || false,
+            || {},
         );
         assert_eq!(
             woke,

@@ -96,6 +96,7 @@ impl Runtime {
             on: "post",
             gate: None,
             spin: false,
+            claims: true,
         };
         block_on(take, wait)
     }

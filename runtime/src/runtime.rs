@@ -409,7 +409,8 @@ impl Runtime {
         self.inner.token.as_ref().map(Token::stats)
     }
 
-    /// Gives the calling guest thread `rec`'s virtual core back for a wait on an object:
+    /// Gives the calling guest thread `rec`'s virtual core back for a wait that claims (on an
+    /// object, an idle poll: `Wait::claims`):
     /// while it waits, whoever wakes it claims a core for it (see `vcore/claim.rs`). `true`
     /// if it held one.
     pub(crate) fn step_away(&self, rec: &ThreadRecord) -> bool {

@@ -27,7 +27,7 @@
 //! then wake the sleeper, an OS wake on the sleep's own deadline. A frame
 //! limiter's `host_sleep(Duration::MAX)` is a long precise sleep: shutdown ends it.
 
-use crate::block_on::{Away, Wait};
+use crate::block_on::{Away, Wait, WaitPolicy};
 use crate::calibration::spin_until;
 use crate::context::{host_of, with_current, Current};
 use crate::machine::PrecisePath;
@@ -150,10 +150,17 @@ fn sleep(rt: &Runtime, ctx: &Current<'_>, ns: u64) {
     let deadline = sys::now().saturating_add(ns);
     trace::sleep_begin(ns, waiter != Waiter::Host);
     let (polled, sites) = poll::take(ns < SHORT_SLEEP_NS);
-    // The one bracket of the sleep: a route through the reactor opens none of its own.
-    let away = Away::begin(*ctx, Wait::sleep());
+    let idle = rt.policy().idle_poll(waiter, ns, polled);
+    // The one bracket of the sleep: a route through the reactor opens none of its own. An
+    // idle poll's promotion claims the sleeper's core ([`Wait::idle_poll`]).
+    let wait = if idle.is_some() {
+        Wait::idle_poll()
+    } else {
+        Wait::sleep()
+    };
+    let away = Away::begin(*ctx, wait);
     crate::chaos::point();
-    let path = match rt.policy().idle_poll(waiter, ns, polled) {
+    let path = match idle {
         Some(idle) => idle_poll(rt, ctx, deadline, idle, &sites),
         None => serve(rt, ctx, waiter, ns, deadline, polled),
     };
@@ -201,8 +208,9 @@ fn idle_poll(
     let wake_at = idle.wake_at(deadline);
     timer_slack(false);
     let rank = ctx.thread().map(|t| t.priority());
+    let (shut_down, unclaim) = (|| rt.is_shut_down(), || ctx.unclaim_core());
     let woke =
-        with_parker(|p, _| pollers::wait(sites, rank, p, deadline, wake_at, || rt.is_shut_down()));
+        with_parker(|p, _| pollers::wait(sites, rank, p, [deadline, wake_at], shut_down, unclaim));
     match woke {
         Woke::Tick => {
             Stripe::bump(&c.idle_relaxed);

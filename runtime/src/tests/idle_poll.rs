@@ -10,6 +10,7 @@ use crate::policy::{
 use crate::poll;
 use crate::pollers::PollSite;
 use crate::runtime::Runtime;
+use crate::thread::Activity;
 use crate::{sys, Builder, Calibration, SleepPath};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -568,5 +569,120 @@ fn kicked_promoter(promoter_mask: u64, waits: bool) {
     );
     promoter.join().expect("promoter");
     assert_eq!(rt.stats().idle_deferred, 1);
+    rt.shutdown();
+}
+
+/// A promotion claims the poller's core (`Wait::idle_poll`): with none free (a better holder
+/// keeps the only one), the poller stays parked in its sleep until the holder hands the core
+/// over, one wake where a promotion that woke it sent it to queue for the core; with wake
+/// claims off, it queues.
+#[test]
+fn a_poller_promoted_behind_a_better_holder_is_woken_by_the_hand_off() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for claims in [true, false] {
+        let rt = crate::Builder::<Runtime>::new()
+            .calibration(Calibration::default())
+            .vcores(1)
+            .vcore_claim(claims)
+            .vcore_escape_ms(60_000)
+            .idle_poll_stretch_us(1_000_000)
+            .build()
+            .expect("one virtual core");
+        let site = Arc::new(PollSite::new());
+        let s = site.clone();
+        let poller = spawn_guest(&rt, "ModuleSystemWorker0", 45, move || {
+            context::with_guest(|rt, t| rt.acquire_core(t));
+            poll_then_sleep(&s, 20_000);
+            context::with_guest(|rt, t| rt.release_core(t));
+        });
+        until_linked(&site);
+        let (release, held) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (r, h) = (release.clone(), held.clone());
+        let holder = spawn_guest(&rt, "Holder", 44, move || {
+            context::with_guest(|rt, t| rt.acquire_core(t));
+            // SeqCst, both flags: a test's.
+            h.store(true, Ordering::SeqCst);
+            while !r.load(Ordering::SeqCst) {
+                context::checkpoint();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            context::with_guest(|rt, t| rt.release_core(t));
+        });
+        let limit = Instant::now() + Duration::from_secs(10);
+        while !held.load(Ordering::SeqCst) && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // A host thread's promotion is made at once (never deferred).
+        assert!(site.ready(1), "the poller is linked");
+        assert_eq!(site.promote(1, None), 1);
+        std::thread::sleep(Duration::from_millis(100));
+        let rec = rt
+            .threads()
+            .into_iter()
+            .find(|t| &*t.name() == "ModuleSystemWorker0");
+        let activity = rec.expect("the poller's record").activity();
+        let Activity::Waiting { on, .. } = activity else {
+            panic!("claims {claims}: the poller is {activity:?}");
+        };
+        let want = if claims { "sleep" } else { "virtual core" };
+        assert_eq!(on, want, "claims {claims}: where the promoted poller waits");
+        release.store(true, Ordering::SeqCst);
+        holder.join().expect("holder");
+        poller.join().expect("poller");
+        let stats = rt.stats();
+        assert_eq!(
+            (stats.idle_polls, stats.idle_promoted),
+            (1, 1),
+            "claims {claims}"
+        );
+        rt.shutdown();
+    }
+}
+
+/// A wake that does not end an idle poll (an unpark left from an earlier wait) claims the
+/// poller's core all the same; the poller gives that claim back before it parks again, so
+/// the core it never ran on is free for the next thread, not held for the rest of the sleep.
+#[test]
+fn a_wake_that_does_not_promote_leaves_no_claim_behind() {
+    let rt = crate::Builder::<Runtime>::new()
+        .calibration(Calibration::default())
+        .vcores(1)
+        .vcore_escape_ms(60_000)
+        .idle_poll_stretch_us(1_000_000)
+        .build()
+        .expect("one virtual core");
+    let site = Arc::new(PollSite::new());
+    let s = site.clone();
+    let poller = spawn_guest(&rt, "ModuleSystemWorker0", 45, move || {
+        context::with_guest(|rt, t| rt.acquire_core(t));
+        poll_then_sleep(&s, 20_000);
+        context::with_guest(|rt, t| rt.release_core(t));
+    });
+    until_linked(&site);
+    let rec = rt
+        .threads()
+        .into_iter()
+        .find(|t| &*t.name() == "ModuleSystemWorker0");
+    // Its wake hook claims the free core for it; nothing promoted it, so it parks again.
+    rec.expect("the poller's record").unpark();
+    std::thread::sleep(Duration::from_millis(50));
+    let took = spawn_guest(&rt, "Other", 45, || {
+        let t = Instant::now();
+        context::with_guest(|rt, t| rt.acquire_core(t));
+        context::with_guest(|rt, t| rt.release_core(t));
+        t.elapsed()
+    })
+    .join()
+    .expect("other");
+    assert!(
+        took < Duration::from_millis(500),
+        "the core was held {took:?}"
+    );
+    assert!(site.ready(1), "the poller is still linked");
+    assert_eq!(site.promote(1, None), 1);
+    poller.join().expect("poller");
     rt.shutdown();
 }

@@ -35,9 +35,9 @@ fn sleep(site: &Arc<PollSite>, seen: u64, deadline: u64, wake_at: u64) -> Woke {
         &[(site.clone(), seen)],
         None,
         &parker,
-        deadline,
-        wake_at,
+        [deadline, wake_at],
         || false,
+        || {},
     );
     if let Woke::Promoted { early: true, .. } = woke {
         spin_until(deadline);

@@ -1,8 +1,9 @@
 //! Claims: the waker of a guest thread asks for its virtual core, so that a woken thread
 //! outranks a worse holder at once, as a woken thread preempts on the console.
 //!
-//! Invariant: a claim exists only for a thread that gave its core back for a wait on an
-//! object (its seat is `away`) and has not taken one since; every claim is made before the
+//! Invariant: a claim exists only for a thread that gave its core back for a wait that a
+//! wake ends (on an object, or an idle poll's sleep: its seat is `away`) and has not taken
+//! one since; every claim is made before the
 //! waker gives the thread its parker's token (`parker.rs`, the wake hook), so the thread, once
 //! it runs, always finds it: it takes the claimed step as its own when its wait ends
 //! ([`Vcores::acquire`]) or gives it back if the wait goes on ([`Vcores::unclaim`]) before it
@@ -21,7 +22,11 @@
 //!
 //! Only an unpark that finds the thread parked claims: a spinning thread is on a processor
 //! already and asks for itself. Sleeps do not claim (their wake is the reactor's or their own
-//! timer's, and a promoted idle poll may sleep on).
+//! timer's), except an idle poll (`block_on::Wait::idle_poll`): its promotion is a wake by
+//! the work it polled for, and a promoter that finds every core held by better threads
+//! would otherwise wake a poller that can only queue (a second wake when a holder hands it
+//! the core); claimed and deferred, it sleeps on until that hand-over. A promoted idle poll
+//! that finishes its sleep on the precise path holds its claim for at most that rest.
 //!
 //! # Deferred wakes (HOS_VCORE_CLAIM_DEFER, on by default)
 //!
@@ -43,7 +48,7 @@
 use super::{Effects, Inner, Locked, Now, Occupant, Seat, Step, Vcores};
 
 impl Vcores {
-    /// Gives `t`'s core back for a wait on an object, after which wakers may claim one for
+    /// Gives `t`'s core back for a wait that a wake ends, after which wakers may claim one for
     /// it ([`Vcores::claim`]) until it takes one again (with HOS_VCORE_CLAIM off: a plain
     /// release). `true` if it held one. Call it on the thread `t` itself.
     pub fn step_away(&self, t: &impl Occupant) -> bool {
@@ -57,7 +62,7 @@ impl Vcores {
 
     /// Claims a core for `t`, which a waker is about to wake: a free allowed core is granted
     /// to it now, else it is queued by rank and kicks the worst holder it outranks. Nothing
-    /// if `t` is not away in an object wait or a claim is already made. Any thread may call
+    /// if `t` is not away in such a wait or a claim is already made. Any thread may call
     /// it; the semaphore's lock is taken only when `t` is away.
     ///
     /// `Some(until)`: the claim queued `t` and deferred its wake (HOS_VCORE_CLAIM_DEFER, module

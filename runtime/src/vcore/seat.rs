@@ -17,10 +17,11 @@ const NO_SLOT: u8 = u8::MAX;
 /// `Seat::at` when the thread runs past the slots by escape.
 const ESCAPED: u8 = u8::MAX - 1;
 
-/// `Seat::claim`: the thread is not away in an object wait; no waker may claim a core for it.
+/// `Seat::claim`: the thread is not away in a wait that claims; no waker may claim a core for
+/// it.
 const HOME: u8 = 0;
-/// `Seat::claim`: it gave its core back for a wait on an object and will take one again: a
-/// waker may claim one for it.
+/// `Seat::claim`: it gave its core back for a wait that a wake ends (on an object, an idle
+/// poll) and will take one again: a waker may claim one for it.
 const AWAY: u8 = 1;
 /// `Seat::claim`: a waker claimed a core for it (`Locked::claims` holds the claim).
 const CLAIMED: u8 = 2;
