@@ -63,7 +63,18 @@ fn no_sleep_is_early_in_any_mode_or_role() {
 #[test]
 fn long_sleeps_go_by_class_and_short_ones_by_the_mode() {
     let rt = runtime(ShortSleep::Reactor);
-    guest(&rt, "Worker", || crate::sleep::sleep_current(2_000_000));
+    let spent = guest(&rt, "Worker", || {
+        let before = sys::thread_cpu().total();
+        crate::sleep::sleep_current(40_000_000);
+        sys::thread_cpu().total().saturating_sub(before)
+    });
+    // CPU, not time: parked, the sleep costs one wake (tens of us); had it spun or polled its
+    // parker in a loop, it would have used a good part of the 40 ms even on a loaded machine
+    // (20 ms on the 2-core VM beside a mutation run).
+    assert!(
+        spent < Duration::from_millis(4),
+        "a relaxed sleep spun: {spent:?} of CPU"
+    );
     let s = rt.stats();
     assert_eq!(
         s.path(SleepPath::Relaxed).count,
