@@ -572,6 +572,33 @@ fn kicked_promoter(promoter_mask: u64, waits: bool) {
     rt.shutdown();
 }
 
+/// A runtime of one virtual core, wake claims on or off, no escape within a test, idle polls
+/// stretched by a second (unpromoted, a 20 us one lasts that long).
+fn one_core(claims: bool) -> Runtime {
+    crate::Builder::<Runtime>::new()
+        .calibration(Calibration::default())
+        .vcores(1)
+        .vcore_claim(claims)
+        .vcore_escape_ms(60_000)
+        .idle_poll_stretch_us(1_000_000)
+        .build()
+        .expect("one virtual core")
+}
+
+/// A job worker (45) that takes the core, then idle-polls a site of its own with a 20 us
+/// sleep, giving the core back for it; returned once it is linked to the site.
+fn poller_on_its_core(rt: &Runtime) -> (Arc<PollSite>, std::thread::JoinHandle<()>) {
+    let site = Arc::new(PollSite::new());
+    let s = site.clone();
+    let poller = spawn_guest(rt, "ModuleSystemWorker0", 45, move || {
+        context::with_guest(|rt, t| rt.acquire_core(t));
+        poll_then_sleep(&s, 20_000);
+        context::with_guest(|rt, t| rt.release_core(t));
+    });
+    until_linked(&site);
+    (site, poller)
+}
+
 /// A promotion claims the poller's core (`Wait::idle_poll`): with none free (a better holder
 /// keeps the only one), the poller stays parked in its sleep until the holder hands the core
 /// over, one wake where a promotion that woke it sent it to queue for the core; with wake
@@ -580,22 +607,8 @@ fn kicked_promoter(promoter_mask: u64, waits: bool) {
 fn a_poller_promoted_behind_a_better_holder_is_woken_by_the_hand_off() {
     use std::sync::atomic::{AtomicBool, Ordering};
     for claims in [true, false] {
-        let rt = crate::Builder::<Runtime>::new()
-            .calibration(Calibration::default())
-            .vcores(1)
-            .vcore_claim(claims)
-            .vcore_escape_ms(60_000)
-            .idle_poll_stretch_us(1_000_000)
-            .build()
-            .expect("one virtual core");
-        let site = Arc::new(PollSite::new());
-        let s = site.clone();
-        let poller = spawn_guest(&rt, "ModuleSystemWorker0", 45, move || {
-            context::with_guest(|rt, t| rt.acquire_core(t));
-            poll_then_sleep(&s, 20_000);
-            context::with_guest(|rt, t| rt.release_core(t));
-        });
-        until_linked(&site);
+        let rt = one_core(claims);
+        let (site, poller) = poller_on_its_core(&rt);
         let (release, held) = (
             Arc::new(AtomicBool::new(false)),
             Arc::new(AtomicBool::new(false)),
@@ -647,21 +660,8 @@ fn a_poller_promoted_behind_a_better_holder_is_woken_by_the_hand_off() {
 /// the core it never ran on is free for the next thread, not held for the rest of the sleep.
 #[test]
 fn a_wake_that_does_not_promote_leaves_no_claim_behind() {
-    let rt = crate::Builder::<Runtime>::new()
-        .calibration(Calibration::default())
-        .vcores(1)
-        .vcore_escape_ms(60_000)
-        .idle_poll_stretch_us(1_000_000)
-        .build()
-        .expect("one virtual core");
-    let site = Arc::new(PollSite::new());
-    let s = site.clone();
-    let poller = spawn_guest(&rt, "ModuleSystemWorker0", 45, move || {
-        context::with_guest(|rt, t| rt.acquire_core(t));
-        poll_then_sleep(&s, 20_000);
-        context::with_guest(|rt, t| rt.release_core(t));
-    });
-    until_linked(&site);
+    let rt = one_core(true);
+    let (site, poller) = poller_on_its_core(&rt);
     let rec = rt
         .threads()
         .into_iter()

@@ -1,11 +1,9 @@
 //! Sleeps: never early in any mode, bad lengths do not hang, shutdown ends long sleeps,
 //! poller slots come back.
 
-use super::common::guest;
-use crate::role::Role;
+use super::common::{guest, spawn_guest};
 use crate::runtime::Runtime;
-use crate::thread::ThreadSpec;
-use crate::{context, sys, Config, ShortSleep, SleepPath};
+use crate::{sys, Config, ShortSleep, SleepPath};
 use std::time::Duration;
 
 fn runtime(mode: ShortSleep) -> Runtime {
@@ -106,35 +104,14 @@ fn long_sleeps_go_by_class_and_short_ones_by_the_mode() {
 fn shutdown_ends_endless_sleeps() {
     for mode in [ShortSleep::Reactor, ShortSleep::Timer, ShortSleep::Yield] {
         let rt = runtime(mode);
-        let r = rt.clone();
-        let rec = rt.register_thread(&ThreadSpec {
-            name: "MainThread".into(),
-            priority: 44,
-            core_mask: 1,
-            ideal_core: 0,
-            role: Role::Auto,
-        });
-        let sleeper = std::thread::spawn(move || {
-            let _ctx = context::enter(&r, rec);
+        // A serial thread's long sleeps are precise, through the reactor; a job worker's are
+        // relaxed: its own timer, which shutdown's unpark ends.
+        let endless = || {
             crate::sleep::sleep_current(i64::MAX as u64);
             crate::sleep::sleep_current(u64::MAX);
-        });
-        // A job worker's long sleeps are relaxed: its own timer, which shutdown's unpark ends.
-        let worker = {
-            let r = rt.clone();
-            let rec = rt.register_thread(&ThreadSpec {
-                name: "Worker".into(),
-                priority: 44,
-                core_mask: 1,
-                ideal_core: 0,
-                role: Role::Auto,
-            });
-            std::thread::spawn(move || {
-                let _ctx = context::enter(&r, rec);
-                crate::sleep::sleep_current(i64::MAX as u64);
-                crate::sleep::sleep_current(u64::MAX);
-            })
         };
+        let sleeper = spawn_guest(&rt, "MainThread", 44, endless);
+        let worker = spawn_guest(&rt, "Worker", 44, endless);
         let host = {
             let r = rt.clone();
             std::thread::spawn(move || crate::sleep::host_sleep(&r, Duration::MAX))
