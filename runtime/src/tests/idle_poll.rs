@@ -10,12 +10,13 @@ use crate::policy::{
 use crate::poll;
 use crate::pollers::PollSite;
 use crate::runtime::Runtime;
-use crate::thread::Activity;
+use crate::thread::{Activity, ThreadRecord};
 use crate::{sys, Builder, Calibration, SleepPath};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::common::{guest, resolve, spawn_guest, spawn_guest_on};
+use super::vcore_runtime::until;
 
 fn policy(vars: &[(&str, &str)]) -> Policy {
     let config = resolve(vars).unwrap_or_else(|e| panic!("{vars:?}: {e}"));
@@ -586,8 +587,15 @@ fn one_core(claims: bool) -> Runtime {
 }
 
 /// A job worker (45) that takes the core, then idle-polls a site of its own with a 20 us
-/// sleep, giving the core back for it; returned once it is linked to the site.
-fn poller_on_its_core(rt: &Runtime) -> (Arc<PollSite>, std::thread::JoinHandle<()>) {
+/// sleep, giving the core back for it: its site, its record and its thread, once it is linked
+/// to the site.
+fn poller_on_its_core(
+    rt: &Runtime,
+) -> (
+    Arc<PollSite>,
+    Arc<ThreadRecord>,
+    std::thread::JoinHandle<()>,
+) {
     let site = Arc::new(PollSite::new());
     let s = site.clone();
     let poller = spawn_guest(rt, "ModuleSystemWorker0", 45, move || {
@@ -596,7 +604,12 @@ fn poller_on_its_core(rt: &Runtime) -> (Arc<PollSite>, std::thread::JoinHandle<(
         context::with_guest(|rt, t| rt.release_core(t));
     });
     until_linked(&site);
-    (site, poller)
+    let rec = rt
+        .threads()
+        .into_iter()
+        .find(|t| &*t.name() == "ModuleSystemWorker0")
+        .expect("the poller's record");
+    (site, rec, poller)
 }
 
 /// A promotion claims the poller's core (`Wait::idle_poll`): with none free (a better holder
@@ -608,7 +621,7 @@ fn a_poller_promoted_behind_a_better_holder_is_woken_by_the_hand_off() {
     use std::sync::atomic::{AtomicBool, Ordering};
     for claims in [true, false] {
         let rt = one_core(claims);
-        let (site, poller) = poller_on_its_core(&rt);
+        let (site, rec, poller) = poller_on_its_core(&rt);
         let (release, held) = (
             Arc::new(AtomicBool::new(false)),
             Arc::new(AtomicBool::new(false)),
@@ -624,19 +637,12 @@ fn a_poller_promoted_behind_a_better_holder_is_woken_by_the_hand_off() {
             }
             context::with_guest(|rt, t| rt.release_core(t));
         });
-        let limit = Instant::now() + Duration::from_secs(10);
-        while !held.load(Ordering::SeqCst) && Instant::now() < limit {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        until(|| u64::from(held.load(Ordering::SeqCst)), 1);
         // A host thread's promotion is made at once (never deferred).
         assert!(site.ready(1), "the poller is linked");
         assert_eq!(site.promote(1, None), 1);
         std::thread::sleep(Duration::from_millis(100));
-        let rec = rt
-            .threads()
-            .into_iter()
-            .find(|t| &*t.name() == "ModuleSystemWorker0");
-        let activity = rec.expect("the poller's record").activity();
+        let activity = rec.activity();
         let Activity::Waiting { on, .. } = activity else {
             panic!("claims {claims}: the poller is {activity:?}");
         };
@@ -661,13 +667,9 @@ fn a_poller_promoted_behind_a_better_holder_is_woken_by_the_hand_off() {
 #[test]
 fn a_wake_that_does_not_promote_leaves_no_claim_behind() {
     let rt = one_core(true);
-    let (site, poller) = poller_on_its_core(&rt);
-    let rec = rt
-        .threads()
-        .into_iter()
-        .find(|t| &*t.name() == "ModuleSystemWorker0");
+    let (site, rec, poller) = poller_on_its_core(&rt);
     // Its wake hook claims the free core for it; nothing promoted it, so it parks again.
-    rec.expect("the poller's record").unpark();
+    rec.unpark();
     std::thread::sleep(Duration::from_millis(50));
     let took = spawn_guest(&rt, "Other", 45, || {
         let t = Instant::now();
