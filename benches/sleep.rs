@@ -21,7 +21,7 @@ fn sleep(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     let mut lane = sleepers::Lane::start(who, d);
                     lane.turn(iters as usize);
-                    let cell = lane.end(iters as usize);
+                    let cell = lane.end();
                     d * iters as u32
                         + Duration::from_nanos((cell.overshoot.mean() * iters as f64) as u64)
                 });

@@ -240,7 +240,7 @@ pub(crate) fn alternated(d: Duration, n: usize, turns: usize) -> Vec<(Sleeper, C
             lane.turn(n * (t + 1) / turns - n * t / turns);
         }
     }
-    lanes.into_iter().map(|l| (l.who, l.end(n))).collect()
+    lanes.into_iter().map(|l| (l.who, l.end())).collect()
 }
 
 /// One contender's sleeper thread, which sleeps when told how many times, recording each
@@ -306,10 +306,11 @@ impl Lane {
         self.reactor_ns += reactor(&self.rt) - r0;
     }
 
-    /// Ends the thread; what its `n` sleeps measured.
-    pub(crate) fn end(self, n: usize) -> Cell {
+    /// Ends the thread; what its sleeps measured, a sleep.
+    pub(crate) fn end(self) -> Cell {
         drop(self.go);
         let (overshoot, cpu) = (self.join)();
+        let n = overshoot.len().max(1);
         let hos = self.rt.map(|rt| {
             let run = HosRun::read(&rt, self.start.expect("read at build"));
             rt.shutdown();
