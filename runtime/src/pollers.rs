@@ -162,9 +162,14 @@ std::thread_local! {
 /// offers it (a wait's or a sleep's start, after the release; a wait for a core; a yield),
 /// with no lock held.
 pub(crate) fn flush_deferred() {
-    // Dropped here, the list promotes its sleepers. `try_with`: a thread whose locals are
+    // Taken and dropped here, the list promotes its sleepers; an empty one (every wait of a
+    // thread that promoted nothing) is left as it is. `try_with`: a thread whose locals are
     // being torn down has promoted them (the same drop).
-    drop(DEFERRED.try_with(std::cell::RefCell::take));
+    let taken = DEFERRED.try_with(|d| {
+        let mut d = d.borrow_mut();
+        (!d.0.is_empty()).then(|| std::mem::take(&mut *d))
+    });
+    drop(taken);
 }
 
 /// One idle-poll sleep: the sleeping thread's priority and parker, whether work promoted it,

@@ -102,7 +102,14 @@ impl Waiters {
             return false;
         };
         slot.0 = None;
-        self.entries.remove(i).is_some_and(|e| e.notified)
+        // The first entry, the common one (a single waiter, or the oldest told), without
+        // `VecDeque::remove`'s shifting of the others.
+        let e = if i == 0 {
+            self.entries.pop_front()
+        } else {
+            self.entries.remove(i)
+        };
+        e.is_some_and(|e| e.notified)
     }
 
     /// Whether the caller's entry holds a notice.
@@ -188,17 +195,24 @@ impl WakeBatch {
     /// Wakes everything collected, then promotes the sleeping pollers. Call it with no lock
     /// held.
     pub(crate) fn wake(self) {
-        if self.first.is_some() {
+        let WakeBatch {
+            first,
+            rest,
+            promote,
+        } = self;
+        // The common poll collects nothing, the common hand-off one waker: no iterators to
+        // build and drop for them (`rest` is only pushed to after `first`).
+        if let Some(first) = first {
             hos_runtime::internal::chaos::point();
+            first.wake();
+            if !rest.is_empty() {
+                rest.into_iter().for_each(Waker::wake);
+            }
         }
-        if let Some(w) = self.first {
-            w.wake();
-        }
-        for w in self.rest {
-            w.wake();
-        }
-        for (site, n) in self.promote {
-            site.promote(n, with_context(|c| c.promoter()));
+        if !promote.is_empty() {
+            for (site, n) in promote {
+                site.promote(n, with_context(|c| c.promoter()));
+            }
         }
     }
 }
