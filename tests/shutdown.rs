@@ -357,6 +357,12 @@ fn two_runtimes_stay_independent_and_hosts_fall_back_to_the_older() {
     // A host wait started now belongs to the newer runtime: its shutdown cancels it.
     let e = ev.clone();
     let host = std::thread::spawn(move || e.wait_async().timeout(LONG).block());
+    // So is this thread's own: it keeps that answer until a runtime is built or shut down.
+    let timed = Event::new(ClearMode::Auto)
+        .wait_async()
+        .timeout(Duration::from_millis(1))
+        .block();
+    assert_eq!(timed, Err(ResultCode::TIMED_OUT));
     std::thread::sleep(Duration::from_millis(20));
     newer.shutdown();
     assert_eq!(host.join().unwrap(), Err(ResultCode::CANCELLED));
@@ -378,12 +384,23 @@ fn two_runtimes_stay_independent_and_hosts_fall_back_to_the_older() {
     let timer = TimerEvent::new(ClearMode::Auto);
     assert_eq!(timer.start_one_shot(Duration::from_millis(1)), Ok(()));
     assert_eq!(timer.wait(), Ok(()));
-    // And the older runtime's shutdown ends a host's untimed wait.
+    // And the older runtime's shutdown ends a host's untimed wait: the thread's second, which
+    // its first wait's watch (kept by the thread) serves.
     let e = ev.clone();
-    let host = std::thread::spawn(move || e.wait());
+    let host = std::thread::spawn(move || {
+        let first = Event::new(ClearMode::Auto)
+            .wait_async()
+            .timeout(Duration::from_millis(1))
+            .block();
+        (first, e.wait())
+    });
     std::thread::sleep(Duration::from_millis(20));
     older.shutdown();
-    assert_eq!(host.join().unwrap(), Err(ResultCode::CANCELLED));
+    let ended = promptly(move || host.join().unwrap());
+    assert_eq!(
+        ended,
+        Some((Err(ResultCode::TIMED_OUT), Err(ResultCode::CANCELLED)))
+    );
 }
 
 /// Whether a guest thread has ended, without joining it.

@@ -10,14 +10,16 @@
 //! only when the thread enters or leaves, never inside a wait), so no reference count is
 //! touched: the runtime's is shared by all its threads. A host thread's default runtime is
 //! looked up once, only when the wait's first poll finds it pending, and every decision of
-//! that wait (spin, deadline class, virtual core) comes from that one lookup.
+//! that wait (spin, deadline class, virtual core) comes from that one lookup; the thread keeps
+//! the answer (weakly) until a runtime is built or shut down, so that its waits do not read
+//! the process-wide list under its lock each time.
 
 use crate::block_on::{block_on_with, Wait, WaitPolicy};
 use crate::parker::with_parker;
 use crate::policy::{deadline_class, Spin, Waiter};
 use crate::poll;
 use crate::reactor::DeadlineClass;
-use crate::runtime::{Runtime, WeakRuntime};
+use crate::runtime::{defaults_changed, defaults_generation, Runtime, WeakRuntime};
 use crate::stats::Stripe;
 use crate::sync::{read, write};
 use crate::thread::ThreadRecord;
@@ -46,11 +48,35 @@ std::thread_local! {
 /// runtime alive; dead entries are dropped whenever one is added.
 static BUILT: RwLock<Vec<WeakRuntime>> = RwLock::new(Vec::new());
 
+std::thread_local! {
+    /// A host thread's default runtime, as of a [`defaults_generation`]: weak, so that it
+    /// keeps no runtime alive (a dead one is looked up again).
+    static HOST_DEFAULT: RefCell<Option<(u64, WeakRuntime)>> = const { RefCell::new(None) };
+}
+
 /// Makes `rt` the runtime of threads that have no guest context (the builder calls it).
 pub(crate) fn set_default(rt: &Runtime) {
     let mut built = write(&BUILT);
     built.retain(WeakRuntime::is_alive);
     built.push(rt.downgrade());
+    defaults_changed();
+}
+
+/// [`default_runtime`], kept by the calling thread until it may have changed: the lookup reads
+/// the process-wide list under its lock, which every host thread's every wait would
+/// otherwise take.
+fn host_default() -> Option<Runtime> {
+    let gen = defaults_generation();
+    let kept = HOST_DEFAULT.try_with(|h| match &*h.borrow() {
+        Some((g, rt)) if *g == gen => rt.upgrade(),
+        _ => None,
+    });
+    if let Ok(Some(rt)) = kept {
+        return Some(rt);
+    }
+    let rt = default_runtime();
+    let _ = HOST_DEFAULT.try_with(|h| *h.borrow_mut() = rt.as_ref().map(|r| (gen, r.downgrade())));
+    rt
 }
 
 /// The runtime of threads that have no guest context: the newest one still running; when none
@@ -166,7 +192,7 @@ fn context_of<'a>(
             thread: Some(t),
         },
         None => Current {
-            rt: host.get_or_init(default_runtime).as_ref(),
+            rt: host.get_or_init(host_default).as_ref(),
             thread: None,
         },
     }

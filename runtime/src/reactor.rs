@@ -9,7 +9,9 @@
 //!   WAITING to FIRED (reactor) or to CANCELLED (waiter's drop); whoever moves it owns the end.
 //! - Wakers are collected while the reactor holds its state and woken after, in a batch.
 //! - Stop watchers (waits of host threads that shutdown must end) sit in a slab under one
-//!   lock; none is added once `stop` is set, and `shutdown` wakes them all after the lock.
+//!   lock; none is added once `stop` is set, and `shutdown` wakes them all after the lock. A
+//!   thread may keep its watch between waits ([`Reactor::watch_stop_kept`]): it is taken out
+//!   when the thread ends, or by that wake.
 //! - Every timer registered fires: one registered after `stop` fires where it is made, and
 //!   one that raced the stop is either drained by the reactor's stopping pass or fired by its
 //!   own re-check of `stop` after the push (`Timer::register_as`).
@@ -272,11 +274,82 @@ impl Reactor {
         true
     }
 
+    /// As [`Reactor::watch_stop`] for every wait of the calling thread with `waker`: registered
+    /// at the first and kept until the thread ends (or the reactor stops), so that a host
+    /// thread's wait takes no lock for it. `None` where the thread keeps nothing (its locals
+    /// are being torn down): the caller registers for the one wait instead.
+    ///
+    /// Why a kept watch needs no lock: it was registered while `stop` was clear, so the
+    /// shutdown that sets `stop` wakes it later; that wake gives the thread's parker a token,
+    /// and the thread reads `stop` after it takes the token (or here before, seeing it clear,
+    /// and parks on the token). `waker` must be the thread's own parker's for that: one
+    /// that is not replaces the kept one, under the lock.
+    pub fn watch_stop_kept(&self, waker: &Waker) -> Option<bool> {
+        // Acquire: as in `watch_stop`, and after a token the stop's wake gave.
+        if self.shared.stop.load(Ordering::Acquire) {
+            return Some(false);
+        }
+        KEPT.try_with(|kept| {
+            let mut kept = kept.borrow_mut();
+            let mine = kept
+                .iter_mut()
+                .find(|k| std::ptr::eq(k.reactor.as_ptr(), Arc::as_ptr(&self.shared)));
+            if let Some(k) = mine {
+                if k.waker.will_wake(waker) {
+                    return true;
+                }
+                let mut key = Some(k.key);
+                let on = self.watch_stop(&mut key, waker);
+                k.waker.clone_from(waker);
+                return on;
+            }
+            kept.retain(|k| k.reactor.strong_count() > 0);
+            let mut key = None;
+            let on = self.watch_stop(&mut key, waker);
+            if let Some(key) = key {
+                kept.push(Kept {
+                    reactor: Arc::downgrade(&self.shared),
+                    key,
+                    waker: waker.clone(),
+                });
+            }
+            on
+        })
+        .ok()
+    }
+
+    /// How many stop watches are registered (tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn stop_watchers(&self) -> usize {
+        lock(&self.shared.stop_watch).len()
+    }
+
     /// Takes a [`Reactor::watch_stop`] registration out (nothing if `key` is `None`).
     pub fn unwatch_stop(&self, key: &mut Option<usize>) {
         if let Some(k) = key.take() {
             let mut w = lock(&self.shared.stop_watch);
             w.try_remove(k);
+        }
+    }
+}
+
+std::thread_local! {
+    /// The stop watches the calling thread keeps, one a reactor ([`Reactor::watch_stop_kept`]).
+    static KEPT: std::cell::RefCell<Vec<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A kept stop watch: its reactor, its key there, and the waker it holds.
+struct Kept {
+    reactor: std::sync::Weak<Shared>,
+    key: usize,
+    waker: Waker,
+}
+
+impl Drop for Kept {
+    /// The thread ends: its watch leaves the reactor, if that still runs.
+    fn drop(&mut self) {
+        if let Some(shared) = self.reactor.upgrade() {
+            lock(&shared.stop_watch).try_remove(self.key);
         }
     }
 }

@@ -76,6 +76,24 @@ static DET_KICK: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::ne
 #[derive(Clone, Debug)]
 pub(crate) struct WeakRuntime(Weak<Inner>);
 
+/// Bumped whenever the runtime that host threads wait on may change otherwise than by the
+/// death of the one they had (a runtime built, a runtime shut down), so that a host thread
+/// may keep its answer until then (`context.rs`). Std's atomic, not the loom seam's: a
+/// static, read by host threads' lookups, which no model runs.
+static DEFAULTS_GEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A runtime was built or shut down: host threads look their runtime up again.
+pub(crate) fn defaults_changed() {
+    // Release: a host thread that reads the new count (Acquire) and looks up sees the change.
+    DEFAULTS_GEN.fetch_add(1, std::sync::atomic::Ordering::Release);
+}
+
+/// The count [`defaults_changed`] bumps.
+pub(crate) fn defaults_generation() -> u64 {
+    // Acquire: pairs with `defaults_changed`.
+    DEFAULTS_GEN.load(std::sync::atomic::Ordering::Acquire)
+}
+
 impl WeakRuntime {
     /// The runtime, if it is still alive.
     pub(crate) fn upgrade(&self) -> Option<Runtime> {
@@ -716,6 +734,7 @@ impl Runtime {
         if self.inner.shut_down.swap(true, Ordering::AcqRel) {
             return;
         }
+        defaults_changed();
         crate::chaos::point();
         self.inner.reactor.shutdown();
         crate::chaos::point();

@@ -290,9 +290,7 @@ impl Limits {
         });
         if self.cancellable {
             if let Some(rt) = &ctx.rt {
-                if rt.is_shut_down()
-                    || (!ctx.guest && !rt.reactor().watch_stop(&mut self.watch, waker))
-                {
+                if rt.is_shut_down() || (!ctx.guest && !watch_stop(rt, &mut self.watch, waker)) {
                     return Some(ResultCode::CANCELLED);
                 }
             }
@@ -324,6 +322,15 @@ impl Limits {
             Poll::Ready(()) => Some(ResultCode::TIMED_OUT),
             Poll::Pending => None,
         }
+    }
+}
+
+/// A host thread's wait: arranges for `waker` to be woken at `rt`'s shutdown (the thread's
+/// kept watch, else one for this wait under `key`); `false` once it has stopped.
+fn watch_stop(rt: &Runtime, key: &mut Option<usize>, waker: &Waker) -> bool {
+    match rt.reactor().watch_stop_kept(waker) {
+        Some(on) => on,
+        None => rt.reactor().watch_stop(key, waker),
     }
 }
 
