@@ -300,6 +300,9 @@ impl Reactor {
                 }
                 let mut key = Some(k.key);
                 let on = self.watch_stop(&mut key, waker);
+                if let Some(key) = key {
+                    k.key = key;
+                }
                 k.waker.clone_from(waker);
                 return on;
             }
