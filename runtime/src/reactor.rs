@@ -327,6 +327,12 @@ impl Reactor {
         lock(&self.shared.stop_watch).len()
     }
 
+    /// How many stop watches the calling thread keeps (tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn kept_watches() -> usize {
+        KEPT.with(|k| k.borrow().len())
+    }
+
     /// Takes a [`Reactor::watch_stop`] registration out (nothing if `key` is `None`).
     pub fn unwatch_stop(&self, key: &mut Option<usize>) {
         if let Some(k) = key.take() {

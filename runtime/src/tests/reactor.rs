@@ -243,3 +243,42 @@ fn a_kept_stop_watch_is_one_a_thread_and_leaves_with_it() {
     let w = std::task::Waker::noop().clone();
     assert_eq!(rt.reactor().watch_stop_kept(&w), Some(false));
 }
+
+/// A thread that keeps watches on several reactors keeps each live one (a watch on another
+/// reactor leaves it in place) and forgets the dead ones when it registers a new one.
+#[test]
+fn kept_stop_watches_stay_while_their_reactor_lives() {
+    std::thread::spawn(|| {
+        let w = crate::parker::with_parker(|_, w| w.clone());
+        let (a, b, c) = (
+            pinned(PrecisePath::Reactor),
+            pinned(PrecisePath::Reactor),
+            pinned(PrecisePath::Reactor),
+        );
+        for rt in [&a, &b, &c] {
+            assert_eq!(rt.reactor().watch_stop_kept(&w), Some(true));
+        }
+        assert_eq!(
+            a.reactor().stop_watchers(),
+            1,
+            "a watch on b and c left a's"
+        );
+        assert_eq!(crate::reactor::Reactor::kept_watches(), 3);
+        let gone = c.reactor().shared_weak();
+        drop(c);
+        assert_eq!(gone.strong_count(), 0, "c's reactor is gone");
+        let d = pinned(PrecisePath::Reactor);
+        assert_eq!(d.reactor().watch_stop_kept(&w), Some(true));
+        assert_eq!(
+            crate::reactor::Reactor::kept_watches(),
+            3,
+            "a, b and d: c's forgotten"
+        );
+        assert_eq!(
+            (a.reactor().stop_watchers(), b.reactor().stop_watchers()),
+            (1, 1)
+        );
+    })
+    .join()
+    .unwrap();
+}
