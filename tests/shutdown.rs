@@ -413,3 +413,35 @@ impl<T> FinishedHint for hos::thread::JoinHandle<T> {
         self.thread().is_finished()
     }
 }
+
+/// Two async tasks on one host thread wait at once, each with its own waker: shutdown wakes
+/// both (a host thread's kept shutdown watch holds its parker's waker only; a task's wait
+/// registers its own).
+#[test]
+fn shutdown_ends_every_task_waiting_on_one_host_thread() {
+    let _turn = serial();
+    let rt = runtime();
+    let (a, b) = (
+        Arc::new(Event::new(ClearMode::Auto)),
+        Arc::new(Event::new(ClearMode::Auto)),
+    );
+    let ended = promptly(move || {
+        let tokio = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        tokio.block_on(async move {
+            let first = tokio::spawn(async move { a.wait_async().await });
+            let second = tokio::spawn(async move { b.wait_async().await });
+            // Both have polled (and registered) before the shutdown.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let r = rt.clone();
+            std::thread::spawn(move || r.shutdown()).join().unwrap();
+            (first.await.unwrap(), second.await.unwrap())
+        })
+    });
+    assert_eq!(
+        ended,
+        Some((Err(ResultCode::CANCELLED), Err(ResultCode::CANCELLED)))
+    );
+}

@@ -216,6 +216,14 @@ pub fn with_parker<R>(f: impl FnOnce(&Arc<Parker>, &Waker) -> R) -> R {
     LOCAL.with(|(p, w)| f(p, w))
 }
 
+/// Whether `waker` wakes this thread's parker (a blocking wait's, not a task's); `false` too
+/// where the thread's locals are being torn down.
+pub fn is_own_waker(waker: &Waker) -> bool {
+    LOCAL
+        .try_with(|(_, own)| own.will_wake(waker))
+        .unwrap_or(false)
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;

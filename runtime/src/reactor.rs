@@ -274,16 +274,17 @@ impl Reactor {
         true
     }
 
-    /// As [`Reactor::watch_stop`] for every wait of the calling thread with `waker`: registered
-    /// at the first and kept until the thread ends (or the reactor stops), so that a host
-    /// thread's wait takes no lock for it. `None` where the thread keeps nothing (its locals
-    /// are being torn down): the caller registers for the one wait instead.
+    /// As [`Reactor::watch_stop`] for every wait of the calling thread with `waker`, the
+    /// thread's own parker's: registered at the first and kept until the thread ends (or the
+    /// reactor stops), so that a host thread's wait takes no lock for it. `None` where the
+    /// thread keeps nothing for it (its locals are being torn down, or it keeps another
+    /// waker: `waker` is not its parker's): the caller registers for the one wait instead.
     ///
     /// Why a kept watch needs no lock: it was registered while `stop` was clear, so the
     /// shutdown that sets `stop` wakes it later; that wake gives the thread's parker a token,
     /// and the thread reads `stop` after it takes the token (or here before, seeing it clear,
-    /// and parks on the token). `waker` must be the thread's own parker's for that: one
-    /// that is not replaces the kept one, under the lock.
+    /// and parks on the token). That holds for every wait that parks on that parker, and for
+    /// no other: a task's waits, each with its own waker, register one each.
     pub fn watch_stop_kept(&self, waker: &Waker) -> Option<bool> {
         // Acquire: as in `watch_stop`, and after a token the stop's wake gave.
         if self.shared.stop.load(Ordering::Acquire) {
@@ -292,19 +293,10 @@ impl Reactor {
         KEPT.try_with(|kept| {
             let mut kept = kept.borrow_mut();
             let mine = kept
-                .iter_mut()
+                .iter()
                 .find(|k| std::ptr::eq(k.reactor.as_ptr(), Arc::as_ptr(&self.shared)));
             if let Some(k) = mine {
-                if k.waker.will_wake(waker) {
-                    return true;
-                }
-                let mut key = Some(k.key);
-                let on = self.watch_stop(&mut key, waker);
-                if let Some(key) = key {
-                    k.key = key;
-                }
-                k.waker.clone_from(waker);
-                return on;
+                return k.waker.will_wake(waker).then_some(true);
             }
             kept.retain(|k| k.reactor.strong_count() > 0);
             let mut key = None;
@@ -316,9 +308,10 @@ impl Reactor {
                     waker: waker.clone(),
                 });
             }
-            on
+            Some(on)
         })
         .ok()
+        .flatten()
     }
 
     /// How many stop watches are registered (tests).
