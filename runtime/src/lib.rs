@@ -124,7 +124,7 @@ pub mod internal {
         block_on, checkpoint, det_deadline, det_now, det_tick, det_timeout_at, enter, mark_wait,
         runtime, with_current, with_guest, Current, EnterGuard,
     };
-    pub use crate::parker::{is_own_waker, with_parker, Parker};
+    pub use crate::parker::{with_parker, Parker};
     pub use crate::pause::PAUSED;
     pub use crate::policy::{promotions, Spin, Waiter};
     pub use crate::poll::{clear as poll_found, missed as poll_missed, note_call as svc_entered};

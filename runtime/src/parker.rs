@@ -218,7 +218,7 @@ pub fn with_parker<R>(f: impl FnOnce(&Arc<Parker>, &Waker) -> R) -> R {
 
 /// Whether `waker` wakes this thread's parker (a blocking wait's, not a task's); `false` too
 /// where the thread's locals are being torn down.
-pub fn is_own_waker(waker: &Waker) -> bool {
+pub(crate) fn is_own_waker(waker: &Waker) -> bool {
     LOCAL
         .try_with(|(_, own)| own.will_wake(waker))
         .unwrap_or(false)

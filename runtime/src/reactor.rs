@@ -23,6 +23,7 @@
 
 use crate::build_error::BuildError;
 use crate::calibration::{measure, Tracker};
+use crate::parker::is_own_waker;
 use crate::spawn::Spawn;
 use crate::stats::Counters;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -274,11 +275,11 @@ impl Reactor {
         true
     }
 
-    /// As [`Reactor::watch_stop`] for every wait of the calling thread with `waker`, the
-    /// thread's own parker's: registered at the first and kept until the thread ends (or the
-    /// reactor stops), so that a host thread's wait takes no lock for it. `None` where the
-    /// thread keeps nothing for it (its locals are being torn down, or it keeps another
-    /// waker: `waker` is not its parker's): the caller registers for the one wait instead.
+    /// As [`Reactor::watch_stop`] for every wait of the calling thread whose `waker` is its
+    /// own parker's (every blocking wait): registered at the first and kept until the thread
+    /// ends (or the reactor stops), so that a host thread's wait takes no lock for it. `None`
+    /// for any other waker (a task's), or where the thread's locals are being torn down: the
+    /// caller registers for the one wait instead.
     ///
     /// Why a kept watch needs no lock: it was registered while `stop` was clear, so the
     /// shutdown that sets `stop` wakes it later; that wake gives the thread's parker a token,
@@ -290,13 +291,14 @@ impl Reactor {
         if self.shared.stop.load(Ordering::Acquire) {
             return Some(false);
         }
+        if !is_own_waker(waker) {
+            return None;
+        }
         KEPT.try_with(|kept| {
             let mut kept = kept.borrow_mut();
-            let mine = kept
-                .iter()
-                .find(|k| std::ptr::eq(k.reactor.as_ptr(), Arc::as_ptr(&self.shared)));
-            if let Some(k) = mine {
-                return k.waker.will_wake(waker).then_some(true);
+            let mine = Arc::as_ptr(&self.shared);
+            if kept.iter().any(|k| std::ptr::eq(k.reactor.as_ptr(), mine)) {
+                return true;
             }
             kept.retain(|k| k.reactor.strong_count() > 0);
             let mut key = None;
@@ -305,13 +307,11 @@ impl Reactor {
                 kept.push(Kept {
                     reactor: Arc::downgrade(&self.shared),
                     key,
-                    waker: waker.clone(),
                 });
             }
-            Some(on)
+            on
         })
         .ok()
-        .flatten()
     }
 
     /// How many stop watches are registered (tests).
@@ -340,11 +340,11 @@ std::thread_local! {
     static KEPT: std::cell::RefCell<Vec<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A kept stop watch: its reactor, its key there, and the waker it holds.
+/// A kept stop watch: its reactor and its key there (whose entry holds the thread's
+/// parker's waker).
 struct Kept {
     reactor: std::sync::Weak<Shared>,
     key: usize,
-    waker: Waker,
 }
 
 impl Drop for Kept {

@@ -20,8 +20,8 @@ use crate::svc::timeout::timeout_from_ns;
 use crate::sync::{lock, Mutex};
 use hos_runtime::internal::trace::{self, Failed};
 use hos_runtime::internal::{
-    block_on, deadline_after, det_deadline, det_now, det_timeout_at, is_own_waker, poll_found, sys,
-    with_current, with_guest, DeadlineClass, Runtime, SpinGate, Timer, Wait,
+    block_on, deadline_after, det_deadline, det_now, det_timeout_at, poll_found, sys, with_current,
+    with_guest, DeadlineClass, Runtime, SpinGate, Timer, Wait,
 };
 use std::any::type_name;
 use std::future::Future;
@@ -326,13 +326,10 @@ impl Limits {
 }
 
 /// A host thread's wait: arranges for `waker` to be woken at `rt`'s shutdown (the thread's
-/// kept watch when `waker` is its parker's, as in every blocking wait; else, a task's wait,
-/// one for this wait under `key`); `false` once it has stopped.
+/// kept watch for a blocking wait; else, a task's wait, one for this wait under `key`);
+/// `false` once it has stopped.
 fn watch_stop(rt: &Runtime, key: &mut Option<usize>, waker: &Waker) -> bool {
-    let kept = is_own_waker(waker)
-        .then(|| rt.reactor().watch_stop_kept(waker))
-        .flatten();
-    match kept {
+    match rt.reactor().watch_stop_kept(waker) {
         Some(on) => on,
         None => rt.reactor().watch_stop(key, waker),
     }
