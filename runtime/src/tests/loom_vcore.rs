@@ -4,7 +4,8 @@
 //! kick's grace against the holder's own checkpoint; and the fast path (`vcore/fast.rs`): a
 //! give without the lock against a waiter taking the lent slots back, takes and gives on two
 //! cores by three threads, the slots lent again while a thread takes one, a fast step-away
-//! against a waker's claim; a deferred claim wake (HOS_VCORE_CLAIM_DEFER) against the woken
+//! against a waker's claim, a waker's claim without the lock against the thread and a
+//! take-back; a deferred claim wake (HOS_VCORE_CLAIM_DEFER) against the woken
 //! thread's own wake-up and park. Each checks that no two threads hold one core at once (but for a
 //! revoked holder before its next checkpoint) and that no wake is lost (a lost wake leaves a
 //! thread parked for ever, which loom reports).
@@ -231,6 +232,7 @@ fn a_wakers_claim_races_the_thread_taking_its_core_itself() {
             waker.join().unwrap();
             holder.join().unwrap();
             assert_eq!(vcores.held(), 0, "a claim outlived its wait");
+            assert!(t1.seat().is_home(), "a claim left on a thread that ran");
         });
     }
 }
@@ -444,7 +446,50 @@ fn a_fast_step_away_races_a_wakers_claim() {
         waker.join().unwrap();
         other.join().unwrap();
         assert_eq!(vcores.held(), 0, "a claim outlived its wait");
+        assert!(t1.seat().is_home(), "a claim left on a thread that ran");
     });
+}
+
+#[test]
+fn a_claim_without_the_lock_races_the_thread_and_a_take_back() {
+    // The owner stepped away with the core lent and free. A waker claims it without the lock
+    // while the owner, woken by another wake, takes a core itself (or first gives back what
+    // the claim took, its wait going on; or only after the waker's claim ended), and a worse
+    // thread asks for the core, which takes the lent slot back under the lock. The owner
+    // finds the claim settled, never half-made; the slot taken for it is its own, or goes
+    // back by its cell or under the lock; one holder at a time, and nothing left held.
+    for (goes_on, after) in [(false, false), (true, false), (false, true)] {
+        model(move || {
+            let (vcores, t1, t2) = setup(10, 44);
+            let holders = Arc::new(Holders::default());
+            vcores.acquire(&*t1, SPIN);
+            assert!(vcores.step_away(&*t1));
+            let waker = {
+                let (vcores, t1) = (vcores.clone(), t1.clone());
+                loom::thread::spawn(move || vcores.claim(&*t1))
+            };
+            let other = spawn_waiter(&vcores, &holders, t2);
+            let waker = if after {
+                waker.join().unwrap();
+                None
+            } else {
+                Some(waker)
+            };
+            if goes_on {
+                vcores.unclaim(&*t1);
+            }
+            vcores.acquire(&*t1, SPIN);
+            holders.enter(&t1);
+            holders.leave();
+            assert!(vcores.release(&*t1));
+            if let Some(waker) = waker {
+                waker.join().unwrap();
+            }
+            other.join().unwrap();
+            assert_eq!(vcores.held(), 0, "a claim outlived its wait");
+            assert!(t1.seat().is_home(), "a claim left on a thread that ran");
+        });
+    }
 }
 
 #[test]

@@ -221,6 +221,60 @@ fn an_exit_from_an_unwound_wait_gives_the_claim_back() {
 }
 
 #[test]
+fn a_slot_claimed_without_the_lock_then_taken_back_by_the_table_goes_back_under_it() {
+    // Its wait goes on, or unwinds: either way the slot a waker took for it from its cell is
+    // given back under the lock once the table took it back (a waiter came meanwhile).
+    for unwound in [false, true] {
+        let r = rig(2, 60_000_000, 5_000);
+        let t = thread(1, 44, 0b11, false);
+        away(&r.v, &t);
+        assert_eq!(r.v.lent(), 0b11);
+        r.v.claim(&*t);
+        assert_eq!(
+            (r.v.lent(), r.v.held()),
+            (0b11, 1),
+            "taken without the lock"
+        );
+        // Core 1 is held, and a thread waits for it: the table takes the lent slots back and
+        // keeps them, and counts `t` the holder of the slot claimed for it.
+        let (holder, waiter) = (thread(2, 44, 0b10, false), thread(3, 44, 0b10, false));
+        r.v.acquire(&*holder, SPIN);
+        assert_eq!(
+            holder.seat().slot(),
+            Some(1),
+            "the claim took the ideal core"
+        );
+        let h = {
+            let (v, waiter) = (r.v.clone(), waiter.clone());
+            std::thread::spawn(move || {
+                v.acquire(&*waiter, SPIN);
+                assert!(v.release(&*waiter));
+            })
+        };
+        until(|| r.stats.snapshot().vcore_waits, 1);
+        assert_eq!((r.v.lent(), r.v.held()), (0, 2));
+        if unwound {
+            assert!(!r.v.release(&*t), "it held no core of its own");
+        } else {
+            r.v.unclaim(&*t);
+        }
+        assert_eq!(r.v.held(), 1, "the claimed slot went back");
+        // Away still after an unclaim (a claim under the lock now), home after an unwind.
+        r.v.claim(&*t);
+        assert_eq!(r.v.held(), if unwound { 1 } else { 2 });
+        assert!(r.v.release(&*holder));
+        h.join().unwrap();
+        if !unwound {
+            r.v.acquire(&*t, SPIN);
+            assert_eq!(t.seat().slot(), Some(0));
+            assert!(r.v.release(&*t));
+        }
+        assert_eq!(r.v.held(), 0);
+        assert_eq!(r.stats.snapshot().vcore_escapes, 0);
+    }
+}
+
+#[test]
 fn the_wake_hook_runs_before_a_parked_owner_runs_and_not_for_a_running_one() {
     let p = Arc::new(Parker::new());
     let woke = Arc::new(AtomicBool::new(false));

@@ -135,12 +135,13 @@ fn a_fast_step_away_is_claimable_and_a_thread_back_home_is_not() {
         (1, 0),
         "given back without the lock"
     );
-    // A waker claims the free core for it: the table holds it for the thread, nothing lent.
+    // A waker claims the free core for it: it takes the lent core's cell for the thread,
+    // without the lock; the thread takes what it was granted, without the lock.
     r.v.claim(&*t);
-    assert_eq!((r.v.lent(), r.v.held()), (0, 1));
+    assert_eq!((r.v.lent(), r.v.held()), (1, 1));
     r.v.acquire(&*t, SPIN);
     assert_eq!(t.seat().slot(), Some(0));
-    assert_eq!(r.v.lent(), 1, "the claim taken: lent again");
+    assert_eq!(r.v.lent(), 1, "the claim taken: still lent");
     assert!(r.v.release(&*t));
     // Away again, then home by a fast take: a late claim finds it home and claims nothing.
     r.v.acquire(&*t, SPIN);

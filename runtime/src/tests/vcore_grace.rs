@@ -375,35 +375,58 @@ fn a_holder_that_never_reaches_a_checkpoint_loses_its_core_after_the_grace() {
 
 #[test]
 fn a_claimed_core_taken_before_the_thread_took_it_is_asked_for_again() {
-    let r = graced_rig(1, 100);
-    let (woken, better) = (thread(1, 44, 1, false), thread(2, 10, 1, false));
-    r.v.acquire(&*woken, SPIN);
-    assert!(r.v.step_away(&*woken));
-    // A waker claims the free core for it; the OS does not run it yet.
-    r.v.claim(&*woken);
-    assert_eq!(r.v.held(), 1);
-    let (h, took) = {
-        let (v, better, stats) = (r.v.clone(), better.clone(), r.stats.clone());
-        let (tx, rx) = mpsc::channel();
-        let h = std::thread::spawn(move || {
-            v.acquire(&*better, SPIN);
-            tx.send(better.seat().slot()).unwrap();
-            // Keeps the core until the woken thread waits for it.
-            until(|| stats.snapshot().vcore_waits, 2);
-            assert!(v.release(&*better));
+    // Claimed without the lock (core 0 lent and free), or under it (a thread waits for core
+    // 1, so nothing is lent).
+    for locked in [false, true] {
+        let r = graced_rig(2, 100);
+        let (woken, better) = (thread(1, 44, 0b01, false), thread(2, 10, 0b01, false));
+        r.v.acquire(&*woken, SPIN);
+        let other = locked.then(|| {
+            let (holder, waiter) = (thread(3, 44, 0b10, false), thread(4, 44, 0b10, false));
+            r.v.acquire(&*holder, SPIN);
+            let v = r.v.clone();
+            let h = std::thread::spawn(move || {
+                v.acquire(&*waiter, SPIN);
+                assert!(v.release(&*waiter));
+            });
+            until(|| r.stats.snapshot().vcore_waits, 1);
+            (holder, h)
         });
-        (h, rx)
-    };
-    assert_eq!(took.recv().unwrap(), Some(0), "taken after the grace");
-    assert_eq!(r.stats.snapshot().vcore_revokes, 1);
-    assert_eq!(word(&woken), 0, "it was never told it held the core");
-    r.v.acquire(&*woken, SPIN);
-    assert_eq!(woken.seat().slot(), Some(0), "after the better one");
-    h.join().unwrap();
-    assert!(r.v.release(&*woken));
-    assert_eq!(r.v.held(), 0);
-    assert_eq!(r.stats.snapshot().vcore_escapes, 0);
-    assert_eq!(better.seat().slot(), None);
+        assert_eq!(r.v.lent(), if locked { 0 } else { 0b11 });
+        assert!(r.v.step_away(&*woken));
+        // A waker claims the free core for it; the OS does not run it yet.
+        r.v.claim(&*woken);
+        assert_eq!(r.v.held(), if locked { 2 } else { 1 });
+        let waits = r.stats.snapshot().vcore_waits;
+        let (h, took) = {
+            let (v, better, stats) = (r.v.clone(), better.clone(), r.stats.clone());
+            let (tx, rx) = mpsc::channel();
+            let h = std::thread::spawn(move || {
+                v.acquire(&*better, SPIN);
+                tx.send(better.seat().slot()).unwrap();
+                // Keeps the core until the woken thread waits for it.
+                until(|| stats.snapshot().vcore_waits, waits + 2);
+                assert!(v.release(&*better));
+            });
+            (h, rx)
+        };
+        assert_eq!(took.recv().unwrap(), Some(0), "taken after the grace");
+        assert_eq!(r.stats.snapshot().vcore_revokes, 1);
+        // A claim under the lock never told the thread it held the core; a slot taken for it
+        // without the lock made it the slot's holder, and its word says the slot was taken.
+        assert_eq!(word(&woken) != 0, !locked, "locked {locked}");
+        r.v.acquire(&*woken, SPIN);
+        assert_eq!(woken.seat().slot(), Some(0), "after the better one");
+        h.join().unwrap();
+        assert!(r.v.release(&*woken));
+        if let Some((holder, h)) = other {
+            assert!(r.v.release(&*holder));
+            h.join().unwrap();
+        }
+        assert_eq!(r.v.held(), 0);
+        assert_eq!(r.stats.snapshot().vcore_escapes, 0);
+        assert_eq!(better.seat().slot(), None);
+    }
 }
 
 /// The stats say which bound the virtual cores keep: strict by default (the grace off),

@@ -5,8 +5,10 @@
 //! # Invariant
 //!
 //! A card is written by its owner only while it holds no slot (at a fast take, before the
-//! compare-and-swap that publishes it), and by the semaphore only under its lock as it lends
-//! the owner's slot with it (`fast.rs`); the owner's own steps write its stamp after a step the
+//! compare-and-swap that publishes it), by a waker that claims a slot for the owner without
+//! the lock, while the owner's seat is marked claiming, which keeps the owner from taking one
+//! itself (`claim.rs`), and by the semaphore only under its lock as it lends the owner's slot
+//! with it (`fast.rs`); the owner's own steps write its stamp after a step the
 //! table told it of, the same value the lend writes. So no two writers disagree, and a reader
 //! reads what the cell's ordering published. The card is made of
 //! std atomics, as the kick word: it outlives any loom model, and the cell that publishes it is

@@ -86,6 +86,15 @@ impl Cells {
         self.0[s].store(holder.map_or(FREE, addr), Ordering::Release);
     }
 
+    /// Whether a slot of `mask` looks lent and free: a hint before a claim's seat is touched.
+    #[inline]
+    pub(super) fn any_free(&self, mask: u64) -> bool {
+        (0..MAX_CORES)
+            .filter(|&s| mask & (1 << s) != 0)
+            // Relaxed: a hint; the take's compare-and-swap decides.
+            .any(|s| self.0[s].load(Ordering::Relaxed) == FREE)
+    }
+
     /// How many of the `lent` slots are held now (a gauge).
     pub(super) fn held(&self, lent: u64) -> usize {
         (0..MAX_CORES)

@@ -20,6 +20,19 @@
 //! kicks the holder it outranks, who gives its core up at its next checkpoint and blocks,
 //! which frees the processor the woken thread needs.
 //!
+//! # Without the lock
+//!
+//! While slots are lent (`fast.rs`: nobody waits), a claim that finds an allowed slot free
+//! takes its cell for the thread, as the thread's own fast take would, and the table, which
+//! would grant that slot, need not be asked: the waker marks the thread's seat claiming
+//! (compare-and-swap from away, so one claim a wait and none for a thread that came home),
+//! writes the thread's card, takes the cell, and marks the seat granted with the slot, or away
+//! again if the cells were taken meanwhile (then it claims under the lock). A thread that
+//! comes home or gives its claim back waits out a claiming mark (a few stores), then takes a
+//! granted slot as its own, or gives it back by its cell, or under the lock where a step took
+//! the lent slots back meanwhile and so counts the thread the slot's holder. So a parked
+//! hand-off's claim and take need the lock on neither side.
+//!
 //! Only an unpark that finds the thread parked claims: a spinning thread is on a processor
 //! already and asks for itself. Sleeps do not claim (their wake is the reactor's or their own
 //! timer's), except an idle poll (`block_on::Wait::idle_poll`): its promotion is a wake by
@@ -75,6 +88,9 @@ impl Vcores {
         if !seat.is_claimable() {
             return None;
         }
+        if inner.claim_fast(t) {
+            return None;
+        }
         let now = Now::default();
         inner.locked(|l, fx| {
             if !seat.try_claim() {
@@ -97,16 +113,57 @@ impl Vcores {
     /// Call it on the thread `t` itself.
     pub fn unclaim(&self, t: &impl Occupant) {
         let Some(inner) = &self.inner else { return };
+        let seat = t.seat();
+        if let Some(slot) = seat.granted() {
+            inner.give_back_granted(t, slot, true);
+            return;
+        }
         // A hint; `take_claim` rechecks under the lock.
-        if !t.seat().is_claimed() {
+        if !seat.is_claimed() {
             return;
         }
         let id = t.id();
-        inner.locked(|l, fx| l.give_back_claim(t.seat(), id, fx));
+        inner.locked(|l, fx| l.give_back_claim(seat, id, fx));
     }
 }
 
 impl Inner {
+    /// Claims a lent free slot for `t` without the lock, as its own fast take would
+    /// (`fast.rs`): nobody waits while slots are lent, so the table would grant it too. `true`
+    /// if the claim is decided: a slot taken for `t` (its seat says which), or `t` no longer
+    /// away; `false`: claim under the lock (no allowed slot lent and free).
+    fn claim_fast(&self, t: &impl Occupant) -> bool {
+        let who = t.who();
+        // A hint, so that a claim with no lent slot to take leaves the seat alone.
+        if !self.cells.any_free(who.traits.mask & self.all) {
+            return false;
+        }
+        let seat = t.seat();
+        if !seat.begin_claim() {
+            return true;
+        }
+        let slot = self.take_lent(who, seat.line());
+        seat.end_claim(slot);
+        slot.is_some()
+    }
+
+    /// Gives back lent slot `slot`, which a waker took for `t` without the lock (`t`'s seat
+    /// said so and now says nothing), and leaves `t` away or not: by its cell, or under the lock
+    /// where the table took the slot back meanwhile (and so counts `t` its holder).
+    pub(super) fn give_back_granted(&self, t: &impl Occupant, slot: usize, away: bool) {
+        let seat = t.seat();
+        if self.cells.try_give(slot, seat.line()) {
+            seat.set_away(away);
+            return;
+        }
+        let (line, id) = (seat.line(), t.id());
+        self.locked(|l, fx| {
+            l.table.release(id, Now::default(), fx);
+            l.seat(line, Some(slot), &Step::Cancelled);
+            seat.set_away(away);
+        });
+    }
+
     /// The first step of `t`'s acquire, under the lock: the claim a waker made for it, else
     /// a fresh one; `t` is no longer away. A claimed core taken from `t` after a kick's grace
     /// before `t` took it (`t` ran nothing on it) is asked for again, as at a checkpoint.

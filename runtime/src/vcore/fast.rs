@@ -22,7 +22,10 @@
 //! Wake claims (`claim.rs`): a thread gives its slot back on the fast path before it marks
 //! itself away (Release), and a claimer claims only by compare-and-swap from away (Acquire), so
 //! the cells a claim looks at show that slot given back; a thread comes home by compare-and-swap
-//! before a fast take, so no claim is made for it after it.
+//! before a fast take, so no claim is made for it after it. A claim may itself take a lent
+//! free slot for the thread ([`Inner::take_lent`], the take's own steps, the card written by
+//! the waker while the thread's seat is marked claiming): the cell then names the thread, as
+//! after its own take, so a take-back finds it the holder either way.
 //!
 //! A take reads the event clock once (`sys::ticks()`, the TSC where it serves), as a take under
 //! the lock does: the slot's time slice, its age among the holders a waiter may kick, and the
@@ -30,31 +33,40 @@
 
 use super::cells::Cells;
 use super::kick::Line;
-use super::{Inner, Locked, Occupant, Step};
+use super::seat::Home;
+use super::{Inner, Locked, Occupant, Step, Who};
 use crate::sys;
 use crate::vcore::table::bits;
 
 impl Inner {
-    /// Takes a free allowed slot for `t` without the lock (its ideal core first). `None`: ask
-    /// under the lock (no slot is lent, none allowed is free, a waker claimed one for `t`, or
-    /// its mask names none of the cores).
+    /// Takes a free allowed slot for `t` without the lock (its ideal core first), or the one a
+    /// waker took for it (`claim.rs`). `None`: ask under the lock (no slot is lent, none
+    /// allowed is free, a waker claimed one for `t` under the lock, or its mask names none of
+    /// the cores).
     #[inline]
     pub(super) fn take_fast(&self, t: &impl Occupant) -> Option<usize> {
         let seat = t.seat();
-        if !seat.come_home() {
-            return None;
-        }
-        let who = t.who();
-        let mask = who.traits.mask & self.all;
-        let line = seat.line();
-        line.card.publish(who, sys::ticks());
-        let ideal = who.traits.ideal.filter(|&i| mask & (1 << i) != 0);
-        let slot = ideal
-            .into_iter()
-            .chain(bits(mask))
-            .find(|&s| self.cells.try_take(s, line))?;
+        let slot = match seat.come_home() {
+            Home::Free => self.take_lent(t.who(), seat.line())?,
+            Home::Granted(slot) => slot,
+            Home::Claimed => return None,
+        };
         seat.take(slot);
         Some(slot)
+    }
+
+    /// Takes a free allowed slot for `who`, whose line is `line`, without the lock (its ideal
+    /// core first), its card written first: by the thread itself, or by a waker that began a
+    /// claim for it (`Seat::begin_claim`). `None`: no allowed slot is lent and free.
+    #[inline]
+    pub(super) fn take_lent(&self, who: Who, line: &'static Line) -> Option<usize> {
+        let mask = who.traits.mask & self.all;
+        line.card.publish(who, sys::ticks());
+        let ideal = who.traits.ideal.filter(|&i| mask & (1 << i) != 0);
+        ideal
+            .into_iter()
+            .chain(bits(mask))
+            .find(|&s| self.cells.try_take(s, line))
     }
 
     /// Gives `t`'s slot back without the lock, then marks it away if `away` (a waker may claim

@@ -31,8 +31,9 @@
 //!   decision. Relaxed: the lock orders what the decision reads.
 //! - A thread's [`Seat`] is written and read only by that thread (acquire, release, checkpoint
 //!   and yield run on the thread they are for), after the table told it where it stands or it
-//!   took a lent slot; except its claim state, which a waker's [`claim`] moves under the lock
-//!   by compare-and-swap, and its card's stamp, which a take-back writes (`card.rs`).
+//!   took a lent slot; except its claim state, which a waker's [`claim`] moves by
+//!   compare-and-swap (under the lock, or without it to take a lent slot for the thread), and
+//!   its card, which such a waker and a lend write (`card.rs`).
 //! - A thread's kick word ([`kick`]) is non-zero while its checkpoint has something to do:
 //!   its slot's flag is `Turn` or `Kick`, it runs by escape, or its slot was taken (revoked:
 //!   the word says so, and the slot its seat names is no longer its own). It is written only
@@ -87,6 +88,7 @@ mod wait;
 
 pub use escape::Escape;
 pub(crate) use kick::is_set as kick_is_set;
+use seat::Home;
 pub use seat::Seat;
 pub use step::{Traits, Who, YieldKind};
 
@@ -255,6 +257,11 @@ impl Vcores {
         }
         if let Some(slot) = inner.take_fast(t) {
             trace::core_granted(slot as u64);
+            // A slot a waker took for `t` (`claim.rs`), then taken from it after a kick's
+            // grace before `t` ran: asked for again, as at a checkpoint.
+            if kick::is_revoked(t.seat().kick_word()) {
+                return inner.checkpoint_asked(t, spin);
+            }
             return None;
         }
         inner.acquire_locked(t, spin)
@@ -274,8 +281,10 @@ impl Vcores {
         let seat = t.seat();
         if !seat.holds() {
             // An exit from an object wait that unwound: a claim made for it goes back.
-            if !seat.come_home() {
-                inner.forget(t);
+            match seat.come_home() {
+                Home::Free => {}
+                Home::Granted(slot) => inner.give_back_granted(t, slot, false),
+                Home::Claimed => inner.forget(t),
             }
             return false;
         }

@@ -2,10 +2,10 @@
 //! escape), its kick word (with its card: who it is, since when it holds its slot), and where
 //! it stands for wake claims.
 //!
-//! Invariant: only the thread itself writes its slot, after the table told it where it stands
-//! or after it took a slot on the fast path (`cells.rs`); its claim state moves as
-//! [`Seat::try_claim`] and [`Seat::come_home`] say (module ground rules in `mod.rs`). The
-//! table is the truth, the seat a hint the thread reads without it.
+//! Invariant: only the thread itself writes its slot, after the table told it where it stands,
+//! after it took a slot on the fast path (`cells.rs`), or after it found one a waker took for
+//! it (`claim.rs`); its claim state moves as [`Seat`]'s invariant says. The table is the
+//! truth, the seat a hint the thread reads without it.
 
 use super::card::Card;
 use super::kick::{self, KickWord, Line};
@@ -23,8 +23,28 @@ const HOME: u8 = 0;
 /// `Seat::claim`: it gave its core back for a wait that a wake ends (on an object, an idle
 /// poll) and will take one again: a waker may claim one for it.
 const AWAY: u8 = 1;
-/// `Seat::claim`: a waker claimed a core for it (`Locked::claims` holds the claim).
+/// `Seat::claim`: a waker claimed a core for it under the lock (`Locked::claims` holds the
+/// claim).
 const CLAIMED: u8 = 2;
+/// `Seat::claim`: a waker claims a core for it without the lock (`claim.rs`): it writes the
+/// thread's card and tries the lent slots' cells; only that waker moves the state on, at once,
+/// to [`GRANTED`] or back to [`AWAY`].
+const CLAIMING: u8 = 3;
+/// `Seat::claim`, plus a slot: a waker took that lent slot for it without the lock (its cell
+/// names the thread's line); only the thread moves the state on, as it takes the slot or
+/// gives it back.
+const GRANTED: u8 = 4;
+
+/// Where a thread that comes home for a core stands ([`Seat::come_home`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Home {
+    /// Nothing claimed for it: it takes a core itself.
+    Free,
+    /// A waker took this lent slot for it without the lock: the slot is its own now.
+    Granted(usize),
+    /// A waker claimed under the lock: the claim is its to take, under the lock.
+    Claimed,
+}
 
 /// A thread's virtual-core state: the slot it holds, for its own checkpoints.
 ///
@@ -32,16 +52,18 @@ const CLAIMED: u8 = 2;
 /// Only the thread itself reads or writes `at` (module ground rules), so every access is
 /// Relaxed; the table under its lock is the truth, the seat the thread's copy of its part.
 /// `claim` moves HOME -> AWAY and AWAY -> HOME by the thread (under the lock, or without it at
-/// a fast release and a fast take), AWAY -> CLAIMED and CLAIMED -> AWAY or HOME only under the
-/// lock; a waker claims only by compare-and-swap from AWAY, so a thread that came home without
-/// the lock is never claimed for.
+/// a fast release and a fast take); AWAY -> CLAIMED and CLAIMED -> AWAY or HOME only under the
+/// lock; AWAY -> CLAIMING by a waker without the lock, and CLAIMING -> GRANTED or AWAY by that
+/// waker alone; GRANTED -> HOME or AWAY by the thread alone. Wakers claim only by
+/// compare-and-swap from AWAY, so a thread that came home without the lock is never claimed
+/// for, and one claim at most is made for a wait.
 #[derive(Debug)]
 pub struct Seat {
     /// The slot, [`NO_SLOT`] or [`ESCAPED`].
     at: AtomicU8,
     /// The thread's kick word (module ground rules) and card.
     kick: KickWord,
-    /// [`HOME`], [`AWAY`] or [`CLAIMED`].
+    /// [`HOME`], [`AWAY`], [`CLAIMED`], [`CLAIMING`], or [`GRANTED`] plus a slot.
     claim: AtomicU8,
 }
 
@@ -154,7 +176,15 @@ impl Seat {
         self.claim.load(Ordering::Relaxed) == AWAY
     }
 
-    /// Whether a waker claimed a core for it: a hint off the lock, exact under it.
+    /// Whether the thread is home: no claim, made or half-made, is left for it.
+    #[cfg(test)]
+    pub(crate) fn is_home(&self) -> bool {
+        // Relaxed: a test's look once every thread that could move it has been joined.
+        self.claim.load(Ordering::Relaxed) == HOME
+    }
+
+    /// Whether a waker claimed a core for it under the lock: a hint off the lock, exact under
+    /// it.
     pub(super) fn is_claimed(&self) -> bool {
         // Relaxed: only writers under the lock set or clear CLAIMED.
         self.claim.load(Ordering::Relaxed) == CLAIMED
@@ -170,6 +200,52 @@ impl Seat {
             .is_ok()
     }
 
+    /// A waker begins a claim without the lock: `true` if the thread was away; then the
+    /// thread's card is the waker's to write, and it must [`Seat::end_claim`] at once.
+    pub(super) fn begin_claim(&self) -> bool {
+        // Acquire: as `try_claim`, the thread's slot is given back in the cells this claim
+        // tries.
+        self.claim
+            .compare_exchange(AWAY, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// The waker that began a claim ends it: `slot` taken for the thread, or none (the thread
+    /// is away again, for a claim under the lock).
+    pub(super) fn end_claim(&self, slot: Option<usize>) {
+        let state = slot.map_or(AWAY, |s| GRANTED + s as u8);
+        // Release: the card written and the cell taken before it, for the thread's Acquire.
+        self.claim.store(state, Ordering::Release);
+    }
+
+    /// The thread's claim state once no waker is in the middle of a claim without the lock
+    /// (a few stores and compare-and-swaps: spun out, yielding after a while).
+    fn settled(&self) -> u8 {
+        let mut spins = 0u32;
+        loop {
+            // Acquire: a GRANTED state's card and cell, written before the waker's Release.
+            let state = self.claim.load(Ordering::Acquire);
+            if state != CLAIMING {
+                return state;
+            }
+            spins += 1;
+            if spins < 64 || cfg!(loom) {
+                crate::sync::spin_hint();
+            } else {
+                crate::sys::yield_now();
+            }
+        }
+    }
+
+    /// The slot a waker took for the thread without the lock, if one did (called by the
+    /// thread, which alone moves a GRANTED state on).
+    pub(super) fn granted(&self) -> Option<usize> {
+        match self.settled() {
+            s if s >= GRANTED => Some(usize::from(s - GRANTED)),
+            _ => None,
+        }
+    }
+
     /// Marks the thread away (a waker may claim for it) or home: by the thread after it gave
     /// its core back, or under the lock as a claim is taken or given back.
     #[inline]
@@ -179,20 +255,71 @@ impl Seat {
             .store(if away { AWAY } else { HOME }, Ordering::Release);
     }
 
-    /// The thread comes home before it takes a core without the lock: `true` unless a waker
-    /// claimed one for it meanwhile (then the claim is its to take, under the lock). No waker
-    /// claims for it afterwards.
+    /// The thread comes home before it takes a core without the lock: [`Home::Claimed`] if a
+    /// waker claimed one for it under the lock meanwhile (the claim is its to take, under the
+    /// lock), [`Home::Granted`] if one took a lent slot for it. No waker claims for it
+    /// afterwards.
     #[inline]
-    pub(super) fn come_home(&self) -> bool {
+    pub(super) fn come_home(&self) -> Home {
         // Relaxed: the decision is this location's alone (a claimer's CAS and this one are
-        // ordered by it); a claim found here is read again under the lock.
+        // ordered by it); a claim found here is read again under the lock, a grant settled.
         match self.claim.load(Ordering::Relaxed) {
-            HOME => true,
-            AWAY => self
+            HOME => Home::Free,
+            AWAY if self
                 .claim
                 .compare_exchange(AWAY, HOME, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok(),
-            _ => false,
+                .is_ok() =>
+            {
+                Home::Free
+            }
+            _ => match self.settled() {
+                HOME => Home::Free,
+                CLAIMED => Home::Claimed,
+                AWAY => self.come_home(),
+                s => {
+                    debug_assert!(s >= GRANTED, "claim state {s} of a thread coming home");
+                    self.set_away(false);
+                    Home::Granted(usize::from(s - GRANTED))
+                }
+            },
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A thread that comes home while a waker is half-way through a claim without the lock
+    /// waits for the claim to end, and takes what it granted; one that comes home after a
+    /// claim that took nothing finds itself free to take a core.
+    #[test]
+    fn coming_home_waits_out_a_half_made_claim() {
+        for granted in [Some(3), None] {
+            let seat = Arc::new(Seat::default());
+            seat.set_away(true);
+            assert!(seat.begin_claim());
+            assert!(!seat.begin_claim(), "one claim a wait");
+            let (tx, rx) = std::sync::mpsc::channel();
+            let h = {
+                let seat = seat.clone();
+                std::thread::spawn(move || tx.send(seat.come_home()).unwrap())
+            };
+            let early = rx.recv_timeout(Duration::from_millis(50));
+            assert!(
+                early.is_err(),
+                "came home past a half-made claim: {early:?}"
+            );
+            seat.end_claim(granted);
+            let home = rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("never came home");
+            assert_eq!(home, granted.map_or(Home::Free, Home::Granted));
+            h.join().unwrap();
+            assert!(seat.is_home());
+            assert!(!seat.begin_claim(), "nothing claimed for a thread at home");
         }
     }
 }
