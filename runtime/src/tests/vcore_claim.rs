@@ -221,6 +221,27 @@ fn an_exit_from_an_unwound_wait_gives_the_claim_back() {
 }
 
 #[test]
+fn a_claim_without_the_lock_takes_a_core_the_mask_allows() {
+    // Core 0 held, core 1 free and the only one the woken thread may run on: the claim takes
+    // core 1's cell, and the slots stay lent.
+    let r = rig(2, 60_000_000, 5_000);
+    let (t, other) = (thread(1, 44, 0b10, false), thread(2, 44, 0b01, false));
+    away(&r.v, &t);
+    r.v.acquire(&*other, SPIN);
+    r.v.claim(&*t);
+    assert_eq!(
+        (r.v.lent(), r.v.held()),
+        (0b11, 2),
+        "claimed without the lock"
+    );
+    r.v.acquire(&*t, SPIN);
+    assert_eq!(t.seat().slot(), Some(1));
+    assert!(r.v.release(&*t));
+    assert!(r.v.release(&*other));
+    assert_eq!(r.v.held(), 0);
+}
+
+#[test]
 fn a_slot_claimed_without_the_lock_then_taken_back_by_the_table_goes_back_under_it() {
     // Its wait goes on, or unwinds: either way the slot a waker took for it from its cell is
     // given back under the lock once the table took it back (a waiter came meanwhile).
