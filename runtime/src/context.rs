@@ -300,6 +300,8 @@ impl WaitPolicy for Current<'_> {
 /// Returns when `fut` is ready. A guest thread holds no virtual core while it waits and takes
 /// one again before returning.
 pub fn block_on<F: Future>(fut: F, wait: Wait<'_>) -> F::Output {
+    // Pinned here, so that the closures below carry a pointer, not a copy of the future.
+    let fut = std::pin::pin!(fut);
     // The deterministic mode's one branch when it is off: a thread-local read.
     if DET.get() {
         return det_block_on(fut, wait);
