@@ -75,6 +75,10 @@ pub struct ThreadRecord {
     /// cancelled, when the thread takes a core or gives its claim back. A std lock even under
     /// loom, like `activity`.
     deferred: std::sync::Mutex<Option<Timer>>,
+    /// Whether `deferred` may hold a timer: set under its lock as one is kept, cleared under it
+    /// as one is taken; the thread reads it first, so a take with nothing kept (nearly every
+    /// one) takes no lock. A std atomic, as `deferred` is a std lock.
+    deferring: std::sync::atomic::AtomicBool,
 }
 
 /// A thread's name and declared role: what its serial and first flags are decided from.
@@ -132,6 +136,7 @@ impl ThreadRecord {
             wake_slice: std::sync::Mutex::new(NOT_ASKED),
             pause: Pause::default(),
             deferred: std::sync::Mutex::new(None),
+            deferring: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -288,13 +293,28 @@ impl ThreadRecord {
     /// Keeps `timer`, which wakes the thread at the latest when the claim a waker deferred
     /// its wake for would escape (`Runtime::claim_hook`), until [`ThreadRecord::end_deferral`].
     pub(crate) fn defer(&self, timer: Timer) {
-        *lock(&self.deferred) = Some(timer);
+        let mut kept = lock(&self.deferred);
+        *kept = Some(timer);
+        // Relaxed: under the lock; a thread that reads it before this store finds no timer,
+        // as if it had taken the lock first (the timer then wakes it once, later: harmless).
+        self.deferring
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The thread takes a core or gives its claim back: a deferred wake's timer, if one is
-    /// kept, is cancelled. Only the thread itself calls it.
+    /// kept, is cancelled. Only the thread itself calls it; one load when none is kept.
     pub(crate) fn end_deferral(&self) {
-        let timer = lock(&self.deferred).take();
+        // Relaxed: a hint, as `defer` says; the lock orders the timer itself.
+        if !self.deferring.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let timer = {
+            let mut kept = lock(&self.deferred);
+            // Relaxed: under the lock, as in `defer`.
+            self.deferring
+                .store(false, std::sync::atomic::Ordering::Relaxed);
+            kept.take()
+        };
         drop(timer);
     }
 
