@@ -297,22 +297,20 @@ impl ThreadRecord {
         *kept = Some(timer);
         // Relaxed: under the lock; a thread that reads it before this store finds no timer,
         // as if it had taken the lock first (the timer then wakes it once, later: harmless).
-        self.deferring
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.deferring.store(true, Ordering::Relaxed);
     }
 
     /// The thread takes a core or gives its claim back: a deferred wake's timer, if one is
     /// kept, is cancelled. Only the thread itself calls it; one load when none is kept.
     pub(crate) fn end_deferral(&self) {
         // Relaxed: a hint, as `defer` says; the lock orders the timer itself.
-        if !self.deferring.load(std::sync::atomic::Ordering::Relaxed) {
+        if !self.deferring.load(Ordering::Relaxed) {
             return;
         }
         let timer = {
             let mut kept = lock(&self.deferred);
             // Relaxed: under the lock, as in `defer`.
-            self.deferring
-                .store(false, std::sync::atomic::Ordering::Relaxed);
+            self.deferring.store(false, Ordering::Relaxed);
             kept.take()
         };
         drop(timer);

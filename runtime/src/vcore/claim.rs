@@ -148,20 +148,14 @@ impl Inner {
     }
 
     /// Gives back lent slot `slot`, which a waker took for `t` without the lock (`t`'s seat
-    /// said so and now says nothing), and leaves `t` away or not: by its cell, or under the lock
-    /// where the table took the slot back meanwhile (and so counts `t` its holder).
+    /// said so), and leaves `t` away or not: `t` takes the slot as its own, then gives it back
+    /// as any holder does, by its cell, or under the lock where the table took the slot back
+    /// meanwhile (and so counts `t` its holder).
     pub(super) fn give_back_granted(&self, t: &impl Occupant, slot: usize, away: bool) {
-        let seat = t.seat();
-        if self.cells.try_give(slot, seat.line()) {
-            seat.set_away(away);
-            return;
+        t.seat().take(slot);
+        if !self.give_fast(t, away) {
+            self.release_for(t, away);
         }
-        let (line, id) = (seat.line(), t.id());
-        self.locked(|l, fx| {
-            l.table.release(id, Now::default(), fx);
-            l.seat(line, Some(slot), &Step::Cancelled);
-            seat.set_away(away);
-        });
     }
 
     /// The first step of `t`'s acquire, under the lock: the claim a waker made for it, else
