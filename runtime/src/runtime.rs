@@ -28,13 +28,19 @@ use std::sync::Arc;
 use std::sync::Weak;
 use std::time::Duration;
 
+/// Aligned to a cache line, so that the handles' count sits on a line of its own: a host
+/// thread's wait takes a handle (its default runtime), and those takes and drops move no
+/// line that every thread reads (the configuration, the policy).
+#[repr(align(64))]
 struct Inner {
     config: Config,
     policy: Policy,
     counters: Arc<Counters>,
     tracker: Arc<Tracker>,
     reactor: Reactor,
-    vcores: Vcores,
+    /// Shared with the threads' wake hooks, which claim on it without a handle on the runtime
+    /// (`Runtime::claim_hook`).
+    vcores: Arc<Vcores>,
     /// The deterministic mode's token (HOS_DET); `None`: the mode is off.
     token: Option<Token>,
     /// The guest's random entropy (`entropy.rs`).
@@ -150,7 +156,7 @@ impl Runtime {
             config.calibration.is_none(),
             spawn,
         )?;
-        let vcores = Vcores::new(&config, counters.clone());
+        let vcores = Arc::new(Vcores::new(&config, counters.clone()));
         let det = crate::det_run::token(&config)?;
         let entropy = det
             .as_ref()
@@ -445,24 +451,32 @@ impl Runtime {
     }
 
     /// The wake hook of guest thread `rec`'s parker: it claims `rec`'s core on this
-    /// runtime, while both are alive (weak, so a parked thread keeps neither alive). A claim
-    /// that defers the wake (HOS_VCORE_CLAIM_DEFER, `vcore/claim.rs`) gets a relaxed timer
-    /// at the time the claim names, which wakes the thread then if nothing did (its escape);
-    /// the thread cancels it when it takes a core or gives the claim back. A timer kept
-    /// after the thread took its core (the thread ran between the claim and this keep) fires
-    /// at the latest then, a spurious wake that every wait polls through, or is cancelled at
-    /// the thread's next core.
+    /// runtime's virtual cores while `rec` is alive (weak, so a parked thread does not keep
+    /// its record alive, nor the runtime: the hook holds the cores alone). No runtime handle
+    /// is made for a claim, so a wake moves no count the runtime's threads share; one is, to
+    /// reach the reactor, only for a claim that defers the wake: that claim gets a relaxed
+    /// timer at the time the claim names, which wakes the thread then if nothing did (its
+    /// escape); the thread cancels it when it takes a core or gives the claim back. A timer
+    /// kept after the thread took its core (the thread ran between the claim and this keep)
+    /// fires at the latest then, a spurious wake that every wait polls through, or is
+    /// cancelled at the thread's next core.
     pub(crate) fn claim_hook(&self, rec: &Arc<ThreadRecord>) -> WakeHook {
-        let (rt, rec) = (self.downgrade(), Arc::downgrade(rec));
+        let (vcores, rt, rec) = (
+            Arc::clone(&self.inner.vcores),
+            self.downgrade(),
+            Arc::downgrade(rec),
+        );
         Arc::new(move || {
-            let (Some(rt), Some(rec)) = (rt.upgrade(), rec.upgrade()) else {
+            let Some(rec) = rec.upgrade() else {
                 return false;
             };
-            let Some(until) = rt.inner.vcores.claim(&*rec) else {
+            let Some(until) = vcores.claim(&*rec) else {
                 return false;
             };
-            // Set when the claim deferred (it deferred with this waker).
-            let Some(waker) = rec.waker() else {
+            // Set when the claim deferred (it deferred with this waker). The runtime is alive
+            // while `rec` waits (its thread holds it), so the upgrade fails only for a thread
+            // that stopped waiting meanwhile: its wake is given, a spurious one.
+            let (Some(waker), Some(rt)) = (rec.waker(), rt.upgrade()) else {
                 return false;
             };
             let mut timer = rt.reactor().timer(until, DeadlineClass::Relaxed);

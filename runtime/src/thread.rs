@@ -38,7 +38,12 @@ pub enum Activity {
 }
 
 /// What a guest thread is, as the runtime sees it.
+///
+/// Aligned to a cache line, so that its `Arc`'s counts sit on a line of their own: a waker's
+/// claim takes a reference for the claim's length (`Runtime::claim_hook`), which then moves
+/// no line of the thread's own fields.
 #[derive(Debug)]
+#[repr(align(64))]
 pub struct ThreadRecord {
     id: u64,
     /// Its name and declared role; the flags below are decided from them under this lock.

@@ -211,9 +211,8 @@ pub(crate) fn shutting_down() -> bool {
 }
 
 /// What a wait learns of its context at its first pending poll.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 struct WaitCtx {
-    rt: Option<Runtime>,
     /// Guest threads are unparked by their record at shutdown; others watch the reactor.
     guest: bool,
     class: DeadlineClass,
@@ -225,6 +224,11 @@ pub(crate) struct Limits {
     deadline: Option<u64>,
     cancellable: bool,
     ctx: Option<WaitCtx>,
+    /// A host thread's or task's runtime, kept from its first pending poll: the one its
+    /// shutdown watch and timer are on. A guest thread's is its own context's for as long as
+    /// it waits, and is not kept: no reference count moves for it, so that a hand-off's two
+    /// threads do not pass the runtime's count between them on the woken one's path.
+    host_rt: Option<Runtime>,
     timer: Option<Timer>,
     watch: Option<usize>,
 }
@@ -236,6 +240,7 @@ impl Limits {
             deadline,
             cancellable: true,
             ctx: None,
+            host_rt: None,
             timer: None,
             watch: None,
         }
@@ -279,17 +284,31 @@ impl Limits {
         end
     }
 
-    /// [`Limits::check`] without the trace.
+    /// [`Limits::check`] without the trace: a host thread's wait on the runtime it kept at
+    /// its first pending poll, a guest thread's on its own context's.
     fn end(&mut self, waker: &Waker) -> Option<ResultCode> {
-        let ctx = self.ctx.get_or_insert_with(|| {
-            with_current(|c| WaitCtx {
-                rt: c.runtime().cloned(),
+        if let Some(ctx) = self.ctx.filter(|c| !c.guest) {
+            let rt = self.host_rt.take();
+            let end = self.end_on(rt.as_ref(), ctx, waker);
+            self.host_rt = rt;
+            return end;
+        }
+        with_current(|c| {
+            let ctx = *self.ctx.get_or_insert_with(|| WaitCtx {
                 guest: c.thread().is_some(),
                 class: c.deadline_class(),
-            })
-        });
+            });
+            if !ctx.guest {
+                self.host_rt = c.runtime().cloned();
+            }
+            self.end_on(c.runtime(), ctx, waker)
+        })
+    }
+
+    /// [`Limits::end`] on runtime `rt` (`None`: the caller has none).
+    fn end_on(&mut self, rt: Option<&Runtime>, ctx: WaitCtx, waker: &Waker) -> Option<ResultCode> {
         if self.cancellable {
-            if let Some(rt) = &ctx.rt {
+            if let Some(rt) = rt {
                 if rt.is_shut_down() || (!ctx.guest && !watch_stop(rt, &mut self.watch, waker)) {
                     return Some(ResultCode::CANCELLED);
                 }
@@ -307,7 +326,7 @@ impl Limits {
         if sys::now() >= deadline {
             return Some(ResultCode::TIMED_OUT);
         }
-        let Some(rt) = &ctx.rt else {
+        let Some(rt) = rt else {
             return Some(ResultCode::INVALID_STATE);
         };
         let timer = self.timer.get_or_insert_with(|| {
@@ -337,7 +356,7 @@ fn watch_stop(rt: &Runtime, key: &mut Option<usize>, waker: &Waker) -> bool {
 
 impl Drop for Limits {
     fn drop(&mut self) {
-        if let Some(rt) = self.ctx.as_ref().and_then(|c| c.rt.as_ref()) {
+        if let Some(rt) = &self.host_rt {
             rt.reactor().unwatch_stop(&mut self.watch);
         }
     }
