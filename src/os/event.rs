@@ -52,8 +52,14 @@ pub struct Event {
     flag: Arc<Flag>,
 }
 
-/// What the clones of an [`Event`] share.
+/// What the clones of an [`Event`] share: one cache line holds the flag, the lock and the
+/// waiter list's head (the spin gate spills to the next, written only by spinning waits), and
+/// the handles' reference counts sit on a line of their own. A parked hand-off's signaller and
+/// waiter each write the flag, the lock and the list, so each side moves that one line (and
+/// the list's entries), where the unaligned layout, 88 bytes at the allocator's 16-byte
+/// alignment, spread them over two or three lines shared with the counts.
 #[derive(Debug)]
+#[repr(C, align(64))]
 struct Flag {
     /// SIGNALLED | WAITERS bits (see the module's invariant).
     word: AtomicU8,
@@ -256,5 +262,24 @@ impl Op for Take<'_> {
 
     fn fail(&mut self, code: ResultCode) -> Self::Output {
         Err(code)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn the_flag_the_lock_and_the_list_share_one_line() {
+        assert_eq!(align_of::<Flag>(), 64, "the counts on a line of their own");
+        assert_eq!(offset_of!(Flag, word), 0);
+        // The object's lock and list come first in it, its gate after them.
+        let lock = size_of::<std::sync::Mutex<Waiters>>();
+        assert!(offset_of!(Object<Waiters>, gate) >= lock);
+        assert!(
+            offset_of!(Flag, obj) + lock <= 64,
+            "lock and list past the line"
+        );
     }
 }
