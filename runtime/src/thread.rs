@@ -39,30 +39,33 @@ pub enum Activity {
 
 /// What a guest thread is, as the runtime sees it.
 ///
-/// Aligned to a cache line, so that its `Arc`'s counts sit on a line of their own: a waker's
-/// claim takes a reference for the claim's length (`Runtime::claim_hook`), which then moves
-/// no line of the thread's own fields.
+/// Laid out for a waker's claim (`vcore/claim.rs`): what a waker reads of the thread (its
+/// seat's line, its id and traits, its parker) fills the first cache line, which the thread
+/// itself writes only when its traits change; what the thread writes as it waits (its
+/// activity, counters, spin gate, deferral) lies on the lines after. Aligned to a cache line,
+/// so that its `Arc`'s counts, which a claim's upgrade moves, sit on a line of their own. A
+/// test holds the layout.
 #[derive(Debug)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 pub struct ThreadRecord {
+    /// The thread's virtual-core state, owned by the virtual cores: a handle to its line.
+    seat: Seat,
     id: u64,
-    /// Its name and declared role; the flags below are decided from them under this lock.
-    title: Mutex<Title>,
-    serial: AtomicBool,
-    first: AtomicBool,
+    core_mask: AtomicU64,
+    ideal_core: AtomicI32,
     priority: AtomicU8,
     /// A better priority lent by a lock waiter (priority inheritance), or [`NOT_LENT`].
     lent: AtomicU8,
-    core_mask: AtomicU64,
-    ideal_core: AtomicI32,
+    serial: AtomicBool,
+    first: AtomicBool,
     parker: OnceLock<Arc<Parker>>,
+    /// Its name and declared role; the flags above are decided from them under this lock.
+    title: Mutex<Title>,
     clock: OnceLock<ThreadClock>,
     /// Guest sleeps made (relaxed counter).
     sleeps: AtomicU64,
     /// Nanoseconds spent waiting for a virtual core (relaxed counter).
     vcore_wait_ns: AtomicU64,
-    /// The thread's virtual-core state, owned by the virtual cores.
-    seat: Seat,
     /// The spin gate of its waits for a core (`Occupant::core_gate`).
     core_gate: SpinGate,
     /// What it does now. # Invariant: only the thread itself writes it. A std lock even under
@@ -120,22 +123,22 @@ impl ThreadRecord {
     /// and benches make bare ones.
     pub fn new(id: u64, spec: &ThreadSpec, serial: bool, first: bool) -> Self {
         ThreadRecord {
+            seat: Seat::default(),
             id,
+            core_mask: AtomicU64::new(spec.core_mask),
+            ideal_core: AtomicI32::new(spec.ideal_core),
+            priority: AtomicU8::new(spec.priority),
+            lent: AtomicU8::new(NOT_LENT),
+            serial: AtomicBool::new(serial),
+            first: AtomicBool::new(first),
+            parker: OnceLock::new(),
             title: Mutex::new(Title {
                 name: Arc::from(spec.name.as_str()),
                 role: spec.role,
             }),
-            serial: AtomicBool::new(serial),
-            first: AtomicBool::new(first),
-            priority: AtomicU8::new(spec.priority),
-            lent: AtomicU8::new(NOT_LENT),
-            core_mask: AtomicU64::new(spec.core_mask),
-            ideal_core: AtomicI32::new(spec.ideal_core),
-            parker: OnceLock::new(),
             clock: OnceLock::new(),
             sleeps: AtomicU64::new(0),
             vcore_wait_ns: AtomicU64::new(0),
-            seat: Seat::default(),
             core_gate: SpinGate::new(),
             activity: std::sync::Mutex::new(Activity::Running),
             wake_slice: std::sync::Mutex::new(NOT_ASKED),
@@ -423,5 +426,45 @@ impl Occupant for ThreadRecord {
 
     fn core_gate(&self) -> &SpinGate {
         &self.core_gate
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{Arc, OnceLock, Parker, Seat, ThreadRecord};
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// What a waker reads of a thread lies on the record's first line, and nothing the thread
+    /// writes as it waits does (the type's doc says why).
+    #[test]
+    fn a_wakers_reads_have_the_first_line_to_themselves() {
+        assert_eq!(align_of::<ThreadRecord>(), 64);
+        // Where each field a waker reads ends.
+        let read = [
+            offset_of!(ThreadRecord, seat) + size_of::<Seat>(),
+            offset_of!(ThreadRecord, id) + 8,
+            offset_of!(ThreadRecord, core_mask) + 8,
+            offset_of!(ThreadRecord, ideal_core) + 4,
+            offset_of!(ThreadRecord, priority) + 1,
+            offset_of!(ThreadRecord, lent) + 1,
+            offset_of!(ThreadRecord, first) + 1,
+            offset_of!(ThreadRecord, parker) + size_of::<OnceLock<Arc<Parker>>>(),
+        ];
+        assert!(
+            read.iter().all(|&e| e <= 64),
+            "a waker's read off line 0: {read:?}"
+        );
+        let written = [
+            offset_of!(ThreadRecord, sleeps),
+            offset_of!(ThreadRecord, vcore_wait_ns),
+            offset_of!(ThreadRecord, core_gate),
+            offset_of!(ThreadRecord, activity),
+            offset_of!(ThreadRecord, deferred),
+            offset_of!(ThreadRecord, deferring),
+        ];
+        assert!(
+            written.iter().all(|&o| o >= 64),
+            "a wait's write on line 0: {written:?}"
+        );
     }
 }

@@ -40,6 +40,7 @@ const ORDER: &[&str] = &[
     "vcore/escape",
     "vcore/card",
     "vcore/kick",
+    "vcore/line",
     "vcore/cells",
     "vcore/seat",
     "trace/event",

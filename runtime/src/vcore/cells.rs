@@ -15,7 +15,7 @@
 //!
 //! The cells are the model's atomics under loom (`sync.rs`): the hand-off races are here.
 
-use super::kick::Line;
+use super::line::Line;
 use super::step::MAX_CORES;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 
@@ -45,14 +45,23 @@ impl Cells {
     /// Takes slot `s` for `line`'s owner if it is lent and free. Its card is written before.
     #[inline]
     pub(super) fn try_take(&self, s: usize, line: &'static Line) -> bool {
-        let cell = &self.0[s];
         // Relaxed: a look before the CAS, which decides; no RMW on a cell that cannot be had.
-        cell.load(Ordering::Relaxed) == FREE
-            // AcqRel: Release publishes the card to a closer's Acquire swap; Acquire orders
-            // this holder after the slot's last give (Release), as a lock hand-off does.
-            && cell
-                .compare_exchange(FREE, addr(line), Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
+        self.0[s].load(Ordering::Relaxed) == FREE && self.try_take_first(s, line)
+    }
+
+    /// [`Cells::try_take`] without the look before the compare-and-swap: for a take's first
+    /// try. The cells share one line, which is usually another thread's at a take (the slot's
+    /// last giver's, a waker's): a look would fetch it shared and the swap fetch it again,
+    /// where the swap alone fetches it once, and after it, failed or not, looks at the other
+    /// cells cost nothing.
+    #[inline]
+    pub(super) fn try_take_first(&self, s: usize, line: &'static Line) -> bool {
+        // AcqRel: Release publishes the card to a closer's Acquire swap; Acquire orders this
+        // holder after the slot's last give (Release), as a lock hand-off does. Relaxed on
+        // failure: nothing was taken.
+        self.0[s]
+            .compare_exchange(FREE, addr(line), Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Gives slot `s` back for `line`'s owner: `false` if the cell no longer holds its line
@@ -84,15 +93,6 @@ impl Cells {
         // Release: the card, and the slot's last holder's work, before a take's Acquire. A
         // store: nobody else moves a LOCKED cell (module invariant).
         self.0[s].store(holder.map_or(FREE, addr), Ordering::Release);
-    }
-
-    /// Whether a slot of `mask` looks lent and free: a hint before a claim's seat is touched.
-    #[inline]
-    pub(super) fn any_free(&self, mask: u64) -> bool {
-        (0..MAX_CORES)
-            .filter(|&s| mask & (1 << s) != 0)
-            // Relaxed: a hint; the take's compare-and-swap decides.
-            .any(|s| self.0[s].load(Ordering::Relaxed) == FREE)
     }
 
     /// How many of the `lent` slots are held now (a gauge).

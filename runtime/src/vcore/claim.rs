@@ -27,11 +27,12 @@
 //! would grant that slot, need not be asked: the waker marks the thread's seat claiming
 //! (compare-and-swap from away, so one claim a wait and none for a thread that came home),
 //! writes the thread's card, takes the cell, and marks the seat granted with the slot, or away
-//! again if the cells were taken meanwhile (then it claims under the lock). A thread that
+//! again if no allowed slot is lent and free (then it claims under the lock). A thread that
 //! comes home or gives its claim back waits out a claiming mark (a few stores), then takes a
 //! granted slot as its own, or gives it back by its cell, or under the lock where a step took
 //! the lent slots back meanwhile and so counts the thread the slot's holder. So a parked
-//! hand-off's claim and take need the lock on neither side.
+//! hand-off's claim and take need the lock on neither side, and each moves two cache lines:
+//! the thread's own (`line.rs`: its claim state, card, slot and kick word) and the cells'.
 //!
 //! Only an unpark that finds the thread parked claims: a spinning thread is on a processor
 //! already and asks for itself. Sleeps do not claim (their wake is the reactor's or their own
@@ -83,12 +84,12 @@ impl Vcores {
     /// `sys::now()` value) if nothing ended the wait before.
     pub fn claim(&self, t: &impl Occupant) -> Option<u64> {
         let inner = self.inner.as_ref()?;
+        if inner.claim_fast(t) {
+            return None;
+        }
         let seat = t.seat();
         // A hint; claimed by compare-and-swap under the lock (the thread may come home).
         if !seat.is_claimable() {
-            return None;
-        }
-        if inner.claim_fast(t) {
             return None;
         }
         let now = Now::default();
@@ -123,26 +124,25 @@ impl Vcores {
             return;
         }
         let id = t.id();
-        inner.locked(|l, fx| l.give_back_claim(seat, id, fx));
+        inner.locked(|l, fx| l.give_back_claim(seat, id, true, fx));
     }
 }
 
 impl Inner {
     /// Claims a lent free slot for `t` without the lock, as its own fast take would
     /// (`fast.rs`): nobody waits while slots are lent, so the table would grant it too. `true`
-    /// if the claim is decided: a slot taken for `t` (its seat says which), or `t` no longer
-    /// away; `false`: claim under the lock (no allowed slot lent and free).
+    /// if the claim is decided: a slot taken for `t` (its seat says which), or `t` not away;
+    /// `false`: claim under the lock (no allowed slot lent and free).
+    ///
+    /// The seat's compare-and-swap comes first, with no look before it, and the take's first
+    /// try is a swap too (`Cells::try_take_first`): the thread's line and the cells are the
+    /// thread's last (it gave its slot back and stepped away), so the claim fetches each once.
     fn claim_fast(&self, t: &impl Occupant) -> bool {
-        let who = t.who();
-        // A hint, so that a claim with no lent slot to take leaves the seat alone.
-        if !self.cells.any_free(who.traits.mask & self.all) {
-            return false;
-        }
         let seat = t.seat();
         if !seat.begin_claim() {
             return true;
         }
-        let slot = self.take_lent(who, seat.line());
+        let slot = self.take_lent(t.who(), seat.line());
         seat.end_claim(slot);
         slot.is_some()
     }
@@ -159,15 +159,15 @@ impl Inner {
     }
 
     /// The first step of `t`'s acquire, under the lock: the claim a waker made for it, else
-    /// a fresh one; `t` is no longer away. A claimed core taken from `t` after a kick's grace
-    /// before `t` took it (`t` ran nothing on it) is asked for again, as at a checkpoint.
+    /// a fresh one; `t` came home before (`Seat::come_home`), and is home after. A claimed
+    /// core taken from `t` after a kick's grace before `t` took it (`t` ran nothing on it) is
+    /// asked for again, as at a checkpoint.
     pub(super) fn acquire_for(&self, t: &impl Occupant, now: &Now) -> Step {
         let line = t.seat().line();
         self.locked(|l, fx| {
             let seat = t.seat();
             let who = t.who();
-            let claim = l.take_claim(seat, who.id);
-            seat.set_away(false);
+            let claim = l.take_claim(seat, who.id, false);
             let step = match claim {
                 Some(Step::Held { .. }) if l.table.is_revoked(who.id) => {
                     l.table.checkpoint(who.id, now, fx)
@@ -187,7 +187,7 @@ impl Inner {
         let (line, before) = (t.seat().line(), t.seat().slot());
         let id = t.id();
         let held = self.locked(|l, fx| {
-            let claimed = l.give_back_claim(t.seat(), id, fx);
+            let claimed = l.give_back_claim(t.seat(), id, away, fx);
             debug_assert!(
                 !claimed,
                 "thread {id} released its core with a claim pending"
@@ -201,24 +201,22 @@ impl Inner {
         held
     }
 
-    /// `t` leaves without a core while away (its wait unwound): a pending claim goes back and
-    /// it is away no more.
+    /// `t` leaves without a core while away (its wait unwound), with a claim pending
+    /// ([`Home::Claimed`](super::seat::Home)): the claim goes back and `t` is home.
     pub(super) fn forget(&self, t: &impl Occupant) {
         let id = t.id();
-        self.locked(|l, fx| {
-            l.give_back_claim(t.seat(), id, fx);
-            t.seat().set_away(false);
-        });
+        self.locked(|l, fx| l.give_back_claim(t.seat(), id, false, fx));
     }
 }
 
 impl Locked {
     /// Gives thread `id`'s claim back, if a waker made one: a claimed core to the best
     /// waiter, a claimed place in the queue to nobody; a deferred wake (the queued wait holds
-    /// the thread's waker, module doc) is given now. `true` if there was one.
-    fn give_back_claim(&mut self, seat: &Seat, id: u64, fx: &mut Effects) -> bool {
+    /// the thread's waker, module doc) is given now; the thread is then `away` or home.
+    /// `true` if there was one.
+    fn give_back_claim(&mut self, seat: &Seat, id: u64, away: bool, fx: &mut Effects) -> bool {
         let now = Now::default();
-        match self.take_claim(seat, id) {
+        match self.take_claim(seat, id, away) {
             Some(Step::Held { .. }) => {
                 self.table.release(id, &now, fx);
             }
@@ -232,14 +230,17 @@ impl Locked {
         true
     }
 
-    /// Takes thread `id`'s claim out of the list, if a waker made one; the thread stays away
-    /// (its caller says where it goes next).
-    fn take_claim(&mut self, seat: &Seat, id: u64) -> Option<Step> {
+    /// Takes thread `id`'s claim out of the list, if a waker made one, and marks the thread
+    /// `away` (its wait goes on) or home (it takes a core, or leaves). One store from claimed
+    /// to where the thread goes: a moment away on the way home would let a waker begin a claim
+    /// without the lock (`Seat::begin_claim`), which the store home then overwrote, leaving
+    /// the claim's slot or place in the queue to nobody (a loom model found it).
+    fn take_claim(&mut self, seat: &Seat, id: u64, away: bool) -> Option<Step> {
         // Exact under the lock (Seat invariant).
         if !seat.is_claimed() {
             return None;
         }
-        seat.set_away(true);
+        seat.set_away(away);
         let i = self.claims.iter().position(|&(who, _)| who == id);
         debug_assert!(i.is_some(), "thread {id} is marked claimed without a claim");
         i.map(|i| self.claims.swap_remove(i).1)

@@ -32,21 +32,21 @@
 //! hold times of the wait tree and of an escape's report count from the take. A give reads none.
 
 use super::cells::Cells;
-use super::kick::Line;
+use super::line::Line;
 use super::seat::Home;
 use super::{Inner, Locked, Occupant, Step, Who};
 use crate::sys;
 use crate::vcore::table::bits;
 
 impl Inner {
-    /// Takes a free allowed slot for `t` without the lock (its ideal core first), or the one a
-    /// waker took for it (`claim.rs`). `None`: ask under the lock (no slot is lent, none
-    /// allowed is free, a waker claimed one for `t` under the lock, or its mask names none of
-    /// the cores).
+    /// Takes a free allowed slot for `t`, which came `home` (`Seat::come_home`), without the
+    /// lock (its ideal core first), or the one a waker took for it (`claim.rs`). `None`: ask
+    /// under the lock (no slot is lent, none allowed is free, a waker claimed one for `t` under
+    /// the lock, or its mask names none of the cores).
     #[inline]
-    pub(super) fn take_fast(&self, t: &impl Occupant) -> Option<usize> {
+    pub(super) fn take_fast(&self, t: &impl Occupant, home: Home) -> Option<usize> {
         let seat = t.seat();
-        let slot = match seat.come_home() {
+        let slot = match home {
             Home::Free => self.take_lent(t.who(), seat.line())?,
             Home::Granted(slot) => slot,
             Home::Claimed => return None,
@@ -63,10 +63,13 @@ impl Inner {
         let mask = who.traits.mask & self.all;
         line.card.publish(who, sys::ticks());
         let ideal = who.traits.ideal.filter(|&i| mask & (1 << i) != 0);
-        ideal
-            .into_iter()
-            .chain(bits(mask))
-            .find(|&s| self.cells.try_take(s, line))
+        // The first try swaps without a look (`Cells::try_take_first`), the others look first.
+        let mut tries = ideal.into_iter().chain(bits(mask));
+        let first = tries.next()?;
+        if self.cells.try_take_first(first, line) {
+            return Some(first);
+        }
+        tries.find(|&s| self.cells.try_take(s, line))
     }
 
     /// Gives `t`'s slot back without the lock, then marks it away if `away` (a waker may claim

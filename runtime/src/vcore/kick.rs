@@ -11,43 +11,17 @@
 //!
 //! # Invariant
 //!
-//! A word is `'static` and has one owner at a time, the [`KickWord`] of one thread's seat: its
-//! address is stable for that thread's life and readable forever after (a pointer a host kept
-//! never dangles). Words are recycled: a word whose owner dropped goes back to a process-wide
-//! pool, zeroed, and the next seat made takes it. Only the virtual cores write a word's step bits,
-//! under their lock (`vcore/mod.rs`, "Ground rules"), and only a pause's asker its pause bit,
-//! under that pause's lock; each writes its bits with a read-modify-write that leaves the
-//! others as they are. Its owner reads it without a lock as a hint.
-//! The words are std atomics, not loom's: they outlive any model, and a model checks the
-//! table's decisions, which never read them. Each word has a cache line of its own: its owner
-//! reads it at every loop head of its guest code, and a write to another thread's word must
-//! not take that line away from it. Beside the word on that line lies its owner's [`Card`]
-//! (`card.rs`): written by the owner only where it writes its word's line anyway (a fast take
-//! of a slot), and by the virtual cores only when they lend its slot.
+//! A word lives on its owner's line (`line.rs`, which says why it is `'static` and recycled).
+//! Only the virtual cores write a word's step bits, under their lock (`vcore/mod.rs`, "Ground
+//! rules"), and only a pause's asker its pause bit, under that pause's lock; each writes its
+//! bits with a read-modify-write that leaves the others as they are. Its owner reads it without
+//! a lock as a hint. The words are std atomics, not loom's: they outlive any model, and a model
+//! checks the table's decisions, which never read them.
 
-use super::card::Card;
-use crate::sync::lock;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
-
-/// Every line made, by its number, and those not owned now. Process bookkeeping behind a std
-/// lock, taken once when a thread's record is made, once when it is dropped, and when the
-/// virtual cores look up the holder of a slot taken on the fast path ([`Line::numbered`]).
-struct Lines {
-    all: Vec<&'static Line>,
-    free: Vec<&'static Line>,
-}
-
-static LINES: Mutex<Lines> = Mutex::new(Lines {
-    all: Vec::new(),
-    free: Vec::new(),
-});
-
-/// How many words one allocation makes when the pool is empty (64 cache lines).
-const CHUNK: usize = 64;
 
 /// Nothing for the checkpoint to do.
-const CLEAR: u32 = 0;
+pub(super) const CLEAR: u32 = 0;
 /// The checkpoint has something to do: its slot's flag asks, or the thread runs by escape.
 const SET: u32 = 1;
 /// The thread's slot was taken from it after a kick's grace: its next checkpoint, yield or
@@ -57,84 +31,6 @@ const REVOKED: u32 = 2;
 const STEP: u32 = 3;
 /// A pause is asked of the thread: its next checkpoint stops it (`pause.rs`).
 const PAUSE: u32 = 4;
-
-/// A word alone on its cache line, with its owner's card (module invariant). Its address is
-/// what a cell holds while its owner holds that cell's slot on the fast path (`cells.rs`).
-#[derive(Debug)]
-#[repr(align(64))]
-pub(crate) struct Line {
-    word: AtomicU32,
-    /// Who the owner is and since when it holds its slot, for the cells.
-    pub(crate) card: Card,
-    /// Its index in `Lines::all`: how a cell names it.
-    number: usize,
-}
-
-impl Line {
-    /// The kick word on this line.
-    pub(crate) fn word(&'static self) -> &'static AtomicU32 {
-        &self.word
-    }
-
-    /// Its number: what a cell holds to name it.
-    #[inline]
-    pub(crate) fn number(&self) -> usize {
-        self.number
-    }
-
-    /// The line numbered `n`, if one was made.
-    pub(crate) fn numbered(n: usize) -> Option<&'static Line> {
-        lock(&LINES).all.get(n).copied()
-    }
-}
-
-/// A thread's kick word, owned (module invariant).
-#[derive(Debug)]
-pub(crate) struct KickWord(&'static Line);
-
-impl KickWord {
-    /// A word from the pool (a new chunk if it is empty), 0.
-    pub(crate) fn new() -> Self {
-        let mut lines = lock(&LINES);
-        if lines.free.is_empty() {
-            let first = lines.all.len();
-            // Leaked on purpose: a word lives as long as the process (module invariant).
-            let chunk: &'static [Line] = Box::leak(
-                (first..first + CHUNK)
-                    .map(|number| Line {
-                        word: AtomicU32::new(CLEAR),
-                        card: Card::new(),
-                        number,
-                    })
-                    .collect::<Box<[_]>>(),
-            );
-            lines.all.extend(chunk.iter());
-            lines.free.extend(chunk.iter());
-        }
-        KickWord(lines.free.pop().expect("the pool was refilled"))
-    }
-
-    /// The word, for readers: non-zero while the thread's checkpoint has something to do.
-    #[inline]
-    pub(crate) fn get(&self) -> &'static AtomicU32 {
-        &self.0.word
-    }
-
-    /// The word's line, with the owner's card.
-    #[inline]
-    pub(crate) fn line(&self) -> &'static Line {
-        self.0
-    }
-}
-
-impl Drop for KickWord {
-    fn drop(&mut self) {
-        // Relaxed: nobody else holds the word now (the record it was part of is gone); the
-        // pool's lock hands the zero to the next owner.
-        self.0.word.store(CLEAR, Ordering::Relaxed);
-        lock(&LINES).free.push(self.0);
-    }
-}
 
 /// Whether a word is set ([`SET`], [`REVOKED`] or [`PAUSE`]): its owner's checkpoint may
 /// have something to do.

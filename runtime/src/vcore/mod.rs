@@ -59,6 +59,7 @@
 //! | [`claim`] | a waker claims the core of the guest thread it wakes, before the thread runs |
 //! | [`seat`] | a thread's own copy of where it stands: slot, kick word, claim state |
 //! | [`card`] | who a thread is and since when it holds its slot, beside its kick word |
+//! | [`line`] | a thread's one shared cache line: kick word, slot, claim state, card; the pool |
 //! | [`cells`] | one word a slot: a lent slot taken and given back by compare-and-swap |
 //! | [`fast`] | the fast path: when slots are lent, taken back, and why no wake is lost |
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
@@ -80,6 +81,7 @@ mod claim;
 mod escape;
 mod fast;
 mod kick;
+mod line;
 pub(crate) mod rank;
 mod seat;
 pub(crate) mod step;
@@ -103,7 +105,7 @@ use crate::sys::{self, TickScale};
 use crate::time::{MS, US};
 use crate::trace;
 use cells::Cells;
-use kick::Line;
+use line::Line;
 use std::cell::Cell;
 use step::{Clock, Effects, Flag, Step, MAX_CORES};
 use table::{bits, Table};
@@ -251,11 +253,14 @@ impl Vcores {
     #[inline]
     pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
+        // Home first, the first touch of `t`'s line (`Seat::come_home` says why); a thread
+        // that holds a core is home, so the check after it finds what it would have before.
+        let home = t.seat().come_home();
         if t.seat().holds() {
             debug_assert!(false, "thread {} acquires a core it holds", t.id());
             return None;
         }
-        if let Some(slot) = inner.take_fast(t) {
+        if let Some(slot) = inner.take_fast(t, home) {
             trace::core_granted(slot as u64);
             // A slot a waker took for `t` (`claim.rs`), then taken from it after a kick's
             // grace before `t` ran: asked for again, as at a checkpoint.

@@ -1,6 +1,6 @@
 //! A thread's own copy of where it stands on the virtual cores: its slot (or none, or an
 //! escape), its kick word (with its card: who it is, since when it holds its slot), and where
-//! it stands for wake claims.
+//! it stands for wake claims, all on its line (`line.rs`).
 //!
 //! Invariant: only the thread itself writes its slot, after the table told it where it stands,
 //! after it took a slot on the fast path (`cells.rs`), or after it found one a waker took for
@@ -8,9 +8,10 @@
 //! truth, the seat a hint the thread reads without it.
 
 use super::card::Card;
-use super::kick::{self, KickWord, Line};
+use super::kick;
+use super::line::Line;
 use super::step::Step;
-use crate::sync::atomic::{AtomicU8, Ordering};
+use crate::sync::atomic::Ordering;
 
 /// `Seat::at` when the thread holds no slot.
 const NO_SLOT: u8 = u8::MAX;
@@ -46,34 +47,33 @@ pub(super) enum Home {
     Claimed,
 }
 
-/// A thread's virtual-core state: the slot it holds, for its own checkpoints.
+/// A thread's virtual-core state: the slot it holds, for its own checkpoints, and where it
+/// stands for wake claims, on its line (`line.rs`) beside its kick word and card.
 ///
 /// # Invariant
-/// Only the thread itself reads or writes `at` (module ground rules), so every access is
-/// Relaxed; the table under its lock is the truth, the seat the thread's copy of its part.
-/// `claim` moves HOME -> AWAY and AWAY -> HOME by the thread (under the lock, or without it at
-/// a fast release and a fast take); AWAY -> CLAIMED and CLAIMED -> AWAY or HOME only under the
-/// lock; AWAY -> CLAIMING by a waker without the lock, and CLAIMING -> GRANTED or AWAY by that
-/// waker alone; GRANTED -> HOME or AWAY by the thread alone. Wakers claim only by
-/// compare-and-swap from AWAY, so a thread that came home without the lock is never claimed
-/// for, and one claim at most is made for a wait.
+/// Only the thread itself reads or writes its slot (`Line::at`; module ground rules), so every
+/// access is Relaxed; the table under its lock is the truth, the seat the thread's copy of its
+/// part. Its claim state (`Line::claim`) moves HOME -> AWAY and AWAY -> HOME by the thread
+/// (under the lock, or without it at a fast release and a fast take); AWAY -> CLAIMED and
+/// CLAIMED -> AWAY or HOME only under the lock; AWAY -> CLAIMING by a waker without the lock,
+/// and CLAIMING -> GRANTED or AWAY by that waker alone; GRANTED -> HOME or AWAY by the thread
+/// alone. Wakers claim only by compare-and-swap from AWAY, so a thread that came home without
+/// the lock is never claimed for, and one claim at most is made for a wait. A plain store of
+/// the claim state is made only from a state no waker can leave (HOME, CLAIMED under the lock,
+/// CLAIMING by its claimer, GRANTED by the thread), never from AWAY, which a waker's
+/// compare-and-swap may leave at any moment: so no claim begun is overwritten.
 #[derive(Debug)]
-pub struct Seat {
-    /// The slot, [`NO_SLOT`] or [`ESCAPED`].
-    at: AtomicU8,
-    /// The thread's kick word (module ground rules) and card.
-    kick: KickWord,
-    /// [`HOME`], [`AWAY`], [`CLAIMED`], [`CLAIMING`], or [`GRANTED`] plus a slot.
-    claim: AtomicU8,
-}
+pub struct Seat(&'static Line);
 
 impl Default for Seat {
     fn default() -> Self {
-        Seat {
-            at: AtomicU8::new(NO_SLOT),
-            kick: KickWord::new(),
-            claim: AtomicU8::new(HOME),
-        }
+        Seat(Line::take(NO_SLOT, HOME))
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        Line::give_back(self.0);
     }
 }
 
@@ -83,26 +83,26 @@ impl Seat {
     /// stable for the thread's life.
     #[inline]
     pub fn kick_word(&self) -> &'static std::sync::atomic::AtomicU32 {
-        self.kick.get()
+        &self.0.word
     }
 
     /// Whether the thread's checkpoint may have something to do: its kick word (ground
     /// rules), one load. `false` means a checkpoint now returns at once.
     #[inline]
     pub fn is_asked(&self) -> bool {
-        kick::is_set(self.kick.get())
+        kick::is_set(&self.0.word)
     }
 
     /// Whether a pause is asked of the thread (its kick word's pause bit, `pause.rs`): one
     /// load, a hint.
     #[inline]
     pub fn pause_asked(&self) -> bool {
-        kick::is_pause_asked(self.kick.get())
+        kick::is_pause_asked(&self.0.word)
     }
 
     /// Sets or clears the pause bit of its kick word (a pause's asker, under its lock).
     pub(crate) fn ask_pause(&self, on: bool) {
-        kick::ask_pause(self.kick.get(), on);
+        kick::ask_pause(&self.0.word, on);
     }
 
     /// The slot the thread holds (or held until a waiter took it after a kick's grace; its
@@ -110,7 +110,7 @@ impl Seat {
     #[inline]
     pub fn slot(&self) -> Option<usize> {
         // Relaxed: only the owning thread touches the seat (type invariant).
-        match self.at.load(Ordering::Relaxed) {
+        match self.0.at.load(Ordering::Relaxed) {
             NO_SLOT | ESCAPED => None,
             s => Some(usize::from(s)),
         }
@@ -120,7 +120,7 @@ impl Seat {
     #[inline]
     pub fn is_escaped(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
-        self.at.load(Ordering::Relaxed) == ESCAPED
+        self.0.at.load(Ordering::Relaxed) == ESCAPED
     }
 
     /// Whether the thread holds a slot or runs by escape (or after its slot was taken): what a
@@ -128,19 +128,19 @@ impl Seat {
     #[inline]
     pub fn holds(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
-        self.at.load(Ordering::Relaxed) != NO_SLOT
+        self.0.at.load(Ordering::Relaxed) != NO_SLOT
     }
 
     /// The kick word's line: the cells' name for the thread (`cells.rs`).
     #[inline]
     pub(super) fn line(&self) -> &'static Line {
-        self.kick.line()
+        self.0
     }
 
     /// The thread's card: who it is, since when it holds its slot.
     #[inline]
     pub(super) fn card(&self) -> &'static Card {
-        &self.kick.line().card
+        &self.0.card
     }
 
     /// Keeps the slot the thread took on the fast path: its stamp is not known until the
@@ -148,7 +148,7 @@ impl Seat {
     #[inline]
     pub(super) fn take(&self, slot: usize) {
         // Relaxed: only the owning thread touches `at` (type invariant).
-        self.at.store(slot as u8, Ordering::Relaxed);
+        self.0.at.store(slot as u8, Ordering::Relaxed);
     }
 
     /// Keeps where a finished step left the thread.
@@ -158,10 +158,10 @@ impl Seat {
         match step {
             Step::Held { slot, since } => {
                 self.card().stamp(since);
-                self.at.store(slot as u8, Ordering::Relaxed);
+                self.0.at.store(slot as u8, Ordering::Relaxed);
             }
-            Step::Escaped => self.at.store(ESCAPED, Ordering::Relaxed),
-            Step::Cancelled => self.at.store(NO_SLOT, Ordering::Relaxed),
+            Step::Escaped => self.0.at.store(ESCAPED, Ordering::Relaxed),
+            Step::Cancelled => self.0.at.store(NO_SLOT, Ordering::Relaxed),
             Step::Kept => {}
             Step::Queued(k) => unreachable!("a seat settles after the wait {k:?} ends"),
         }
@@ -173,21 +173,21 @@ impl Seat {
     /// Whether a waker may claim a core for it now: a hint, rechecked by [`Seat::try_claim`].
     pub(super) fn is_claimable(&self) -> bool {
         // Relaxed: a hint; the claim is made by compare-and-swap under the lock.
-        self.claim.load(Ordering::Relaxed) == AWAY
+        self.0.claim.load(Ordering::Relaxed) == AWAY
     }
 
     /// Whether the thread is home: no claim, made or half-made, is left for it.
     #[cfg(test)]
     pub(crate) fn is_home(&self) -> bool {
         // Relaxed: a test's look once every thread that could move it has been joined.
-        self.claim.load(Ordering::Relaxed) == HOME
+        self.0.claim.load(Ordering::Relaxed) == HOME
     }
 
     /// Whether a waker claimed a core for it under the lock: a hint off the lock, exact under
     /// it.
     pub(super) fn is_claimed(&self) -> bool {
         // Relaxed: only writers under the lock set or clear CLAIMED.
-        self.claim.load(Ordering::Relaxed) == CLAIMED
+        self.0.claim.load(Ordering::Relaxed) == CLAIMED
     }
 
     /// A waker claims a core for the thread (under the lock): `true` if it was away.
@@ -195,7 +195,8 @@ impl Seat {
         // Acquire: the thread's fast release came before its Release store of AWAY, so the
         // cells this claim looks at show that slot given back (`cells.rs`). A CAS: the thread
         // may come home without the lock at the same time.
-        self.claim
+        self.0
+            .claim
             .compare_exchange(AWAY, CLAIMED, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
@@ -205,7 +206,8 @@ impl Seat {
     pub(super) fn begin_claim(&self) -> bool {
         // Acquire: as `try_claim`, the thread's slot is given back in the cells this claim
         // tries.
-        self.claim
+        self.0
+            .claim
             .compare_exchange(AWAY, CLAIMING, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
@@ -215,7 +217,7 @@ impl Seat {
     pub(super) fn end_claim(&self, slot: Option<usize>) {
         let state = slot.map_or(AWAY, |s| GRANTED + s as u8);
         // Release: the card written and the cell taken before it, for the thread's Acquire.
-        self.claim.store(state, Ordering::Release);
+        self.0.claim.store(state, Ordering::Release);
     }
 
     /// The thread's claim state once no waker is in the middle of a claim without the lock
@@ -224,7 +226,7 @@ impl Seat {
         let mut spins = 0u32;
         loop {
             // Acquire: a GRANTED state's card and cell, written before the waker's Release.
-            let state = self.claim.load(Ordering::Acquire);
+            let state = self.0.claim.load(Ordering::Acquire);
             if state != CLAIMING {
                 return state;
             }
@@ -251,7 +253,8 @@ impl Seat {
     #[inline]
     pub(super) fn set_away(&self, away: bool) {
         // Release: a claimer that reads AWAY (Acquire) sees the slot given back before it.
-        self.claim
+        self.0
+            .claim
             .store(if away { AWAY } else { HOME }, Ordering::Release);
     }
 
@@ -259,20 +262,21 @@ impl Seat {
     /// waker claimed one for it under the lock meanwhile (the claim is its to take, under the
     /// lock), [`Home::Granted`] if one took a lent slot for it. No waker claims for it
     /// afterwards.
+    ///
+    /// The thread's first touch of its line on the way back to a core: a compare-and-swap, not
+    /// a look, since after a waker's claim the line is the waker's, and a look would fetch it
+    /// shared and the swap (or the store that takes a grant) fetch it again.
     #[inline]
     pub(super) fn come_home(&self) -> Home {
         // Relaxed: the decision is this location's alone (a claimer's CAS and this one are
         // ordered by it); a claim found here is read again under the lock, a grant settled.
-        match self.claim.load(Ordering::Relaxed) {
-            HOME => Home::Free,
-            AWAY if self
-                .claim
-                .compare_exchange(AWAY, HOME, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok() =>
-            {
-                Home::Free
-            }
-            _ => match self.settled() {
+        match self
+            .0
+            .claim
+            .compare_exchange(AWAY, HOME, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) | Err(HOME) => Home::Free,
+            Err(_) => match self.settled() {
                 HOME => Home::Free,
                 CLAIMED => Home::Claimed,
                 AWAY => self.come_home(),

@@ -7,7 +7,7 @@
 //! stopped waiting for it, and no waiter is left in the table.
 
 use super::escape::Held;
-use super::kick::Line;
+use super::line::Line;
 use super::step::{Clock, Step, WaitId};
 use super::{Escape, Inner, Now, Occupant};
 use crate::block_on::{block_on_with, Wait, WaitPolicy};

@@ -1,0 +1,121 @@
+//! A guest thread's line: one cache line that holds everything of the thread the virtual cores
+//! share between threads: its kick word (`kick.rs`), its seat's slot and claim state
+//! (`seat.rs`), and its card (`card.rs`).
+//!
+//! # Invariant
+//!
+//! A line is `'static` and has one owner at a time, one thread's [`Seat`](super::Seat): its
+//! address is stable for that thread's life and readable forever after (a kick word's pointer
+//! that a host kept never dangles). Lines are recycled: a line whose seat dropped goes back to a
+//! process-wide pool, reset (word clear, no slot, home), and the next seat made takes it. Each
+//! field says who writes it: the kick word (`kick.rs`), the slot and claim state (`seat.rs`),
+//! the card (`card.rs`).
+//!
+//! Why one line: a parked hand-off to a guest thread is the virtual cores' hottest shared path.
+//! The waker claims the thread's core (its claim state, its card, a cell), and the thread, once
+//! it runs, takes what was claimed (its claim state, its slot) and reads its kick word. With all
+//! of them here, each side moves this line and the cells' once (`claim.rs`); the thread's
+//! record, which the waker reads for who the thread is, is not written by either. Other
+//! threads write the line only while its owner runs no guest code (a claim is made for a thread
+//! away in a wait), or rarely (a kick, a revocation, a lend, a pause), so its owner keeps the
+//! line it reads at every loop head of its guest code.
+//!
+//! The kick word and the card are std atomics: they outlive any loom model, and a model checks
+//! the table's decisions, which never read them. The slot and the claim state are the model's
+//! atomics (`sync.rs`), since the claim races are decided on them; so under loom a line is made
+//! fresh for every seat and never recycled (a model's atomics live in one execution).
+
+use super::card::Card;
+use super::kick::CLEAR;
+use crate::sync::atomic::AtomicU8;
+use crate::sync::lock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+/// Every line made, by its number, and those not owned now. Process bookkeeping behind a std
+/// lock, taken once when a thread's seat is made, once when it is dropped, and when the
+/// virtual cores look up the holder of a slot taken on the fast path ([`Line::numbered`]).
+struct Lines {
+    all: Vec<&'static Line>,
+    free: Vec<&'static Line>,
+}
+
+static LINES: Mutex<Lines> = Mutex::new(Lines {
+    all: Vec::new(),
+    free: Vec::new(),
+});
+
+/// How many lines one allocation makes when the pool is empty (one under loom: module doc).
+const CHUNK: usize = if cfg!(loom) { 1 } else { 64 };
+
+/// A thread's line (module invariant). Its number is what a cell holds while its owner holds
+/// that cell's slot on the fast path (`cells.rs`).
+#[derive(Debug)]
+#[repr(align(64))]
+pub(crate) struct Line {
+    /// The kick word (`kick.rs`).
+    pub(super) word: AtomicU32,
+    /// The seat's slot (`seat.rs`): written and read by the owner alone.
+    pub(super) at: AtomicU8,
+    /// The seat's claim state (`seat.rs`): moved by the owner and by wakers.
+    pub(super) claim: AtomicU8,
+    /// Who the owner is and since when it holds its slot, for the cells.
+    pub(crate) card: Card,
+    /// Its index in `Lines::all`: how a cell names it.
+    number: usize,
+}
+
+impl Line {
+    /// A line from the pool (a new chunk if it is empty), reset, for a new seat: no slot,
+    /// `at` and home, `claim`.
+    pub(super) fn take(at: u8, claim: u8) -> &'static Line {
+        let mut lines = lock(&LINES);
+        if cfg!(loom) || lines.free.is_empty() {
+            let first = lines.all.len();
+            // Leaked on purpose: a line lives as long as the process (module invariant).
+            let chunk: &'static [Line] = Box::leak(
+                (first..first + CHUNK)
+                    .map(|number| Line {
+                        word: AtomicU32::new(CLEAR),
+                        at: AtomicU8::new(at),
+                        claim: AtomicU8::new(claim),
+                        card: Card::new(),
+                        number,
+                    })
+                    .collect::<Box<[_]>>(),
+            );
+            lines.all.extend(chunk.iter());
+            lines.free.extend(chunk.iter());
+        }
+        let line = lines.free.pop().expect("the pool was refilled");
+        // Relaxed: nobody else holds the line now (its last seat is gone, or it is new); the
+        // pool's lock hands these values to the new owner.
+        line.word.store(CLEAR, Ordering::Relaxed);
+        line.at.store(at, Ordering::Relaxed);
+        line.claim.store(claim, Ordering::Relaxed);
+        line
+    }
+
+    /// Gives the line back to the pool once its seat is dropped (kept out of it under loom).
+    pub(super) fn give_back(line: &'static Line) {
+        if !cfg!(loom) {
+            lock(&LINES).free.push(line);
+        }
+    }
+
+    /// The kick word on this line.
+    pub(crate) fn word(&'static self) -> &'static AtomicU32 {
+        &self.word
+    }
+
+    /// Its number: what a cell holds to name it.
+    #[inline]
+    pub(crate) fn number(&self) -> usize {
+        self.number
+    }
+
+    /// The line numbered `n`, if one was made.
+    pub(crate) fn numbered(n: usize) -> Option<&'static Line> {
+        lock(&LINES).all.get(n).copied()
+    }
+}
