@@ -1,6 +1,7 @@
 //! A guest thread's line: one cache line that holds everything of the thread the virtual cores
-//! share between threads: its kick word (`kick.rs`), its seat's slot and claim state
-//! (`seat.rs`), and its card (`card.rs`).
+//! share between threads: its kick word (`kick.rs`), its seat's claim state (`seat.rs`), and
+//! its card (`card.rs`); beside it, on a line of its own, what only the thread reads and
+//! writes ([`Own`]: its seat's slot, and whether it stepped away).
 //!
 //! # Invariant
 //!
@@ -13,21 +14,23 @@
 //!
 //! Why one line: a parked hand-off to a guest thread is the virtual cores' hottest shared path.
 //! The waker claims the thread's core (its claim state, its card, a cell), and the thread, once
-//! it runs, takes what was claimed (its claim state, its slot) and reads its kick word. With all
-//! of them here, each side moves this line and the cells' once (`claim.rs`); the thread's
-//! record, which the waker reads for who the thread is, is not written by either. Other
+//! it runs, takes what was claimed (its claim state) and reads its kick word. With all of them
+//! here, each side moves this line and the cells' once (`claim.rs`); the thread's record,
+//! which the waker reads for who the thread is, is not written by either. The owner's half is
+//! apart so that the owner can tell, without touching this line, whether a claim may be
+//! waiting for it, and its first touch after one is a compare-and-swap (`Seat::come_home`). Other
 //! threads write the line only while its owner runs no guest code (a claim is made for a thread
 //! away in a wait), or rarely (a kick, a revocation, a lend, a pause), so its owner keeps the
 //! line it reads at every loop head of its guest code.
 //!
 //! The kick word and the card are std atomics: they outlive any loom model, and a model checks
-//! the table's decisions, which never read them. The slot and the claim state are the model's
-//! atomics (`sync.rs`), since the claim races are decided on them; so under loom a line is made
-//! fresh for every seat and never recycled (a model's atomics live in one execution).
+//! the table's decisions, which never read them. The claim state and the owner's half are the
+//! model's atomics (`sync.rs`), since the claim races are decided on them; so under loom a line
+//! is made fresh for every seat and never recycled (a model's atomics live in one execution).
 
 use super::card::Card;
 use super::kick::CLEAR;
-use crate::sync::atomic::AtomicU8;
+use crate::sync::atomic::{AtomicBool, AtomicU8};
 use crate::sync::lock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -48,26 +51,40 @@ static LINES: Mutex<Lines> = Mutex::new(Lines {
 /// How many lines one allocation makes when the pool is empty (one under loom: module doc).
 const CHUNK: usize = if cfg!(loom) { 1 } else { 64 };
 
-/// A thread's line (module invariant). Its number is what a cell holds while its owner holds
-/// that cell's slot on the fast path (`cells.rs`).
+/// A thread's line (module invariant), and its owner's half. Its number is what a cell holds
+/// while its owner holds that cell's slot on the fast path (`cells.rs`).
+///
+/// 128-byte aligned, and the owner's half 128 bytes on: x86's spatial prefetcher fetches
+/// lines in 128-byte pairs, so a waker that fetched the shared line would otherwise fetch the
+/// owner's half beside it, which the owner's next write then takes back.
 #[derive(Debug)]
-#[repr(align(64))]
+#[repr(C, align(128))]
 pub(crate) struct Line {
     /// The kick word (`kick.rs`).
     pub(super) word: AtomicU32,
-    /// The seat's slot (`seat.rs`): written and read by the owner alone.
-    pub(super) at: AtomicU8,
     /// The seat's claim state (`seat.rs`): moved by the owner and by wakers.
     pub(super) claim: AtomicU8,
     /// Who the owner is and since when it holds its slot, for the cells.
     pub(crate) card: Card,
     /// Its index in `Lines::all`: how a cell names it.
     number: usize,
+    /// The owner's half, on a line pair of its own.
+    pub(super) own: Own,
+}
+
+/// What only a line's owner reads and writes (`seat.rs`), on a cache-line pair of its own.
+#[derive(Debug)]
+#[repr(align(128))]
+pub(super) struct Own {
+    /// The seat's slot.
+    pub(super) at: AtomicU8,
+    /// Whether the owner stepped away: its claim state is not home.
+    pub(super) away: AtomicBool,
 }
 
 impl Line {
     /// A line from the pool (a new chunk if it is empty), reset, for a new seat: no slot,
-    /// `at` and home, `claim`.
+    /// `at`, and home, `claim` (not away).
     pub(super) fn take(at: u8, claim: u8) -> &'static Line {
         let mut lines = lock(&LINES);
         if cfg!(loom) || lines.free.is_empty() {
@@ -77,10 +94,13 @@ impl Line {
                 (first..first + CHUNK)
                     .map(|number| Line {
                         word: AtomicU32::new(CLEAR),
-                        at: AtomicU8::new(at),
                         claim: AtomicU8::new(claim),
                         card: Card::new(),
                         number,
+                        own: Own {
+                            at: AtomicU8::new(at),
+                            away: AtomicBool::new(false),
+                        },
                     })
                     .collect::<Box<[_]>>(),
             );
@@ -91,8 +111,9 @@ impl Line {
         // Relaxed: nobody else holds the line now (its last seat is gone, or it is new); the
         // pool's lock hands these values to the new owner.
         line.word.store(CLEAR, Ordering::Relaxed);
-        line.at.store(at, Ordering::Relaxed);
         line.claim.store(claim, Ordering::Relaxed);
+        line.own.at.store(at, Ordering::Relaxed);
+        line.own.away.store(false, Ordering::Relaxed);
         line
     }
 
@@ -117,5 +138,21 @@ impl Line {
     /// The line numbered `n`, if one was made.
     pub(crate) fn numbered(n: usize) -> Option<&'static Line> {
         lock(&LINES).all.get(n).copied()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Line;
+    use std::mem::{offset_of, size_of};
+
+    /// The shared half fits one cache line, and the owner's half lies on another pair of
+    /// lines (`Line`'s doc).
+    #[test]
+    fn the_owners_half_is_on_a_line_pair_of_its_own() {
+        assert!(offset_of!(Line, number) + size_of::<usize>() <= 64);
+        assert_eq!(offset_of!(Line, own), 128);
+        assert_eq!(size_of::<Line>(), 256);
+        assert_eq!(std::mem::align_of::<Line>(), 128);
     }
 }

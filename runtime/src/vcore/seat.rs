@@ -51,9 +51,12 @@ pub(super) enum Home {
 /// stands for wake claims, on its line (`line.rs`) beside its kick word and card.
 ///
 /// # Invariant
-/// Only the thread itself reads or writes its slot (`Line::at`; module ground rules), so every
-/// access is Relaxed; the table under its lock is the truth, the seat the thread's copy of its
-/// part. Its claim state (`Line::claim`) moves HOME -> AWAY and AWAY -> HOME by the thread
+/// Only the thread itself reads or writes its slot and its copy of whether it is away (its
+/// line's owner half, `line.rs`; module ground rules), so every access to them is Relaxed;
+/// the table under its lock is the truth, the seat the thread's copy of its part. Its own
+/// copy of away is false exactly while its claim state is HOME, except from its come-home
+/// that found a claim under the lock to that claim's take. Its claim state (`Line::claim`)
+/// moves HOME -> AWAY and AWAY -> HOME by the thread
 /// (under the lock, or without it at a fast release and a fast take); AWAY -> CLAIMED and
 /// CLAIMED -> AWAY or HOME only under the lock; AWAY -> CLAIMING by a waker without the lock,
 /// and CLAIMING -> GRANTED or AWAY by that waker alone; GRANTED -> HOME or AWAY by the thread
@@ -110,7 +113,7 @@ impl Seat {
     #[inline]
     pub fn slot(&self) -> Option<usize> {
         // Relaxed: only the owning thread touches the seat (type invariant).
-        match self.0.at.load(Ordering::Relaxed) {
+        match self.0.own.at.load(Ordering::Relaxed) {
             NO_SLOT | ESCAPED => None,
             s => Some(usize::from(s)),
         }
@@ -120,7 +123,7 @@ impl Seat {
     #[inline]
     pub fn is_escaped(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
-        self.0.at.load(Ordering::Relaxed) == ESCAPED
+        self.0.own.at.load(Ordering::Relaxed) == ESCAPED
     }
 
     /// Whether the thread holds a slot or runs by escape (or after its slot was taken): what a
@@ -128,7 +131,7 @@ impl Seat {
     #[inline]
     pub fn holds(&self) -> bool {
         // Relaxed: only the owning thread touches the seat (type invariant).
-        self.0.at.load(Ordering::Relaxed) != NO_SLOT
+        self.0.own.at.load(Ordering::Relaxed) != NO_SLOT
     }
 
     /// The kick word's line: the cells' name for the thread (`cells.rs`).
@@ -148,7 +151,7 @@ impl Seat {
     #[inline]
     pub(super) fn take(&self, slot: usize) {
         // Relaxed: only the owning thread touches `at` (type invariant).
-        self.0.at.store(slot as u8, Ordering::Relaxed);
+        self.0.own.at.store(slot as u8, Ordering::Relaxed);
     }
 
     /// Keeps where a finished step left the thread.
@@ -158,10 +161,10 @@ impl Seat {
         match step {
             Step::Held { slot, since } => {
                 self.card().stamp(since);
-                self.0.at.store(slot as u8, Ordering::Relaxed);
+                self.0.own.at.store(slot as u8, Ordering::Relaxed);
             }
-            Step::Escaped => self.0.at.store(ESCAPED, Ordering::Relaxed),
-            Step::Cancelled => self.0.at.store(NO_SLOT, Ordering::Relaxed),
+            Step::Escaped => self.0.own.at.store(ESCAPED, Ordering::Relaxed),
+            Step::Cancelled => self.0.own.at.store(NO_SLOT, Ordering::Relaxed),
             Step::Kept => {}
             Step::Queued(k) => unreachable!("a seat settles after the wait {k:?} ends"),
         }
@@ -249,9 +252,12 @@ impl Seat {
     }
 
     /// Marks the thread away (a waker may claim for it) or home: by the thread after it gave
-    /// its core back, or under the lock as a claim is taken or given back.
+    /// its core back, or under the lock as a claim is taken or given back; always on the
+    /// thread itself, which keeps the same in its own half ([`Seat::come_home`] reads it).
     #[inline]
     pub(super) fn set_away(&self, away: bool) {
+        // Relaxed: the owner's own copy (`line.rs`, `Own`).
+        self.0.own.away.store(away, Ordering::Relaxed);
         // Release: a claimer that reads AWAY (Acquire) sees the slot given back before it.
         self.0
             .claim
@@ -263,29 +269,40 @@ impl Seat {
     /// lock), [`Home::Granted`] if one took a lent slot for it. No waker claims for it
     /// afterwards.
     ///
-    /// The thread's first touch of its line on the way back to a core: a compare-and-swap, not
-    /// a look, since after a waker's claim the line is the waker's, and a look would fetch it
+    /// A thread that did not step away is home: it reads only its own half, and no claim can
+    /// exist for it. One that did touches its claim state first by a compare-and-swap, not a
+    /// look, since after a waker's claim the line is the waker's, and a look would fetch it
     /// shared and the swap (or the store that takes a grant) fetch it again.
     #[inline]
     pub(super) fn come_home(&self) -> Home {
-        // Relaxed: the decision is this location's alone (a claimer's CAS and this one are
-        // ordered by it); a claim found here is read again under the lock, a grant settled.
-        match self
-            .0
-            .claim
-            .compare_exchange(AWAY, HOME, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) | Err(HOME) => Home::Free,
-            Err(_) => match self.settled() {
-                HOME => Home::Free,
-                CLAIMED => Home::Claimed,
-                AWAY => self.come_home(),
+        let own = &self.0.own;
+        // Relaxed: the owner's own copy of whether its claim state is away (`set_away`).
+        if !own.away.load(Ordering::Relaxed) {
+            return Home::Free;
+        }
+        own.away.store(false, Ordering::Relaxed);
+        loop {
+            // Relaxed: the decision is this location's alone (a claimer's CAS and this one are
+            // ordered by it); a claim found here is read again under the lock, a grant settled.
+            match self
+                .0
+                .claim
+                .compare_exchange(AWAY, HOME, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) | Err(HOME) => return Home::Free,
+                Err(_) => {}
+            }
+            match self.settled() {
+                HOME => return Home::Free,
+                // Home once the claim is taken under the lock (`Locked::take_claim`).
+                CLAIMED => return Home::Claimed,
+                AWAY => continue,
                 s => {
                     debug_assert!(s >= GRANTED, "claim state {s} of a thread coming home");
                     self.set_away(false);
-                    Home::Granted(usize::from(s - GRANTED))
+                    return Home::Granted(usize::from(s - GRANTED));
                 }
-            },
+            }
         }
     }
 }
