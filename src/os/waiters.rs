@@ -15,10 +15,17 @@
 //! (someone else consumed it, so there is nothing to pass on), or on drop, where the future
 //! passes the notice on to the next waiter ([`Waiters::remove`] says whether it held one).
 //! So a notice always ends in a consumer or in another waiter, never in a dropped future.
+//!
+//! A notified entry stays in the list, marked, except one: a notify that picks the oldest
+//! entry while no other is handed takes it out and keeps only its id (`Waiters::handed`),
+//! which counts as waiting as the entry did. Why: the list's entries live in a buffer of
+//! their own, which the notifier writes last; the woken waiter's re-poll then finds its
+//! notice beside the object's lock and flag, on the line its lock took anyway, and does not
+//! fetch that buffer too (a parked hand-off's woken side, docs/design.md section 3). A
+//! handed waiter whose re-poll finds nothing goes back to the front, where it was.
 
 use hos_runtime::internal::with_current as with_context;
 use hos_runtime::internal::{poll_missed, promotions, PollSite};
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -45,26 +52,45 @@ struct Entry {
     notified: bool,
 }
 
+/// `Waiters::handed` when no entry is handed; never an entry's id.
+const NONE: u64 = u64::MAX;
+
 /// The waiters of one object (or of one side of it: a queue has senders and receivers).
 ///
-/// A `VecDeque` scanned by id: waiters are OS threads or host tasks, a handful per object,
-/// and arrival order is the order they are told in.
-#[derive(Debug, Default)]
+/// A `Vec` scanned by id, oldest first: waiters are OS threads or host tasks, a handful per
+/// object, and arrival order is the order they are told in. 48 bytes, so that an event's
+/// flag, lock and list share one cache line (`event.rs`).
+#[derive(Debug)]
 pub struct Waiters {
-    entries: VecDeque<Entry>,
+    entries: Vec<Entry>,
     next_id: u64,
+    /// The id of the oldest waiter, notified and taken out of `entries` (module invariant),
+    /// or [`NONE`].
+    handed: u64,
     /// The guest threads that polled this list empty and sleep; `None` until the first did.
     site: Option<Arc<PollSite>>,
+}
+
+impl Default for Waiters {
+    fn default() -> Self {
+        Waiters::new()
+    }
 }
 
 impl Waiters {
     /// An empty list.
     pub(crate) const fn new() -> Self {
         Waiters {
-            entries: VecDeque::new(),
+            entries: Vec::new(),
             next_id: 0,
+            handed: NONE,
             site: None,
         }
+    }
+
+    /// Whether `slot`'s entry is the handed one.
+    fn is_handed(&self, slot: &WaitSlot) -> bool {
+        slot.0 == Some(self.handed)
     }
 
     fn find(&mut self, slot: &WaitSlot) -> Option<usize> {
@@ -75,6 +101,19 @@ impl Waiters {
     /// Puts the caller in the list (at the back), or refreshes its waker if it is there. A
     /// refreshed entry loses its notice: the caller polled after it and found nothing.
     pub(crate) fn register(&mut self, slot: &mut WaitSlot, waker: &Waker) {
+        if self.is_handed(slot) {
+            // Back to the front, where it was when it was handed (module invariant).
+            self.handed = NONE;
+            self.entries.insert(
+                0,
+                Entry {
+                    id: slot.0.expect("a handed slot holds its id"),
+                    waker: Some(waker.clone()),
+                    notified: false,
+                },
+            );
+            return;
+        }
         if let Some(i) = self.find(slot) {
             let e = &mut self.entries[i];
             e.notified = false;
@@ -85,8 +124,11 @@ impl Waiters {
             return;
         }
         let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        self.entries.push_back(Entry {
+        self.next_id = match id.wrapping_add(1) {
+            NONE => 0,
+            next => next,
+        };
+        self.entries.push(Entry {
             id,
             waker: Some(waker.clone()),
             notified: false,
@@ -97,30 +139,37 @@ impl Waiters {
     /// Takes the caller's entry out (nothing if it has none); `true` if it held a notice,
     /// which the caller then consumes or passes on.
     pub(crate) fn remove(&mut self, slot: &mut WaitSlot) -> bool {
+        if self.is_handed(slot) {
+            self.handed = NONE;
+            slot.0 = None;
+            return true;
+        }
         let Some(i) = self.find(slot) else {
             slot.0 = None;
             return false;
         };
         slot.0 = None;
-        // The first entry, the common one (a single waiter, or the oldest told), without
-        // `VecDeque::remove`'s shifting of the others.
-        let e = if i == 0 {
-            self.entries.pop_front()
-        } else {
-            self.entries.remove(i)
-        };
-        e.is_some_and(|e| e.notified)
+        self.entries.remove(i).notified
     }
 
     /// Whether the caller's entry holds a notice.
     pub(crate) fn is_notified(&mut self, slot: &WaitSlot) -> bool {
-        self.find(slot).is_some_and(|i| self.entries[i].notified)
+        self.is_handed(slot) || self.find(slot).is_some_and(|i| self.entries[i].notified)
     }
 
     /// Notifies up to `n` waiters that hold no notice yet, oldest first; the rest of `n` goes
     /// to the sleeping pollers of the list, promoted when `batch` wakes.
     pub(crate) fn notify(&mut self, n: usize, batch: &mut WakeBatch) {
         let mut left = n;
+        // The oldest, if it holds no notice, is handed (module invariant).
+        if left > 0 && self.handed == NONE && self.entries.first().is_some_and(|e| !e.notified) {
+            let e = self.entries.remove(0);
+            self.handed = e.id;
+            if let Some(w) = e.waker {
+                batch.push(w);
+            }
+            left -= 1;
+        }
         for e in self.entries.iter_mut() {
             if left == 0 {
                 break;
@@ -152,9 +201,9 @@ impl Waiters {
         self.notify(usize::MAX, batch);
     }
 
-    /// Whether nobody waits.
+    /// Whether nobody waits (a handed waiter waits until it takes its entry out).
     pub(crate) fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.is_empty() && self.handed == NONE
     }
 }
 
@@ -256,5 +305,44 @@ mod tests {
         assert!(!list.remove(&mut b));
         assert!(list.is_empty());
         assert!(!a.is_registered() && !b.is_registered());
+    }
+
+    /// The oldest waiter's notice is kept beside the list (module invariant): it counts as
+    /// waiting, a second notice goes to the next waiter in place, a handed waiter that found
+    /// nothing goes back to the front, and one that leaves passes its notice on.
+    #[test]
+    fn a_handed_notice_waits_goes_back_to_the_front_and_passes_on() {
+        let c = Arc::new(Count(AtomicUsize::new(0)));
+        let w = Waker::from(c.clone());
+        let mut list = Waiters::new();
+        let (mut a, mut b, mut d) = (WaitSlot::new(), WaitSlot::new(), WaitSlot::new());
+        list.register(&mut a, &w);
+        let mut batch = WakeBatch::new();
+        list.notify(1, &mut batch);
+        assert!(list.is_handed(&a) && list.entries.is_empty());
+        assert!(!list.is_empty(), "a handed waiter still waits");
+        list.register(&mut b, &w);
+        list.register(&mut d, &w);
+        list.notify(1, &mut batch);
+        assert!(list.is_handed(&a), "one handed at a time");
+        assert!(list.is_notified(&b) && !list.is_notified(&d));
+        batch.wake();
+        assert_eq!(c.0.load(Ordering::Relaxed), 2);
+        // `a` found nothing: back to the front, without its notice, ahead of `b` and `d`.
+        list.register(&mut a, &w);
+        assert!(!list.is_notified(&a) && list.handed == NONE);
+        let order: Vec<_> = list.entries.iter().map(|e| e.id).collect();
+        assert_eq!(order, [a.0.unwrap(), b.0.unwrap(), d.0.unwrap()]);
+        // `b` leaves with its notice: it goes to `a`, the oldest without one, handed.
+        assert!(list.remove(&mut b));
+        let mut batch = WakeBatch::new();
+        list.notify(1, &mut batch);
+        assert!(list.is_handed(&a));
+        // `a` leaves with it: it passes to `d`.
+        assert!(list.remove(&mut a));
+        list.notify(1, &mut batch);
+        assert!(list.is_handed(&d));
+        assert!(list.remove(&mut d));
+        assert!(list.is_empty());
     }
 }
