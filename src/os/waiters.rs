@@ -345,4 +345,44 @@ mod tests {
         assert!(list.remove(&mut d));
         assert!(list.is_empty());
     }
+
+    /// A re-registration with another waker (a task polled from another executor) keeps the
+    /// new one: the notice wakes it, not the old.
+    #[test]
+    fn a_refreshed_entry_keeps_the_newer_waker() {
+        let (old, new) = (
+            Arc::new(Count(AtomicUsize::new(0))),
+            Arc::new(Count(AtomicUsize::new(0))),
+        );
+        let mut list = Waiters::new();
+        let mut a = WaitSlot::new();
+        list.register(&mut a, &Waker::from(old.clone()));
+        list.register(&mut a, &Waker::from(new.clone()));
+        let mut batch = WakeBatch::new();
+        list.notify(1, &mut batch);
+        batch.wake();
+        assert_eq!(old.0.load(Ordering::Relaxed), 0);
+        assert_eq!(new.0.load(Ordering::Relaxed), 1);
+    }
+
+    /// A notice of none tells nobody; a notice of all tells every waiter, the oldest handed.
+    #[test]
+    fn notify_tells_as_many_as_asked() {
+        let c = Arc::new(Count(AtomicUsize::new(0)));
+        let w = Waker::from(c.clone());
+        let mut list = Waiters::new();
+        let mut slots = [WaitSlot::new(), WaitSlot::new(), WaitSlot::new()];
+        for slot in &mut slots {
+            list.register(slot, &w);
+        }
+        let mut batch = WakeBatch::new();
+        list.notify(0, &mut batch);
+        assert!(batch.is_empty() && list.handed == NONE);
+        assert!(slots.iter().all(|s| !list.is_notified(s)));
+        list.notify_all(&mut batch);
+        assert!(list.is_handed(&slots[0]));
+        assert!(slots.iter().all(|s| list.is_notified(s)));
+        batch.wake();
+        assert_eq!(c.0.load(Ordering::Relaxed), 3);
+    }
 }
