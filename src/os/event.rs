@@ -55,8 +55,8 @@ pub struct Event {
 /// What the clones of an [`Event`] share: one cache line holds the flag, the lock and the
 /// waiter list's head (the spin gate spills to the next, written only by spinning waits), and
 /// the handles' reference counts sit on a line of their own. A parked hand-off's signaller and
-/// waiter each write the flag, the lock and the list, so each side moves that one line (and
-/// the list's entries), where the unaligned layout, 88 bytes at the allocator's 16-byte
+/// waiter each write the flag, the lock and the list, so each side moves that one line (the
+/// signaller the list's entries too: `waiters.rs`), where the unaligned layout, 88 bytes at the allocator's 16-byte
 /// alignment, spread them over two or three lines shared with the counts.
 #[derive(Debug)]
 #[repr(C, align(64))]

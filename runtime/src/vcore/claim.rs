@@ -32,7 +32,7 @@
 //! granted slot as its own, or gives it back by its cell, or under the lock where a step took
 //! the lent slots back meanwhile and so counts the thread the slot's holder. So a parked
 //! hand-off's claim and take need the lock on neither side, and each moves two cache lines:
-//! the thread's own (`line.rs`: its claim state, card, slot and kick word) and the cells'.
+//! the thread's own (`line.rs`: its claim state, card and kick word) and the cells'.
 //!
 //! Only an unpark that finds the thread parked claims: a spinning thread is on a processor
 //! already and asks for itself. Sleeps do not claim (their wake is the reactor's or their own

@@ -39,14 +39,14 @@ use crate::sys;
 use crate::vcore::table::bits;
 
 impl Inner {
-    /// Takes a free allowed slot for `t`, which came `home` (`Seat::come_home`), without the
-    /// lock (its ideal core first), or the one a waker took for it (`claim.rs`). `None`: ask
-    /// under the lock (no slot is lent, none allowed is free, a waker claimed one for `t` under
-    /// the lock, or its mask names none of the cores).
+    /// Takes a free allowed slot for `t` without the lock (its ideal core first), or the one a
+    /// waker took for it (`claim.rs`). `None`: ask under the lock (no slot is lent, none
+    /// allowed is free, a waker claimed one for `t` under the lock, or its mask names none of
+    /// the cores).
     #[inline]
-    pub(super) fn take_fast(&self, t: &impl Occupant, home: Home) -> Option<usize> {
+    pub(super) fn take_fast(&self, t: &impl Occupant) -> Option<usize> {
         let seat = t.seat();
-        let slot = match home {
+        let slot = match seat.come_home() {
             Home::Free => self.take_lent(t.who(), seat.line())?,
             Home::Granted(slot) => slot,
             Home::Claimed => return None,

@@ -59,7 +59,7 @@
 //! | [`claim`] | a waker claims the core of the guest thread it wakes, before the thread runs |
 //! | [`seat`] | a thread's own copy of where it stands: slot, kick word, claim state |
 //! | [`card`] | who a thread is and since when it holds its slot, beside its kick word |
-//! | [`line`] | a thread's one shared cache line: kick word, slot, claim state, card; the pool |
+//! | [`line`] | a thread's one shared cache line (kick word, claim state, card), its own half (slot); the pool |
 //! | [`cells`] | one word a slot: a lent slot taken and given back by compare-and-swap |
 //! | [`fast`] | the fast path: when slots are lent, taken back, and why no wake is lost |
 //! | [`escape`] | the report of an escape: each core's holder when a waiter ran past the slots |
@@ -253,14 +253,11 @@ impl Vcores {
     #[inline]
     pub fn acquire(&self, t: &impl Occupant, spin: Spin) -> Option<Escape> {
         let inner = self.inner.as_ref()?;
-        // Home first, the first touch of `t`'s line (`Seat::come_home` says why); a thread
-        // that holds a core is home, so the check after it finds what it would have before.
-        let home = t.seat().come_home();
         if t.seat().holds() {
             debug_assert!(false, "thread {} acquires a core it holds", t.id());
             return None;
         }
-        if let Some(slot) = inner.take_fast(t, home) {
+        if let Some(slot) = inner.take_fast(t) {
             trace::core_granted(slot as u64);
             // A slot a waker took for `t` (`claim.rs`), then taken from it after a kick's
             // grace before `t` ran: asked for again, as at a checkpoint.

@@ -56,15 +56,15 @@ pub(super) enum Home {
 /// the table under its lock is the truth, the seat the thread's copy of its part. Its own
 /// copy of away is false exactly while its claim state is HOME, except from its come-home
 /// that found a claim under the lock to that claim's take. Its claim state (`Line::claim`)
-/// moves HOME -> AWAY and AWAY -> HOME by the thread
-/// (under the lock, or without it at a fast release and a fast take); AWAY -> CLAIMED and
-/// CLAIMED -> AWAY or HOME only under the lock; AWAY -> CLAIMING by a waker without the lock,
-/// and CLAIMING -> GRANTED or AWAY by that waker alone; GRANTED -> HOME or AWAY by the thread
-/// alone. Wakers claim only by compare-and-swap from AWAY, so a thread that came home without
-/// the lock is never claimed for, and one claim at most is made for a wait. A plain store of
-/// the claim state is made only from a state no waker can leave (HOME, CLAIMED under the lock,
-/// CLAIMING by its claimer, GRANTED by the thread), never from AWAY, which a waker's
-/// compare-and-swap may leave at any moment: so no claim begun is overwritten.
+/// moves HOME -> AWAY and AWAY -> HOME by the thread (under the lock, or without it at a fast
+/// release and a fast take); AWAY -> CLAIMED and CLAIMED -> AWAY or HOME only under the lock;
+/// AWAY -> CLAIMING by a waker without the lock, and CLAIMING -> GRANTED or AWAY by that waker
+/// alone; GRANTED -> HOME or AWAY by the thread alone. Wakers claim only by compare-and-swap
+/// from AWAY, so a thread that came home without the lock is never claimed for, and one claim
+/// at most is made for a wait. A plain store of the claim state is made only from a state no
+/// waker can leave (HOME, CLAIMED under the lock, CLAIMING by its claimer, GRANTED by the
+/// thread), never from AWAY, which a waker's compare-and-swap may leave at any moment: so no
+/// claim begun is overwritten.
 #[derive(Debug)]
 pub struct Seat(&'static Line);
 
