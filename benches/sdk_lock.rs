@@ -181,7 +181,7 @@ fn sdk_condvar_alternated() {
     };
     eprintln!(
         "sdk_condvar_4x4/alternated: libnx_svc's waits an item: {:.2} parks, spins {:.2} \
-         caught, {:.2} missed, {:.2} skipped; lock heirs {:.2} caught, {:.2} missed; {:.2} \
+         caught, {:.2} missed, {:.2} skipped; lock heirs {:.2} caught, {:.2} missed, {:.2} late; {:.2} \
          virtual-core waits",
         each(|s| s.parks),
         each(|s| s.spins_caught),
@@ -189,6 +189,7 @@ fn sdk_condvar_alternated() {
         each(|s| s.spins_skipped),
         each(|s| s.heir_caught),
         each(|s| s.heir_missed),
+        each(|s| s.heir_late),
         each(|s| s.vcore_waits),
     );
     rt.shutdown();

@@ -293,6 +293,9 @@ typedef struct {
   // thread that readied what they polled ranked better and promoted them when it next gave
   // its core up. Counted in `idle_promoted` too.
   uint64_t idle_deferred;
+  // Lock heirs whose hand-off came before the OS ran them: their OS wake still lay on the
+  // mutex's path. Each heir woken and run counts once, as caught, missed or late.
+  uint64_t heir_late;
 } hos_stats;
 
 // One live guest thread's figures. Set `size` of the first element of the array to

@@ -129,6 +129,9 @@ pub struct hos_stats {
     /// thread that readied what they polled ranked better and promoted them when it next gave
     /// its core up. Counted in `idle_promoted` too.
     pub idle_deferred: u64,
+    /// Lock heirs whose hand-off came before the OS ran them: their OS wake still lay on the
+    /// mutex's path. Each heir woken and run counts once, as caught, missed or late.
+    pub heir_late: u64,
 }
 
 // SAFETY: repr(C), a u32 size first, integers only (zero is valid).
@@ -237,6 +240,7 @@ fn runtime_stats(s: &hos_rs::Stats) -> hos_stats {
         heir_caught: s.heir_caught,
         heir_missed: s.heir_missed,
         idle_deferred: s.idle_deferred,
+        heir_late: s.heir_late,
     }
 }
 

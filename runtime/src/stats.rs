@@ -240,6 +240,8 @@ pub struct Stripe {
     pub heir_caught: AtomicU64,
     /// Lock heirs whose spin ran out before their hand-off: they parked again.
     pub heir_missed: AtomicU64,
+    /// Lock heirs whose hand-off came before they ran.
+    pub heir_late: AtomicU64,
 }
 
 impl Stripe {
@@ -336,6 +338,7 @@ impl Counters {
             unseen_polls: sum(|s| &s.unseen_polls),
             heir_caught: sum(|s| &s.heir_caught),
             heir_missed: sum(|s| &s.heir_missed),
+            heir_late: sum(|s| &s.heir_late),
             wake_slices: self.wake_slices.load(Ordering::Relaxed),
             wake_slices_ignored: self.wake_slices_ignored.load(Ordering::Relaxed),
             ..Stats::default()
@@ -428,6 +431,11 @@ pub struct Stats {
     /// Lock heirs whose spin ran out before the hand-off (the owner held the mutex longer
     /// than the heir's role spins): they parked again, and the hand-off woke them.
     pub heir_missed: u64,
+    /// Lock heirs whose hand-off came before the OS ran them: they found it at their first
+    /// look, and their OS wake still lay on the mutex's path (an owner that unlocks within
+    /// about a wake of the moment its heir was woken). Every heir woken and run counts once,
+    /// in one of the three.
+    pub heir_late: u64,
     /// Guest threads' wake slices (HOS_WAKE_SLICE_US) the OS took: at each thread's start
     /// and at each priority or role change that changed its slice.
     pub wake_slices: u64,
@@ -530,7 +538,7 @@ impl Stats {
             "idle polls: {} (relaxed {}, promoted {} (deferred {}), coalesced {}); unseen \
              pollers' sleeps {}\n\
              waits: parks {}, spins caught {}, missed {}, skipped {}; lock heirs caught {}, \
-             missed {}\n\
+             missed {}, late {}\n\
              virtual cores: waits {} ({:.2} ms over the threads), kicks by priority {}, slice \
              {}, first {}; escapes {}; bound {}, revokes {}\n\
              reactor: fired {}, woke {}, CPU {:.2} ms (kernel {:.2})\n\
@@ -547,6 +555,7 @@ impl Stats {
             self.spins_skipped,
             self.heir_caught,
             self.heir_missed,
+            self.heir_late,
             self.vcore_waits,
             ms(waited),
             self.vcore_kicks_priority,

@@ -373,8 +373,9 @@ static void host_thread_ranks_first(void) {
 
 /* 7. Lock heirs, counted: a condition-variable waiter that a signal moves first onto a held
  * mutex is woken ahead of its hand-off and spins for it (a 1 s spin here, so it sees the
- * hand-off 5 ms later); the runtime's stats count it caught. Decided by the processor count
- * the runtime sees (pinned): heirs from 3 processors up, none at 2 or an unknown count. */
+ * hand-off 5 ms later); the runtime's stats count it caught (late if the OS ran it only
+ * after). Decided by the processor count the runtime sees (pinned): heirs from 3 processors
+ * up, none at 2 or an unknown count. */
 static uint32_t heir_lock, heir_cv;
 static int heir_ready;
 static atomic_int heir_started;
@@ -433,11 +434,12 @@ static hos_stats heirs_with(uint32_t processors) {
 
 static void lock_heirs(void) {
     hos_stats on = heirs_with(16);
-    TRUE(on.heir_caught == 1 && on.heir_missed == 0);
+    /* Caught, or late where a loaded machine ran the heir only after the 5 ms hold. */
+    TRUE(on.heir_caught + on.heir_late == 1 && on.heir_missed == 0);
     hos_stats off = heirs_with(2);
-    TRUE(off.heir_caught == 0 && off.heir_missed == 0);
+    TRUE(off.heir_caught == 0 && off.heir_missed == 0 && off.heir_late == 0);
     hos_stats unknown = heirs_with(0); /* an unknown count: no room known for the spin */
-    TRUE(unknown.heir_caught == 0 && unknown.heir_missed == 0);
+    TRUE(unknown.heir_caught == 0 && unknown.heir_missed == 0 && unknown.heir_late == 0);
     EXPECT(hos_config_logical_processors(NULL, 4), HOS_RESULT_INVALID_POINTER);
 }
 

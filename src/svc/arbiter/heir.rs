@@ -32,43 +32,65 @@ use hos_runtime::internal::{det_now, sys, with_current, Stripe, WaitPolicy};
 #[cfg(not(loom))]
 const SPIN_ONLY_NS: u64 = 1_000;
 
+/// How one heir's wake ended, as its runtime's stats count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Its spin saw the hand-off come (`heir_caught`).
+    Caught,
+    /// Its spin gave up first; it parks again (`heir_missed`).
+    Missed,
+    /// The hand-off came before it ran: it found it at its first look (`heir_late`).
+    Late,
+}
+
 /// The heir's spin: if the wait of `mail` is marked its mutex's heir, re-reads the mailbox
 /// until its result comes or the calling thread's wait-policy spin (HOS_SPIN_US; none in the
 /// deterministic mode, where nobody else runs while a thread spins) has passed
-/// ([`spin_for`]), and counts which came first in its runtime's stats (`heir_caught`,
-/// `heir_missed`). Returns the result, if it came.
+/// ([`spin_for`]), takes the result if it came, and counts which came first. Returns the
+/// result, if it came.
 #[cfg(not(loom))]
 pub(crate) fn spin(mail: &Mailbox) -> Option<Result<(), ResultCode>> {
     if !mail.is_heir() {
         return None;
     }
+    let ns = with_current(|c| if det_now().is_some() { 0 } else { c.spin().ns });
+    if !spin_for(mail, ns) {
+        count(Outcome::Missed);
+        return None;
+    }
+    count(Outcome::Caught);
+    mail.take().map(|t| t.result)
+}
+
+/// Counts one heir's wake in the calling thread's runtime's stats. The heir's own thread
+/// counts: the spin its catch or miss, the wait key's take a hand-off that came before it
+/// looked (`table::WaitKey::ended`). A wait cancelled while marked counts in none.
+#[cfg(not(loom))]
+pub(crate) fn count(outcome: Outcome) {
     with_current(|c| {
-        let ns = if det_now().is_some() { 0 } else { c.spin().ns };
-        let got = spin_for(mail, ns);
         if let Some(rt) = c.runtime() {
             let counters = rt.counters();
-            Stripe::bump(if got.is_some() {
-                &counters.heir_caught
-            } else {
-                &counters.heir_missed
+            Stripe::bump(match outcome {
+                Outcome::Caught => &counters.heir_caught,
+                Outcome::Missed => &counters.heir_missed,
+                Outcome::Late => &counters.heir_late,
             });
         }
-        got
-    })
+    });
 }
 
 /// Re-reads the mailbox until its result comes or `ns` have passed; after the first
 /// microsecond it yields between reads, so that on an oversubscribed machine the owner it
 /// waits for gets the processor. Takes the heir's mark off when it gives up: the next wake
-/// is for something else (a result that comes after the last read comes with a wake).
-/// Returns the result, if it came while it spun.
+/// is for something else. Returns whether the result is there (it may come between the last
+/// read and the mark's removal, which then fails).
 #[cfg(not(loom))]
-fn spin_for(mail: &Mailbox, ns: u64) -> Option<Result<(), ResultCode>> {
+fn spin_for(mail: &Mailbox, ns: u64) -> bool {
     let start = sys::now();
     let end = start.saturating_add(ns);
     loop {
         if mail.has_result() {
-            return mail.take();
+            return true;
         }
         let now = sys::now();
         if now >= end {
@@ -80,25 +102,32 @@ fn spin_for(mail: &Mailbox, ns: u64) -> Option<Result<(), ResultCode>> {
             sys::yield_now();
         }
     }
-    mail.unmark_heir();
-    None
+    !mail.unmark_heir()
 }
 
 /// Under loom, no spin (the models check the table's semantics, which the spin does not
-/// touch): the mark is taken off and the heir parks again.
+/// touch): the mark is taken off and the heir parks again, unless its result came.
 #[cfg(loom)]
 pub(crate) fn spin(mail: &Mailbox) -> Option<Result<(), ResultCode>> {
-    mail.unmark_heir();
+    if mail.is_heir() && !mail.unmark_heir() {
+        return mail.take().map(|t| t.result);
+    }
     None
 }
 
+/// Under loom, no stats.
+#[cfg(loom)]
+pub(crate) fn count(_outcome: Outcome) {}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use super::super::mailbox::Taken;
     use super::*;
     use std::sync::Arc;
 
     /// A hand-off that comes while the heir spins is seen by the spin itself, no wake: the
-    /// putter never wakes anyone here, and the spin's length is far past it.
+    /// putter never wakes anyone here, and the spin's length is far past it. The take then
+    /// says the hand-off found its heir marked.
     #[test]
     fn a_heir_sees_its_hand_off_while_it_spins() {
         let mail = Arc::new(Mailbox::default());
@@ -110,23 +139,47 @@ mod tests {
                 mail.put(Ok(()));
             })
         };
-        assert_eq!(spin_for(&mail, 10 * 1_000_000_000), Some(Ok(())));
+        assert!(spin_for(&mail, 10 * 1_000_000_000));
         putter.join().unwrap();
+        let caught = Taken {
+            result: Ok(()),
+            heir: true,
+        };
+        assert_eq!(mail.take(), Some(caught));
         assert_eq!(mail.take(), None, "taken once");
     }
 
-    /// A spin that gives up takes the heir's mark off, so the next wake does not spin again.
+    /// A spin that gives up takes the heir's mark off, so the next wake does not spin again,
+    /// and a result that comes after it is no heir's.
     #[test]
     fn a_spin_that_gives_up_takes_the_mark_off() {
         let mail = Mailbox::default();
         mail.mark_heir();
-        assert_eq!(spin_for(&mail, 0), None);
+        assert!(!spin_for(&mail, 0));
         assert!(!mail.is_heir());
         assert_eq!(spin(&mail), None);
+        mail.put(Ok(()));
+        let handed = Taken {
+            result: Ok(()),
+            heir: false,
+        };
+        assert_eq!(mail.take(), Some(handed));
+    }
+
+    /// A spin that gives up while its result comes, too late for its last read: the mark
+    /// stays beside the result, and the spin says it is there.
+    #[test]
+    fn a_result_that_beats_the_marks_removal_is_seen() {
+        let mail = Mailbox::default();
+        mail.mark_heir();
+        mail.put(Ok(()));
+        assert!(!mail.unmark_heir(), "the result is there");
+        assert!(spin_for(&mail, 0));
+        assert_eq!(mail.take().map(|t| t.heir), Some(true));
     }
 
     /// The future's take, which finds the mark and no result, keeps the mark (the spin comes
-    /// after it in the same poll); a result put after it is taken next.
+    /// after it in the same poll); a result put after it is taken next, beside the mark.
     #[test]
     fn a_take_keeps_the_heirs_mark() {
         let mail = Mailbox::default();
@@ -135,8 +188,8 @@ mod tests {
         assert!(mail.is_heir() && !mail.has_result());
         mail.put(Ok(()));
         assert!(mail.has_result() && !mail.is_heir());
-        assert_eq!(mail.take(), Some(Ok(())));
-        assert!(!mail.has_result());
+        assert_eq!(mail.take().map(|t| t.heir), Some(true));
+        assert!(!mail.has_result() && !mail.is_heir());
     }
 
     /// A wake of a wait that is no heir (a stale token, a deadline) costs no spin.
@@ -146,6 +199,10 @@ mod tests {
         assert_eq!(spin(&mail), None);
         mail.put(Err(ResultCode::CANCELLED));
         assert_eq!(spin(&mail), None, "a result is the future's own take");
-        assert_eq!(mail.take(), Some(Err(ResultCode::CANCELLED)));
+        let cancelled = Taken {
+            result: Err(ResultCode::CANCELLED),
+            heir: false,
+        };
+        assert_eq!(mail.take(), Some(cancelled));
     }
 }

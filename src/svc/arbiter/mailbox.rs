@@ -19,8 +19,9 @@
 //! Before its result, a lock wait's mailbox may be marked the heir's (`heir.rs`): the table
 //! marks it, under the lock, when it wakes the wait ahead of its hand-off, so that the woken
 //! waiter spins for the result instead of parking again. The mark is a hint: the result's put
-//! replaces it, a take that finds it returns no result and leaves it, and the heir's own
-//! future takes it off when its spin gives up.
+//! keeps it beside the result (the take then says the hand-off found its heir still marked),
+//! a take that finds it alone returns no result and leaves it, and the heir's own future
+//! takes it off when its spin gives up.
 
 use crate::result::ResultCode;
 use crate::sync::atomic::{AtomicU32, Ordering};
@@ -32,30 +33,40 @@ const SPARES: usize = 16;
 
 /// No result yet.
 const EMPTY: u32 = 0;
-/// No result yet; the wait is its mutex's heir (module doc). All ones but the lowest bit: no
-/// result code either (below).
-const HEIR: u32 = u32::MAX - 1;
-/// Success. Every other value is an error's result code, which is never 0 (0 is success on
-/// Horizon, never an error) nor all ones (the module and description fields leave the top
-/// ten bits clear).
-const OK: u32 = u32::MAX;
+/// The heir's mark (module doc): the top bit, alone before the result, beside it after (the
+/// result's put keeps it, so that the heir's own take counts the hand-off its wake was for).
+const HEIR: u32 = 1 << 31;
+/// Success: every bit but the mark's. Every other result is an error's result code, which is
+/// never 0 (0 is success on Horizon, never an error) and leaves the top ten bits clear (the
+/// module and description fields are 22 bits), so neither reaches the mark's bit or success.
+const OK: u32 = !HEIR;
+
+/// A result taken from a mailbox, and whether its wait was its mutex's marked heir when it
+/// came (the hand-off the heir's wake was for: `heir.rs` counts it caught).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Taken {
+    pub result: Result<(), ResultCode>,
+    pub heir: bool,
+}
 
 /// The result of one wait, once it ended.
 #[derive(Debug, Default)]
 pub(crate) struct Mailbox(AtomicU32);
 
 impl Mailbox {
-    /// Puts `r` in the mailbox. Called under the arbiter's lock, once.
+    /// Puts `r` in the mailbox, beside the heir's mark if there is one. Called under the
+    /// arbiter's lock, once.
     pub(crate) fn put(&self, r: Result<(), ResultCode>) {
         let v = match r {
             Ok(()) => OK,
             Err(code) => code.0,
         };
-        debug_assert!(v != EMPTY, "an error result of 0");
+        debug_assert!(v != EMPTY && v & HEIR == 0, "an error result of {v:#x}");
         // Release: what the ending operation did (a mutex word handed over, a lent priority
-        // taken back) happens before the waiter that takes the result returns.
-        let old = self.0.swap(v, Ordering::Release);
-        debug_assert!(old == EMPTY || old == HEIR, "a wait ended twice: {old:#x}");
+        // taken back) happens before the waiter that takes the result returns. An or, not a
+        // store: the word holds nothing but the mark before, which it keeps.
+        let old = self.0.fetch_or(v, Ordering::Release);
+        debug_assert!(old & !HEIR == EMPTY, "a wait ended twice: {old:#x}");
     }
 
     /// Marks the wait its mutex's heir (module doc). Called under the arbiter's lock, before
@@ -77,39 +88,43 @@ impl Mailbox {
     }
 
     /// Takes the heir's mark off, unless the result came. Called by the wait's own future.
-    pub(crate) fn unmark_heir(&self) {
+    /// Returns whether it did (else the result is there, for `take`).
+    pub(crate) fn unmark_heir(&self) -> bool {
         // Relaxed (both): a hint; a failed exchange leaves the result for `take`.
-        let _ = self
-            .0
-            .compare_exchange(HEIR, EMPTY, Ordering::Relaxed, Ordering::Relaxed);
+        self.0
+            .compare_exchange(HEIR, EMPTY, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// Takes the result, if the wait ended (a heir's mark stays: no result).
-    pub(crate) fn take(&self) -> Option<Result<(), ResultCode>> {
+    pub(crate) fn take(&self) -> Option<Taken> {
         // Acquire: pairs with `put`'s Release. A swap, not a load first: the result is the
         // future's once, as the table's entry was (only `put` writes a result, once), and a
         // load before it would cost the waiter a second transfer of the line its signaller
         // just wrote, on every hand-off.
-        match self.0.swap(EMPTY, Ordering::Acquire) {
-            EMPTY => None,
-            HEIR => {
-                // Relaxed: the mark is a hint; a result put since the swap stays for the next
-                // take (its wake brings one).
-                let _ = self
-                    .0
-                    .compare_exchange(EMPTY, HEIR, Ordering::Relaxed, Ordering::Relaxed);
-                None
-            }
-            OK => Some(Ok(())),
-            code => Some(Err(ResultCode(code))),
+        let v = self.0.swap(EMPTY, Ordering::Acquire);
+        if v == HEIR {
+            // The mark alone: put back. Relaxed: the mark is a hint, and a result put since
+            // the swap stays beside it for the next take (its wake brings one), which reads
+            // it through this read-modify-write (the put's release sequence).
+            self.0.fetch_or(HEIR, Ordering::Relaxed);
         }
+        let result = match v & !HEIR {
+            EMPTY => return None,
+            OK => Ok(()),
+            code => Err(ResultCode(code)),
+        };
+        Some(Taken {
+            result,
+            heir: v & HEIR != 0,
+        })
     }
 
     /// Whether a result is there, without taking it: what a heir's spin reads each round (a
     /// load, so that the spin writes nothing to the line its owner's hand-off will write).
     pub(crate) fn has_result(&self) -> bool {
         // Relaxed: the result itself is then taken with `take`'s Acquire.
-        !matches!(self.0.load(Ordering::Relaxed), EMPTY | HEIR)
+        self.0.load(Ordering::Relaxed) & !HEIR != EMPTY
     }
 }
 
@@ -157,8 +172,25 @@ mod tests {
             let m = Mailbox::default();
             assert_eq!(m.take(), None, "empty at first");
             m.put(r);
-            assert_eq!(m.take(), Some(r));
+            assert_eq!(
+                m.take(),
+                Some(Taken {
+                    result: r,
+                    heir: false
+                })
+            );
             assert_eq!(m.take(), None, "{r:?} taken twice");
+            m.mark_heir();
+            assert_eq!(m.take(), None, "a mark is no result");
+            m.put(r);
+            assert_eq!(
+                m.take(),
+                Some(Taken {
+                    result: r,
+                    heir: true
+                })
+            );
+            assert_eq!(m.take(), None, "{r:?} taken twice after a mark");
         }
     }
 

@@ -40,6 +40,7 @@ mod priority;
 
 use super::census::{self, Census};
 use super::hasher::WordHash;
+use super::heir::{self, Outcome};
 use super::mailbox::{Mailbox, Spares};
 use super::word;
 use crate::os::waiters::WakeBatch;
@@ -77,9 +78,14 @@ pub(crate) struct WaitKey {
 
 impl WaitKey {
     /// The wait's result, if the table ended it; read without the table (the key is spent
-    /// once this returns a result).
+    /// once this returns a result). Called only by the waiting thread, whose heir's spin had
+    /// not begun if its hand-off is here, marked: a late heir (`heir::count`).
     pub(crate) fn ended(&self) -> Option<Result<(), ResultCode>> {
-        self.mail.take()
+        let taken = self.mail.take()?;
+        if taken.heir && taken.result.is_ok() {
+            heir::count(Outcome::Late);
+        }
+        Some(taken.result)
     }
 
     /// The mailbox its result comes to.

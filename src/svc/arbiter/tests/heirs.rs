@@ -150,3 +150,52 @@ fn a_callers_early_wake_is_its_runtimes_policy() {
         "a host thread"
     );
 }
+
+/// Each heir's wake counts once in its runtime's stats, by its own thread: late when its
+/// hand-off is there at its first look (the wait key's take), caught when its spin sees the
+/// hand-off come, missed when the spin gives up first. A take with no heir's mark counts none.
+#[test]
+fn the_heirs_own_thread_counts_its_wake_once() {
+    use crate::svc::arbiter::{heir, mailbox::Mailbox};
+    use crate::{thread::Role, Calibration, Config, Runtime};
+    // A serial thread spins for a second, a worker not at all.
+    let rt = Runtime::builder()
+        .config(Config {
+            spin_us: 1_000_000,
+            spin_other_us: Some(0),
+            ..Config::default()
+        })
+        .calibration(Calibration::default())
+        .logical_processors(Some(16))
+        .build()
+        .expect("runtime");
+    let serial = rt.thread().role(Role::Serial).spawn(|| {
+        let mut h = Harness::new(&[(1, 44), (2, 44), (3, 44), (4, 44)]);
+        let m = word(1 | WAITERS);
+        let (keys, _) = queued_then_unlocked(&mut h, &[2, 3, 4], &m);
+        assert_eq!(keys[0].ended(), Some(Ok(())), "the owner: no heir");
+        // Thread 3, the heir, is handed the mutex before it looks: late.
+        h.unlock(2, &m);
+        assert_eq!(keys[1].ended(), Some(Ok(())));
+        // Thread 4, the heir now, spins while thread 3 unlocks: caught.
+        assert!(keys[2].mailbox().is_heir());
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                h.unlock(3, &m);
+            });
+            assert_eq!(heir::spin(keys[2].mailbox()), Some(Ok(())));
+        });
+    });
+    serial.expect("spawned").join().expect("ran");
+    // A heir whose spin is over at once: missed.
+    let worker = rt.thread().role(Role::Worker).spawn(|| {
+        let mail = Mailbox::default();
+        mail.mark_heir();
+        assert_eq!(heir::spin(&mail), None);
+    });
+    worker.expect("spawned").join().expect("ran");
+    let s = rt.stats();
+    rt.shutdown();
+    assert_eq!((s.heir_caught, s.heir_missed, s.heir_late), (1, 1, 1));
+}
