@@ -215,3 +215,37 @@ mod tests {
         assert_eq!(spares.0.len(), SPARES, "kept up to the bound");
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+
+    /// The heir's own future against the hand-off's put: its first take (which puts a lone
+    /// mark back), then its spin's give-up (the mark's removal), race the put. The result is
+    /// taken once, and it says heir exactly when the mark was still there at the put: the
+    /// take's putting back never loses the mark beside a result put in between, nor adds one.
+    #[test]
+    fn loom_a_result_put_beside_the_mark_is_taken_once_and_says_so() {
+        loom::model(|| {
+            let mail = Arc::new(Mailbox::default());
+            mail.mark_heir();
+            let putter = {
+                let mail = mail.clone();
+                loom::thread::spawn(move || mail.put(Ok(())))
+            };
+            let first = mail.take();
+            let unmarked = first.is_none() && mail.unmark_heir();
+            putter.join().unwrap();
+            let taken = first.or_else(|| mail.take()).expect("the result");
+            assert_eq!(mail.take(), None, "taken once");
+            let heir = !unmarked;
+            assert_eq!(
+                taken,
+                Taken {
+                    result: Ok(()),
+                    heir
+                }
+            );
+        });
+    }
+}
