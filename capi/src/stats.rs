@@ -312,3 +312,77 @@ pub unsafe extern "C" fn hos_stats_threads(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each counter reaches the C struct's field of its name: every one set to a value of
+    /// its own over a runtime's snapshot, and each read back where the header says.
+    #[test]
+    fn each_counter_reaches_its_field() {
+        let rt = hos_rs::Runtime::builder()
+            .calibration(hos_rs::Calibration::default())
+            .build()
+            .expect("runtime");
+        let snapshot = rt.stats();
+        rt.shutdown();
+        let s = hos_rs::Stats {
+            bad_sleeps: 1,
+            yields: 2,
+            spins_caught: 3,
+            spins_missed: 4,
+            spins_skipped: 5,
+            parks: 6,
+            vcore_waits: 7,
+            vcore_kicks_priority: 8,
+            vcore_kicks_slice: 9,
+            vcore_kicks_first: 10,
+            vcore_escapes: 11,
+            reactor_fired: 12,
+            reactor_wakeups: 13,
+            idle_polls: 14,
+            idle_relaxed: 15,
+            idle_promoted: 16,
+            idle_coalesced: 17,
+            vcore_revokes: 18,
+            wake_slices: 19,
+            wake_slices_ignored: 20,
+            unseen_polls: 21,
+            heir_caught: 22,
+            heir_missed: 23,
+            idle_deferred: 24,
+            heir_late: 25,
+            ..snapshot
+        };
+        let c = runtime_stats(&s);
+        let read = [
+            c.bad_sleeps,
+            c.yields,
+            c.spins_caught,
+            c.spins_missed,
+            c.spins_skipped,
+            c.parks,
+            c.vcore_waits,
+            c.vcore_kicks_priority,
+            c.vcore_kicks_slice,
+            c.vcore_kicks_first,
+            c.vcore_escapes,
+            c.reactor_fired,
+            c.reactor_wakeups,
+            c.idle_polls,
+            c.idle_relaxed,
+            c.idle_promoted,
+            c.idle_coalesced,
+            c.vcore_revokes,
+            c.wake_slices,
+            c.wake_slices_ignored,
+            c.unseen_polls,
+            c.heir_caught,
+            c.heir_missed,
+            c.idle_deferred,
+            c.heir_late,
+        ];
+        assert_eq!(read.to_vec(), (1..=25).collect::<Vec<u64>>());
+    }
+}
