@@ -747,6 +747,33 @@ fn an_idle_entry_follows_the_priority_set_while_idle() {
     assert_eq!((h.poll(&a), h.poll(&b)), (Some(Ok(())), None));
 }
 
+/// A wait's end leaves its slot in its thread's entry (`Info::wait`), and the next wait
+/// takes that slot (the slab reuses the last freed): another thread's wait there is not the
+/// first thread's, which stays idle, and a change of its priority re-ranks nothing.
+#[test]
+fn a_slot_an_ended_wait_left_to_another_thread_is_not_its_wait() {
+    let mut h = Harness::new(&[(1, 40), (2, 30), (3, 50)]);
+    let w = word(0);
+    let first = h.wait_address(1, &w, 0);
+    let mut fx = Effects::default();
+    h.t.signal_address(&w, SignalType::Signal, 0, 1, &mut fx)
+        .unwrap();
+    assert_eq!(h.poll(&first), Some(Ok(())));
+    let second = h.wait_address(2, &w, 0);
+    let third = h.wait_address(3, &w, 0);
+    assert_eq!((h.t.party(1), h.t.effective(1)), (None, None), "idle");
+    h.t.set_base(1, 60, &mut h.fx);
+    h.t.check();
+    assert!(h.fx.lend.is_empty(), "an idle thread lends nothing");
+    h.t.signal_address(&w, SignalType::Signal, 0, 1, &mut fx)
+        .unwrap();
+    assert_eq!(
+        (h.poll(&second), h.poll(&third)),
+        (Some(Ok(())), None),
+        "thread 2's wait still ranked at 30"
+    );
+}
+
 /// Idle entries are swept once a new thread comes to the bound (`Table::check` asserts it
 /// after every step), and a forgotten thread's idle entry goes at once.
 #[test]

@@ -48,7 +48,11 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             condvar_waits,
             "the census of condvar waits"
         );
-        let idle = self.threads.values().filter(|i| !i.busy()).count();
+        let idle = self
+            .threads
+            .iter()
+            .filter(|(&id, i)| !i.busy(id, &self.waiters))
+            .count();
         assert!(idle <= SWEEP_AT, "{idle} idle thread entries");
         for (id, info) in &self.threads {
             let best = info.held.iter().map(|&k| self.waiters[k].priority).min();
@@ -62,9 +66,8 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
                     self.waiters[k].place
                 );
             }
-            if let Some(k) = info.waiting {
+            if let Some(k) = info.wait(*id, &self.waiters) {
                 let w = &self.waiters[k];
-                assert_eq!(w.thread, *id, "thread {id:#x} waits as waiter {k}");
                 assert_eq!(w.priority, info.effective, "waiter {k}'s priority");
             }
         }

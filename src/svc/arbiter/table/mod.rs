@@ -174,6 +174,9 @@ struct Info<R> {
     effective: u8,
     /// What the caller gave for the thread when its entry was made.
     r: R,
+    /// The slot of its last wait: its current wait while that slot holds a wait of this
+    /// thread ([`Info::wait`]). A wait's end leaves it, so that the operation that ends it
+    /// writes nothing of the waiter's entry, which the waiter's next wait writes again.
     waiting: Option<usize>,
     /// The lock waiters registered against this thread (any mutex word).
     held: Vec<usize>,
@@ -205,12 +208,13 @@ const SWEEP_AT: usize = 1024;
 /// Thread `p`'s entry, made if it has none (a known thread's own priority is kept up to date
 /// by [`Table::set_base`], which follows every change of it); a new thread's entry first
 /// sweeps the idle ones once there are [`SWEEP_AT`] entries.
-fn entry<'a, R: Clone>(
+fn entry<'a, R: Clone, W>(
     threads: &'a mut HashMap<u32, Info<R>, WordHash>,
+    waiters: &Slab<Waiter<W>>,
     p: &Party<R>,
 ) -> &'a mut Info<R> {
     if threads.len() >= SWEEP_AT && !threads.contains_key(&p.id) {
-        threads.retain(|_, i| i.busy());
+        threads.retain(|&id, i| i.busy(id, waiters));
     }
     threads.entry(p.id).or_insert_with(|| Info {
         base: p.priority,
@@ -222,9 +226,17 @@ fn entry<'a, R: Clone>(
 }
 
 impl<R> Info<R> {
-    /// Whether the thread waits or has lock waiters registered against it (else: idle).
-    fn busy(&self) -> bool {
-        self.waiting.is_some() || !self.held.is_empty()
+    /// Thread `id`'s current wait: the slot of its last, if that slot still holds a wait of
+    /// this thread. A thread waits once at a time, so a slot that holds one of its waits
+    /// holds the current one; an ended wait's slot is empty or another thread's.
+    fn wait<W>(&self, id: u32, waiters: &Slab<Waiter<W>>) -> Option<usize> {
+        self.waiting
+            .filter(|&k| waiters.get(k).is_some_and(|w| w.thread == id))
+    }
+
+    /// Whether thread `id` waits or has lock waiters registered against it (else: idle).
+    fn busy<W>(&self, id: u32, waiters: &Slab<Waiter<W>>) -> bool {
+        self.wait(id, waiters).is_some() || !self.held.is_empty()
     }
 }
 
@@ -269,7 +281,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             return Ok(None);
         }
         let owner = resolve(owner).ok_or(ResultCode::INVALID_HANDLE)?;
-        entry(&mut self.threads, &owner);
+        entry(&mut self.threads, &self.waiters, &owner);
         let place = Place::Lock {
             owner: owner.id,
             addr: addr_of(word),
@@ -357,7 +369,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             }
             match resolve(old & !WAITERS) {
                 Some(owner) => {
-                    entry(&mut self.threads, &owner);
+                    entry(&mut self.threads, &self.waiters, &owner);
                     if fx.note_moves {
                         fx.moved.push(Move {
                             waiter: self.waiters[k].thread,
@@ -516,10 +528,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             Place::Address(_) | Place::Drain(_) => None,
         };
         self.unlink(k);
-        let w = self.waiters.remove(k);
-        if let Some(info) = self.threads.get_mut(&w.thread) {
-            info.waiting = None;
-        }
+        self.waiters.remove(k);
         if let Some(owner) = owner {
             self.restore(owner, fx);
         }
@@ -533,7 +542,10 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         let Some(info) = self.threads.remove(&id) else {
             return;
         };
-        debug_assert!(info.waiting.is_none(), "thread {id:#x} is gone but waits");
+        debug_assert!(
+            info.wait(id, &self.waiters).is_none(),
+            "thread {id:#x} is gone but waits"
+        );
         for k in info.held {
             self.finish(k, Err(ResultCode::INVALID_STATE), fx);
         }
@@ -542,7 +554,10 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
 
     /// What the caller gave for thread `id` (its `Party::r`), while it is busy.
     pub(crate) fn party(&self, id: u32) -> Option<&R> {
-        self.threads.get(&id).filter(|i| i.busy()).map(|i| &i.r)
+        self.threads
+            .get(&id)
+            .filter(|i| i.busy(id, &self.waiters))
+            .map(|i| &i.r)
     }
 
     /// The owner a lock wait waits for (`None` for any other wait). Only for a key whose wait
@@ -595,8 +610,12 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     /// Registers `me`'s wait at `place`, ranked by its effective priority.
     fn push(&mut self, me: &Party<R>, tag: u32, place: Place<W>) -> WaitKey {
         let ticket = self.ticket();
-        let info = entry(&mut self.threads, me);
-        debug_assert!(info.waiting.is_none(), "thread {:#x} waits twice", me.id);
+        let info = entry(&mut self.threads, &self.waiters, me);
+        debug_assert!(
+            info.wait(me.id, &self.waiters).is_none(),
+            "thread {:#x} waits twice",
+            me.id
+        );
         let mail = self.spare.take();
         let k = self.waiters.insert(Waiter {
             thread: me.id,
@@ -667,11 +686,8 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         if let Some(waker) = w.waker {
             fx.wake.push(waker);
         }
-        // The thread waits no more (its entry stays, idle if no lock waiters are registered
-        // against it).
-        if let Some(info) = self.threads.get_mut(&w.thread) {
-            info.waiting = None;
-        }
+        // The thread waits no more: its slot is empty now (`Info::wait`), and its entry is
+        // left alone (idle if no lock waiters are registered against it).
     }
 
     /// Takes the lock waiters registered against `me` for the word at `addr`: the best

@@ -19,7 +19,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             return;
         };
         info.base = base;
-        if info.busy() {
+        if info.busy(id, &self.waiters) {
             self.restore(id, fx);
         } else {
             // In nothing, lent nothing: nothing to re-rank or tell.
@@ -33,7 +33,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
     pub(crate) fn effective(&self, id: u32) -> Option<u8> {
         self.threads
             .get(&id)
-            .filter(|i| i.busy())
+            .filter(|i| i.busy(id, &self.waiters))
             .map(|i| i.effective)
     }
 
@@ -55,7 +55,7 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
             info.effective = new;
             fx.lend
                 .push((info.r.clone(), (new < info.base).then_some(new)));
-            let Some(k) = info.waiting else {
+            let Some(k) = info.wait(id, &self.waiters) else {
                 return;
             };
             self.unlink(k);
