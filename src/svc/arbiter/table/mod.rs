@@ -27,7 +27,9 @@
 //!   idle entries are swept (when a new thread comes to [`SWEEP_AT`] entries): a hand-off's
 //!   two threads then touch their entries at each wait, never the map's slots, nor what the
 //!   caller gave for them (`Party::r`, which the entry keeps from its making: the svcs give
-//!   a weak reference, so a kept entry keeps no thread alive).
+//!   a weak reference, so a kept entry keeps no thread alive). Only the thread's own
+//!   registration writes which wait is its current one; the operation that ends a wait does
+//!   not touch the waiter's entry (`Info::wait` reads the slot so).
 //! - A thread's effective priority is the best of its own priority and its lock waiters'
 //!   effective priorities; a waiting thread's waiter carries its effective priority. A
 //!   change of either re-ranks the wait at the back of its new priority, and goes up the
