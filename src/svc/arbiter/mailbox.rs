@@ -42,7 +42,8 @@ const HEIR: u32 = 1 << 31;
 const OK: u32 = !HEIR;
 
 /// A result taken from a mailbox, and whether its wait was its mutex's marked heir when it
-/// came (the hand-off the heir's wake was for: `heir.rs` counts it caught).
+/// came (the hand-off the heir's wake was for: `heir.rs` counts it caught if its spin took
+/// it, late if the wait key's take did).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Taken {
     pub result: Result<(), ResultCode>,
