@@ -34,6 +34,7 @@
 //! | `config` | primitive | [`Config`], its switches' rules and checks |
 //! | `role` | primitive | [`Role`]: what a guest thread is, and what the policies make of it |
 //! | `build_error` | primitive | [`BuildError`]: why a runtime did not start |
+//! | `activity` | primitive | a guest thread's activity: what it waits on since when, written by it alone |
 //! | `calibration` | decision | the machine's timer lateness and wake latency, measured and tracked |
 //! | `reactor` | decision | the reactor thread that owns every deadline |
 //! | `policy` | decision | every choice: sleep routes, poller cap, spin, spin gate, deadline class |
@@ -56,6 +57,7 @@
 
 #![deny(unsafe_code)]
 
+mod activity;
 mod analysis;
 mod block_on;
 mod build_error;

@@ -11,21 +11,24 @@
 //! (parked at the pause point, or in a runtime wait, from which it meets a pause point before
 //! guest code), or it ended.
 //!
-//! Why no stop is missed, and why a stopped thread runs no guest code until resumed: the
-//! thread writes its activity under the activity lock and reads the pause bit after it; the
-//! asker sets the bit and then reads the activity under the same lock. If the asker's read
-//! comes first it sees the thread running and waits; the thread's later read then sees the
-//! bit (it comes after the asker's lock section, which comes after the bit was set), so a
-//! wait it begins notifies the asker, and its next pause point stops it. If the thread's
-//! write comes first, the asker sees a wait; the thread's pause point at the wait's end reads
-//! the bit after that write, and so after the bit was set: it stops there. The asker's wait
-//! checks and sleeps under this lock, and a notify takes it, so no notify falls between.
+//! Why a stopped thread runs no guest code until resumed: the thread writes its activity
+//! (`activity.rs`), fences, and then reads the pause bit at the end of every wait; the asker
+//! sets the bit, fences, and then reads the activity. Of two such fenced pairs one sees the
+//! other's write. If the asker's read sees a wait, either the thread has not ended it yet,
+//! and the read of the bit after its end's fence sees the bit, so its pause point stops it;
+//! or the asker read the wait before the end's write, and then the thread's read of the bit
+//! comes after the asker's fence, which comes after the bit was set. Why no stop is missed:
+//! a wait's begin is not fenced (a wait pays for its bookkeeping only at its end), so a
+//! thread may begin a wait without seeing the bit, and the asker may read it running; the
+//! asker looks again every millisecond (`Runtime::wait_paused`), and a thread that sees the
+//! bit as its activity changes tells it at once. The asker's waits check and sleep under this
+//! lock, and a notify takes it, so no notify falls between.
 //!
 //! In the deterministic mode the token keeps the rule instead (`Token::set_paused`): a paused
 //! thread is no candidate for the token, so only the holder can run guest code, and it gives
 //! the token up at its next checkpoint or yield (`Runtime::checkpoint_kicked`), noting
 //! `PAUSED`; any other thread has stopped at once. A holder that gives the token up tells no
-//! asker, so the asker looks again every millisecond (`Runtime::wait_paused`).
+//! asker: its next look finds it.
 
 use crate::sync::{lock, wait};
 use crate::vcore::Seat;

@@ -629,14 +629,15 @@ impl Runtime {
     pub fn wait_paused(&self, rec: &ThreadRecord, deadline: Option<u64>) -> bool {
         let token = self.inner.token.as_ref();
         let stopped = || {
+            // SeqCst: pairs with the thread's fence after the end of a wait, between the
+            // pause bit set before this and the activity read after it (`pause.rs`).
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
             self.is_shut_down()
                 || matches!(rec.activity(), Activity::Waiting { .. } | Activity::Ended)
                 || token.is_some_and(|t| t.is_paused_out(rec.id()))
         };
-        if token.is_none() {
-            return rec.pause().wait_stopped(stopped, deadline);
-        }
-        // A holder that gives the token up tells no asker: look again every millisecond.
+        // Look again every millisecond: a thread's wait may begin unseen by its own look at
+        // the pause bit, and a holder that gives the token up tells no asker.
         loop {
             let look = sys::now().saturating_add(1_000_000);
             if rec

@@ -6,6 +6,8 @@
 //! they always follow the last name and role set; only the thread itself changes its parker
 //! and its CPU clock, once, when it enters the runtime.
 
+pub use crate::activity::Activity;
+use crate::activity::{ActivityCell, Reading};
 use crate::parker::Parker;
 use crate::pause::Pause;
 use crate::policy::Waiter;
@@ -18,24 +20,6 @@ use crate::sys::{self, CpuTime, ThreadClock};
 use crate::vcore::{Occupant, Seat, Traits, Who};
 use std::sync::Arc;
 use std::sync::OnceLock;
-
-/// What a guest thread is doing, as the runtime last saw it: what a shutdown reports of a
-/// thread that did not leave, and what a watchdog names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Activity {
-    /// Running guest code, or blocked outside the runtime (an OS call, a lock of its own).
-    Running,
-    /// Blocked in a wait of the runtime: on what (`"sleep"`, `"virtual core"`, an object's
-    /// kind) and since when (a `sys::now()` value).
-    Waiting {
-        /// What it waits on.
-        on: &'static str,
-        /// Since when.
-        since: u64,
-    },
-    /// Its code returned or unwound.
-    Ended,
-}
 
 /// What a guest thread is, as the runtime sees it.
 ///
@@ -68,9 +52,8 @@ pub struct ThreadRecord {
     vcore_wait_ns: AtomicU64,
     /// The spin gate of its waits for a core (`Occupant::core_gate`).
     core_gate: SpinGate,
-    /// What it does now. # Invariant: only the thread itself writes it. A std lock even under
-    /// loom: bookkeeping, no synchronization point the models check.
-    activity: std::sync::Mutex<Activity>,
+    /// What it does now; only the thread itself writes it (`activity.rs`).
+    activity: ActivityCell,
     /// The OS slice last asked for it (0: the OS default), or [`NOT_ASKED`] before it
     /// started. # Invariant: the OS was last asked for exactly this; asks are made under this
     /// lock, so the last ask made reflects the last priority and role set. A std lock even
@@ -140,7 +123,7 @@ impl ThreadRecord {
             sleeps: AtomicU64::new(0),
             vcore_wait_ns: AtomicU64::new(0),
             core_gate: SpinGate::new(),
-            activity: std::sync::Mutex::new(Activity::Running),
+            activity: ActivityCell::default(),
             wake_slice: std::sync::Mutex::new(NOT_ASKED),
             pause: Pause::default(),
             deferred: std::sync::Mutex::new(None),
@@ -355,18 +338,31 @@ impl ThreadRecord {
 
     /// What the thread is doing now.
     pub fn activity(&self) -> Activity {
-        *lock(&self.activity)
+        self.activity.get().activity
+    }
+
+    /// What the thread is doing now, with the number of the write that set it: two reads of
+    /// one wait carry one number (the watchdog's dumps, one a wait).
+    pub(crate) fn activity_reading(&self) -> Reading {
+        self.activity.get()
     }
 
     /// Notes that the thread's code returned or unwound (the thread itself calls it).
     pub fn mark_ended(&self) {
-        self.set_activity(Activity::Ended);
+        self.activity.end();
+        self.after_activity(true);
     }
 
-    /// Sets what the thread does; then, if a pause is asked of it, tells the asker to look
-    /// again (read after the write: `pause.rs` says why no stop is missed).
-    fn set_activity(&self, a: Activity) {
-        *lock(&self.activity) = a;
+    /// After the thread set its activity: if a pause is asked of it, tells the asker to look
+    /// again. The end of a wait (`fenced`) is fenced first: its pause point reads the pause
+    /// bit after its write is seen (`pause.rs` says why no stop is missed); a wait's begin is
+    /// not, so an asker that misses it sees it at its next look.
+    fn after_activity(&self, fenced: bool) {
+        if fenced {
+            // SeqCst: pairs with the asker's fence between its pause bit and its read of
+            // the activity, so one of the two sees the other's write.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        }
         if self.seat.pause_asked() {
             self.pause.notify();
         }
@@ -411,13 +407,11 @@ impl Occupant for ThreadRecord {
     }
 
     fn mark_wait(&self, on: Option<&'static str>) {
-        self.set_activity(match on {
-            Some(on) => Activity::Waiting {
-                on,
-                since: sys::now(),
-            },
-            None => Activity::Running,
-        });
+        match on {
+            Some(on) => self.activity.wait(on),
+            None => self.activity.run(),
+        }
+        self.after_activity(on.is_none());
     }
 
     fn waker(&self) -> Option<std::task::Waker> {

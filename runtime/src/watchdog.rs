@@ -66,7 +66,7 @@ struct Seen {
 /// The watchdog's loop: looks, then waits for the next wait to pass the bound (or a bound
 /// from now), until the runtime shuts down or is gone.
 fn watch(weak: &WeakRuntime, bounds: Bounds) {
-    // Each guest thread's wait dumped already: its id, and the wait's start.
+    // Each guest thread's wait dumped already: its id, and the wait's write number.
     let mut dumped = HashMap::new();
     let mut seen = None;
     loop {
@@ -100,7 +100,8 @@ fn look(rt: &Runtime, bound: u64, dumped: &mut HashMap<u64, u64>) -> u64 {
     let mut next = now.saturating_add(bound);
     let mut still = HashMap::new();
     for t in rt.threads() {
-        let Activity::Waiting { on, since } = t.activity() else {
+        let reading = t.activity_reading();
+        let Activity::Waiting { on, since } = reading.activity else {
             continue;
         };
         if on == PAUSED {
@@ -111,10 +112,10 @@ fn look(rt: &Runtime, bound: u64, dumped: &mut HashMap<u64, u64>) -> u64 {
             next = next.min(due);
             continue;
         }
-        if dumped.get(&t.id()) != Some(&since) {
+        if dumped.get(&t.id()) != Some(&reading.write) {
             rt.dump_flight(&format!("{} waited past HOS_FLIGHT_WAIT_MS", t.name()));
         }
-        still.insert(t.id(), since);
+        still.insert(t.id(), reading.write);
     }
     *dumped = still;
     next

@@ -60,6 +60,7 @@ const ORDER: &[&str] = &[
     "config/unknown",
     "role",
     "build_error",
+    "activity",
     // decisions
     "calibration",
     "reactor",

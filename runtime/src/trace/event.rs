@@ -286,6 +286,13 @@ fn add_label(label: &'static str, key: usize) -> u64 {
     0
 }
 
+/// The whole text of label `id`; `"?"` for 0 (past the 256 labels) or a number never given.
+pub(crate) fn label_text(id: u64) -> &'static str {
+    let names = crate::sync::lock(&NAMES);
+    let named = id.checked_sub(1).and_then(|i| names.get(i as usize));
+    named.copied().filter(|n| !n.is_empty()).unwrap_or("?")
+}
+
 /// The text of label `id`, shortened to its last two path segments without generics
 /// (`hos::os::event::Take` is `event::Take`).
 pub(crate) fn label_name(id: u64) -> String {
