@@ -10,8 +10,9 @@
 //! wake timed and untimed); the ping-pong with wake claims (HOS_VCORE_CLAIM) on and
 //! off, alternated; the parked ping-pong against the std pair, alternated (`parked_cost`:
 //! the ratio BENCHMARKS.md's target reads) and the spinning one with the virtual cores on and
-//! off, alternated (`spin_cost`); MessageQueue throughput with 1 and 4 producers; reading the own thread's
-//! CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
+//! off, alternated (`spin_cost`); MessageQueue throughput with 1 and 4 producers; one wait's
+//! bracket on a guest thread alone (`wait_bracket`: a wake already there when it waits);
+//! reading the own thread's CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
 //! the tails of the round trip come from hdrhistogram, printed after each hand-off bench.
@@ -549,6 +550,54 @@ fn queue_throughput(c: &mut Criterion) {
     rt.shutdown();
 }
 
+/// A future pending at its first poll, which wakes its own waiter as it says so: a wait whose
+/// wake is there before its spin begins.
+struct WokenAtOnce(bool);
+
+impl std::future::Future for WokenAtOnce {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// One wait's bracket on a guest thread, with no other thread in it: the activity marked,
+/// the core given back, the spin's start, the wake's take, the core taken again.
+fn wait_bracket(c: &mut Criterion) {
+    let rt = runtime(20, true);
+    let mut g = c.benchmark_group("wait_bracket");
+    g.bench_function("guest", |b| {
+        b.iter_custom(|n| {
+            rt.thread()
+                .name("MainThread")
+                .spawn(move || {
+                    let start = Instant::now();
+                    for _ in 0..n {
+                        hos_runtime::internal::block_on(
+                            WokenAtOnce(false),
+                            hos_runtime::internal::Wait::objects(),
+                        );
+                    }
+                    start.elapsed()
+                })
+                .expect("a guest thread")
+                .join()
+                .expect("the bracket's thread")
+        });
+    });
+    g.finish();
+    rt.shutdown();
+}
+
 fn raw_thread_cpu() -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -580,6 +629,7 @@ mod group {
         parked_cost,
         spin_cost,
         queue_throughput,
+        wait_bracket,
         cpu_time
     );
 }

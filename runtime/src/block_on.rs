@@ -296,12 +296,12 @@ fn spin(parker: &Parker, policy: &impl WaitPolicy, wait: Wait<'_>) -> SpinEnd {
     if wait.gate.is_some_and(|g| !g.should_spin()) {
         return SpinEnd::Skipped;
     }
-    let end = sys::now().saturating_add(spin.ns);
+    let end = sys::ticks().saturating_add(spin.ticks);
     let caught = loop {
         if parker.try_take() {
             break true;
         }
-        if sys::now() >= end {
+        if sys::ticks() >= end {
             break false;
         }
         crate::sync::spin_hint();

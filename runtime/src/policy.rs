@@ -77,8 +77,10 @@
 use crate::config::{Config, ShortSleep, DEFAULT_SPIN_US};
 use crate::reactor::DeadlineClass;
 use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sys::{self, TickScale};
 use crate::time::{MS, US};
 use std::fmt;
+use std::sync::LazyLock;
 
 /// Who waits: a serial guest thread (the frame's critical chain), a worker, or a host thread.
 /// A guest thread's role decides which of the first two it is (`crate::role`).
@@ -272,20 +274,35 @@ impl SleepRoute {
 pub struct Spin {
     /// Nanoseconds to spin; 0: none.
     pub ns: u64,
+    /// The same on the event clock (`sys::ticks()`), which the spin reads: a few nanoseconds
+    /// a read where `sys::now()` costs tens, so a spin sees a wake sooner.
+    pub ticks: u64,
     /// Whether it is the full (HOS_SPIN_US) length.
     pub full: bool,
 }
 
 impl Spin {
     /// No spin.
-    pub const NONE: Spin = Spin { ns: 0, full: false };
+    pub const NONE: Spin = Spin {
+        ns: 0,
+        ticks: 0,
+        full: false,
+    };
+
+    /// A spin of `ns` on the event clock that `scale` maps.
+    fn new(ns: u64, full: bool, scale: &TickScale) -> Spin {
+        Spin {
+            ns,
+            ticks: scale.ticks_in(ns),
+            full,
+        }
+    }
 
     /// The spin of a thread no runtime serves: the default HOS_SPIN_US, full length.
     pub fn without_runtime() -> Spin {
-        Spin {
-            ns: DEFAULT_SPIN_US * US,
-            full: true,
-        }
+        static DEFAULT: LazyLock<Spin> =
+            LazyLock::new(|| Spin::new(DEFAULT_SPIN_US * US, true, &sys::tick_scale()));
+        *DEFAULT
     }
 }
 
@@ -338,8 +355,9 @@ pub(crate) struct Policy {
     /// Counted slots taken now. # Invariant: at most `cap` when `cap > 0`, and 0 when no
     /// [`PollerSlot`] of this policy is alive.
     pollers: AtomicUsize,
-    spin_serial_ns: u64,
-    spin_other_ns: u64,
+    /// The spins of serial and host threads' waits, and of other guest threads'.
+    spin_serial: Spin,
+    spin_other: Spin,
     /// The wake slice (0: never asked) and the worst priority it is asked for.
     wake_slice_ns: u64,
     wake_slice_priority: u8,
@@ -350,6 +368,9 @@ impl Policy {
     /// unknown), and logs each decision once with the count.
     pub(crate) fn new(config: &Config, processors: Option<usize>) -> Self {
         let (guest, host) = short_routes(config, processors);
+        let serial_ns = config.spin_us.saturating_mul(US);
+        let other_ns = spin_other_us(config, processors).saturating_mul(US);
+        let scale = sys::tick_scale();
         let policy = Policy {
             processors,
             guest,
@@ -359,8 +380,8 @@ impl Policy {
             blind: config.idle_poll_blind,
             defer: config.idle_poll_defer,
             pollers: AtomicUsize::new(0),
-            spin_serial_ns: config.spin_us.saturating_mul(US),
-            spin_other_ns: spin_other_us(config, processors).saturating_mul(US),
+            spin_serial: Spin::new(serial_ns, true, &scale),
+            spin_other: Spin::new(other_ns, other_ns >= serial_ns, &scale),
             wake_slice_ns: config.wake_slice_us.saturating_mul(US),
             wake_slice_priority: config.wake_slice_priority,
         };
@@ -417,8 +438,8 @@ impl Policy {
         }
         tracing::info!(
             "spin: serial and host {} ns, other {} ns, {count}",
-            self.spin_serial_ns,
-            self.spin_other_ns
+            self.spin_serial.ns,
+            self.spin_other.ns
         );
         match self.heirs() {
             true => tracing::info!("lock heirs: woken ahead of their hand-off, {count}"),
@@ -498,13 +519,9 @@ impl Policy {
 
     /// The spin before a wait of `waiter` parks.
     pub(crate) fn spin(&self, waiter: Waiter) -> Spin {
-        let ns = match waiter {
-            Waiter::Worker => self.spin_other_ns,
-            Waiter::Serial | Waiter::Host => self.spin_serial_ns,
-        };
-        Spin {
-            ns,
-            full: ns >= self.spin_serial_ns,
+        match waiter {
+            Waiter::Worker => self.spin_other,
+            Waiter::Serial | Waiter::Host => self.spin_serial,
         }
     }
 
@@ -640,6 +657,21 @@ impl Drop for PollerSlot<'_> {
 mod tests {
     use super::*;
 
+    /// A spin's event-clock length is its nanoseconds on that clock.
+    #[test]
+    fn a_spins_ticks_span_its_nanoseconds() {
+        let policy = Policy::new(&Config::default(), Some(16));
+        let scale = sys::tick_scale();
+        for spin in [policy.spin(Waiter::Serial), policy.spin(Waiter::Worker)] {
+            let spanned = scale.span_ns(spin.ticks);
+            assert!(
+                spanned.abs_diff(spin.ns) <= spin.ns / 100 + 1,
+                "{spin:?} spans {spanned} ns"
+            );
+        }
+        assert_eq!(Spin::NONE.ticks, 0);
+    }
+
     #[test]
     fn counts_read_as_english() {
         assert_eq!(Count(Some(1)).to_string(), "1 logical processor");
@@ -677,20 +709,17 @@ mod tests {
         let four = Policy::new(&config, Some(4));
         assert_eq!(four.short_route(Waiter::Worker), SleepRoute::Timer);
         assert_eq!(
-            four.spin(Waiter::Worker),
-            Spin {
-                ns: 20_000,
-                full: true
-            }
+            (four.spin(Waiter::Worker).ns, four.spin(Waiter::Worker).full),
+            (20_000, true)
         );
         let sixteen = Policy::new(&config, Some(16));
         assert_eq!(sixteen.short_route(Waiter::Worker), SleepRoute::Yield);
         assert_eq!(
-            sixteen.spin(Waiter::Worker),
-            Spin {
-                ns: 5_000,
-                full: false
-            }
+            (
+                sixteen.spin(Waiter::Worker).ns,
+                sixteen.spin(Waiter::Worker).full
+            ),
+            (5_000, false)
         );
         assert_eq!(sixteen.poller_cap(), 4);
         let slot = sixteen.poller_slot(Waiter::Worker);

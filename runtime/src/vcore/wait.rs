@@ -224,7 +224,11 @@ mod tests {
             gate: SpinGate::new(),
         };
         let (holder, waiter) = (guest(1), guest(2));
-        let spin = Spin { ns: 0, full: true };
+        let spin = Spin {
+            ns: 0,
+            ticks: 0,
+            full: true,
+        };
         assert!(v.acquire(&holder, spin).is_none());
         let inner = v.inner.as_ref().expect("the semaphore is on");
         let step = inner.acquire_for(&waiter, &Now::default());
