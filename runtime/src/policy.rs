@@ -670,6 +670,9 @@ mod tests {
             );
         }
         assert_eq!(Spin::NONE.ticks, 0);
+        let default = Spin::without_runtime();
+        assert_eq!((default.ns, default.full), (DEFAULT_SPIN_US * US, true));
+        assert!(scale.span_ns(default.ticks).abs_diff(default.ns) <= default.ns / 100);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The wait bracket ([`Away`]): each wait marks its thread and gives its core back once, a
 //! sleep through the reactor included (its reactor wait is inside the sleep's bracket); and
-//! through a runtime, a guest thread's sleep frees its core for another thread.
+//! through a runtime, a guest thread's sleep frees its core for another thread; a wait's spin
+//! lasts its length on the event clock.
 
 use crate::block_on::{block_on_with, Away, Wait, WaitPolicy};
 use crate::parker::with_parker;
@@ -10,11 +11,14 @@ use std::cell::RefCell;
 use std::future::poll_fn;
 use std::task::Poll;
 
-/// A policy that holds a core and writes down every call of the bracket.
+/// A policy that holds a core and writes down every call of the bracket (it spins `spin`,
+/// counting in `counts`).
 #[derive(Default)]
 struct Counting {
     calls: RefCell<Vec<String>>,
     holds: std::cell::Cell<bool>,
+    spin: Option<Spin>,
+    counts: Stripe,
 }
 
 impl Counting {
@@ -31,11 +35,11 @@ impl Counting {
 
 impl WaitPolicy for Counting {
     fn spin(&self) -> Spin {
-        Spin::NONE
+        self.spin.unwrap_or(Spin::NONE)
     }
 
     fn counters(&self) -> Option<&Stripe> {
-        None
+        Some(&self.counts)
     }
 
     fn release_core(&self, claimable: bool) -> bool {
@@ -67,6 +71,58 @@ fn wait_once(policy: &Counting, wait: Wait<'_>) {
         }
     });
     with_parker(|p, w| block_on_with(p, w, fut, wait, || None, || policy));
+}
+
+/// A spin lasts its length on the event clock: one of 10 s catches a wake that comes after
+/// 100 ms, and one of 1 ms misses it and parks.
+#[test]
+fn a_spin_lasts_its_length_on_the_event_clock() {
+    use std::sync::atomic::Ordering;
+    use std::sync::{Arc, Mutex};
+    use std::task::Waker;
+    use std::time::Duration;
+    let spin_of = |ns: u64| Spin {
+        ns,
+        ticks: crate::sys::tick_scale().ticks_in(ns),
+        full: true,
+    };
+    for (ns, caught) in [(10_000_000_000, 1), (1_000_000, 0)] {
+        let policy = Counting {
+            spin: Some(spin_of(ns)),
+            ..Counting::default()
+        };
+        let waker: Arc<Mutex<Option<Waker>>> = Arc::default();
+        let woken = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (slot, flag) = (waker.clone(), woken.clone());
+        let wake = std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(100));
+            if let Some(w) = slot.lock().unwrap().take() {
+                // SeqCst: a test's flag.
+                flag.store(true, Ordering::SeqCst);
+                w.wake();
+                return;
+            }
+        });
+        let fut = poll_fn(|cx| {
+            // SeqCst: a test's flag.
+            if woken.load(Ordering::SeqCst) {
+                return Poll::Ready(());
+            }
+            *waker.lock().unwrap() = Some(cx.waker().clone());
+            Poll::Pending
+        });
+        with_parker(|p, w| block_on_with(p, w, fut, Wait::objects(), || None, || &policy));
+        wake.join().unwrap();
+        let counts = &policy.counts;
+        assert_eq!(
+            (
+                counts.spins_caught.load(Ordering::Relaxed),
+                counts.spins_missed.load(Ordering::Relaxed)
+            ),
+            (caught, 1 - caught),
+            "a spin of {ns} ns against a wake after 100 ms"
+        );
+    }
 }
 
 #[test]
