@@ -126,6 +126,12 @@ impl Parker {
     /// Takes the token if it is there (the spin phase's check; no system call).
     #[inline]
     pub fn try_take(&self) -> bool {
+        // A load first, so that a spin's empty looks leave the line shared with the waker,
+        // which then writes it without waiting for a compare-and-swap's ownership of it.
+        // Relaxed: the compare-and-swap below decides, and orders.
+        if self.state.load(Ordering::Relaxed) != NOTIFIED {
+            return false;
+        }
         // Acquire: pairs with unpark's Release.
         self.state
             .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)
