@@ -294,13 +294,9 @@ pub(crate) fn label_text(id: u64) -> &'static str {
 }
 
 /// The text of label `id`, shortened to its last two path segments without generics
-/// (`hos::os::event::Take` is `event::Take`).
+/// (`hos::os::event::Take` is `event::Take`); `"?"` as [`label_text`].
 pub(crate) fn label_name(id: u64) -> String {
-    let names = crate::sync::lock(&NAMES);
-    let named = id.checked_sub(1).and_then(|i| names.get(i as usize));
-    let Some(full) = named.filter(|n| !n.is_empty()) else {
-        return "?".into();
-    };
+    let full = label_text(id);
     let plain = full.split('<').next().unwrap_or(full);
     let parts: Vec<&str> = plain.rsplitn(3, "::").collect();
     match parts.as_slice() {
