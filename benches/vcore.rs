@@ -31,11 +31,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The spin of a waiting guest thread with no runtime: the default 20 us.
-fn default_spin() -> Spin {
-    Spin::without_runtime()
-}
-
 /// A semaphore of `cores`, and its counters.
 fn vcores(cores: usize) -> (Arc<Vcores>, Arc<Counters>) {
     let config = Config {
@@ -61,7 +56,7 @@ fn uncontended(c: &mut Criterion) {
     let mut g = c.benchmark_group("uncontended");
     let (v, counters) = vcores(6);
     let t = record(1, 0b1_1111);
-    let spin = default_spin();
+    let spin = Spin::without_runtime();
     let pair = || {
         let _ = v.acquire(&*t, spin);
         black_box(v.release(&*t));
@@ -70,11 +65,11 @@ fn uncontended(c: &mut Criterion) {
     // Core 5 held, and a waiter for it queued: the table is busy, so no slot is lent and the
     // bench thread's pair on cores 0-4 takes the lock.
     let (holder, waiter) = (record(2, 1 << 5), record(3, 1 << 5));
-    let _ = v.acquire(&*holder, default_spin());
+    let _ = v.acquire(&*holder, Spin::without_runtime());
     let th = {
         let v = v.clone();
         std::thread::spawn(move || {
-            let _ = v.acquire(&*waiter, default_spin());
+            let _ = v.acquire(&*waiter, Spin::without_runtime());
             v.release(&*waiter);
         })
     };
@@ -84,7 +79,7 @@ fn uncontended(c: &mut Criterion) {
     g.bench_function("acquire+release, locked", |b| b.iter(pair));
     v.release(&*holder);
     th.join().expect("waiter");
-    let _ = v.acquire(&*t, default_spin());
+    let _ = v.acquire(&*t, Spin::without_runtime());
     g.bench_function("checkpoint", |b| {
         b.iter(|| v.checkpoint(black_box(&*t), spin));
     });
@@ -141,11 +136,11 @@ fn handoff(c: &mut Criterion) {
     let ran = Arc::new(AtomicU64::new(0));
     let next = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
-    let _ = v.acquire(&*holder, default_spin());
+    let _ = v.acquire(&*holder, Spin::without_runtime());
     let th = {
         let (v, ran, next, stop) = (v.clone(), ran.clone(), next.clone(), stop.clone());
         std::thread::spawn(move || loop {
-            let _ = v.acquire(&*waiter, default_spin());
+            let _ = v.acquire(&*waiter, Spin::without_runtime());
             ran.store(sys::now(), Ordering::SeqCst);
             v.release(&*waiter);
             while !next.swap(false, Ordering::SeqCst) {
@@ -165,7 +160,7 @@ fn handoff(c: &mut Criterion) {
                     v.release(&*holder);
                 },
                 || {
-                    let _ = v.acquire(&*holder, default_spin());
+                    let _ = v.acquire(&*holder, Spin::without_runtime());
                     next.store(true, Ordering::SeqCst);
                     th.thread().unpark();
                 },

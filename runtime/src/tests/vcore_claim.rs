@@ -4,8 +4,9 @@
 //! parker's wake hook, which makes the claim, runs before the woken thread does, and a guest
 //! thread's wake through a runtime claims. Bounded by the escape time; no timing asserts.
 
-use super::vcore_runtime::{default_spin, rig, thread, until, word};
+use super::vcore_runtime::{rig, thread, until, word};
 use crate::parker::Parker;
+use crate::policy::Spin;
 use crate::role::Role;
 use crate::thread::ThreadRecord;
 use crate::vcore::{Occupant, Vcores};
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 /// `t` takes a core, then steps away from it into an object wait.
 pub(super) fn away(v: &Vcores, t: &ThreadRecord) {
-    v.acquire(t, default_spin());
+    v.acquire(t, Spin::without_runtime());
     assert!(v.step_away(t));
     assert_eq!(t.seat().slot(), None);
 }
@@ -93,7 +94,7 @@ fn a_claim_takes_a_free_core_which_the_thread_then_holds_without_a_wait() {
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 1, "a second wake claims nothing more");
     let waits = r.stats.snapshot().vcore_waits;
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert_eq!(t.seat().slot(), Some(0));
     assert_eq!(
         r.stats.snapshot().vcore_waits,
@@ -110,7 +111,7 @@ fn a_claim_kicks_the_worse_holder_before_the_woken_thread_runs() {
     let good = thread(1, 44, 1, false);
     let bad = thread(2, 45, 1, false);
     away(&r.v, &good);
-    r.v.acquire(&*bad, default_spin());
+    r.v.acquire(&*bad, Spin::without_runtime());
     assert_eq!(word(&bad), 0, "nobody waits");
     r.v.claim(&*good);
     assert_ne!(word(&bad), 0, "kicked by the waker, on the waker's thread");
@@ -119,12 +120,12 @@ fn a_claim_kicks_the_worse_holder_before_the_woken_thread_runs() {
     let h = {
         let (v, bad) = (r.v.clone(), bad.clone());
         std::thread::spawn(move || {
-            v.checkpoint(&*bad, default_spin());
+            v.checkpoint(&*bad, Spin::without_runtime());
             assert_eq!(bad.seat().slot(), Some(0), "back once the better one left");
             assert!(v.release(&*bad));
         })
     };
-    r.v.acquire(&*good, default_spin());
+    r.v.acquire(&*good, Spin::without_runtime());
     assert_eq!(
         good.seat().slot(),
         Some(0),
@@ -147,17 +148,17 @@ fn a_claim_goes_back_when_the_wait_goes_on() {
     // Still away: the next wake claims again. Now behind a worse holder: a queued claim,
     // given back, takes its kick back too.
     let bad = thread(2, 45, 1, false);
-    r.v.acquire(&*bad, default_spin());
+    r.v.acquire(&*bad, Spin::without_runtime());
     r.v.claim(&*t);
     assert_ne!(word(&bad), 0);
     r.v.unclaim(&*t);
     // The kick is stale: the holder's next checkpoint finds nobody to make way for.
-    r.v.checkpoint(&*bad, default_spin());
+    r.v.checkpoint(&*bad, Spin::without_runtime());
     assert_eq!(bad.seat().slot(), Some(0), "kept: no waiter left");
     assert_eq!(word(&bad), 0);
     assert!(r.v.release(&*bad));
     r.v.claim(&*t);
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert_eq!(t.seat().slot(), Some(0));
     assert!(r.v.release(&*t));
     assert_eq!(r.v.held(), 0);
@@ -173,14 +174,14 @@ fn nothing_is_claimed_for_a_thread_that_is_not_away() {
     assert!(!r.v.step_away(&*t));
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 0, "it will not take a core after that wait");
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 1, "holds its own, nothing more");
     assert!(r.v.release(&*t), "a release for good (an exit) is no wait");
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 0);
     away(&r.v, &t);
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert!(r.v.release(&*t));
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 0, "away no more once it took a core");
@@ -203,7 +204,7 @@ fn with_claims_off_a_wake_claims_nothing() {
         0,
         "HOS_VCORE_CLAIM off: the thread asks once it runs"
     );
-    v.acquire(&*t, default_spin());
+    v.acquire(&*t, Spin::without_runtime());
     assert_eq!(t.seat().slot(), Some(0));
     assert!(v.release(&*t));
 }
@@ -227,14 +228,14 @@ fn a_claim_without_the_lock_takes_a_core_the_mask_allows() {
     let r = rig(2, 60_000_000, 5_000);
     let (t, other) = (thread(1, 44, 0b10, false), thread(2, 44, 0b01, false));
     away(&r.v, &t);
-    r.v.acquire(&*other, default_spin());
+    r.v.acquire(&*other, Spin::without_runtime());
     r.v.claim(&*t);
     assert_eq!(
         (r.v.lent(), r.v.held()),
         (0b11, 2),
         "claimed without the lock"
     );
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert_eq!(t.seat().slot(), Some(1));
     assert!(r.v.release(&*t));
     assert!(r.v.release(&*other));
@@ -259,7 +260,7 @@ fn a_slot_claimed_without_the_lock_then_taken_back_by_the_table_goes_back_under_
         // Core 1 is held, and a thread waits for it: the table takes the lent slots back and
         // keeps them, and counts `t` the holder of the slot claimed for it.
         let (holder, waiter) = (thread(2, 44, 0b10, false), thread(3, 44, 0b10, false));
-        r.v.acquire(&*holder, default_spin());
+        r.v.acquire(&*holder, Spin::without_runtime());
         assert_eq!(
             holder.seat().slot(),
             Some(1),
@@ -268,7 +269,7 @@ fn a_slot_claimed_without_the_lock_then_taken_back_by_the_table_goes_back_under_
         let h = {
             let (v, waiter) = (r.v.clone(), waiter.clone());
             std::thread::spawn(move || {
-                v.acquire(&*waiter, default_spin());
+                v.acquire(&*waiter, Spin::without_runtime());
                 assert!(v.release(&*waiter));
             })
         };
@@ -286,7 +287,7 @@ fn a_slot_claimed_without_the_lock_then_taken_back_by_the_table_goes_back_under_
         assert!(r.v.release(&*holder));
         h.join().unwrap();
         if !unwound {
-            r.v.acquire(&*t, default_spin());
+            r.v.acquire(&*t, Spin::without_runtime());
             assert_eq!(t.seat().slot(), Some(0));
             assert!(r.v.release(&*t));
         }

@@ -5,8 +5,9 @@
 //! Bounded by the escape time and by `until`; no timing asserts.
 
 use super::vcore_claim::{away, guest, waiting, wake};
-use super::vcore_runtime::{default_spin, rig_of, thread, until, word};
+use super::vcore_runtime::{rig_of, thread, until, word};
 use crate::parker::Parker;
+use crate::policy::Spin;
 use crate::thread::ThreadRecord;
 use crate::vcore::Occupant;
 use crate::Config;
@@ -50,7 +51,7 @@ fn a_deferred_claim_is_woken_by_the_holder_that_hands_the_core_over() {
     let (good, p) = bound(1, 44);
     let bad = thread(2, 45, 1, false);
     away(&r.v, &good);
-    r.v.acquire(&*bad, default_spin());
+    r.v.acquire(&*bad, Spin::without_runtime());
     let until =
         r.v.claim(&*good)
             .expect("queued behind a worse holder: deferred");
@@ -61,13 +62,13 @@ fn a_deferred_claim_is_woken_by_the_holder_that_hands_the_core_over() {
     let h = {
         let (v, bad) = (r.v.clone(), bad.clone());
         std::thread::spawn(move || {
-            v.checkpoint(&*bad, default_spin());
+            v.checkpoint(&*bad, Spin::without_runtime());
             assert_eq!(bad.seat().slot(), Some(0), "back once the better one left");
             assert!(v.release(&*bad));
         })
     };
     woken(&p);
-    r.v.acquire(&*good, default_spin());
+    r.v.acquire(&*good, Spin::without_runtime());
     assert_eq!(
         good.seat().slot(),
         Some(0),
@@ -85,17 +86,17 @@ fn a_deferred_claim_given_back_gives_its_wake() {
     let (good, p) = bound(1, 44);
     let bad = thread(2, 45, 1, false);
     away(&r.v, &good);
-    r.v.acquire(&*bad, default_spin());
+    r.v.acquire(&*bad, Spin::without_runtime());
     assert!(r.v.claim(&*good).is_some());
     assert!(!p.try_take());
     // The thread runs (a wake it did not owe to this claim) and its wait goes on: it is about
     // to park, so the wake the claim kept back is given now, or it would park past it.
     r.v.unclaim(&*good);
     assert!(p.try_take(), "the kept-back wake is given");
-    r.v.checkpoint(&*bad, default_spin());
+    r.v.checkpoint(&*bad, Spin::without_runtime());
     assert_eq!(bad.seat().slot(), Some(0), "kept: the claim went back");
     assert!(r.v.release(&*bad));
-    r.v.acquire(&*good, default_spin());
+    r.v.acquire(&*good, Spin::without_runtime());
     assert!(r.v.release(&*good));
     assert_eq!(r.v.held(), 0);
 }
@@ -112,11 +113,11 @@ fn a_free_core_or_the_switch_off_defers_nothing() {
             None,
             "a free core: granted, woken at once"
         );
-        r.v.acquire(&*good, default_spin());
+        r.v.acquire(&*good, Spin::without_runtime());
         assert!(r.v.step_away(&*good));
-        r.v.acquire(&*bad, default_spin());
+        r.v.acquire(&*bad, Spin::without_runtime());
         let other = thread(3, 45, 2, false);
-        r.v.acquire(&*other, default_spin());
+        r.v.acquire(&*other, Spin::without_runtime());
         let queued = r.v.claim(&*good);
         assert_eq!(
             queued.is_some(),
@@ -128,7 +129,7 @@ fn a_free_core_or_the_switch_off_defers_nothing() {
         for t in [&bad, &other] {
             assert!(r.v.release(&**t));
         }
-        r.v.acquire(&*good, default_spin());
+        r.v.acquire(&*good, Spin::without_runtime());
         assert!(r.v.release(&*good));
     }
 }

@@ -4,8 +4,9 @@
 //! wait tree see fast holders; a fast step-away leaves the thread claimable, and a thread that
 //! came home is not claimed for. The races themselves are the loom models' (`loom_vcore.rs`).
 
-use super::vcore_runtime::{default_spin, rig, rig_of, thread, until};
+use super::vcore_runtime::{rig, rig_of, thread, until};
 use crate::config::Config;
+use crate::policy::Spin;
 use crate::role::Role;
 use crate::thread::{ThreadRecord, ThreadSpec};
 use crate::vcore::{Occupant, Place};
@@ -17,7 +18,7 @@ fn nobody_waiting_every_slot_stays_lent_through_a_take_and_a_give() {
     let r = rig(4, 2000, 5_000);
     let t = thread(1, 44, 0b1100, false);
     assert_eq!(r.v.lent(), 0b1111, "lent from the start");
-    assert!(r.v.acquire(&*t, default_spin()).is_none());
+    assert!(r.v.acquire(&*t, Spin::without_runtime()).is_none());
     // Its ideal core (the mask's lowest), taken without the lock: still lent, held in its cell.
     assert_eq!(t.seat().slot(), Some(2));
     assert_eq!(r.v.lent(), 0b1111);
@@ -28,8 +29,8 @@ fn nobody_waiting_every_slot_stays_lent_through_a_take_and_a_give() {
     assert!(!r.v.release(&*t), "a second release gives nothing");
     // Its mask full: the next free allowed core, still without the lock.
     let u = thread(2, 44, 0b1100, false);
-    r.v.acquire(&*t, default_spin());
-    r.v.acquire(&*u, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
+    r.v.acquire(&*u, Spin::without_runtime());
     assert_eq!((t.seat().slot(), u.seat().slot()), (Some(2), Some(3)));
     assert_eq!((r.v.lent(), r.v.held()), (0b1111, 2));
     assert!(r.v.release(&*t) && r.v.release(&*u));
@@ -47,7 +48,7 @@ fn a_fast_take_keeps_to_the_mask_whatever_the_ideal_core() {
         role: Role::Auto,
     };
     let t = Arc::new(ThreadRecord::new(1, &spec, false, false));
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert_eq!(
         t.seat().slot(),
         Some(1),
@@ -60,14 +61,14 @@ fn a_fast_take_keeps_to_the_mask_whatever_the_ideal_core() {
 fn a_waiter_takes_the_lent_slots_back_kicks_the_fast_holder_and_they_are_lent_again() {
     let r = rig(1, 2000, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     assert!(!holder.seat().is_asked());
     let better = thread(2, 10, 1, false);
     let ran = Arc::new(AtomicBool::new(false));
     let h = {
         let (v, better, ran) = (r.v.clone(), better.clone(), ran.clone());
         std::thread::spawn(move || {
-            v.acquire(&*better, default_spin());
+            v.acquire(&*better, Spin::without_runtime());
             ran.store(true, Ordering::SeqCst);
             assert_eq!(better.seat().slot(), Some(0));
             assert!(v.release(&*better));
@@ -81,7 +82,7 @@ fn a_waiter_takes_the_lent_slots_back_kicks_the_fast_holder_and_they_are_lent_ag
         "the kick reached the fast holder's word"
     );
     assert!(!ran.load(Ordering::SeqCst));
-    r.v.checkpoint(&*holder, default_spin());
+    r.v.checkpoint(&*holder, Spin::without_runtime());
     // It gave the core up, waited behind the better thread, and holds it again.
     assert!(ran.load(Ordering::SeqCst));
     assert_eq!(holder.seat().slot(), Some(0));
@@ -96,7 +97,7 @@ fn a_fast_holder_keeps_the_stamp_of_its_take() {
     let r = rig(2, 2000, 5_000);
     let t = thread(1, 44, 0b11, false);
     let before = crate::sys::now();
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     let after = crate::sys::now();
     std::thread::sleep(std::time::Duration::from_millis(20));
     let since = |v: &crate::vcore::Vcores| match &v.view(std::slice::from_ref(&t))[..] {
@@ -128,7 +129,7 @@ fn a_fast_step_away_is_claimable_and_a_thread_back_home_is_not() {
         ..Config::default()
     });
     let t = thread(1, 44, 1, false);
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert!(r.v.step_away(&*t));
     assert_eq!(
         (r.v.lent(), r.v.held()),
@@ -139,20 +140,20 @@ fn a_fast_step_away_is_claimable_and_a_thread_back_home_is_not() {
     // without the lock; the thread takes what it was granted, without the lock.
     r.v.claim(&*t);
     assert_eq!((r.v.lent(), r.v.held()), (1, 1));
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert_eq!(t.seat().slot(), Some(0));
     assert_eq!(r.v.lent(), 1, "the claim taken: still lent");
     assert!(r.v.release(&*t));
     // Away again, then home by a fast take: a late claim finds it home and claims nothing.
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert!(r.v.step_away(&*t));
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     r.v.claim(&*t);
     assert_eq!(r.v.held(), 1);
     assert!(r.v.release(&*t));
     assert_eq!(r.v.held(), 0, "a claim made for a thread at home");
     // Away, then an unwound wait's exit: home without the lock, nothing claimable.
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert!(r.v.step_away(&*t));
     assert!(!r.v.release(&*t));
     r.v.claim(&*t);
@@ -163,13 +164,13 @@ fn a_fast_step_away_is_claimable_and_a_thread_back_home_is_not() {
 fn a_re_rank_takes_a_fast_holder_back_and_a_new_mask_moves_it() {
     let r = rig(2, 2000, 5_000);
     let t = thread(1, 44, 0b01, false);
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     t.set_affinity(1, 0b10);
     r.v.refresh(&*t);
     // Its core is no longer allowed: asked to leave, so the table keeps the slots.
     assert_eq!(r.v.lent(), 0);
     assert!(t.seat().is_asked());
-    r.v.checkpoint(&*t, default_spin());
+    r.v.checkpoint(&*t, Spin::without_runtime());
     assert_eq!(t.seat().slot(), Some(1));
     assert_eq!(r.v.lent(), 0b11);
     assert!(r.v.release(&*t));

@@ -6,8 +6,9 @@
 //! where a bug would hang; no timing asserts.
 
 use super::vcore_harness::*;
-use super::vcore_runtime::{default_spin, rig_of, thread, until, word, Rig};
+use super::vcore_runtime::{rig_of, thread, until, word, Rig};
 use crate::config::Config;
+use crate::policy::Spin;
 use crate::vcore::step::{Step, YieldKind};
 use crate::vcore::Occupant;
 use std::sync::mpsc;
@@ -319,14 +320,16 @@ fn a_holder_that_never_reaches_a_checkpoint_loses_its_core_after_the_grace() {
         let h = {
             let (v, holder) = (r.v.clone(), holder.clone());
             std::thread::spawn(move || {
-                v.acquire(&*holder, default_spin());
+                v.acquire(&*holder, Spin::without_runtime());
                 // Holds the core in a std wait: no checkpoint, as a preempted thread.
                 stalled.recv().unwrap();
                 assert_ne!(word(&holder), 0, "{then:?}: its checkpoint has work");
                 match then {
-                    Then::Checkpoint => assert!(v.checkpoint(&*holder, default_spin()).is_none()),
+                    Then::Checkpoint => {
+                        assert!(v.checkpoint(&*holder, Spin::without_runtime()).is_none());
+                    }
                     Then::Yield => {
-                        let y = v.yield_core(&*holder, YieldKind::Any, default_spin());
+                        let y = v.yield_core(&*holder, YieldKind::Any, Spin::without_runtime());
                         assert!(y.handed && y.escape.is_none(), "{then:?}");
                     }
                     Then::Release => assert!(v.release(&*holder), "{then:?}"),
@@ -341,7 +344,7 @@ fn a_holder_that_never_reaches_a_checkpoint_loses_its_core_after_the_grace() {
             std::thread::yield_now();
         }
         // Only the end of the grace ends this wait: nobody else wakes it.
-        r.v.acquire(&*better, default_spin());
+        r.v.acquire(&*better, Spin::without_runtime());
         assert_eq!(better.seat().slot(), Some(0), "{then:?}");
         assert_eq!(r.stats.snapshot().vcore_revokes, 1, "{then:?}");
         assert_eq!(r.stats.snapshot().vcore_kicks_priority, 1, "{then:?}");
@@ -380,13 +383,13 @@ fn a_claimed_core_taken_before_the_thread_took_it_is_asked_for_again() {
     for locked in [false, true] {
         let r = graced_rig(2, 100);
         let (woken, better) = (thread(1, 44, 0b01, false), thread(2, 10, 0b01, false));
-        r.v.acquire(&*woken, default_spin());
+        r.v.acquire(&*woken, Spin::without_runtime());
         let other = locked.then(|| {
             let (holder, waiter) = (thread(3, 44, 0b10, false), thread(4, 44, 0b10, false));
-            r.v.acquire(&*holder, default_spin());
+            r.v.acquire(&*holder, Spin::without_runtime());
             let v = r.v.clone();
             let h = std::thread::spawn(move || {
-                v.acquire(&*waiter, default_spin());
+                v.acquire(&*waiter, Spin::without_runtime());
                 assert!(v.release(&*waiter));
             });
             until(|| r.stats.snapshot().vcore_waits, 1);
@@ -402,7 +405,7 @@ fn a_claimed_core_taken_before_the_thread_took_it_is_asked_for_again() {
             let (v, better, stats) = (r.v.clone(), better.clone(), r.stats.clone());
             let (tx, rx) = mpsc::channel();
             let h = std::thread::spawn(move || {
-                v.acquire(&*better, default_spin());
+                v.acquire(&*better, Spin::without_runtime());
                 tx.send(better.seat().slot()).unwrap();
                 // Keeps the core until the woken thread waits for it.
                 until(|| stats.snapshot().vcore_waits, waits + 2);
@@ -415,7 +418,7 @@ fn a_claimed_core_taken_before_the_thread_took_it_is_asked_for_again() {
         // A claim under the lock never told the thread it held the core; a slot taken for it
         // without the lock made it the slot's holder, and its word says the slot was taken.
         assert_eq!(word(&woken) != 0, !locked, "locked {locked}");
-        r.v.acquire(&*woken, default_spin());
+        r.v.acquire(&*woken, Spin::without_runtime());
         assert_eq!(woken.seat().slot(), Some(0), "after the better one");
         h.join().unwrap();
         assert!(r.v.release(&*woken));

@@ -12,11 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// The spin of every wait here: no runtime, so the default.
-pub(super) fn default_spin() -> Spin {
-    Spin::without_runtime()
-}
-
 pub(super) struct Rig {
     pub(super) v: Arc<Vcores>,
     pub(super) stats: Arc<Counters>,
@@ -64,7 +59,7 @@ impl Rig {
         let ran = Arc::new(AtomicBool::new(false));
         let (v, t, r) = (self.v.clone(), t.clone(), ran.clone());
         let h = std::thread::spawn(move || {
-            v.acquire(&*t, default_spin());
+            v.acquire(&*t, Spin::without_runtime());
             r.store(true, Ordering::SeqCst);
             body(&v, &t);
             v.release(&*t);
@@ -107,12 +102,13 @@ fn seats_follow_acquire_and_release() {
     let r = rig(2, 2_000, 5_000);
     let t = thread(1, 44, 0b10, false);
     assert!(!r.v.release(&*t), "held nothing");
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
     assert_eq!(t.seat().slot(), Some(1), "its mask's only core");
     assert!(t.seat().holds() && !t.seat().is_escaped());
-    r.v.checkpoint(&*t, default_spin());
+    r.v.checkpoint(&*t, Spin::without_runtime());
     assert!(
-        !r.v.yield_core(&*t, YieldKind::Any, default_spin()).handed,
+        !r.v.yield_core(&*t, YieldKind::Any, Spin::without_runtime())
+            .handed,
         "nobody to hand it to"
     );
     assert!(r.v.release(&*t));
@@ -120,7 +116,7 @@ fn seats_follow_acquire_and_release() {
     assert!(!t.seat().holds());
     assert!(!r.v.release(&*t));
     assert!(
-        !r.v.yield_core(&*t, YieldKind::SamePriority, default_spin())
+        !r.v.yield_core(&*t, YieldKind::SamePriority, Spin::without_runtime())
             .handed,
         "holds none"
     );
@@ -139,11 +135,14 @@ fn with_the_semaphore_off_every_call_returns_at_once() {
     };
     let v = Vcores::new(&config, stats.clone());
     let (a, b) = (thread(1, 44, 1, false), thread(2, 44, 1, false));
-    v.acquire(&*a, default_spin());
-    v.acquire(&*b, default_spin());
+    v.acquire(&*a, Spin::without_runtime());
+    v.acquire(&*b, Spin::without_runtime());
     assert_eq!(a.seat().slot(), None);
-    v.checkpoint(&*a, default_spin());
-    assert!(!v.yield_core(&*a, YieldKind::Any, default_spin()).handed);
+    v.checkpoint(&*a, Spin::without_runtime());
+    assert!(
+        !v.yield_core(&*a, YieldKind::Any, Spin::without_runtime())
+            .handed
+    );
     a.set_priority(10);
     v.refresh(&*a);
     assert_eq!(a.priority(), 10);
@@ -159,13 +158,13 @@ fn with_the_semaphore_off_every_call_returns_at_once() {
 fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
     let r = rig(1, 60_000_000, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let better = thread(2, 10, 1, false);
     let (h, ran) = r.spawn(&better, |_, _| {});
     until(|| r.stats.snapshot().vcore_kicks_priority, 1);
     assert_eq!(r.stats.snapshot().vcore_waits, 1);
     assert!(!ran.load(Ordering::SeqCst));
-    r.v.checkpoint(&*holder, default_spin());
+    r.v.checkpoint(&*holder, Spin::without_runtime());
     assert!(
         ran.load(Ordering::SeqCst),
         "the better thread ran in between"
@@ -183,19 +182,19 @@ fn a_kicked_holder_gives_up_at_its_checkpoint_and_comes_back() {
 fn a_worse_waiter_is_no_reason_to_stop() {
     let r = rig(1, 1, 5_000);
     let holder = thread(1, 10, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let worse = thread(2, 44, 1, false);
     let (h, ran) = r.spawn(&worse, |_, _| {});
     r.until_waits(1);
     for _ in 0..100 {
-        r.v.checkpoint(&*holder, default_spin());
+        r.v.checkpoint(&*holder, Spin::without_runtime());
     }
     assert!(
-        !r.v.yield_core(&*holder, YieldKind::SamePriority, default_spin())
+        !r.v.yield_core(&*holder, YieldKind::SamePriority, Spin::without_runtime())
             .handed
     );
     assert!(
-        !r.v.yield_core(&*holder, YieldKind::Migrate, default_spin())
+        !r.v.yield_core(&*holder, YieldKind::Migrate, Spin::without_runtime())
             .handed
     );
     assert!(
@@ -205,7 +204,7 @@ fn a_worse_waiter_is_no_reason_to_stop() {
     assert_eq!(r.stats.snapshot().vcore_kicks_slice, 0);
     // -2 hands the core to any waiter; the yielder waits by its rank and kicks it back.
     assert!(
-        r.v.yield_core(&*holder, YieldKind::Any, default_spin())
+        r.v.yield_core(&*holder, YieldKind::Any, Spin::without_runtime())
             .handed
     );
     assert!(ran.load(Ordering::SeqCst));
@@ -220,27 +219,27 @@ fn an_equal_waiter_gets_a_turn_after_the_slice_or_at_a_yield() {
     // A 1 us slice: over by the next checkpoint.
     let r = rig(1, 1, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let equal = thread(2, 44, 1, false);
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
     let start = std::time::Instant::now();
     while r.stats.snapshot().vcore_kicks_slice == 0 {
         assert!(start.elapsed().as_secs() < 10, "no slice turn");
-        r.v.checkpoint(&*holder, default_spin());
+        r.v.checkpoint(&*holder, Spin::without_runtime());
     }
     assert!(ran.load(Ordering::SeqCst));
     h.join().unwrap();
     assert!(r.v.release(&*holder));
     // A yield 0 hands over before any slice.
     let r = rig(1, 60_000_000, 5_000);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
-    r.v.checkpoint(&*holder, default_spin());
+    r.v.checkpoint(&*holder, Spin::without_runtime());
     assert!(!ran.load(Ordering::SeqCst), "the slice is far");
     assert!(
-        r.v.yield_core(&*holder, YieldKind::SamePriority, default_spin())
+        r.v.yield_core(&*holder, YieldKind::SamePriority, Spin::without_runtime())
             .handed
     );
     assert!(ran.load(Ordering::SeqCst));
@@ -262,13 +261,13 @@ fn a_slice_turn_never_comes_before_the_slice() {
     let r = rig(1, slice.as_micros() as u64, 5_000);
     let holder = thread(1, 44, 1, false);
     let before = std::time::Instant::now();
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let equal = thread(2, 44, 1, false);
     let (h, ran) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
     while r.stats.snapshot().vcore_kicks_slice == 0 {
         assert!(before.elapsed().as_secs() < 10, "no slice turn");
-        r.v.checkpoint(&*holder, default_spin());
+        r.v.checkpoint(&*holder, Spin::without_runtime());
     }
     // The map's rate is good to a few parts in 10^5: 1 us of 20 ms, well inside this margin.
     let held = before.elapsed();
@@ -332,19 +331,19 @@ mod logs {
 fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
     let r = rig(1, 2_000, 30);
     let hog = thread(10, 44, 1, false);
-    r.v.acquire(&*hog, default_spin());
+    r.v.acquire(&*hog, Spin::without_runtime());
     let waiter = thread(20, 44, 1, false);
     let go = Arc::new(AtomicBool::new(false));
     let h = {
         let (v, t, go) = (r.v.clone(), waiter.clone(), go.clone());
         std::thread::spawn(move || {
-            let escape = v.acquire(&*t, default_spin());
+            let escape = v.acquire(&*t, Spin::without_runtime());
             let escaped = t.seat().is_escaped();
             while !go.load(Ordering::SeqCst) {
                 std::thread::yield_now();
             }
             // The hog left: the escaped thread takes the free core at its checkpoint.
-            assert!(v.checkpoint(&*t, default_spin()).is_none());
+            assert!(v.checkpoint(&*t, Spin::without_runtime()).is_none());
             assert_eq!(t.seat().slot(), Some(0));
             assert!(v.release(&*t));
             (escape, escaped)
@@ -383,16 +382,19 @@ fn a_waiter_escapes_and_takes_a_free_core_at_a_checkpoint() {
 fn an_escaped_thread_keeps_running_while_no_core_is_free() {
     let r = rig(1, 2_000, 1);
     let hog = thread(1, 44, 1, false);
-    r.v.acquire(&*hog, default_spin());
+    r.v.acquire(&*hog, Spin::without_runtime());
     let waiter = thread(2, 44, 1, false);
     let (h, _) = r.spawn(&waiter, |v, t| {
         assert!(t.seat().is_escaped());
-        v.checkpoint(&**t, default_spin());
+        v.checkpoint(&**t, Spin::without_runtime());
         assert!(t.seat().is_escaped(), "no free core: keeps running");
-        assert!(!v.yield_core(&**t, YieldKind::Any, default_spin()).handed);
+        assert!(
+            !v.yield_core(&**t, YieldKind::Any, Spin::without_runtime())
+                .handed
+        );
         assert!(v.release(&**t), "an escaped thread leaves");
         assert!(!t.seat().holds());
-        v.acquire(&**t, default_spin());
+        v.acquire(&**t, Spin::without_runtime());
     });
     h.join().unwrap();
     assert_eq!(r.stats.snapshot().vcore_escapes, 2);
@@ -403,8 +405,8 @@ fn an_escaped_thread_keeps_running_while_no_core_is_free() {
 fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     let r = rig(2, 60_000_000, 5_000);
     let (a, b) = (thread(1, 44, 0b11, false), thread(2, 44, 0b11, false));
-    r.v.acquire(&*a, default_spin());
-    r.v.acquire(&*b, default_spin());
+    r.v.acquire(&*a, Spin::without_runtime());
+    r.v.acquire(&*b, Spin::without_runtime());
     let w = thread(3, 50, 0b11, false);
     let (h, ran) = r.spawn(&w, |_, _| {});
     r.until_waits(1);
@@ -420,8 +422,8 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     // One of the two holders was kicked; each checkpoints, the kicked one hands over and
     // waits until the better thread is done.
     std::thread::scope(|s| {
-        s.spawn(|| r.v.checkpoint(&*a, default_spin()));
-        s.spawn(|| r.v.checkpoint(&*b, default_spin()));
+        s.spawn(|| r.v.checkpoint(&*a, Spin::without_runtime()));
+        s.spawn(|| r.v.checkpoint(&*b, Spin::without_runtime()));
         h.join().unwrap();
     });
     assert!(ran.load(Ordering::SeqCst));
@@ -438,7 +440,7 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
     }
     a.set_affinity(other as i32, 1 << other);
     r.v.refresh(&*a);
-    r.v.checkpoint(&*a, default_spin());
+    r.v.checkpoint(&*a, Spin::without_runtime());
     assert_eq!(a.seat().slot(), Some(other));
     assert_eq!(
         r.stats.snapshot().vcore_kicks_priority,
@@ -452,7 +454,7 @@ fn a_better_priority_set_while_waiting_kicks_and_a_new_mask_moves() {
 fn shutdown_ends_a_wait_without_a_core() {
     let r = rig(1, 2_000, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let w = thread(2, 44, 1, false);
     let held = Arc::new(AtomicBool::new(true));
     let (h, _) = {
@@ -469,7 +471,7 @@ fn shutdown_ends_a_wait_without_a_core() {
         "cancelled: runs without a core"
     );
     let late = thread(3, 44, 1, false);
-    r.v.acquire(&*late, default_spin());
+    r.v.acquire(&*late, Spin::without_runtime());
     assert!(!late.seat().holds(), "later acquires return at once");
     assert!(r.v.release(&*holder));
     r.no_escape();
@@ -479,7 +481,7 @@ fn shutdown_ends_a_wait_without_a_core() {
 fn a_first_thread_ranks_before_equal_waiters() {
     let r = rig(1, 60_000_000, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let first = thread(2, 44, 1, true);
     let (h, ran) = r.spawn(&first, |_, _| {});
     until(|| r.stats.snapshot().vcore_kicks_first, 1);
@@ -488,7 +490,7 @@ fn a_first_thread_ranks_before_equal_waiters() {
         0,
         "a first kick, not a priority one"
     );
-    r.v.checkpoint(&*holder, default_spin());
+    r.v.checkpoint(&*holder, Spin::without_runtime());
     assert!(ran.load(Ordering::SeqCst));
     h.join().unwrap();
     r.v.release(&*holder);
@@ -501,8 +503,8 @@ fn a_first_thread_ranks_before_equal_waiters() {
 fn a_second_acquire_is_a_bug() {
     let r = rig(1, 2_000, 5_000);
     let t = thread(1, 44, 1, false);
-    r.v.acquire(&*t, default_spin());
-    r.v.acquire(&*t, default_spin());
+    r.v.acquire(&*t, Spin::without_runtime());
+    r.v.acquire(&*t, Spin::without_runtime());
 }
 
 #[test]
@@ -517,8 +519,8 @@ fn the_ideal_core_comes_first() {
     };
     let a = Arc::new(ThreadRecord::new(1, &spec(1, 2), false, false));
     let b = Arc::new(ThreadRecord::new(2, &spec(2, 2), false, false));
-    r.v.acquire(&*a, default_spin());
-    r.v.acquire(&*b, default_spin());
+    r.v.acquire(&*a, Spin::without_runtime());
+    r.v.acquire(&*b, Spin::without_runtime());
     assert_eq!(a.seat().slot(), Some(2), "its ideal core");
     assert_eq!(b.seat().slot(), Some(0), "ideal taken: the lowest free");
     assert!(r.v.release(&*a) && r.v.release(&*b));
@@ -573,17 +575,17 @@ fn a_kick_reaches_the_holder_of_any_core() {
     let r = rig(2, 60_000_000, 5_000);
     let good = thread(1, 10, 0b01, false);
     let bad = thread(2, 44, 0b10, false);
-    r.v.acquire(&*good, default_spin());
-    r.v.acquire(&*bad, default_spin());
+    r.v.acquire(&*good, Spin::without_runtime());
+    r.v.acquire(&*bad, Spin::without_runtime());
     let w = thread(3, 20, 0b11, false);
     let (h, ran) = r.spawn(&w, |_, _| {});
     until(|| r.stats.snapshot().vcore_kicks_priority, 1);
-    r.v.checkpoint(&*good, default_spin());
+    r.v.checkpoint(&*good, Spin::without_runtime());
     assert!(
         !ran.load(Ordering::SeqCst),
         "the better holder keeps its core"
     );
-    r.v.checkpoint(&*bad, default_spin());
+    r.v.checkpoint(&*bad, Spin::without_runtime());
     assert!(ran.load(Ordering::SeqCst));
     assert_eq!(bad.seat().slot(), Some(1));
     h.join().unwrap();
@@ -651,7 +653,7 @@ fn the_kick_word_is_set_by_a_kick_and_cleared_when_the_core_is_given_up() {
     let holder = thread(1, 44, 1, false);
     let at = holder.seat().kick_word() as *const _;
     assert_eq!(word(&holder), 0, "no core yet");
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     assert_eq!(word(&holder), 0, "nobody waits");
     let better = thread(2, 10, 1, false);
     let (h, ran) = r.spawn(&better, |_, t| {
@@ -664,7 +666,7 @@ fn the_kick_word_is_set_by_a_kick_and_cleared_when_the_core_is_given_up() {
     until(|| r.stats.snapshot().vcore_kicks_priority, 1);
     assert_eq!(word(&holder), 1, "kicked: the word asks for a checkpoint");
     assert!(!ran.load(Ordering::SeqCst));
-    r.v.checkpoint(&*holder, default_spin());
+    r.v.checkpoint(&*holder, Spin::without_runtime());
     assert!(
         ran.load(Ordering::SeqCst),
         "the better thread ran in between"
@@ -686,7 +688,7 @@ fn the_kick_word_asks_for_a_turn_and_a_waiter_granted_a_claimed_core_sees_it() {
     // One core, a 1 us slice: an equal waiter asks the holder for a turn.
     let r = rig(1, 1, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let (equal, best) = (thread(2, 44, 1, false), thread(3, 10, 1, false));
     let (he, ran_equal) = r.spawn(&equal, |_, _| {});
     r.until_waits(1);
@@ -709,12 +711,12 @@ fn the_kick_word_asks_for_a_turn_and_a_waiter_granted_a_claimed_core_sees_it() {
 fn an_escaped_thread_has_its_word_set_until_it_takes_a_core() {
     let r = rig(1, 60_000_000, 1);
     let holder = thread(1, 10, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let waiter = thread(2, 44, 1, false);
     let (tx, rx) = std::sync::mpsc::channel();
     let (v, w) = (r.v.clone(), waiter.clone());
     let h = std::thread::spawn(move || {
-        let _ = v.acquire(&*w, default_spin()); // escapes after 1 ms: the holder never gives up
+        let _ = v.acquire(&*w, Spin::without_runtime()); // escapes after 1 ms: the holder never gives up
         tx.send(word(&w)).unwrap();
         w.seat().is_escaped()
     });
@@ -725,7 +727,7 @@ fn an_escaped_thread_has_its_word_set_until_it_takes_a_core() {
         "an escaped thread's checkpoint looks for a free core"
     );
     assert!(r.v.release(&*holder));
-    r.v.checkpoint(&*waiter, default_spin());
+    r.v.checkpoint(&*waiter, Spin::without_runtime());
     assert_eq!(
         waiter.seat().slot(),
         Some(0),
@@ -742,7 +744,7 @@ fn a_waiter_granted_a_core_that_another_asks_a_turn_of_finds_its_word_set() {
     // own step, when it learns it holds the core.
     let r = rig(1, 1, 5_000);
     let holder = thread(1, 44, 1, false);
-    r.v.acquire(&*holder, default_spin());
+    r.v.acquire(&*holder, Spin::without_runtime());
     let (first, second) = (thread(2, 44, 1, false), thread(3, 44, 1, false));
     let (tx, rx) = std::sync::mpsc::channel();
     let (h1, _) = r.spawn(&first, move |_, t| tx.send(word(t)).unwrap());

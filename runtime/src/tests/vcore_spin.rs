@@ -3,7 +3,8 @@
 //! their spin stops spinning. No timing asserts: the holder keeps its core 2 ms, a hundred
 //! times the spin.
 
-use super::vcore_runtime::{default_spin, rig, thread, until};
+use super::vcore_runtime::{rig, thread, until};
+use crate::policy::Spin;
 use crate::spin_gate::SpinGate;
 use std::sync::mpsc::channel;
 
@@ -11,7 +12,7 @@ use std::sync::mpsc::channel;
 fn a_thread_whose_core_waits_outlast_its_spin_parks_without_spinning() {
     let r = rig(1, 2000, 5_000);
     let (holder, waiter) = (thread(1, 44, 1, false), thread(2, 44, 1, false));
-    assert!(r.v.acquire(&*holder, default_spin()).is_none());
+    assert!(r.v.acquire(&*holder, Spin::without_runtime()).is_none());
     let rounds = SpinGate::MISSES_TO_CLOSE + 3;
     let (queued_tx, queued_rx) = channel::<()>();
     let (go_tx, go_rx) = channel::<()>();
@@ -23,7 +24,7 @@ fn a_thread_whose_core_waits_outlast_its_spin_parks_without_spinning() {
                 go_rx.recv().expect("the holder");
                 queued_tx.send(()).expect("the holder");
                 // Queued behind the holder, who keeps the core 2 ms: far past the spin.
-                assert!(v.acquire(&*waiter, default_spin()).is_none());
+                assert!(v.acquire(&*waiter, Spin::without_runtime()).is_none());
                 assert!(v.release(&*waiter));
                 done_tx.send(()).expect("the holder");
             }
@@ -37,7 +38,7 @@ fn a_thread_whose_core_waits_outlast_its_spin_parks_without_spinning() {
         assert!(r.v.release(&*holder));
         // After the waiter's release: the holder's own acquire never waits.
         done_rx.recv().expect("the waiter");
-        assert!(r.v.acquire(&*holder, default_spin()).is_none());
+        assert!(r.v.acquire(&*holder, Spin::without_runtime()).is_none());
     }
     w.join().expect("the waiter ran");
     let s = r.stats.snapshot();
