@@ -290,7 +290,7 @@ impl Spin {
     };
 
     /// A spin of `ns` on the event clock that `scale` maps.
-    fn new(ns: u64, full: bool, scale: &TickScale) -> Spin {
+    pub(crate) fn new(ns: u64, full: bool, scale: &TickScale) -> Spin {
         Spin {
             ns,
             ticks: scale.ticks_in(ns),

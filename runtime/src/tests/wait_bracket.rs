@@ -81,14 +81,10 @@ fn a_spin_lasts_its_length_on_the_event_clock() {
     use std::sync::{Arc, Mutex};
     use std::task::Waker;
     use std::time::Duration;
-    let spin_of = |ns: u64| Spin {
-        ns,
-        ticks: crate::sys::tick_scale().ticks_in(ns),
-        full: true,
-    };
+    let scale = crate::sys::tick_scale();
     for (ns, caught) in [(10_000_000_000, 1), (1_000_000, 0)] {
         let policy = Counting {
-            spin: Some(spin_of(ns)),
+            spin: Some(Spin::new(ns, true, &scale)),
             ..Counting::default()
         };
         let waker: Arc<Mutex<Option<Waker>>> = Arc::default();
