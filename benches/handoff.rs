@@ -11,7 +11,8 @@
 //! off, alternated; the parked ping-pong against the std pair, alternated (`parked_cost`:
 //! the ratio BENCHMARKS.md's target reads) and the spinning one with the virtual cores on and
 //! off, alternated (`spin_cost`); MessageQueue throughput with 1 and 4 producers; one wait's
-//! bracket on a guest thread alone (`wait_bracket`: a wake already there when it waits);
+//! bracket on a guest thread alone (`wait_bracket`: a wake already there when it waits; the
+//! trace off, and the flight recorder on);
 //! reading the own thread's CPU time against a raw `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`.
 //!
 //! `cargo bench --bench handoff`. Criterion gives the mean of a round trip (two hand-offs);
@@ -571,31 +572,35 @@ impl std::future::Future for WokenAtOnce {
 }
 
 /// One wait's bracket on a guest thread, with no other thread in it: the activity marked,
-/// the core given back, the spin's start, the wake's take, the core taken again.
+/// the core given back, the spin's start, the wake's take, the core taken again; with the
+/// trace off and with the flight recorder on (its begin and end recorded too).
 fn wait_bracket(c: &mut Criterion) {
-    let rt = runtime(20, true);
     let mut g = c.benchmark_group("wait_bracket");
-    g.bench_function("guest", |b| {
-        b.iter_custom(|n| {
-            rt.thread()
-                .name("MainThread")
-                .spawn(move || {
-                    let start = Instant::now();
-                    for _ in 0..n {
-                        hos_runtime::internal::block_on(
-                            WokenAtOnce(false),
-                            hos_runtime::internal::Wait::objects(),
-                        );
-                    }
-                    start.elapsed()
-                })
-                .expect("a guest thread")
-                .join()
-                .expect("the bracket's thread")
+    // `guest`: the trace off; `guest_flight`: the flight recorder on, as a runtime starts.
+    for (name, trace) in [("guest", Trace::Off), ("guest_flight", Trace::Flight)] {
+        let rt = traced(20, trace);
+        g.bench_function(name, |b| {
+            b.iter_custom(|n| {
+                rt.thread()
+                    .name("MainThread")
+                    .spawn(move || {
+                        let start = Instant::now();
+                        for _ in 0..n {
+                            hos_runtime::internal::block_on(
+                                WokenAtOnce(false),
+                                hos_runtime::internal::Wait::objects(),
+                            );
+                        }
+                        start.elapsed()
+                    })
+                    .expect("a guest thread")
+                    .join()
+                    .expect("the bracket's thread")
+            });
         });
-    });
+        rt.shutdown();
+    }
     g.finish();
-    rt.shutdown();
 }
 
 fn raw_thread_cpu() -> Duration {
