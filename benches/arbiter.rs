@@ -15,7 +15,9 @@
 //! `address_ping_pong/alternated`: the two forms of the ping-pong alternated over 41 rounds of
 //! 2,000 timed round trips (after 500 untimed), parked and spinning: each form's mean, the
 //! median of the rounds' ratios to `os::Event`'s (the figure BENCHMARKS.md reports), and each
-//! form's waits a round trip.
+//! form's waits a round trip. `address_ping_pong/pairs`: the same with one to three
+//! ping-pongs at once on addresses of their own (what the arbiter's one lock costs as more
+//! threads use it).
 //!
 //! `cargo bench --bench arbiter`; targets: the svc forms within 1.2x of the nn::os ones.
 
@@ -29,12 +31,13 @@ use alternate::{alternate, filtered_in, print_waits, waits_of, Waits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use hdrhistogram::Histogram;
 use hos::os::{ClearMode, Event, Mutex};
+use hos::thread::JoinHandle;
 use hos::{Calibration, Config, Runtime};
 
 use sdk::libnx;
 use sdk::stratosphere::InternalLightEvent;
 use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Release};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 /// A runtime whose waits spin `spin_us` before they park (0: park at once).
@@ -191,34 +194,54 @@ fn ping_pong<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64) -> Duration 
 
 /// The round trips of [`ping_pong`], one a sample.
 fn ping_pong_samples<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64) -> Vec<Duration> {
-    let (ping, pong) = (Arc::new(make()), Arc::new(make()));
-    let (pi, po) = (ping.clone(), pong.clone());
-    let partner = rt
-        .thread()
-        .name("PingPartner")
-        .spawn(move || {
-            for _ in 0..rounds {
-                pi.wait();
-                po.signal();
-            }
-        })
-        .expect("partner");
-    let measurer = rt
-        .thread()
-        .name("PingMeasurer")
-        .spawn(move || {
-            let mut samples = Vec::with_capacity(rounds as usize);
-            for _ in 0..rounds {
-                let start = Instant::now();
-                ping.signal();
-                pong.wait();
-                samples.push(start.elapsed());
-            }
-            samples
-        })
-        .expect("measurer");
-    partner.join().expect("partner ran");
-    measurer.join().expect("measurer ran")
+    PingPong::start(rt, make, rounds, Arc::new(Barrier::new(1))).join()
+}
+
+/// A [`ping_pong`] running on two guest threads of its own.
+struct PingPong {
+    partner: JoinHandle<()>,
+    measurer: JoinHandle<Vec<Duration>>,
+}
+
+impl PingPong {
+    /// Starts `rounds` round trips from a new guest thread to a new partner and back, once
+    /// the measurer has passed `start` (the ping-pongs that share it start together).
+    fn start<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64, start: Arc<Barrier>) -> Self {
+        let (ping, pong) = (Arc::new(make()), Arc::new(make()));
+        let (pi, po) = (ping.clone(), pong.clone());
+        let partner = rt
+            .thread()
+            .name("PingPartner")
+            .spawn(move || {
+                for _ in 0..rounds {
+                    pi.wait();
+                    po.signal();
+                }
+            })
+            .expect("partner");
+        let measurer = rt
+            .thread()
+            .name("PingMeasurer")
+            .spawn(move || {
+                let mut samples = Vec::with_capacity(rounds as usize);
+                start.wait();
+                for _ in 0..rounds {
+                    let start = Instant::now();
+                    ping.signal();
+                    pong.wait();
+                    samples.push(start.elapsed());
+                }
+                samples
+            })
+            .expect("measurer");
+        PingPong { partner, measurer }
+    }
+
+    /// Waits for both threads: each round trip's time.
+    fn join(self) -> Vec<Duration> {
+        self.partner.join().expect("partner ran");
+        self.measurer.join().expect("measurer ran")
+    }
 }
 
 fn address_ping_pong(c: &mut Criterion) {
@@ -307,6 +330,49 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
     }
 }
 
+/// The most pairs [`address_ping_pong_pairs`] runs at once: six guest threads, one a virtual
+/// core, the most that can be in the arbiter at once on the console's six cores.
+const MOST_PAIRS: usize = 3;
+
+/// [`address_ping_pong_alternated`] with 1 to [`MOST_PAIRS`] ping-pongs at once, each on
+/// its own events (its own addresses): whether the arbiter's one lock, shared by every
+/// address, costs the svc form more as more threads use it. Each round's figure is the mean
+/// round trip over every pair's timed trips.
+fn address_ping_pong_pairs(_: &mut Criterion) {
+    if !filtered_in("address_ping_pong/pairs") {
+        return;
+    }
+    const FORMS: [&str; 2] = ["os_event", "light_event_svc"];
+    const ROUNDS: usize = 21;
+    let trips = (WARM_TRIPS + ALTERNATED_TRIPS) as u64;
+    let run = |rt: &Runtime, pairs: usize, svc: bool| {
+        let start = Arc::new(Barrier::new(pairs));
+        let runs: Vec<PingPong> = (0..pairs)
+            .map(|_| {
+                let start = start.clone();
+                if svc {
+                    PingPong::start(rt, || InternalLightEvent::new(false), trips, start)
+                } else {
+                    PingPong::start(rt, || Event::new(ClearMode::Auto), trips, start)
+                }
+            })
+            .collect();
+        let samples: Vec<Duration> = runs
+            .into_iter()
+            .flat_map(|p| p.join().split_off(WARM_TRIPS))
+            .collect();
+        samples.iter().sum::<Duration>().as_nanos() as f64 / samples.len() as f64
+    };
+    for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
+        let rt = runtime(spin_us);
+        for pairs in 1..=MOST_PAIRS {
+            let case = format!("address_ping_pong/pairs {waiter} x{pairs}");
+            alternate(&case, FORMS, ROUNDS, |arm| run(&rt, pairs, arm == 1));
+        }
+        rt.shutdown();
+    }
+}
+
 /// The group criterion_main! runs (criterion_group! makes a public fn no doc comment reaches).
 mod group {
     use super::*;
@@ -314,7 +380,8 @@ mod group {
         benches,
         lock_handoff,
         address_ping_pong,
-        address_ping_pong_alternated
+        address_ping_pong_alternated,
+        address_ping_pong_pairs
     );
 }
 criterion_main!(group::benches);
