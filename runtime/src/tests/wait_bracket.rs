@@ -1,7 +1,8 @@
 //! The wait bracket ([`Away`]): each wait marks its thread and gives its core back once, a
 //! sleep through the reactor included (its reactor wait is inside the sleep's bracket); and
-//! through a runtime, a guest thread's sleep frees its core for another thread; a wait's spin
-//! lasts its length on the event clock.
+//! through a runtime, a guest thread's sleep frees its core for another thread; a wait that
+//! goes on after a wake gives a claimed core back; a wait's spin lasts its length on the
+//! event clock, and the trace's end of the wait says whether it caught the wake.
 
 use crate::block_on::{block_on_with, Away, Wait, WaitPolicy};
 use crate::parker::with_parker;
@@ -47,7 +48,9 @@ impl WaitPolicy for Counting {
         self.holds.replace(false)
     }
 
-    fn unclaim_core(&self) {}
+    fn unclaim_core(&self) {
+        self.calls.borrow_mut().push("unclaim".into());
+    }
 
     fn acquire_core(&self) {
         self.calls.borrow_mut().push("acquire".into());
@@ -61,27 +64,71 @@ impl WaitPolicy for Counting {
 
 /// Blocks on a future that is pending once (it wakes itself) under `policy`.
 fn wait_once(policy: &Counting, wait: Wait<'_>) {
-    let mut first = true;
+    wait_woken(policy, wait, 1);
+}
+
+/// Blocks on a future that is pending `times` times (each wakes itself) under `policy`.
+fn wait_woken(policy: &Counting, wait: Wait<'_>, times: usize) {
+    let mut left = times;
     let fut = poll_fn(|cx| {
-        if std::mem::take(&mut first) {
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        } else {
-            Poll::Ready(())
+        if left == 0 {
+            return Poll::Ready(());
         }
+        left -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
     });
     with_parker(|p, w| block_on_with(p, w, fut, wait, || None, || policy));
 }
 
+/// A wake that does not end a wait gives back the core a waker may have claimed meanwhile,
+/// before the wait parks again (`vcore/claim.rs`), once a wake: a wait that gave a core back
+/// at its begin does; one that gave none (a host thread's) has no claim to give back.
+#[test]
+fn a_wait_that_goes_on_after_a_wake_gives_its_claim_back() {
+    let policy = Counting::holding();
+    wait_woken(&policy, Wait::objects(), 3);
+    assert_eq!(
+        policy.calls(),
+        [
+            "mark Some(\"several objects\")",
+            "release true",
+            "unclaim",
+            "unclaim",
+            "mark None",
+            "acquire"
+        ]
+    );
+    let policy = Counting::default();
+    wait_woken(&policy, Wait::objects(), 3);
+    assert_eq!(
+        policy.calls(),
+        [
+            "mark Some(\"several objects\")",
+            "release true",
+            "mark None"
+        ],
+        "no core given back: no claim to give back"
+    );
+}
+
 /// A spin lasts its length on the event clock: one of 10 s catches a wake that comes after
-/// 100 ms, and one of 1 ms misses it and parks.
+/// 100 ms, and one of 1 ms misses it and parks; the trace's end of each wait says which.
 #[test]
 fn a_spin_lasts_its_length_on_the_event_clock() {
+    use crate::trace::{recorder, Kind, SpinEnd};
     use std::sync::atomic::Ordering;
     use std::sync::{Arc, Mutex};
     use std::task::Waker;
     use std::time::Duration;
     let scale = crate::sys::tick_scale();
+    let session = recorder::Session::start(
+        u64::MAX - 9,
+        recorder::Settings {
+            collect: true,
+            ..recorder::Settings::default()
+        },
+    );
     for (ns, caught) in [(10_000_000_000, 1), (1_000_000, 0)] {
         let policy = Counting {
             spin: Some(Spin::new(ns, true, &scale)),
@@ -119,6 +166,22 @@ fn a_spin_lasts_its_length_on_the_event_clock() {
             "a spin of {ns} ns against a wake after 100 ms"
         );
     }
+    let me = crate::trace::thread_id();
+    let snap = session.snapshot();
+    let ends: Vec<u64> = snap
+        .threads
+        .iter()
+        .filter(|t| t.tid == me)
+        .flat_map(|t| &t.events)
+        .filter(|e| e.kind == Kind::WaitEnd)
+        .map(|e| e.x)
+        .collect();
+    assert_eq!(
+        ends,
+        [SpinEnd::Caught as u64, 0],
+        "the trace's wait ends: caught, then after a park"
+    );
+    session.end();
 }
 
 #[test]
