@@ -205,8 +205,14 @@ struct PingPong {
 
 impl PingPong {
     /// Starts `rounds` round trips from a new guest thread to a new partner and back, once
-    /// the measurer has passed `start` (the ping-pongs that share it start together).
-    fn start<S: Signal>(rt: &Runtime, make: fn() -> S, rounds: u64, start: Arc<Barrier>) -> Self {
+    /// the measurer has passed `together` (the ping-pongs that share it start together; the
+    /// measurers hold their virtual cores while they wait there).
+    fn start<S: Signal>(
+        rt: &Runtime,
+        make: fn() -> S,
+        rounds: u64,
+        together: Arc<Barrier>,
+    ) -> Self {
         let (ping, pong) = (Arc::new(make()), Arc::new(make()));
         let (pi, po) = (ping.clone(), pong.clone());
         let partner = rt
@@ -224,7 +230,7 @@ impl PingPong {
             .name("PingMeasurer")
             .spawn(move || {
                 let mut samples = Vec::with_capacity(rounds as usize);
-                start.wait();
+                together.wait();
                 for _ in 0..rounds {
                     let start = Instant::now();
                     ping.signal();
@@ -283,6 +289,8 @@ fn address_ping_pong(c: &mut Criterion) {
 const ALTERNATED_TRIPS: usize = 2_000;
 /// Round trips before the timed ones of a round.
 const WARM_TRIPS: usize = 500;
+/// The ping-pong's forms as the alternated cases name them, the peer first.
+const FORMS: [&str; 2] = ["os_event", "light_event_svc"];
 
 /// The svc form's ping-pong and `os::Event`'s alternated round by round (see [`alternate`]),
 /// parked and spinning, each on a runtime of its own: each round's mean round trip, then
@@ -292,7 +300,6 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
     if !filtered_in("address_ping_pong/alternated") {
         return;
     }
-    const FORMS: [&str; 2] = ["os_event", "light_event_svc"];
     const ROUNDS: usize = 41;
     let mean_ns = |samples: Vec<Duration>| {
         let timed = &samples[WARM_TRIPS..];
@@ -342,18 +349,17 @@ fn address_ping_pong_pairs(_: &mut Criterion) {
     if !filtered_in("address_ping_pong/pairs") {
         return;
     }
-    const FORMS: [&str; 2] = ["os_event", "light_event_svc"];
     const ROUNDS: usize = 21;
     let trips = (WARM_TRIPS + ALTERNATED_TRIPS) as u64;
     let run = |rt: &Runtime, pairs: usize, svc: bool| {
-        let start = Arc::new(Barrier::new(pairs));
+        let together = Arc::new(Barrier::new(pairs));
         let runs: Vec<PingPong> = (0..pairs)
             .map(|_| {
-                let start = start.clone();
+                let together = together.clone();
                 if svc {
-                    PingPong::start(rt, || InternalLightEvent::new(false), trips, start)
+                    PingPong::start(rt, || InternalLightEvent::new(false), trips, together)
                 } else {
-                    PingPong::start(rt, || Event::new(ClearMode::Auto), trips, start)
+                    PingPong::start(rt, || Event::new(ClearMode::Auto), trips, together)
                 }
             })
             .collect();
