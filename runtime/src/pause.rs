@@ -105,3 +105,71 @@ impl Pause {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::sys;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// 20 ms.
+    const SOON: u64 = 20_000_000;
+
+    /// An asker whose thread never stops waits until its deadline, not less; one whose
+    /// pause is not asked, or whose thread has stopped, returns at once.
+    #[test]
+    fn a_wait_for_a_stop_lasts_until_its_deadline() {
+        let (pause, seat) = (Pause::default(), Seat::default());
+        assert!(pause.wait_stopped(|| false, Some(0)), "no pause asked");
+        assert!(pause.ask(&seat));
+        assert!(!pause.ask(&seat), "asked already");
+        assert!(pause.is_asked());
+        assert!(pause.wait_stopped(|| true, Some(0)), "stopped");
+        let start = sys::now();
+        assert!(!pause.wait_stopped(|| false, Some(start + SOON)));
+        assert!(
+            sys::now() >= start + SOON,
+            "it gave up {} ns early",
+            start + SOON - sys::now()
+        );
+        assert!(pause.lift(&seat));
+        assert!(!pause.lift(&seat), "lifted already");
+        assert!(!pause.is_asked());
+    }
+
+    /// A notify (the thread's activity changed) and a lift each end an asker's wait before
+    /// its deadline: the one with `true` once the thread stopped, the lift with `true`.
+    #[test]
+    fn a_notify_or_a_lift_ends_an_askers_wait() {
+        let (pause, seat) = (Arc::new(Pause::default()), Seat::default());
+        assert!(pause.ask(&seat));
+        let stopped = Arc::new(AtomicBool::new(false));
+        for lift in [false, true] {
+            let asker = {
+                let (pause, stopped) = (pause.clone(), stopped.clone());
+                // SeqCst: a test's flag.
+                let stopped = move || stopped.load(Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    pause.wait_stopped(stopped, Some(sys::now() + 500 * SOON))
+                })
+            };
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if lift {
+                assert!(pause.lift(&seat));
+            } else {
+                // SeqCst: a test's flag.
+                stopped.store(true, Ordering::SeqCst);
+                pause.notify();
+            }
+            let start = sys::now();
+            assert!(asker.join().unwrap(), "lift {lift}: ended by its deadline");
+            assert!(
+                sys::now() - start < 250 * SOON,
+                "lift {lift}: ended only by its deadline"
+            );
+            // SeqCst: a test's flag.
+            stopped.store(false, Ordering::SeqCst);
+        }
+    }
+}
