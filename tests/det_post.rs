@@ -190,12 +190,22 @@ fn a_post_outside_the_mode_or_a_take_by_a_host_thread_is_refused() {
         .thread()
         .spawn({
             let rt = rt.clone();
-            move || rt.next_post(Some(Duration::from_millis(3)))
+            move || {
+                let vt = || rt.det_stats().expect("the mode is on").vt;
+                let before = vt();
+                let taken = rt.next_post(Some(Duration::from_millis(3)));
+                (taken, vt() - before)
+            }
         })
         .unwrap()
         .join()
         .unwrap();
-    assert_eq!(taken, Err(PostError::TimedOut), "a virtual timeout");
+    assert_eq!(taken.0, Err(PostError::TimedOut), "a virtual timeout");
+    assert!(
+        taken.1 >= 3_000_000,
+        "it waited its 3 ms of virtual time: {} ns",
+        taken.1
+    );
     rt.shutdown();
     assert_eq!(rt.post(1, []), Err(PostError::Stopped));
 }
