@@ -292,6 +292,16 @@ const WARM_TRIPS: usize = 500;
 /// The ping-pong's forms as the alternated cases name them, the peer first.
 const FORMS: [&str; 2] = ["os_event", "light_event_svc"];
 
+/// The mean round trip in nanoseconds over a round's ping-pongs (each one's round trips, as
+/// [`PingPong::join`] answers them), past the first [`WARM_TRIPS`] of each.
+fn timed_mean_ns(pings: impl IntoIterator<Item = Vec<Duration>>) -> f64 {
+    let timed: Vec<Duration> = pings
+        .into_iter()
+        .flat_map(|mut trips| trips.split_off(WARM_TRIPS))
+        .collect();
+    timed.iter().sum::<Duration>().as_nanos() as f64 / timed.len() as f64
+}
+
 /// The svc form's ping-pong and `os::Event`'s alternated round by round (see [`alternate`]),
 /// parked and spinning, each on a runtime of its own: each round's mean round trip, then
 /// each form's waits a round trip (how its waits ended: a ratio between a form that spins
@@ -301,10 +311,6 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
         return;
     }
     const ROUNDS: usize = 41;
-    let mean_ns = |samples: Vec<Duration>| {
-        let timed = &samples[WARM_TRIPS..];
-        timed.iter().sum::<Duration>().as_nanos() as f64 / timed.len() as f64
-    };
     let trips = (WARM_TRIPS + ALTERNATED_TRIPS) as u64;
     for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
         let rt = runtime(spin_us);
@@ -313,16 +319,16 @@ fn address_ping_pong_alternated(_: &mut Criterion) {
         alternate(&case, FORMS, ROUNDS, |arm| {
             let before = waits_of!(rt.stats());
             let ns = match arm {
-                0 => mean_ns(ping_pong_samples(
+                0 => timed_mean_ns([ping_pong_samples(
                     &rt,
                     || Event::new(ClearMode::Auto),
                     trips,
-                )),
-                _ => mean_ns(ping_pong_samples(
+                )]),
+                _ => timed_mean_ns([ping_pong_samples(
                     &rt,
                     || InternalLightEvent::new(false),
                     trips,
-                )),
+                )]),
             };
             let after = waits_of!(rt.stats());
             for (sum, (a, b)) in waits[arm].iter_mut().zip(after.iter().zip(before)) {
@@ -363,11 +369,7 @@ fn address_ping_pong_pairs(_: &mut Criterion) {
                 }
             })
             .collect();
-        let samples: Vec<Duration> = runs
-            .into_iter()
-            .flat_map(|p| p.join().split_off(WARM_TRIPS))
-            .collect();
-        samples.iter().sum::<Duration>().as_nanos() as f64 / samples.len() as f64
+        timed_mean_ns(runs.into_iter().map(PingPong::join))
     };
     for (waiter, spin_us) in [("parked", 0), ("spinning", 20)] {
         let rt = runtime(spin_us);
