@@ -15,19 +15,24 @@ use hos::det::selector::Spec;
 use hos::det::softlock::{Cause, Standing};
 use hos::os::{ClearMode, ConditionVariable, Event, Mutex};
 use hos::svc::{self, ThreadActivity};
-use hos::{Calibration, Doing, GuestState, ResultCode, Runtime};
+use hos::{Calibration, Doing, GuestState, ResultCode, Runtime, RuntimeBuilder};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
-/// A runtime in the deterministic mode (stable, free pacing, a token bound of `watchdog_ms`).
-fn runtime(watchdog_ms: u64) -> Runtime {
+/// The deterministic mode (stable, free pacing, a token bound of `watchdog_ms`).
+fn builder(watchdog_ms: u64) -> RuntimeBuilder {
     Runtime::builder()
         .calibration(Calibration::default())
         .det(Some(Spec::Stable))
         .det_pace(Pacing::Free)
         .det_quantum(5)
         .det_watchdog_ms(watchdog_ms)
+}
+
+/// A runtime in the deterministic mode of [`builder`].
+fn runtime(watchdog_ms: u64) -> Runtime {
+    builder(watchdog_ms)
         .build()
         .expect("a runtime in the deterministic mode")
 }
@@ -76,6 +81,31 @@ fn a_lock_order_deadlock_is_reported_with_its_cycle_and_holders() {
     let _ = std::fs::remove_file(&path);
     let event = format!("softlock: deadlock at decision {}", s.decision);
     assert!(trace.contains(&event), "{event} not in the trace");
+    rt.shutdown();
+    main.join().expect("main ends at the shutdown");
+}
+
+#[test]
+fn without_the_flight_recorder_each_thread_still_shows_the_kind_of_its_own_wait() {
+    let rt = builder(0)
+        .flight(false)
+        .build()
+        .expect("a runtime without the recorder");
+    let main = main_thread(&rt, move |rt| {
+        let [a, b] = lock_order_deadlock(rt);
+        let _ = Event::new(ClearMode::Manual).wait();
+        a.join().expect("A ends at the shutdown");
+        b.join().expect("B ends at the shutdown");
+    });
+    let s = report(&rt);
+    assert_eq!(s.cause, Cause::Deadlock, "{s}");
+    // Each thread's own activity, not a neighbour's: A and B on mutexes, main on an event.
+    for name in ["A", "B"] {
+        let t = s.thread(name).expect("a deadlocked thread");
+        assert!(t.waits_on.contains("mutex"), "{name}: {s}");
+    }
+    let m = s.thread("MainThread").expect("main");
+    assert!(m.waits_on.contains("event"), "{s}");
     rt.shutdown();
     main.join().expect("main ends at the shutdown");
 }
