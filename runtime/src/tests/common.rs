@@ -137,3 +137,27 @@ pub(super) fn wait_until(f: impl Fn() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// A runtime built after the calling test's own and running until dropped, so that the test's
+/// runtime is no host thread's default (the newest running, `context.rs`) meanwhile: host
+/// threads of tests running beside it wait under this one, and their parks, spins, sleeps and
+/// timers do not count in the stats the test asserts. Build it right after the test's runtime.
+pub(super) struct Newer(Runtime);
+
+/// See [`Newer`].
+pub(super) fn newer() -> Newer {
+    let rt = crate::Builder::<Runtime>::new()
+        .config(Config {
+            calibration: Some(crate::Calibration::default()),
+            ..Config::default()
+        })
+        .build()
+        .expect("a valid config");
+    Newer(rt)
+}
+
+impl Drop for Newer {
+    fn drop(&mut self) {
+        self.0.shutdown();
+    }
+}

@@ -1,6 +1,6 @@
 //! The reactor: no deadline fires early, cancels leave nothing behind, shutdown ends all.
 
-use super::common::wait_until;
+use super::common::{newer, wait_until};
 use crate::block_on::Wait;
 use crate::context::block_on;
 use crate::reactor::DeadlineClass;
@@ -27,6 +27,7 @@ fn pinned(precise: PrecisePath) -> Runtime {
 #[test]
 fn timers_never_fire_early() {
     let rt = pinned(PrecisePath::Reactor);
+    let _newer = newer();
     let seed = 0x9E37_79B9_7F4A_7C15u64;
     let handles: Vec<_> = (0..8)
         .map(|t| {
@@ -60,6 +61,7 @@ fn timers_never_fire_early() {
 #[test]
 fn dropped_timers_are_removed() {
     let rt = pinned(PrecisePath::OwnTimer);
+    let _newer = newer();
     let waker = std::task::Waker::noop();
     let mut timers: Vec<_> = (0..1000)
         .map(|i| {

@@ -4,6 +4,7 @@
 //! parker's wake hook, which makes the claim, runs before the woken thread does, and a guest
 //! thread's wake through a runtime claims. Bounded by the escape time; no timing asserts.
 
+use super::common::newer;
 use super::vcore_runtime::{rig, thread, until, word};
 use crate::parker::Parker;
 use crate::policy::Spin;
@@ -365,6 +366,7 @@ fn a_guest_woken_from_an_object_wait_claims_its_core_and_a_spurious_wake_gives_i
         })
         .build()
         .expect("a valid config");
+    let _newer = newer();
     let (bad, good) = (guest(&rt, "Worse", 45), guest(&rt, "Better", 44));
     let ready = Arc::new(AtomicBool::new(false));
     let (h, waker) = waiting(&rt, &good, &ready, |good| {

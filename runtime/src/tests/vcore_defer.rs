@@ -4,6 +4,7 @@
 //! timer); a claim that finds a free core, or any claim with the switch off, defers nothing.
 //! Bounded by the escape time and by `until`; no timing asserts.
 
+use super::common::newer;
 use super::vcore_claim::{away, guest, waiting, wake};
 use super::vcore_runtime::{rig_of, thread, until, word};
 use crate::parker::Parker;
@@ -193,6 +194,7 @@ fn woken_behind_a_worse_holder(
 #[test]
 fn a_guest_woken_behind_a_worse_holder_runs_once_the_holder_hands_its_core_over() {
     let rt = runtime(60_000);
+    let _newer = newer();
     let (bad, good, h) = woken_behind_a_worse_holder(&rt);
     assert_eq!(rt.stats().vcore_kicks_priority, 1, "the wake claimed");
     stays_deferred(&good, || rt.stats().parks);
@@ -208,6 +210,7 @@ fn a_guest_woken_behind_a_worse_holder_runs_once_the_holder_hands_its_core_over(
 #[test]
 fn a_deferred_guest_behind_a_holder_that_never_answers_escapes_on_time() {
     let rt = runtime(30);
+    let _newer = newer();
     let (bad, _good, h) = woken_behind_a_worse_holder(&rt);
     // The holder never reaches a checkpoint: the claim's timer wakes the thread at its
     // escape time, and it runs beside the core.
@@ -220,6 +223,7 @@ fn a_deferred_guest_behind_a_holder_that_never_answers_escapes_on_time() {
 #[test]
 fn a_deferred_wake_leaves_no_timer_once_its_thread_has_the_core() {
     let rt = runtime(60_000);
+    let _newer = newer();
     let (bad, _good, h) = woken_behind_a_worse_holder(&rt);
     rt.checkpoint(&bad);
     h.join().unwrap();

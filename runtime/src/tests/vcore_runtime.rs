@@ -2,6 +2,7 @@
 //! yield's fast paths, waits and their counters, escape, re-ranking, shutdown. Bounded by the
 //! escape time where a bug would hang; no timing asserts.
 
+use super::common::newer;
 use crate::config::Config;
 use crate::policy::Spin;
 use crate::role::Role;
@@ -539,6 +540,7 @@ fn a_vcore_wait_spins_then_parks_under_the_runtime_policy() {
         })
         .build()
         .expect("a valid config");
+    let _newer = newer();
     let spec = |name: &str| ThreadSpec {
         name: name.into(),
         priority: 44,
