@@ -270,6 +270,12 @@ fn a_job_that_a_blocked_waiter_takes_promotes_no_poller() {
         .idle_poll_stretch_us(50_000)
         .build()
         .expect("valid switches");
+    // A newer runtime, so that `rt` is no host thread's default (the newest running): the
+    // parks of host threads in tests beside this one count there, not as the receiver's.
+    let newer = Runtime::builder()
+        .calibration(Calibration::default())
+        .build()
+        .expect("runtime");
     let q = Arc::new(MessageQueue::<u32>::new(4));
     let q2 = q.clone();
     let blocked = rt
@@ -296,6 +302,7 @@ fn a_job_that_a_blocked_waiter_takes_promotes_no_poller() {
     let s = rt.stats();
     assert_eq!((s.idle_polls, s.idle_relaxed, s.idle_promoted), (1, 1, 0));
     rt.shutdown();
+    newer.shutdown();
 }
 
 #[test]
