@@ -63,17 +63,7 @@ pub fn point() {
 
 #[cold]
 fn disturb() {
-    let r = RNG.with(|c| {
-        let (gen, mut state) = c.get();
-        let now = GENERATION.load(Ordering::Relaxed);
-        if gen != now {
-            let ordinal = THREADS.fetch_add(1, Ordering::Relaxed);
-            state = SEED.load(Ordering::Relaxed) ^ ordinal.wrapping_mul(0xA24B_AED4_963E_E407);
-        }
-        let r = crate::det::rng::splitmix64(&mut state);
-        c.set((now, state));
-        r
-    });
+    let r = draw();
     let delay = (r >> 8) % MAX_DELAY_NS;
     match r % 16 {
         0..=3 => crate::sys::yield_now(),
@@ -88,17 +78,21 @@ fn disturb() {
     }
 }
 
-#[cfg(all(test, not(loom)))]
-mod tests {
-    #[test]
-    fn a_seed_draws_the_same_sequence() {
-        let draw = |seed: u64| {
-            let mut x = seed;
-            (0..4)
-                .map(|_| crate::det::rng::splitmix64(&mut x))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(draw(7), draw(7));
-        assert_ne!(draw(7), draw(8));
-    }
+/// The calling thread's next draw, from its generator: seeded at its first draw after an
+/// [`enable`], from the seed and the thread's [`ORDINAL_STRIDE`]-spread ordinal.
+pub(crate) fn draw() -> u64 {
+    RNG.with(|c| {
+        let (gen, mut state) = c.get();
+        let now = GENERATION.load(Ordering::Relaxed);
+        if gen != now {
+            let ordinal = THREADS.fetch_add(1, Ordering::Relaxed);
+            state = SEED.load(Ordering::Relaxed) ^ ordinal.wrapping_mul(ORDINAL_STRIDE);
+        }
+        let r = crate::det::rng::splitmix64(&mut state);
+        c.set((now, state));
+        r
+    })
 }
+
+/// Spreads threads' ordinals over the seed's bits, so that neighbours' generators differ.
+pub(crate) const ORDINAL_STRIDE: u64 = 0xA24B_AED4_963E_E407;

@@ -5,6 +5,8 @@
 #[cfg(not(loom))]
 mod build_errors;
 #[cfg(not(loom))]
+mod chaos;
+#[cfg(not(loom))]
 mod common;
 #[cfg(not(loom))]
 mod det_guide;
