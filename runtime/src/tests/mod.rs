@@ -37,6 +37,8 @@ mod sleep;
 #[cfg(not(loom))]
 mod switches;
 #[cfg(not(loom))]
+mod trace_epoch;
+#[cfg(not(loom))]
 mod vcore_claim;
 #[cfg(not(loom))]
 mod vcore_defer;

@@ -49,6 +49,10 @@ use std::sync::{Arc, Mutex, Weak};
 
 /// Sessions that keep events (flight recorder, full trace, or Tracy).
 pub(crate) static ACTIVE: AtomicU32 = AtomicU32::new(0);
+/// Bumped by each session start that turns keeping on ([`ACTIVE`] from 0). While nothing was
+/// kept, threads skipped their waits' phase changes, so a phase set in an earlier epoch is
+/// stale and reads as [`Phase::Idle`].
+static EPOCH: AtomicU32 = AtomicU32::new(0);
 /// Sessions that collect a full trace.
 static COLLECTING: AtomicU32 = AtomicU32::new(0);
 /// Events a thread hands the collector at once (a quarter of its ring).
@@ -179,10 +183,35 @@ enum Phase {
 struct Local {
     tid: Cell<u64>,
     track: OnceCell<Arc<Track>>,
-    phase: Cell<Phase>,
+    /// The phase and the [`EPOCH`] it was set in.
+    phase: Cell<(Phase, u32)>,
 }
 
 impl Local {
+    /// The thread's wait phase: idle if set in an earlier [`EPOCH`].
+    fn phase(&self) -> Phase {
+        let (phase, epoch) = self.phase.get();
+        // Relaxed: compared with the thread's own stamp; a turn raced is one wait's events.
+        if epoch == EPOCH.load(Ordering::Relaxed) {
+            phase
+        } else {
+            Phase::Idle
+        }
+    }
+
+    /// Sets the thread's wait phase in the current [`EPOCH`].
+    fn set_phase(&self, phase: Phase) {
+        // Relaxed: as in `phase`.
+        self.phase.set((phase, EPOCH.load(Ordering::Relaxed)));
+    }
+
+    /// Sets the thread's wait phase and returns the one before.
+    fn replace_phase(&self, phase: Phase) -> Phase {
+        let before = self.phase();
+        self.set_phase(phase);
+        before
+    }
+
     fn tid(&self) -> u64 {
         if self.tid.get() == 0 {
             // Relaxed: uniqueness only.
@@ -263,7 +292,7 @@ fn forget(gone: impl Fn(&Track) -> bool) {
 
 std::thread_local! {
     static LOCAL: Local = const {
-        Local { tid: Cell::new(0), track: OnceCell::new(), phase: Cell::new(Phase::Idle) }
+        Local { tid: Cell::new(0), track: OnceCell::new(), phase: Cell::new((Phase::Idle, 0)) }
     };
 }
 
@@ -311,7 +340,7 @@ pub(crate) fn record_after_last(kind: Kind, x: u64, a: u64, b: u64) {
 #[inline]
 pub(crate) fn record_in_wait(kind: Kind, x: u64, a: u64, b: u64) {
     let _ = LOCAL.try_with(|l| {
-        if l.phase.get() != Phase::Idle {
+        if l.phase() != Phase::Idle {
             l.record(kind, x, a, b);
         }
     });
@@ -322,11 +351,11 @@ pub(crate) fn record_in_wait(kind: Kind, x: u64, a: u64, b: u64) {
 #[inline]
 pub(crate) fn first_poll() {
     let _ = LOCAL.try_with(|l| {
-        let next = match l.phase.get() {
+        let next = match l.phase() {
             Phase::Registered => Phase::Begun,
             _ => Phase::FirstPoll,
         };
-        l.phase.set(next);
+        l.set_phase(next);
     });
 }
 
@@ -341,7 +370,7 @@ pub(crate) fn registered_before_wait(addr: u64, label: u64, holder: u64) {
             addr,
             holder,
         );
-        l.phase.set(Phase::Registered);
+        l.set_phase(Phase::Registered);
     });
 }
 
@@ -350,7 +379,7 @@ pub(crate) fn registered_before_wait(addr: u64, label: u64, holder: u64) {
 /// is one more object; outside a blocking wait, nothing.
 #[inline]
 pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
-    let _ = LOCAL.try_with(|l| match l.phase.get() {
+    let _ = LOCAL.try_with(|l| match l.phase() {
         Phase::FirstPoll => {
             l.record(
                 Kind::WaitBegin,
@@ -358,7 +387,7 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
                 addr,
                 holder,
             );
-            l.phase.set(Phase::Begun);
+            l.set_phase(Phase::Begun);
         }
         Phase::Begun => l.record(Kind::Blocked, label, addr, holder),
         Phase::Idle | Phase::Registered => {}
@@ -370,7 +399,7 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
 #[inline]
 pub(crate) fn wait_begin(on: WaitFor) {
     let _ = LOCAL.try_with(|l| {
-        if l.phase.replace(Phase::Begun) != Phase::Begun {
+        if l.replace_phase(Phase::Begun) != Phase::Begun {
             l.record(Kind::WaitBegin, on as u64, 0, 0);
         }
     });
@@ -382,7 +411,7 @@ pub(crate) fn wait_begin(on: WaitFor) {
 #[inline]
 pub(crate) fn wait_end(x: u64) {
     let _ = LOCAL.try_with(|l| {
-        if l.phase.replace(Phase::Idle) == Phase::Begun {
+        if l.replace_phase(Phase::Idle) == Phase::Begun {
             l.record(Kind::WaitEnd, x, 0, 0);
         }
     });
@@ -445,8 +474,11 @@ impl Session {
     pub(crate) fn start(id: u64, settings: Settings) -> Arc<Session> {
         let counted = settings.flight || settings.collect || cfg!(feature = "tracy");
         if counted {
-            // Relaxed: a count; an event site that misses the change records one event less.
-            ACTIVE.fetch_add(1, Ordering::Relaxed);
+            // Relaxed: a count; an event site that misses the change records one event less,
+            // and a phase set as the epoch turns may read as idle (one wait's end not kept).
+            if ACTIVE.fetch_add(1, Ordering::Relaxed) == 0 {
+                EPOCH.fetch_add(1, Ordering::Relaxed);
+            }
         }
         if settings.collect {
             COLLECTING.fetch_add(1, Ordering::Relaxed);
