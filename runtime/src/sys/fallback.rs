@@ -213,6 +213,10 @@ pub fn set_affinity_first(_n: usize) -> std::io::Result<()> {
     ))
 }
 
+/// Nothing: std has no prefetch.
+#[inline]
+pub fn prefetch_write(_addr: usize) {}
+
 /// `std::thread::yield_now`.
 #[inline]
 pub fn yield_now() {

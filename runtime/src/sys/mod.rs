@@ -30,6 +30,7 @@
 //! | `logical_processors()` | the processors in this process's affinity mask; `None` where unknown |
 //! | `set_affinity_first(n)` | restrict the process to the first `n` processors it was allowed at the first call (a later call may widen it again) |
 //! | `yield_now()` | give the processor to another ready thread |
+//! | `prefetch_write(addr)` | ask the processor to bring the cache line at `addr` close, for writing: a hint that reads nothing the program sees and never faults, whatever `addr` is; nothing where the processor has no such instruction (and in the fallback) |
 //! | `KIND` | which implementation is compiled in, for logs and stats |
 //!
 //! Shared by both: [`deadline_after`], the `now()` value a `Duration` from now, and
@@ -236,6 +237,20 @@ mod tests {
             TickScale::between((0, 0), (2, 5)).span_ns(u64::MAX),
             u64::MAX
         );
+    }
+
+    #[test]
+    fn a_prefetch_of_any_address_never_faults() {
+        let mine = 0u64;
+        for addr in [
+            0,
+            1,
+            &mine as *const u64 as usize,
+            usize::MAX - 63,
+            usize::MAX,
+        ] {
+            prefetch_write(addr);
+        }
     }
 
     #[test]

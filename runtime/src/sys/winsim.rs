@@ -29,7 +29,7 @@ mod fits;
 mod profile;
 
 pub use super::linux::{
-    futex_wake, logical_processors, now, set_affinity_first, tick_scale, ticks,
+    futex_wake, logical_processors, now, prefetch_write, set_affinity_first, tick_scale, ticks,
 };
 pub use profile::{CpuClock, Model, Profile, Rng};
 

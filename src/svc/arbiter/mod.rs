@@ -30,6 +30,7 @@
 mod census;
 mod hasher;
 mod heir;
+mod hints;
 mod lent;
 #[cfg(all(test, loom))]
 mod loom;
@@ -52,6 +53,7 @@ use crate::sync::atomic::AtomicU32;
 use crate::sync::{lock, Arc, Mutex};
 use crate::thread::{Thread, WeakThread};
 use census::Census;
+use hints::Hints;
 use hos_runtime::internal::with_current as with_context;
 use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
 use pollers::WordPollers;
@@ -60,9 +62,15 @@ use std::pin::Pin;
 use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 
-/// Spin gates, one per group of addresses: a word's waits share its gate's miss counter
-/// (the nn::os objects keep one per object; guest words are too many to keep one each).
-const GATES: usize = 64;
+/// Groups of addresses: a word's waits share its group's spin gate (one miss counter; the
+/// nn::os objects keep one per object) and prefetch hints ([`Hints`]), as guest words are
+/// too many to keep either for each.
+const GROUPS: usize = 64;
+
+/// The group of the word at `addr` (words are 4-byte aligned).
+fn group(addr: usize) -> usize {
+    (addr >> 2) % GROUPS
+}
 
 /// The table as the svcs use it: guest threads carry a [`WeakThread`] for priority lending
 /// (weak: a table entry kept between waits keeps no thread, nor its handle, alive).
@@ -160,10 +168,12 @@ fn host_id() -> u32 {
 /// The arbiter of one process.
 #[derive(Debug)]
 pub(crate) struct Arbiter {
+    /// Where each group's last address wait lies, for its signallers to prefetch.
+    hints: Hints,
     state: Mutex<State>,
     /// The table's census of condvar waiters, read without the lock.
     census: Arc<Census>,
-    gates: [SpinGate; GATES],
+    gates: [SpinGate; GROUPS],
 }
 
 /// What the arbiter's one lock guards: the table of waits, and the sleeping pollers of words
@@ -192,6 +202,7 @@ impl Arbiter {
     pub(crate) fn new() -> Self {
         let waits = Table::new();
         Arbiter {
+            hints: Hints::new(),
             census: waits.census().clone(),
             state: Mutex::new(State {
                 waits,
@@ -283,6 +294,7 @@ impl Arbiter {
         told: usize,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<WeakThread>>) -> Result<usize, ResultCode>,
     ) -> Result<(), ResultCode> {
+        self.hints.prefetch(addr);
         let promote = self.run_with_words(|t, words, fx| {
             let woken = op(t, fx)?;
             Ok(words.ready(addr, told, woken))
@@ -330,12 +342,15 @@ impl Arbiter {
     ) -> Result<(), ResultCode> {
         // The waker `block_on` will poll with (this thread's parker's), registered with the
         // wait in the same locked step: the first poll then needs no lock of its own.
-        let waker = with_parker(|_, w| w.clone());
+        let (waker, parker) = with_parker(|p, w| (w.clone(), Arc::as_ptr(p) as usize));
         let registered = self.run(|t, fx| {
             let key = op(t, fx)?;
             if let Some(k) = &key {
                 let ended = t.poll(k, &waker);
                 debug_assert!(ended.is_none(), "a wait ended as it registered");
+                if let Some(lines) = t.lines_of(k) {
+                    self.hints.remember(addr, lines, parker);
+                }
                 if trace::on() {
                     let holder = t.lock_owner(k).map_or(0, |o| trace_id(t, o));
                     trace::blocked_before_wait(addr, on, holder);
@@ -352,7 +367,7 @@ impl Arbiter {
             registered: waker,
             limit,
         };
-        let gate = &self.gates[(addr >> 2) % GATES];
+        let gate = &self.gates[group(addr)];
         block_on(wait, Wait::object(on, gate))
     }
 }

@@ -495,6 +495,23 @@ impl<R: Clone, W: Deref<Target = AtomicU32> + std::fmt::Debug> Table<R, W> {
         Ok(n as usize)
     }
 
+    /// Where the memory lies that a signal ending the registered address wait `key` reads and
+    /// writes under the lock: its address queue's entry and buffer, its slab entry, its
+    /// mailbox; `None` for any other wait. Addresses only, for a signaller to prefetch.
+    pub(crate) fn lines_of(&self, key: &WaitKey) -> Option<[usize; 4]> {
+        let waiter = &self.waiters[key.slot];
+        let Place::Address(a) = waiter.place else {
+            return None;
+        };
+        let queue = self.queues.get(&(Tree::Address, a))?;
+        Some([
+            queue as *const Vec<usize> as usize,
+            queue.as_ptr() as usize,
+            waiter as *const Waiter<W> as usize,
+            Arc::as_ptr(&key.mail) as usize,
+        ])
+    }
+
     /// A wait's result if it ended (its entry is gone and `key` is spent), else keeps
     /// `waker` to wake it.
     pub(crate) fn poll(&mut self, key: &WaitKey, waker: &Waker) -> Option<Result<(), ResultCode>> {
