@@ -20,12 +20,16 @@
 //! gone from the table before the call that made it returns, on every path (its future's drop
 //! removes it).
 //!
-//! One table for the process, not sharded: an operation is a few hundred nanoseconds under
-//! the lock against a park of microseconds, and the two sides of a hand-off work on one
-//! address, so shards would not part them; what a hand-off costs beyond `os::Event`'s is the
-//! table's lines that both threads write (BENCHMARKS.md, "Hand-offs"), which is why a thread's
-//! entry stays between its waits and ended waits' mailboxes are reused. `benches/arbiter.rs`
-//! measures the hand-offs.
+//! One table for the process, not sharded, since priority inheritance and priority changes
+//! re-rank waits across addresses under it. The two sides of one hand-off work on one
+//! address, so shards would not part them; what such a hand-off costs beyond `os::Event`'s is
+//! the table's lines that both threads write (BENCHMARKS.md, "Hand-offs"), which is why a
+//! thread's entry stays between its waits, ended waits' mailboxes are reused, and a
+//! SignalToAddress prefetches its group's last wait's lines ([`hints`]) before it locks.
+//! Hand-offs on unrelated addresses do meet at the lock: spinning ones run as if one at a
+//! time (two pairs at once 3.6-3.9x `os::Event`'s round trip, three 5.4-6.1x, on the 16-core
+//! machine), which an arbiter sharded by address would remove. `benches/arbiter.rs` measures
+//! both.
 
 mod census;
 mod hasher;
