@@ -311,3 +311,121 @@ fn a_kernel_event_and_a_guest_word_signal_flow_to_the_wakes_they_caused() {
         );
     }
 }
+
+/// A condition-variable waiter that a signal moves onto a held mutex waits on the key and
+/// "then the mutex", under the mutex's owner; a waiter of the owner's priority lends none.
+#[test]
+fn a_waiter_moved_onto_a_held_mutex_waits_then_for_the_mutex() {
+    let rt = runtime();
+    let (m, key) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let release = Arc::new(Event::new(ClearMode::Manual));
+    let waiter = {
+        let (m, key) = (m.clone(), key.clone());
+        rt.thread()
+            .name("CvWaiter")
+            .priority(44)
+            .spawn(move || {
+                take(&m);
+                let me = svc::current_thread_handle().0;
+                svc::wait_process_wide_key_atomic(&m, &key, me, -1)?;
+                svc::arbitrate_unlock(&m)
+            })
+            .unwrap()
+    };
+    let iw = waiter.thread().id();
+    tree_until(&rt, "the waiter on the key", |t| {
+        waits_on(t, iw, "WaitProcessWideKeyAtomic", None)
+    });
+    let owner = {
+        let (m, key, release) = (m.clone(), key.clone(), release.clone());
+        rt.thread()
+            .name("CvOwner")
+            .priority(44)
+            .spawn(move || {
+                take(&m);
+                // The waiter moves onto the mutex this thread holds.
+                svc::signal_process_wide_key(&key, 1);
+                release.wait().unwrap();
+                svc::arbitrate_unlock(&m)
+            })
+            .unwrap()
+    };
+    let io = owner.thread().id();
+    let then = format!("then the mutex {}", at(&m));
+    let tree = tree_until(&rt, "the waiter moved onto the owner's mutex", |t| {
+        t.node(iw).is_some_and(|n| {
+            matches!(&n.state, State::Waiting { what } if what.contains(&then)) && n.holders == [io]
+        })
+    });
+    assert_eq!(
+        tree.node(io).unwrap().lent,
+        None,
+        "44 over 44 is no lending: {tree}"
+    );
+    release.signal();
+    owner.join().unwrap().unwrap();
+    waiter.join().unwrap().unwrap();
+    rt.shutdown();
+}
+
+/// An owner whose own priority comes up to the one it was lent shows none lent: it runs at
+/// its own (the table tells no change, as its effective priority stays the same).
+#[test]
+fn a_lent_priority_no_better_than_the_owners_own_is_not_shown() {
+    let rt = runtime();
+    let m = Arc::new(AtomicU32::new(0));
+    let (has, raise, raised, release) = (
+        Arc::new(Event::new(ClearMode::Manual)),
+        Arc::new(Event::new(ClearMode::Manual)),
+        Arc::new(Event::new(ClearMode::Manual)),
+        Arc::new(Event::new(ClearMode::Manual)),
+    );
+    let owner = {
+        let (m, has, raise, raised, release) = (
+            m.clone(),
+            has.clone(),
+            raise.clone(),
+            raised.clone(),
+            release.clone(),
+        );
+        rt.thread()
+            .name("LentOwner")
+            .priority(59)
+            .spawn(move || {
+                take(&m);
+                has.signal();
+                raise.wait().unwrap();
+                svc::set_thread_priority(Handle::CURRENT_THREAD, 30).unwrap();
+                raised.signal();
+                release.wait().unwrap();
+                svc::arbitrate_unlock(&m)
+            })
+            .unwrap()
+    };
+    let io = owner.thread().id();
+    let waiter = {
+        let (m, has) = (m.clone(), has.clone());
+        rt.thread()
+            .name("LentWaiter")
+            .priority(30)
+            .spawn(move || {
+                has.wait().unwrap();
+                arbitrate(&m)?;
+                svc::arbitrate_unlock(&m)
+            })
+            .unwrap()
+    };
+    tree_until(&rt, "the owner lent 30", |t| {
+        t.node(io).is_some_and(|n| n.lent == Some(30))
+    });
+    raise.signal();
+    raised.wait().unwrap();
+    let tree = rt.wait_tree();
+    let n = tree.node(io).expect("the owner");
+    assert_eq!((n.priority, n.lent), (30, None), "{tree}");
+    assert!(!tree.to_string().contains("lent"), "{tree}");
+    release.signal();
+    owner.join().unwrap().unwrap();
+    waiter.join().unwrap().unwrap();
+    rt.shutdown();
+}
