@@ -2,7 +2,9 @@
 //! for ArbitrateLock, the owner it waits for, so the wait tree puts a kernel mutex's waiters
 //! under its holder and names a deadlock through kernel mutexes; a hand-off moves the other
 //! waiters to the new owner in the tree too; a lent priority shows on its holder's track and
-//! in the tree; a kernel event's and a guest word's signal each flow to the wake they caused.
+//! in the tree (and none where it is no better than the owner's own); a condition variable's
+//! waiter moved onto a held mutex waits "then" for it; a kernel event's and a guest word's
+//! signal each flow to the wake they caused; a new core mask shows on its thread's track.
 
 mod tracefile;
 
@@ -428,4 +430,26 @@ fn a_lent_priority_no_better_than_the_owners_own_is_not_shown() {
     owner.join().unwrap().unwrap();
     waiter.join().unwrap().unwrap();
     rt.shutdown();
+}
+
+/// SetThreadCoreMask shows on the thread's own track: its new ideal core and mask.
+#[test]
+fn a_new_core_mask_shows_on_its_threads_track() {
+    let rt = runtime();
+    let mover = rt
+        .thread()
+        .name("CoreMover")
+        .spawn(|| svc::set_thread_core_mask(Handle::CURRENT_THREAD, 2, 0b0110))
+        .unwrap();
+    assert_eq!(mover.join().unwrap(), Ok(()));
+    let file = scratch("svc-cores").join("cores.json");
+    rt.write_trace(&file).unwrap();
+    rt.shutdown();
+    let (items, names, _) = load(&file);
+    let (_, mine) = track(&items, &names, "CoreMover");
+    assert_eq!(
+        named(&mine, "cores: ideal 2, mask 0x6").len(),
+        1,
+        "{mine:?}"
+    );
 }
