@@ -30,6 +30,7 @@ const ORDER: &[&str] = &[
     "svc/arbiter/heir",
     "svc/arbiter/pollers",
     "svc/arbiter/census",
+    "svc/arbiter/hints",
     "svc/arbiter/table",
     // the nn::os objects
     "os/event",

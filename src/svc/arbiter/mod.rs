@@ -57,7 +57,7 @@ use crate::sync::atomic::AtomicU32;
 use crate::sync::{lock, Arc, Mutex};
 use crate::thread::{Thread, WeakThread};
 use census::Census;
-use hints::Hints;
+use hints::Hint;
 use hos_runtime::internal::with_current as with_context;
 use hos_runtime::internal::{block_on, poll_found, trace, with_parker, SpinGate, Wait};
 use pollers::WordPollers;
@@ -67,7 +67,7 @@ use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 
 /// Groups of addresses: a word's waits share its group's spin gate (one miss counter; the
-/// nn::os objects keep one per object) and prefetch hints ([`Hints`]), as guest words are
+/// nn::os objects keep one per object) and prefetch hint ([`Hint`]), as guest words are
 /// too many to keep either for each.
 const GROUPS: usize = 64;
 
@@ -173,7 +173,7 @@ fn host_id() -> u32 {
 #[derive(Debug)]
 pub(crate) struct Arbiter {
     /// Where each group's last address wait lies, for its signallers to prefetch.
-    hints: Hints,
+    hints: [Hint; GROUPS],
     state: Mutex<State>,
     /// The table's census of condvar waiters, read without the lock.
     census: Arc<Census>,
@@ -206,7 +206,7 @@ impl Arbiter {
     pub(crate) fn new() -> Self {
         let waits = Table::new();
         Arbiter {
-            hints: Hints::new(),
+            hints: std::array::from_fn(|_| Hint::default()),
             census: waits.census().clone(),
             state: Mutex::new(State {
                 waits,
@@ -298,7 +298,7 @@ impl Arbiter {
         told: usize,
         op: impl FnOnce(&mut Waits, &mut Effects<Option<WeakThread>>) -> Result<usize, ResultCode>,
     ) -> Result<(), ResultCode> {
-        self.hints.prefetch(addr);
+        self.hints[group(addr)].prefetch();
         let promote = self.run_with_words(|t, words, fx| {
             let woken = op(t, fx)?;
             Ok(words.ready(addr, told, woken))
@@ -353,7 +353,7 @@ impl Arbiter {
                 let ended = t.poll(k, &waker);
                 debug_assert!(ended.is_none(), "a wait ended as it registered");
                 if let Some(lines) = t.lines_of(k) {
-                    self.hints.remember(addr, lines, parker);
+                    self.hints[group(addr)].remember(lines, parker);
                 }
                 if trace::on() {
                     let holder = t.lock_owner(k).map_or(0, |o| trace_id(t, o));
