@@ -289,6 +289,18 @@ impl Chaos {
         }
     }
 
+    /// Whether the current interval starves low-priority threads.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn starving(&self) -> bool {
+        self.starving
+    }
+
+    /// Whether `thread` is low priority now (as of its last draw).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn low(&self, thread: u64) -> bool {
+        self.threads.get(&thread).is_some_and(|t| t.0)
+    }
+
     /// A quantum: short one time in five (type doc).
     fn quantum(&mut self) -> u32 {
         let q = u64::from(self.quantum);

@@ -352,6 +352,48 @@ fn chaos_draws_its_short_quanta_in_their_shares() {
     assert!(one < 0.02, "{one}");
 }
 
+/// Chaos's intervals: starvation, at most a quarter of the normal interval before it, runs
+/// only high-priority threads when there are any; between them picks are uniform, low
+/// threads included (each thread low about one time in ten).
+#[test]
+fn chaos_starves_low_threads_only_in_its_starvation_intervals() {
+    let c = on(&[0, 1, 2, 3, 4, 5]);
+    let mut s = Chaos::new(11, Q);
+    let (mut starving, mut low_picked, mut low_candidates, mut normal) = (0u32, 0, 0, 0);
+    for _ in 0..200_000 {
+        let pick = s.next(&c, None, Reason::QuantumEnd).unwrap();
+        let chosen = c[pick.choice as usize].thread;
+        let lows = c.iter().filter(|x| s.low(x.thread)).count();
+        if s.starving() {
+            starving += 1;
+            if lows < c.len() {
+                assert!(!s.low(chosen), "a low thread ran while starving");
+            }
+        } else {
+            normal += 1;
+            low_picked += usize::from(s.low(chosen));
+            low_candidates += lows;
+        }
+    }
+    let starved = f64::from(starving) / 200_000.0;
+    assert!((0.02..0.2).contains(&starved), "starving {starved}");
+    // Between starvation intervals a low thread is picked as often as any other.
+    let expected = low_candidates as f64 / c.len() as f64;
+    let ratio = low_picked as f64 / expected;
+    assert!(
+        (0.85..1.15).contains(&ratio),
+        "{low_picked} low picks of {normal}, {expected} expected"
+    );
+}
+
+#[test]
+fn a_pct_spec_of_the_default_steps_prints_without_them() {
+    let spec: Spec = format!("pct:3:7:{PCT_STEPS}").parse().unwrap();
+    assert_eq!(spec.to_string(), "pct:3:7");
+    let spec: Spec = "pct:3:7:40".parse().unwrap();
+    assert_eq!(spec.to_string(), "pct:3:7:40");
+}
+
 #[test]
 fn replay_gives_back_a_recorded_run() {
     let mut pct = Pct::new(3, 21, 200, Q);
