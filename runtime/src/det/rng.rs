@@ -108,6 +108,16 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn a_chance_of_none_never_comes_and_a_chance_of_all_always_does() {
+        let mut r = Rng::new(3, Stream::Chaos);
+        for _ in 0..1_000 {
+            assert!(!r.chance(0, 2), "0 in 2");
+            assert!(r.chance(2, 2), "2 in 2");
+            assert!(!r.chance(1, 0), "a den of 0");
+        }
+    }
+
+    #[test]
     fn splitmix64_gives_its_published_answers() {
         // The reference sequence from seed 0 (Vigna's splitmix64.c).
         let mut x = 0;

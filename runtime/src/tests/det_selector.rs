@@ -237,7 +237,8 @@ fn pct_counts_only_steps_with_a_choice_and_lowers_a_yielder() {
 }
 
 /// Threads lowered at successive change points rank by when they were lowered: the one
-/// lowered first stays above the one lowered after it, both below a thread never lowered.
+/// lowered first stays above the one lowered after it (and both below a thread never
+/// lowered, which is how the last one comes to run).
 #[test]
 fn pct_ranks_lowered_threads_by_when_they_were_lowered() {
     let all = on(&[0, 1, 2]);
