@@ -190,26 +190,28 @@ struct Local {
 impl Local {
     /// The thread's wait phase: idle if set in an earlier [`EPOCH`].
     fn phase(&self) -> Phase {
-        let (phase, epoch) = self.phase.get();
-        // Relaxed: compared with the thread's own stamp; a turn raced is one wait's events.
-        if epoch == EPOCH.load(Ordering::Relaxed) {
-            phase
-        } else {
-            Phase::Idle
-        }
+        self.replace_phase(None)
     }
 
     /// Sets the thread's wait phase in the current [`EPOCH`].
     fn set_phase(&self, phase: Phase) {
-        // Relaxed: as in `phase`.
-        self.phase.set((phase, EPOCH.load(Ordering::Relaxed)));
+        self.replace_phase(Some(phase));
     }
 
-    /// Sets the thread's wait phase and returns the one before.
-    fn replace_phase(&self, phase: Phase) -> Phase {
-        let before = self.phase();
-        self.set_phase(phase);
-        before
+    /// Sets the thread's wait phase (if `Some`) and returns the one before, with one read of
+    /// the [`EPOCH`].
+    fn replace_phase(&self, phase: Option<Phase>) -> Phase {
+        // Relaxed: compared with the thread's own stamp; a turn raced is one wait's events.
+        let now = EPOCH.load(Ordering::Relaxed);
+        let (before, then) = self.phase.get();
+        if let Some(phase) = phase {
+            self.phase.set((phase, now));
+        }
+        if then == now {
+            before
+        } else {
+            Phase::Idle
+        }
     }
 
     fn tid(&self) -> u64 {
@@ -399,7 +401,7 @@ pub(crate) fn registered(addr: u64, label: u64, holder: u64) {
 #[inline]
 pub(crate) fn wait_begin(on: WaitFor) {
     let _ = LOCAL.try_with(|l| {
-        if l.replace_phase(Phase::Begun) != Phase::Begun {
+        if l.replace_phase(Some(Phase::Begun)) != Phase::Begun {
             l.record(Kind::WaitBegin, on as u64, 0, 0);
         }
     });
@@ -411,7 +413,7 @@ pub(crate) fn wait_begin(on: WaitFor) {
 #[inline]
 pub(crate) fn wait_end(x: u64) {
     let _ = LOCAL.try_with(|l| {
-        if l.replace_phase(Phase::Idle) == Phase::Begun {
+        if l.replace_phase(Some(Phase::Idle)) == Phase::Begun {
             l.record(Kind::WaitEnd, x, 0, 0);
         }
     });
